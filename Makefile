@@ -1,0 +1,30 @@
+# The two commands a user needs: `make serve` and `make test`. Both set up a fresh
+# Debian/Ubuntu machine first (scripts/setup.sh installs only what is missing).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+MODEL ?= Qwen/Qwen3-VL-2B-Instruct
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: all setup build test serve format clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	@scripts/run_tests.sh $(BUILD)
+
+serve: build
+	./$(BUILD)/qvl serve -m $(MODEL) --host $(HOST) --port $(PORT)
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,60 @@
+// What the CPU can do, and which kernel tier qvl runs on it. Kernels are compiled for
+// several tiers and chosen once at start-up, so one binary runs on any x86-64 or ARM.
+#pragma once
+
+#include <string>
+
+namespace qvl {
+
+struct CpuFeatures {
+  // x86-64
+  bool sse42 = false;
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512_vnni = false;
+  bool avx512_bf16 = false;
+  bool avx_vnni = false;
+  bool amx_bf16 = false;
+  bool amx_int8 = false;
+  // ARM
+  bool neon = false;
+  bool arm_dotprod = false;
+  bool arm_bf16 = false;
+  bool arm_i8mm = false;
+
+  std::string brand;
+  int logical_cpus = 1;    // CPUs this process may run on
+  int physical_cores = 1;  // distinct cores among them (hyper-threads counted once)
+};
+
+// Kernel tiers, lowest first. A tier implies every tier below it on the same ISA.
+enum class CpuTier {
+  kScalar,      // plain C++, any CPU
+  kAvx2,        // AVX2 + FMA + F16C (Haswell, Zen 1+)
+  kAvx512,      // AVX-512 F/BW/VL/DQ (Skylake-X)
+  kAvx512Bf16,  // + AVX512-BF16 and AVX512-VNNI (Zen 4, Sapphire Rapids)
+  kNeon,        // ARMv8 NEON (+dotprod where present)
+};
+
+const char* CpuTierName(CpuTier tier);
+
+// Detected once, thread-safe.
+const CpuFeatures& GetCpuFeatures();
+
+// The best tier this CPU supports.
+CpuTier DetectedTier();
+
+// The tier kernels use: DetectedTier(), lowered by the environment variable
+// QVL_CPU=scalar|avx2|avx512|avx512bf16|neon. Asking for a tier the CPU lacks, or an
+// unknown name, throws Error(kInvalidArgument) naming the variable.
+CpuTier ActiveTier();
+
+// One line describing the CPU and its relevant features, for `qvl info` and logs.
+std::string DescribeCpu();
+
+}  // namespace qvl

@@ -1,0 +1,44 @@
+// A read-only memory map of a whole file. Model weights are used in place from the
+// map (zero copy); the page cache shares them between processes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace qvl {
+
+class MappedFile {
+ public:
+  // Maps `path`; throws Error(kNotFound / kIo) naming the path on failure. An empty
+  // file maps to data() == nullptr, size() == 0.
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // Hints that [offset, offset + length) will be read soon (MADV_WILLNEED).
+  void Prefetch(size_t offset, size_t length) const;
+
+ private:
+  void Reset();
+
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Reads a whole file into a string; throws Error naming the path on failure.
+std::string ReadFileToString(const std::string& path);
+
+// Writes `contents` to `path` atomically (temporary file in the same folder, fsync,
+// rename). Throws Error(kIo) naming the path on failure, leaving any old file intact.
+void WriteFileAtomically(const std::string& path, const std::string& contents);
+
+}  // namespace qvl

@@ -1,0 +1,117 @@
+#include "base/thread_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "base/cpu_features.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define QVL_PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define QVL_PAUSE() __asm__ __volatile__("yield")
+#else
+#define QVL_PAUSE() ((void)0)
+#endif
+
+namespace qvl {
+namespace {
+
+// About 50 microseconds of polling before a helper goes to sleep.
+constexpr int kSpinIterations = 20000;
+
+// The first logical CPU of each physical core this process may use.
+std::vector<int> OneCpuPerCore() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  std::set<std::pair<int, int>> seen;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    int package = 0, core = cpu;
+    std::ifstream(dir + "physical_package_id") >> package;
+    std::ifstream(dir + "core_id") >> core;
+    if (seen.insert({package, core}).second) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+void PinTo(pthread_t thread, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(thread, sizeof(set), &set);
+}
+
+}  // namespace
+
+int DefaultThreadCount() { return GetCpuFeatures().physical_cores; }
+
+ThreadPool::ThreadPool(int num_threads, bool pin) {
+  num_threads_ = num_threads > 0 ? num_threads : DefaultThreadCount();
+  if (num_threads_ < 1) num_threads_ = 1;
+  const std::vector<int> cpus = pin ? OneCpuPerCore() : std::vector<int>();
+  const bool do_pin = pin && static_cast<int>(cpus.size()) >= num_threads_ && num_threads_ > 1;
+  workers_.reserve(num_threads_ - 1);
+  for (int t = 1; t < num_threads_; ++t) {
+    workers_.emplace_back([this, t] { WorkerLoop(t); });
+    if (do_pin) PinTo(workers_.back().native_handle(), cpus[t]);
+  }
+  if (do_pin) PinTo(pthread_self(), cpus[0]);
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  for (std::thread& w : workers_) w.join();
+}
+
+void ThreadPool::Dispatch(JobFn fn, const void* ctx) {
+  if (num_threads_ == 1) {
+    fn(ctx, 0);
+    return;
+  }
+  job_fn_ = fn;
+  job_ctx_ = ctx;
+  pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  fn(ctx, 0);
+  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinIterations) {
+      QVL_PAUSE();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+void ThreadPool::WorkerLoop(int thread) {
+  // Generation 0 is the pool's state at construction; a helper that starts late still
+  // sees every job dispatched since.
+  uint32_t seen = 0;
+  for (;;) {
+    uint32_t now = generation_.load(std::memory_order_acquire);
+    for (int spins = 0; now == seen; ++spins) {
+      if (spins < kSpinIterations) {
+        QVL_PAUSE();
+      } else {
+        generation_.wait(seen, std::memory_order_acquire);
+      }
+      now = generation_.load(std::memory_order_acquire);
+    }
+    seen = now;
+    if (stop_.load(std::memory_order_acquire)) return;
+    job_fn_(job_ctx_, thread);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace qvl

@@ -1,0 +1,35 @@
+// qvl: answers questions about images with Qwen3-VL on the CPU.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "base/error.h"
+#include "cli/verbs.h"
+
+namespace qvl::cli {
+namespace {
+int g_exit_code = 0;
+}  // namespace
+
+void SetExitCode(int code) { g_exit_code = code; }
+
+}  // namespace qvl::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"qvl: ask Qwen3-VL about images, fast, on the CPU"};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+  qvl::cli::AddInfoVerb(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const qvl::Error& e) {
+    std::fprintf(stderr, "qvl: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qvl: internal error: %s\n", e.what());
+    return 2;
+  }
+  return qvl::cli::g_exit_code;
+}
