@@ -1,0 +1,32 @@
+// Element types of tensors in files and in memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace qvl {
+
+enum class DType : uint8_t {
+  kF32,
+  kBF16,
+  kF16,
+  kF64,
+  kI64,
+  kI32,
+  kI16,
+  kI8,
+  kU8,
+  kBool,
+};
+
+// Bytes per element.
+size_t DTypeSize(DType t);
+
+// Safetensors spelling: "F32", "BF16", "I64", ...
+std::string_view DTypeName(DType t);
+
+// Parses the safetensors spelling; returns false for an unknown name.
+bool ParseDType(std::string_view name, DType* out);
+
+}  // namespace qvl

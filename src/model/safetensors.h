@@ -1,0 +1,98 @@
+// Safetensors files, mapped and used in place (zero copy). Every header is validated
+// before any tensor is touched: bounded length, well-formed JSON, known dtypes,
+// dtype x shape = byte size, offsets inside the file, tensors not overlapping.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/mapped_file.h"
+
+namespace qvl {
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;  // inside the mapped file
+  size_t nbytes = 0;
+  const std::string* file = nullptr;  // path of the file holding it, for messages
+
+  int64_t numel() const;
+  std::string ShapeString() const;  // "[2048, 6144]"
+};
+
+// Parses and validates the header of a safetensors image of `size` bytes at `data`.
+// Throws Error(kCorrupt) naming `path` (and the tensor) on any problem.
+std::vector<TensorInfo> ParseSafetensors(const uint8_t* data, size_t size,
+                                         const std::string* path,
+                                         std::map<std::string, std::string>* metadata);
+
+class SafetensorsFile {
+ public:
+  explicit SafetensorsFile(const std::string& path);
+
+  const std::string& path() const { return *path_; }
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  const TensorInfo* Find(std::string_view name) const;
+  const MappedFile& mapped() const { return file_; }
+
+ private:
+  std::unique_ptr<std::string> path_;  // stable address for TensorInfo::file
+  MappedFile file_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, std::string> metadata_;
+  std::unordered_map<std::string_view, size_t> by_name_;
+};
+
+// All weight files of a model folder: `model.safetensors`, or the shards listed by
+// `model.safetensors.index.json` (each listed shard must exist and hold exactly the
+// tensors the index assigns to it).
+class TensorStore {
+ public:
+  static TensorStore OpenFolder(const std::string& dir);
+  explicit TensorStore(const std::vector<std::string>& files);
+
+  const TensorInfo* Find(std::string_view name) const;
+  // Throws Error(kCorrupt) "DIR: tensor NAME is missing" when absent.
+  const TensorInfo& Require(std::string_view name) const;
+  std::vector<const TensorInfo*> All() const;  // in file order
+  const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
+  size_t total_bytes() const;
+
+ private:
+  std::string dir_;
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::unordered_map<std::string_view, const TensorInfo*> by_name_;
+};
+
+// Writes a safetensors file with tensors laid out in the given order. Data comes from
+// `fill(index, dst)` which must write exactly the tensor's byte size into dst, so
+// multi-GB files are streamed, never held in memory. Atomic (temporary + rename).
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  size_t nbytes() const;
+};
+void WriteSafetensors(const std::string& path, const std::vector<TensorSpec>& specs,
+                      const std::function<void(size_t index, uint8_t* dst)>& fill,
+                      const std::map<std::string, std::string>& metadata = {});
+
+// Convenience for small files (dumps, tests): tensors given with their bytes.
+struct TensorData {
+  TensorSpec spec;
+  std::vector<uint8_t> bytes;
+};
+void WriteSafetensors(const std::string& path, const std::vector<TensorData>& tensors);
+
+}  // namespace qvl
