@@ -1,0 +1,131 @@
+#include "ops/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "base/bf16.h"
+#include "base/cpu_features.h"
+#include "base/error.h"
+#include "ops/matmul_kernels.h"
+
+namespace qvl {
+namespace {
+
+std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<uint16_t> ToBf16(const std::vector<float>& v) {
+  std::vector<uint16_t> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = F32ToBf16(v[i]);
+  return out;
+}
+
+// y = x W^T + b in double, the ground truth for every kernel.
+std::vector<float> Reference(const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b, int64_t m, int64_t n, int64_t k) {
+  std::vector<float> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = b.empty() ? 0.0 : b[j];
+      for (int64_t p = 0; p < k; ++p) s += static_cast<double>(x[i * k + p]) * w[j * k + p];
+      y[i * n + j] = static_cast<float>(s);
+    }
+  return y;
+}
+
+std::vector<CpuTier> CompiledTiersUpTo(CpuTier best) {
+  std::vector<CpuTier> tiers = {CpuTier::kScalar};
+#if defined(__x86_64__)
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16})
+    if (static_cast<int>(t) <= static_cast<int>(best)) tiers.push_back(t);
+#endif
+  return tiers;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+const Shape kShapes[] = {{1, 1, 1},   {1, 7, 13},   {3, 5, 31},    {4, 2, 16},  {5, 9, 33},
+                         {8, 64, 64}, {17, 3, 100}, {2, 130, 257}, {65, 33, 48}};
+
+TEST(MatMulKernels, EveryTierMatchesReference) {
+  std::mt19937 rng(7);
+  for (CpuTier tier : CompiledTiersUpTo(DetectedTier())) {
+    const kernels::MatMulKernels kern = kernels::MatMulKernelsFor(tier);
+    for (const Shape& s : kShapes) {
+      const auto x = RandomVector(s.m * s.k, rng);
+      const auto w = RandomVector(s.n * s.k, rng);
+      const auto b = RandomVector(s.n, rng);
+      const auto wb = ToBf16(w);
+      const auto xb = ToBf16(x);
+      std::vector<float> w_dec(wb.size()), x_dec(xb.size());
+      for (size_t i = 0; i < wb.size(); ++i) w_dec[i] = Bf16ToF32(wb[i]);
+      for (size_t i = 0; i < xb.size(); ++i) x_dec[i] = Bf16ToF32(xb[i]);
+      const float tol = 1e-4f * std::sqrt(static_cast<float>(s.k)) + 1e-5f;
+
+      std::vector<float> y(s.m * s.n);
+      kern.f32(x.data(), s.k, s.m, w.data(), s.k, s.n, s.k, b.data(), y.data(), s.n);
+      auto want = Reference(x, w, b, s.m, s.n, s.k);
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], tol) << CpuTierName(tier);
+
+      kern.bf16w(x.data(), s.k, s.m, wb.data(), s.k, s.n, s.k, nullptr, y.data(), s.n);
+      want = Reference(x, w_dec, {}, s.m, s.n, s.k);
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], tol) << CpuTierName(tier);
+
+      kern.bf16(xb.data(), s.k, s.m, wb.data(), s.k, s.n, s.k, b.data(), y.data(), s.n);
+      want = Reference(x_dec, w_dec, b, s.m, s.n, s.k);
+      for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], tol) << CpuTierName(tier);
+    }
+  }
+}
+
+TEST(MatMul, ThreadedMatchesReferenceInBothPrecisions) {
+  std::mt19937 rng(3);
+  ThreadPool pool(3, /*pin=*/false);
+  const int64_t m = 37, n = 203, k = 96;
+  const auto x = RandomVector(m * k, rng);
+  const auto w = RandomVector(n * k, rng);
+  const auto b = RandomVector(n, rng);
+  const auto wb = ToBf16(w);
+  std::vector<float> w_dec(wb.size());
+  for (size_t i = 0; i < wb.size(); ++i) w_dec[i] = Bf16ToF32(wb[i]);
+
+  const LinearWeight lw =
+      LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, WeightFormat::kBF16);
+  EXPECT_EQ(lw.data(), wb.data());  // used in place
+  EXPECT_EQ(lw.owned_bytes(), 0u);
+  std::vector<float> y(m * n);
+  MatMul(x.data(), m, lw, b.data(), y.data(), MatmulPrecision::kF32, pool);
+  auto want = Reference(x, w_dec, b, m, n, k);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-3f);
+
+  MatMul(x.data(), m, lw, b.data(), y.data(), MatmulPrecision::kBF16, pool);
+  std::vector<float> x_dec(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x_dec[i] = Bf16ToF32(F32ToBf16(x[i]));
+  want = Reference(x_dec, w_dec, b, m, n, k);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-3f);
+
+  const LinearWeight lf =
+      LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, WeightFormat::kF32);
+  EXPECT_EQ(lf.owned_bytes(), static_cast<size_t>(n * k * 4));
+  MatMul(x.data(), m, lf, nullptr, y.data(), MatmulPrecision::kF32, pool);
+  want = Reference(x, w_dec, {}, m, n, k);
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-3f);
+}
+
+TEST(MatMul, Bf16PrecisionNeedsBf16Weights) {
+  ThreadPool pool(1, false);
+  std::vector<float> w(4, 1.0f), x(2, 1.0f), y(2);
+  const LinearWeight lw = LinearWeight::Prepare({DType::kF32, 2, 2, w.data()}, WeightFormat::kF32);
+  EXPECT_THROW(MatMul(x.data(), 1, lw, nullptr, y.data(), MatmulPrecision::kBF16, pool), Error);
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,17 @@
+// Normalizations over the last dimension, row by row.
+#pragma once
+
+#include <cstdint>
+
+namespace qvl {
+
+// y = w * x / sqrt(mean(x^2) + eps)   (transformers' Qwen3RMSNorm, computed in f32).
+// x and y rows are `stride` floats apart; y may alias x.
+void RmsNorm(const float* x, const float* w, int64_t rows, int64_t dim, int64_t stride, float eps,
+             float* y);
+
+// y = (x - mean) / sqrt(var + eps) * w + b   (torch.nn.LayerNorm, biased variance).
+void LayerNorm(const float* x, const float* w, const float* b, int64_t rows, int64_t dim, float eps,
+               float* y);
+
+}  // namespace qvl
