@@ -1,0 +1,90 @@
+// The engine: one thread owns the model, the KV pool and the caches, and runs every live
+// request together (continuous batching). Any thread may submit and cancel.
+//
+// Submit prepares a request on the caller's thread (image decoding and preprocessing,
+// chat template, tokenization, limits), so bad input fails at once with an Error and
+// costs the engine nothing; the prepared request then waits in a bounded queue. Each
+// engine step runs one batch through the decoder: a decode token for every generating
+// sequence plus prompt chunks up to a token budget, with vision encodings in between,
+// in arrival order, so a long image prompt never freezes the other streams.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/request.h"
+
+namespace qvl {
+
+class Qwen3VLModel;
+
+struct EngineOptions {
+  int threads = 0;                   // compute threads; 0 = one per physical core
+  int max_sequences = 8;             // generating at once
+  int max_queue = 64;                // waiting to start; more is refused (kUnavailable)
+  int64_t context_tokens = 16384;    // per sequence: prompt + completion
+  int default_max_tokens = 2048;     // when a request gives none
+  int prefill_chunk_tokens = 512;    // prompt tokens per engine step
+  size_t kv_cache_bytes = size_t{1} << 30;
+  int kv_page_tokens = 32;
+  size_t image_cache_bytes = size_t{256} << 20;  // vision encodings kept for reuse
+  int64_t min_pixels = 0;            // server-wide image budget; 0 = preprocessor_config.json
+  int64_t max_pixels = 0;
+  int max_images_per_request = 16;
+  size_t max_image_bytes = size_t{32} << 20;
+  int64_t max_image_pixels = int64_t{100} << 20;  // decoded pixels, checked before decoding
+};
+
+// Counters for /metrics; a consistent snapshot.
+struct EngineStats {
+  int64_t queued = 0;
+  int64_t active = 0;
+  int64_t requests_finished = 0;
+  int64_t requests_cancelled = 0;
+  int64_t requests_failed = 0;
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t images_encoded = 0;
+  int64_t image_cache_hits = 0;
+  double vision_seconds = 0;
+  int64_t kv_pages_total = 0;
+  int64_t kv_pages_used = 0;
+  int64_t prefix_cache_pages = 0;
+};
+
+using RequestId = uint64_t;
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options);
+  ~Engine();  // cancels everything still running, joins the engine thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Prepares and enqueues. Throws Error: kInvalidArgument (bad image, bad parameter),
+  // kTooLarge (image bytes/pixels, prompt over the context), kUnavailable (queue full,
+  // shutting down). Updates then arrive through `sink` on the engine thread, the last
+  // one with finished == true — exactly once, even when cancelled.
+  RequestId Submit(GenerationRequest request, UpdateSink sink);
+
+  // Stops a request early (client gone); its final update reports kCancelled. Unknown or
+  // finished ids are ignored.
+  void Cancel(RequestId id);
+
+  // Stops accepting work; in-flight requests get `grace_seconds` to finish, then are
+  // cancelled. Returns when the engine thread is idle.
+  void Shutdown(double grace_seconds);
+
+  EngineStats Stats() const;
+  const Qwen3VLModel& model() const;
+  const EngineOptions& options() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace qvl

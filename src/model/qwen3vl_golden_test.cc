@@ -1,0 +1,217 @@
+// The whole model against the reference's golden tensors for every fixture case: vision
+// stages, M-RoPE positions, every decoder layer, logits, greedy tokens, and teacher-forced
+// decode steps through the paged KV cache, in f32 and in bf16.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/mrope.h"
+#include "model/qwen3vl.h"
+#include "model/safetensors.h"
+
+namespace qvl {
+namespace {
+
+const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
+const std::string kCasesDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
+
+std::vector<std::string> CaseNames() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(kCasesDir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct Golden {
+  SafetensorsFile file;
+  explicit Golden(const std::string& name) : file(kCasesDir + "/" + name + "/tensors.safetensors") {}
+  bool Has(const std::string& n) const { return file.Find(n) != nullptr; }
+  std::vector<float> F32(const std::string& n) const {
+    const TensorInfo* t = file.Find(n);
+    EXPECT_NE(t, nullptr) << n;
+    std::vector<float> v(t->numel());
+    std::memcpy(v.data(), t->data, t->nbytes);
+    return v;
+  }
+  std::vector<int64_t> I64(const std::string& n) const {
+    const TensorInfo* t = file.Find(n);
+    EXPECT_NE(t, nullptr) << n;
+    std::vector<int64_t> v(t->numel());
+    std::memcpy(v.data(), t->data, t->nbytes);
+    return v;
+  }
+};
+
+float MaxAbsDiff(const float* a, const std::vector<float>& b) {
+  float m = 0;
+  for (size_t i = 0; i < b.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+double Cosine(const float* a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+int64_t Argmax(const float* v, int64_t n) { return std::max_element(v, v + n) - v; }
+
+float MaxAbs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+struct Tolerances {
+  float hidden;     // vision stages and decoder layers, max abs ...
+  float hidden_rel; // ... or this fraction of the largest golden value, whichever is larger
+  float features;   // image_embeds / deepstack, max abs
+  float logits;     // logits max abs
+  double cosine;    // logits cosine
+};
+
+// Runs one fixture case through the model and compares with the goldens.
+void CheckCase(const std::string& name, MatmulPrecision precision, const Tolerances& tol) {
+  SCOPED_TRACE(name);
+  ModelOptions options;
+  options.precision = precision;
+  options.kv_dtype = precision == MatmulPrecision::kF32 ? DType::kF32 : DType::kBF16;
+  auto model = Qwen3VLModel::Load(kModelDir, options);
+  const ModelConfig& cfg = model->config();
+  ThreadPool pool(2, /*pin=*/false);
+  Golden golden(name);
+
+  std::map<std::string, std::vector<float>> seen;
+  TensorTap tap = [&](const std::string& n, const float* data, std::vector<int64_t> shape) {
+    const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+    seen[n].assign(data, data + count);
+  };
+
+  // Vision tower on the golden pixel values.
+  std::vector<GridThw> grids;
+  VisionOutput vis;
+  if (golden.Has("pixel_values")) {
+    const auto g = golden.I64("image_grid_thw");
+    for (size_t i = 0; i < g.size(); i += 3) grids.push_back({g[i], g[i + 1], g[i + 2]});
+    const auto pixels = golden.F32("pixel_values");
+    vis = model->vision().Encode(pixels.data(), grids, pool, &tap);
+    for (const char* stage : {"vision.pos_embed", "vision.embed", "vision.last_hidden"}) {
+      const auto want = golden.F32(stage);
+      ASSERT_EQ(seen[stage].size(), want.size()) << stage;
+      EXPECT_LE(MaxAbsDiff(seen[stage].data(), want), std::max(tol.hidden, tol.hidden_rel * MaxAbs(want)))
+          << stage;
+    }
+    EXPECT_LE(MaxAbsDiff(vis.embeds.data(), golden.F32("image_embeds")), tol.features);
+    for (size_t j = 0; j < vis.deepstack.size(); ++j) {
+      const std::string n = "deepstack." + std::to_string(j);
+      EXPECT_LE(MaxAbsDiff(vis.deepstack[j].data(), golden.F32(n)), tol.features) << n;
+    }
+  }
+
+  // Positions.
+  const auto ids64 = golden.I64("input_ids");
+  const std::vector<int32_t> ids(ids64.begin(), ids64.end());
+  const int64_t L = static_cast<int64_t>(ids.size());
+  const MropePositions pos = ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
+  const auto want_pos = golden.I64("position_ids");
+  for (int r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < L; ++i) ASSERT_EQ(pos.row(r)[i], want_pos[r * L + i]) << "row " << r << " token " << i;
+
+  // Prefill.
+  KvPool kv(cfg.text, options.kv_dtype, 16, 8 << 20);
+  std::vector<int32_t> pages;
+  auto ensure_pages = [&](int64_t slots) {
+    while (static_cast<int64_t>(pages.size()) * kv.page_size() < slots) pages.push_back(kv.Allocate());
+  };
+  ensure_pages(L);
+  DecoderChunk prefill;
+  prefill.tokens = ids;
+  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
+  prefill.pages = pages.data();
+  prefill.want_logits = true;
+  if (!vis.embeds.empty()) {
+    prefill.visual = vis.embeds.data();
+    for (const auto& d : vis.deepstack) prefill.deepstack.push_back(d.data());
+  }
+  const int64_t vocab = cfg.text.vocab_size;
+  std::vector<float> logits(vocab);
+  model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data(), &tap);
+  for (int l = 0; l < cfg.text.num_layers; ++l) {
+    const std::string n = "text.layer_out." + std::to_string(l);
+    const auto want = golden.F32(n);
+    EXPECT_LE(MaxAbsDiff(seen[n].data(), want), std::max(tol.hidden, tol.hidden_rel * MaxAbs(want))) << n;
+  }
+  EXPECT_LE(MaxAbsDiff(seen["text.final_norm_last"].data(), golden.F32("text.final_norm_last")), tol.hidden);
+  const auto want_logits = golden.F32("logits_last");
+  EXPECT_LE(MaxAbsDiff(logits.data(), want_logits), tol.logits);
+  EXPECT_GE(Cosine(logits.data(), want_logits), tol.cosine);
+
+  // Decode, teacher-forced on the golden tokens: each step's logits against the golden
+  // top-20, and (in f32) greedy agreement at every step.
+  const auto greedy = golden.I64("greedy_tokens");
+  const auto topk_ids = golden.I64("decode.topk_ids");
+  const auto topk_logits = golden.F32("decode.topk_logits");
+  const int k = 20;
+  const int64_t delta = pos.rope_delta();
+  for (size_t step = 0; step < greedy.size(); ++step) {
+    if (step > 0) {
+      const int32_t token = static_cast<int32_t>(greedy[step - 1]);
+      const int64_t slot = L + static_cast<int64_t>(step) - 1;
+      const int32_t p = static_cast<int32_t>(slot + delta);
+      ensure_pages(slot + 1);
+      DecoderChunk dc;
+      dc.tokens = std::span<const int32_t>(&token, 1);
+      dc.positions = {&p, &p, &p};
+      dc.cache_start = slot;
+      dc.pages = pages.data();
+      dc.want_logits = true;
+      model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
+    }
+    float worst = 0;
+    for (int j = 0; j < k; ++j) {
+      worst = std::max(worst, std::fabs(logits[topk_ids[step * k + j]] - topk_logits[step * k + j]));
+    }
+    EXPECT_LE(worst, tol.logits) << "decode step " << step;
+    const float margin = topk_logits[step * k] - topk_logits[step * k + 1];
+    if (precision == MatmulPrecision::kF32 || margin > 0.2f) {
+      EXPECT_EQ(Argmax(logits.data(), vocab), greedy[step]) << "decode step " << step;
+    } else {
+      // Small golden margins: the golden token must be among the engine's top 5.
+      std::vector<int64_t> order(vocab);
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                        [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+      EXPECT_NE(std::find(order.begin(), order.begin() + 5, greedy[step]), order.begin() + 5)
+          << "decode step " << step;
+    }
+  }
+}
+
+class GoldenCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoldenCase, F32MatchesReference) {
+  CheckCase(GetParam(), MatmulPrecision::kF32, {1e-3f, 0.0f, 1e-3f, 1e-3f, 0.99999});
+}
+
+TEST_P(GoldenCase, Bf16WithinRecommendedTolerance) {
+  CheckCase(GetParam(), MatmulPrecision::kBF16, {0.05f, 0.02f, 0.05f, 0.1f, 0.9995});
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GoldenCase, ::testing::ValuesIn(CaseNames()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace qvl

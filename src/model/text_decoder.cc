@@ -1,0 +1,182 @@
+#include "model/text_decoder.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "base/bf16.h"
+#include "base/error.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace qvl {
+namespace {
+
+void DecodeRow(const WeightView& table, int64_t row, float* out) {
+  const int64_t d = table.cols;
+  switch (table.dtype) {
+    case DType::kF32:
+      std::memcpy(out, static_cast<const float*>(table.data) + row * d, d * sizeof(float));
+      return;
+    case DType::kBF16: {
+      const uint16_t* src = static_cast<const uint16_t*>(table.data) + row * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = Bf16ToF32(src[i]);
+      return;
+    }
+    case DType::kF16: {
+      const uint16_t* src = static_cast<const uint16_t*>(table.data) + row * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = F16ToF32(src[i]);
+      return;
+    }
+    default:
+      Fail(ErrorCode::kInternal, "embedding table has dtype ", DTypeName(table.dtype));
+  }
+}
+
+}  // namespace
+
+TextDecoder::TextDecoder(const ModelConfig& config, const TextWeights& weights,
+                         MatmulPrecision precision)
+    : config_(config), weights_(&weights), precision_(precision), rope_(config.text) {
+  auto prepare = [&](const WeightView& v) { return LinearWeight::Prepare(v, FormatFor(v, precision)); };
+  for (const TextLayerWeights& l : weights.layers) {
+    layers_.push_back({&l, prepare(l.q_proj), prepare(l.k_proj), prepare(l.v_proj),
+                       prepare(l.o_proj), prepare(l.gate_proj), prepare(l.up_proj),
+                       prepare(l.down_proj)});
+  }
+  lm_head_ = prepare(weights.lm_head);
+}
+
+void TextDecoder::EnsureCapacity(int64_t tokens) {
+  if (tokens <= capacity_) return;
+  const TextConfig& c = config_.text;
+  const int64_t d = c.hidden_size, qd = int64_t{c.num_heads} * c.head_dim,
+                kvd = int64_t{c.num_kv_heads} * c.head_dim, inter = c.intermediate_size;
+  x_.resize(tokens * d);
+  normed_.resize(tokens * d);
+  q_.resize(tokens * qd);
+  k_.resize(tokens * kvd);
+  v_.resize(tokens * kvd);
+  attn_.resize(tokens * qd);
+  gate_.resize(tokens * inter);
+  up_.resize(tokens * inter);
+  cos_.resize(tokens * c.head_dim / 2);
+  sin_.resize(tokens * c.head_dim / 2);
+  for (auto& p : pos_) p.resize(tokens);
+  capacity_ = tokens;
+}
+
+void TextDecoder::Embed(std::span<const DecoderChunk> chunks) {
+  const int64_t d = config_.text.hidden_size;
+  int64_t row = 0;
+  for (const DecoderChunk& c : chunks) {
+    int64_t visual = 0;
+    for (size_t i = 0; i < c.tokens.size(); ++i, ++row) {
+      const int32_t id = c.tokens[i];
+      if (id == config_.image_token_id && c.visual != nullptr) {
+        std::memcpy(&x_[row * d], c.visual + visual * d, d * sizeof(float));
+        ++visual;
+      } else {
+        if (id < 0 || id >= weights_->embed_tokens.rows) {
+          Fail(ErrorCode::kInvalidArgument, "token id ", id, " is outside the vocabulary (",
+               weights_->embed_tokens.rows, ")");
+        }
+        DecodeRow(weights_->embed_tokens, id, &x_[row * d]);
+      }
+      for (int r = 0; r < 3; ++r) pos_[r][row] = c.positions[r][i];
+    }
+  }
+}
+
+void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, ThreadPool& pool,
+                          float* logits, const TensorTap* tap) {
+  const TextConfig& c = config_.text;
+  const int64_t d = c.hidden_size, hd = c.head_dim;
+  const int heads = c.num_heads, kv_heads = c.num_kv_heads;
+  const int64_t qd = heads * hd, kvd = kv_heads * hd, inter = c.intermediate_size;
+  int64_t total = 0;
+  for (const DecoderChunk& ch : chunks) total += static_cast<int64_t>(ch.tokens.size());
+  if (total == 0) return;
+  EnsureCapacity(total);
+  Embed(chunks);
+  rope_.Compute(pos_[0].data(), pos_[1].data(), pos_[2].data(), total, cos_.data(), sin_.data());
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const size_t num_deepstack = config_.vision.deepstack_visual_indexes.size();
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& layer = layers_[l];
+    // Attention: q [T, H, hd], k/v [T, KV, hd]; q/k normed per head, then rotated.
+    RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data());
+    MatMul(normed_.data(), total, layer.q, nullptr, q_.data(), precision_, pool);
+    MatMul(normed_.data(), total, layer.k, nullptr, k_.data(), precision_, pool);
+    MatMul(normed_.data(), total, layer.v, nullptr, v_.data(), precision_, pool);
+    RmsNorm(q_.data(), layer.w->q_norm.data(), total * heads, hd, hd, c.rms_norm_eps, q_.data());
+    RmsNorm(k_.data(), layer.w->k_norm.data(), total * kv_heads, hd, hd, c.rms_norm_eps, k_.data());
+    ApplyRope(q_.data(), total, heads, static_cast<int>(hd), qd, cos_.data(), sin_.data());
+    ApplyRope(k_.data(), total, kv_heads, static_cast<int>(hd), kvd, cos_.data(), sin_.data());
+
+    jobs_.clear();
+    int64_t row = 0;
+    for (const DecoderChunk& ch : chunks) {
+      const int64_t n = static_cast<int64_t>(ch.tokens.size());
+      const KvLayerView view = kv.Layer(static_cast<int>(l), ch.pages);
+      StoreKv(view, ch.cache_start, n, kv_heads, static_cast<int>(hd), &k_[row * kvd], &v_[row * kvd], kvd);
+      CausalAttentionJob job;
+      job.q = &q_[row * qd];
+      job.out = &attn_[row * qd];
+      job.n_q = n;
+      job.q_start = ch.cache_start;
+      job.kv = view;
+      jobs_.push_back(job);
+      row += n;
+    }
+    CausalAttention(jobs_, heads, kv_heads, static_cast<int>(hd), scale, pool);
+    MatMul(attn_.data(), total, layer.o, nullptr, normed_.data(), precision_, pool);
+    AddInPlace(x_.data(), normed_.data(), total * d);
+
+    // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
+    RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps, normed_.data());
+    MatMul(normed_.data(), total, layer.gate, nullptr, gate_.data(), precision_, pool);
+    MatMul(normed_.data(), total, layer.up, nullptr, up_.data(), precision_, pool);
+    SiluMul(gate_.data(), up_.data(), total * inter, gate_.data());
+    MatMul(gate_.data(), total, layer.down, nullptr, normed_.data(), precision_, pool);
+    AddInPlace(x_.data(), normed_.data(), total * d);
+
+    // DeepStack: the first layers add the vision tower's intermediate features at the
+    // image positions.
+    if (l < num_deepstack) {
+      row = 0;
+      for (const DecoderChunk& ch : chunks) {
+        if (ch.visual != nullptr && l < ch.deepstack.size() && ch.deepstack[l] != nullptr) {
+          int64_t visual = 0;
+          for (size_t i = 0; i < ch.tokens.size(); ++i) {
+            if (ch.tokens[i] != config_.image_token_id) continue;
+            AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], ch.deepstack[l] + visual * d, d);
+            ++visual;
+          }
+        }
+        row += static_cast<int64_t>(ch.tokens.size());
+      }
+    }
+    if (tap != nullptr) (*tap)("text.layer_out." + std::to_string(l), x_.data(), {total, d});
+  }
+
+  // Final norm and logits for the last token of each chunk that wants them.
+  int64_t wanted = 0;
+  for (const DecoderChunk& ch : chunks) wanted += ch.want_logits ? 1 : 0;
+  if (wanted == 0) return;
+  last_.resize(wanted * d);
+  int64_t row = 0, out = 0;
+  for (const DecoderChunk& ch : chunks) {
+    row += static_cast<int64_t>(ch.tokens.size());
+    if (!ch.want_logits) continue;
+    RmsNorm(&x_[(row - 1) * d], weights_->norm.data(), 1, d, d, c.rms_norm_eps, &last_[out * d]);
+    ++out;
+  }
+  if (tap != nullptr) (*tap)("text.final_norm_last", &last_[(wanted - 1) * d], {d});
+  MatMul(last_.data(), wanted, lm_head_, nullptr, logits, precision_, pool);
+  if (tap != nullptr) (*tap)("logits_last", logits + (wanted - 1) * lm_head_.rows(), {lm_head_.rows()});
+}
+
+}  // namespace qvl

@@ -1,0 +1,70 @@
+// The Qwen3-VL text decoder: token embeddings (image rows replaced by vision features),
+// pre-norm layers with q/k-normed grouped-query attention under interleaved M-RoPE and a
+// SwiGLU MLP, DeepStack features added after the first layers, final RMSNorm and the tied
+// output projection. Mirrors transformers' Qwen3VLTextModel.forward.
+//
+// One Forward runs a batch of chunks from different sequences together (prefill chunks
+// and single-token decode steps alike), so each weight matrix is read once per step.
+#pragma once
+
+#include <array>
+#include <span>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/config.h"
+#include "model/kv_pool.h"
+#include "model/mrope.h"
+#include "model/vision_tower.h"
+#include "model/weights.h"
+#include "ops/linear.h"
+
+namespace qvl {
+
+// Tokens [cache_start, cache_start + n) of one sequence.
+struct DecoderChunk {
+  std::span<const int32_t> tokens;
+  std::array<const int32_t*, 3> positions = {};  // M-RoPE rows, n each
+  int64_t cache_start = 0;                       // slots already in the cache
+  const int32_t* pages = nullptr;  // block table covering cache_start + n slots
+  // Rows for this chunk's image pad tokens, in order ([n_visual, D]); the deepstack
+  // features likewise, one pointer per deepstack layer (prefill only).
+  const float* visual = nullptr;
+  std::vector<const float*> deepstack;
+  bool want_logits = false;  // logits of the chunk's last token
+};
+
+class TextDecoder {
+ public:
+  TextDecoder(const ModelConfig& config, const TextWeights& weights, MatmulPrecision precision);
+
+  // Writes one row of vocab_size logits per chunk with want_logits, in chunk order.
+  void Forward(std::span<const DecoderChunk> chunks, KvPool& kv, ThreadPool& pool, float* logits,
+               const TensorTap* tap = nullptr);
+
+  const TextConfig& config() const { return config_.text; }
+
+ private:
+  struct Layer {
+    const TextLayerWeights* w;
+    LinearWeight q, k, v, o, gate, up, down;
+  };
+  void EnsureCapacity(int64_t tokens);
+  void Embed(std::span<const DecoderChunk> chunks);
+
+  ModelConfig config_;
+  const TextWeights* weights_;
+  MatmulPrecision precision_;
+  std::vector<Layer> layers_;
+  LinearWeight lm_head_;
+  MropeTables rope_;
+
+  // Activations, grown to the largest batch seen and then reused.
+  int64_t capacity_ = 0;
+  std::vector<float> x_, normed_, q_, k_, v_, attn_, gate_, up_, cos_, sin_;
+  std::vector<int32_t> pos_[3];
+  std::vector<CausalAttentionJob> jobs_;
+  std::vector<float> last_;  // final-normed rows that produce logits
+};
+
+}  // namespace qvl

@@ -1,0 +1,68 @@
+// The Qwen3-VL vision tower: patch embedding, learned position embedding, 2-D rotary
+// attention blocks, the patch merger and the DeepStack mergers. Mirrors transformers'
+// Qwen3VLVisionModel.forward. Several images are encoded in one pass; attention never
+// crosses an image (or a video frame).
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "model/config.h"
+#include "model/image_grid.h"
+#include "model/weights.h"
+#include "ops/linear.h"
+
+namespace qvl {
+
+// Receives named intermediate tensors (fixture names such as "vision.embed") for dumps
+// and golden tests. Called once per tensor, never per element.
+using TensorTap =
+    std::function<void(const std::string& name, const float* data, std::vector<int64_t> shape)>;
+
+struct VisionOutput {
+  int64_t tokens = 0;                         // N/4 merged tokens over all images
+  std::vector<float> embeds;                  // [tokens, D] replaces the <|image_pad|> rows
+  std::vector<std::vector<float>> deepstack;  // per deepstack merger, [tokens, D]
+};
+
+class VisionTower {
+ public:
+  VisionTower(const VisionConfig& config, const VisionWeights& weights, MatmulPrecision precision);
+
+  // pixel_values [sum of patches, C*T*P*P] in the patch order of the image processor.
+  VisionOutput Encode(const float* pixel_values, std::span<const GridThw> grids, ThreadPool& pool,
+                      const TensorTap* tap = nullptr) const;
+
+  const VisionConfig& config() const { return config_; }
+
+ private:
+  struct Block {
+    const VisionBlockWeights* w;
+    LinearWeight qkv, proj, fc1, fc2;
+  };
+  struct Merger {
+    const MergerWeights* w;
+    LinearWeight fc1, fc2;
+  };
+
+  // x [N, Dv] -> [N/4, D]; `norm_before_merge` selects the main merger's per-patch norm.
+  void RunMerger(const Merger& m, const float* x, int64_t n, bool norm_before_merge,
+                 ThreadPool& pool, std::vector<float>* out) const;
+
+  VisionConfig config_;
+  const VisionWeights* weights_;
+  MatmulPrecision precision_;
+  LinearWeight patch_embed_;
+  std::vector<Block> blocks_;
+  Merger merger_;
+  std::vector<Merger> deepstack_;
+};
+
+// The weight format a precision reads: bf16 checkpoints stay bf16 (in place) either way;
+// f32 checkpoints stay f32 unless the precision is bf16.
+WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision);
+
+}  // namespace qvl
