@@ -1,5 +1,6 @@
 #include "model/vision_tower.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -25,7 +26,9 @@ WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision) {
 VisionTower::VisionTower(const VisionConfig& config, const VisionWeights& weights,
                          MatmulPrecision precision)
     : config_(config), weights_(&weights), precision_(precision) {
-  auto prepare = [&](const WeightView& v) { return LinearWeight::Prepare(v, FormatFor(v, precision)); };
+  auto prepare = [&](const WeightView& v) {
+    return LinearWeight::Prepare(v, FormatFor(v, precision));
+  };
   patch_embed_ = prepare(weights.patch_embed);
   for (const VisionBlockWeights& b : weights.blocks) {
     blocks_.push_back({&b, prepare(b.qkv), prepare(b.proj), prepare(b.fc1), prepare(b.fc2)});
@@ -59,74 +62,113 @@ void VisionTower::RunMerger(const Merger& m, const float* x, int64_t n, bool nor
 
 VisionOutput VisionTower::Encode(const float* pixel_values, std::span<const GridThw> grids,
                                  ThreadPool& pool, const TensorTap* tap) const {
+  VisionEncoding enc;
+  Begin(pixel_values, grids, pool, &enc, tap);
+  Step(&enc, depth(), pool, tap);
+  return std::move(enc.output());
+}
+
+void VisionTower::Begin(const float* pixel_values, std::span<const GridThw> grids, ThreadPool& pool,
+                        VisionEncoding* enc, const TensorTap* tap) const {
   const int merge = config_.spatial_merge_size;
+  const int64_t dv = config_.hidden_size;
+  const int hd = static_cast<int>(dv / config_.num_heads);
+  enc->grids_.assign(grids.begin(), grids.end());
+  enc->segments_ = {0};
+  enc->n_ = 0;
+  for (const GridThw& g : grids) {
+    if (g.h % merge != 0 || g.w % merge != 0) {
+      Fail(ErrorCode::kInvalidArgument, "image grid ", g.h, "x", g.w,
+           " is not a multiple of the merge size ", merge);
+    }
+    for (int64_t t = 0; t < g.t; ++t) enc->segments_.push_back(enc->segments_.back() + g.h * g.w);
+    enc->n_ += g.patches();
+  }
+  const int64_t n = enc->n_;
+
+  // x [N, C*T*P*P] -> h [N, Dv]: the Conv3d with stride = kernel is one matmul.
+  enc->h_.resize(n * dv);
+  MatMul(pixel_values, n, patch_embed_, weights_->patch_embed_b.data(), enc->h_.data(), precision_,
+         pool);
+  std::vector<float>& pos = enc->proj_;
+  pos.resize(n * dv);
+  InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos.data());
+  if (tap != nullptr) (*tap)("vision.pos_embed", pos.data(), {n, dv});
+  AddInPlace(enc->h_.data(), pos.data(), n * dv);
+  if (tap != nullptr) (*tap)("vision.embed", enc->h_.data(), {n, dv});
+
+  VisionRotaryTables(grids, merge, hd, &enc->cos_, &enc->sin_);
+  enc->normed_.resize(n * dv);
+  enc->qkv_.resize(n * 3 * dv);
+  enc->attn_.resize(n * dv);
+  enc->mlp_.resize(n * config_.intermediate_size);
+  enc->output_ = VisionOutput();
+  enc->output_.tokens = n / 4;
+  enc->output_.deepstack.resize(deepstack_.size());
+  enc->next_block_ = 0;
+}
+
+void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& pool) const {
+  const int64_t n = enc->n_;
   const int64_t dv = config_.hidden_size;
   const int heads = config_.num_heads;
   const int hd = static_cast<int>(dv / heads);
-  int64_t n = 0;
-  std::vector<int64_t> segments = {0};  // one attention segment per frame
-  for (const GridThw& g : grids) {
-    if (g.h % merge != 0 || g.w % merge != 0) {
-      Fail(ErrorCode::kInvalidArgument, "image grid ", g.h, "x", g.w, " is not a multiple of the merge size ", merge);
-    }
-    for (int64_t t = 0; t < g.t; ++t) segments.push_back(segments.back() + g.h * g.w);
-    n += g.patches();
-  }
-  auto emit = [&](const char* name, const float* data, std::vector<int64_t> shape) {
-    if (tap != nullptr) (*tap)(name, data, std::move(shape));
-  };
-
-  // x [N, C*T*P*P] -> h [N, Dv]: the Conv3d with stride = kernel is one matmul.
-  std::vector<float> h(n * dv);
-  MatMul(pixel_values, n, patch_embed_, weights_->patch_embed_b.data(), h.data(), precision_, pool);
-  std::vector<float> pos(n * dv);
-  InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos.data());
-  emit("vision.pos_embed", pos.data(), {n, dv});
-  AddInPlace(h.data(), pos.data(), n * dv);
-  emit("vision.embed", h.data(), {n, dv});
-
-  std::vector<float> cos, sin;
-  VisionRotaryTables(grids, merge, hd, &cos, &sin);
-
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int64_t iv = config_.intermediate_size;
-  std::vector<float> normed(n * dv), qkv(n * 3 * dv), attn(n * dv), proj(n * dv), mlp(n * iv);
-  VisionOutput out;
-  out.tokens = n / 4;
-  out.deepstack.resize(deepstack_.size());
-  for (size_t b = 0; b < blocks_.size(); ++b) {
-    const Block& blk = blocks_[b];
-    // h += proj(attn(LN1(h)))
-    LayerNorm(h.data(), blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed.data());
-    MatMul(normed.data(), n, blk.qkv, blk.w->qkv_b.data(), qkv.data(), precision_, pool);
-    // qkv [N, 3Dv] = [q | k | v], each [heads, hd].
-    ApplyRope(qkv.data(), n, heads, hd, 3 * dv, cos.data(), sin.data());
-    ApplyRope(qkv.data() + dv, n, heads, hd, 3 * dv, cos.data(), sin.data());
-    SegmentedFullAttention(qkv.data(), qkv.data() + dv, qkv.data() + 2 * dv, 3 * dv, segments,
-                           heads, hd, scale, attn.data(), dv, pool);
-    MatMul(attn.data(), n, blk.proj, blk.w->proj_b.data(), proj.data(), precision_, pool);
-    AddInPlace(h.data(), proj.data(), n * dv);
-    // h += fc2(gelu_tanh(fc1(LN2(h))))
-    LayerNorm(h.data(), blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed.data());
-    MatMul(normed.data(), n, blk.fc1, blk.w->fc1_b.data(), mlp.data(), precision_, pool);
-    GeluTanh(mlp.data(), n * iv);
-    MatMul(mlp.data(), n, blk.fc2, blk.w->fc2_b.data(), proj.data(), precision_, pool);
-    AddInPlace(h.data(), proj.data(), n * dv);
+  float* h = enc->h_.data();
+  float* normed = enc->normed_.data();
+  float* qkv = enc->qkv_.data();
+  // h += proj(attn(LN1(h)))
+  LayerNorm(h, blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed);
+  MatMul(normed, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool);
+  // qkv [N, 3Dv] = [q | k | v], each [heads, hd].
+  ApplyRope(qkv, n, heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data());
+  ApplyRope(qkv + dv, n, heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data());
+  SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
+                         enc->attn_.data(), dv, pool);
+  MatMul(enc->attn_.data(), n, blk.proj, blk.w->proj_b.data(), enc->proj_.data(), precision_, pool);
+  AddInPlace(h, enc->proj_.data(), n * dv);
+  // h += fc2(gelu_tanh(fc1(LN2(h))))
+  LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed);
+  MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), enc->mlp_.data(), precision_, pool);
+  GeluTanh(enc->mlp_.data(), n * config_.intermediate_size);
+  MatMul(enc->mlp_.data(), n, blk.fc2, blk.w->fc2_b.data(), enc->proj_.data(), precision_, pool);
+  AddInPlace(h, enc->proj_.data(), n * dv);
+}
 
+void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
+                       const TensorTap* tap) const {
+  if (enc->done()) return;
+  const int64_t n = enc->n_;
+  const int end = std::min(depth(), enc->next_block_ + max_blocks);
+  for (int b = enc->next_block_; b < end; ++b) {
+    RunBlock(blocks_[b], enc, pool);
     for (size_t j = 0; j < deepstack_.size(); ++j) {
-      if (config_.deepstack_visual_indexes[j] == static_cast<int>(b)) {
-        RunMerger(deepstack_[j], h.data(), n, /*norm_before_merge=*/false, pool, &out.deepstack[j]);
+      if (config_.deepstack_visual_indexes[j] == b) {
+        RunMerger(deepstack_[j], enc->h_.data(), n, /*norm_before_merge=*/false, pool,
+                  &enc->output_.deepstack[j]);
       }
     }
   }
-  emit("vision.last_hidden", h.data(), {n, dv});
-  RunMerger(merger_, h.data(), n, /*norm_before_merge=*/true, pool, &out.embeds);
+  enc->next_block_ = end;
+  if (end < depth()) return;
+
+  const int64_t dv = config_.hidden_size;
+  if (tap != nullptr) (*tap)("vision.last_hidden", enc->h_.data(), {n, dv});
+  RunMerger(merger_, enc->h_.data(), n, /*norm_before_merge=*/true, pool, &enc->output_.embeds);
   const int64_t d = config_.out_hidden_size;
-  emit("image_embeds", out.embeds.data(), {out.tokens, d});
-  for (size_t j = 0; j < out.deepstack.size(); ++j) {
-    emit(("deepstack." + std::to_string(j)).c_str(), out.deepstack[j].data(), {out.tokens, d});
+  if (tap != nullptr) {
+    (*tap)("image_embeds", enc->output_.embeds.data(), {enc->output_.tokens, d});
+    for (size_t j = 0; j < enc->output_.deepstack.size(); ++j) {
+      (*tap)("deepstack." + std::to_string(j), enc->output_.deepstack[j].data(),
+             {enc->output_.tokens, d});
+    }
   }
-  return out;
+  // The scratch is large (hundreds of MB for big images); free it with the result ready.
+  for (std::vector<float>* v : {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->qkv_,
+                                &enc->attn_, &enc->proj_, &enc->mlp_}) {
+    std::vector<float>().swap(*v);
+  }
+  enc->next_block_ = -1;
 }
 
 }  // namespace qvl

@@ -28,6 +28,24 @@ struct VisionOutput {
   std::vector<std::vector<float>> deepstack;  // per deepstack merger, [tokens, D]
 };
 
+// An encoding in progress. The engine runs a few blocks at a time so that other
+// requests' decode steps run in between (a large image takes seconds).
+class VisionEncoding {
+ public:
+  bool done() const { return next_block_ < 0; }
+  // The result, once done().
+  VisionOutput& output() { return output_; }
+
+ private:
+  friend class VisionTower;
+  std::vector<GridThw> grids_;
+  std::vector<int64_t> segments_;  // attention segments: one per frame
+  int64_t n_ = 0;                  // patches
+  int next_block_ = 0;             // -1 when finished
+  std::vector<float> h_, cos_, sin_, normed_, qkv_, attn_, proj_, mlp_;
+  VisionOutput output_;
+};
+
 class VisionTower {
  public:
   VisionTower(const VisionConfig& config, const VisionWeights& weights, MatmulPrecision precision);
@@ -35,6 +53,14 @@ class VisionTower {
   // pixel_values [sum of patches, C*T*P*P] in the patch order of the image processor.
   VisionOutput Encode(const float* pixel_values, std::span<const GridThw> grids, ThreadPool& pool,
                       const TensorTap* tap = nullptr) const;
+
+  // The same in slices: Begin embeds the patches, each Step runs up to `max_blocks`
+  // blocks and, after the last, the mergers.
+  void Begin(const float* pixel_values, std::span<const GridThw> grids, ThreadPool& pool,
+             VisionEncoding* enc, const TensorTap* tap = nullptr) const;
+  void Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
+            const TensorTap* tap = nullptr) const;
+  int depth() const { return static_cast<int>(blocks_.size()); }
 
   const VisionConfig& config() const { return config_; }
 
@@ -48,6 +74,7 @@ class VisionTower {
     LinearWeight fc1, fc2;
   };
 
+  void RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& pool) const;
   // x [N, Dv] -> [N/4, D]; `norm_before_merge` selects the main merger's per-patch norm.
   void RunMerger(const Merger& m, const float* x, int64_t n, bool norm_before_merge,
                  ThreadPool& pool, std::vector<float>* out) const;
