@@ -26,14 +26,16 @@ const std::string kCasesDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases"
 
 std::vector<std::string> CaseNames() {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(kCasesDir)) names.push_back(e.path().filename());
+  for (const auto& e : std::filesystem::directory_iterator(kCasesDir))
+    names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   return names;
 }
 
 struct Golden {
   SafetensorsFile file;
-  explicit Golden(const std::string& name) : file(kCasesDir + "/" + name + "/tensors.safetensors") {}
+  explicit Golden(const std::string& name)
+      : file(kCasesDir + "/" + name + "/tensors.safetensors") {}
   bool Has(const std::string& n) const { return file.Find(n) != nullptr; }
   std::vector<float> F32(const std::string& n) const {
     const TensorInfo* t = file.Find(n);
@@ -76,11 +78,11 @@ float MaxAbs(const std::vector<float>& v) {
 }
 
 struct Tolerances {
-  float hidden;     // vision stages and decoder layers, max abs ...
-  float hidden_rel; // ... or this fraction of the largest golden value, whichever is larger
-  float features;   // image_embeds / deepstack, max abs
-  float logits;     // logits max abs
-  double cosine;    // logits cosine
+  float hidden;      // vision stages and decoder layers, max abs ...
+  float hidden_rel;  // ... or this fraction of the largest golden value, whichever is larger
+  float features;    // image_embeds / deepstack, max abs
+  float logits;      // logits max abs
+  double cosine;     // logits cosine
 };
 
 // Runs one fixture case through the model and compares with the goldens.
@@ -96,7 +98,8 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
 
   std::map<std::string, std::vector<float>> seen;
   TensorTap tap = [&](const std::string& n, const float* data, std::vector<int64_t> shape) {
-    const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+    const int64_t count =
+        std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
     seen[n].assign(data, data + count);
   };
 
@@ -111,7 +114,8 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
     for (const char* stage : {"vision.pos_embed", "vision.embed", "vision.last_hidden"}) {
       const auto want = golden.F32(stage);
       ASSERT_EQ(seen[stage].size(), want.size()) << stage;
-      EXPECT_LE(MaxAbsDiff(seen[stage].data(), want), std::max(tol.hidden, tol.hidden_rel * MaxAbs(want)))
+      EXPECT_LE(MaxAbsDiff(seen[stage].data(), want),
+                std::max(tol.hidden, tol.hidden_rel * MaxAbs(want)))
           << stage;
     }
     EXPECT_LE(MaxAbsDiff(vis.embeds.data(), golden.F32("image_embeds")), tol.features);
@@ -125,16 +129,19 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   const auto ids64 = golden.I64("input_ids");
   const std::vector<int32_t> ids(ids64.begin(), ids64.end());
   const int64_t L = static_cast<int64_t>(ids.size());
-  const MropePositions pos = ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
+  const MropePositions pos =
+      ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
   const auto want_pos = golden.I64("position_ids");
   for (int r = 0; r < 3; ++r)
-    for (int64_t i = 0; i < L; ++i) ASSERT_EQ(pos.row(r)[i], want_pos[r * L + i]) << "row " << r << " token " << i;
+    for (int64_t i = 0; i < L; ++i)
+      ASSERT_EQ(pos.row(r)[i], want_pos[r * L + i]) << "row " << r << " token " << i;
 
   // Prefill.
   KvPool kv(cfg.text, options.kv_dtype, 16, 8 << 20);
   std::vector<int32_t> pages;
   auto ensure_pages = [&](int64_t slots) {
-    while (static_cast<int64_t>(pages.size()) * kv.page_size() < slots) pages.push_back(kv.Allocate());
+    while (static_cast<int64_t>(pages.size()) * kv.page_size() < slots)
+      pages.push_back(kv.Allocate());
   };
   ensure_pages(L);
   DecoderChunk prefill;
@@ -142,9 +149,16 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
   prefill.pages = pages.data();
   prefill.want_logits = true;
+  VisualFeatures features;
   if (!vis.embeds.empty()) {
-    prefill.visual = vis.embeds.data();
-    for (const auto& d : vis.deepstack) prefill.deepstack.push_back(d.data());
+    const int64_t d = cfg.text.hidden_size;
+    features.deepstack.resize(vis.deepstack.size());
+    for (int64_t k = 0; k < vis.tokens; ++k) {
+      features.embeds.push_back(vis.embeds.data() + k * d);
+      for (size_t l = 0; l < vis.deepstack.size(); ++l)
+        features.deepstack[l].push_back(vis.deepstack[l].data() + k * d);
+    }
+    prefill.visual = &features;
   }
   const int64_t vocab = cfg.text.vocab_size;
   std::vector<float> logits(vocab);
@@ -152,9 +166,11 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   for (int l = 0; l < cfg.text.num_layers; ++l) {
     const std::string n = "text.layer_out." + std::to_string(l);
     const auto want = golden.F32(n);
-    EXPECT_LE(MaxAbsDiff(seen[n].data(), want), std::max(tol.hidden, tol.hidden_rel * MaxAbs(want))) << n;
+    EXPECT_LE(MaxAbsDiff(seen[n].data(), want), std::max(tol.hidden, tol.hidden_rel * MaxAbs(want)))
+        << n;
   }
-  EXPECT_LE(MaxAbsDiff(seen["text.final_norm_last"].data(), golden.F32("text.final_norm_last")), tol.hidden);
+  EXPECT_LE(MaxAbsDiff(seen["text.final_norm_last"].data(), golden.F32("text.final_norm_last")),
+            tol.hidden);
   const auto want_logits = golden.F32("logits_last");
   EXPECT_LE(MaxAbsDiff(logits.data(), want_logits), tol.logits);
   EXPECT_GE(Cosine(logits.data(), want_logits), tol.cosine);
@@ -182,7 +198,8 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
     }
     float worst = 0;
     for (int j = 0; j < k; ++j) {
-      worst = std::max(worst, std::fabs(logits[topk_ids[step * k + j]] - topk_logits[step * k + j]));
+      worst =
+          std::max(worst, std::fabs(logits[topk_ids[step * k + j]] - topk_logits[step * k + j]));
     }
     EXPECT_LE(worst, tol.logits) << "decode step " << step;
     const float margin = topk_logits[step * k] - topk_logits[step * k + 1];

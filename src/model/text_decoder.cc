@@ -39,7 +39,9 @@ void DecodeRow(const WeightView& table, int64_t row, float* out) {
 TextDecoder::TextDecoder(const ModelConfig& config, const TextWeights& weights,
                          MatmulPrecision precision)
     : config_(config), weights_(&weights), precision_(precision), rope_(config.text) {
-  auto prepare = [&](const WeightView& v) { return LinearWeight::Prepare(v, FormatFor(v, precision)); };
+  auto prepare = [&](const WeightView& v) {
+    return LinearWeight::Prepare(v, FormatFor(v, precision));
+  };
   for (const TextLayerWeights& l : weights.layers) {
     layers_.push_back({&l, prepare(l.q_proj), prepare(l.k_proj), prepare(l.v_proj),
                        prepare(l.o_proj), prepare(l.gate_proj), prepare(l.up_proj),
@@ -75,8 +77,12 @@ void TextDecoder::Embed(std::span<const DecoderChunk> chunks) {
     for (size_t i = 0; i < c.tokens.size(); ++i, ++row) {
       const int32_t id = c.tokens[i];
       if (id == config_.image_token_id && c.visual != nullptr) {
-        std::memcpy(&x_[row * d], c.visual + visual * d, d * sizeof(float));
-        ++visual;
+        const int64_t k = c.visual_offset + visual++;
+        if (k >= static_cast<int64_t>(c.visual->embeds.size())) {
+          Fail(ErrorCode::kInvalidArgument, "more image pad tokens than image features (",
+               c.visual->embeds.size(), ")");
+        }
+        std::memcpy(&x_[row * d], c.visual->embeds[k], d * sizeof(float));
       } else {
         if (id < 0 || id >= weights_->embed_tokens.rows) {
           Fail(ErrorCode::kInvalidArgument, "token id ", id, " is outside the vocabulary (",
@@ -121,7 +127,8 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     for (const DecoderChunk& ch : chunks) {
       const int64_t n = static_cast<int64_t>(ch.tokens.size());
       const KvLayerView view = kv.Layer(static_cast<int>(l), ch.pages);
-      StoreKv(view, ch.cache_start, n, kv_heads, static_cast<int>(hd), &k_[row * kvd], &v_[row * kvd], kvd);
+      StoreKv(view, ch.cache_start, n, kv_heads, static_cast<int>(hd), &k_[row * kvd],
+              &v_[row * kvd], kvd);
       CausalAttentionJob job;
       job.q = &q_[row * qd];
       job.out = &attn_[row * qd];
@@ -136,7 +143,8 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     AddInPlace(x_.data(), normed_.data(), total * d);
 
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
-    RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps, normed_.data());
+    RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
+            normed_.data());
     MatMul(normed_.data(), total, layer.gate, nullptr, gate_.data(), precision_, pool);
     MatMul(normed_.data(), total, layer.up, nullptr, up_.data(), precision_, pool);
     SiluMul(gate_.data(), up_.data(), total * inter, gate_.data());
@@ -148,12 +156,12 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     if (l < num_deepstack) {
       row = 0;
       for (const DecoderChunk& ch : chunks) {
-        if (ch.visual != nullptr && l < ch.deepstack.size() && ch.deepstack[l] != nullptr) {
-          int64_t visual = 0;
+        if (ch.visual != nullptr && l < ch.visual->deepstack.size()) {
+          const std::vector<const float*>& rows = ch.visual->deepstack[l];
+          int64_t k = ch.visual_offset;
           for (size_t i = 0; i < ch.tokens.size(); ++i) {
             if (ch.tokens[i] != config_.image_token_id) continue;
-            AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], ch.deepstack[l] + visual * d, d);
-            ++visual;
+            AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], rows[k++], d);
           }
         }
         row += static_cast<int64_t>(ch.tokens.size());
@@ -176,7 +184,8 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
   }
   if (tap != nullptr) (*tap)("text.final_norm_last", &last_[(wanted - 1) * d], {d});
   MatMul(last_.data(), wanted, lm_head_, nullptr, logits, precision_, pool);
-  if (tap != nullptr) (*tap)("logits_last", logits + (wanted - 1) * lm_head_.rows(), {lm_head_.rows()});
+  if (tap != nullptr)
+    (*tap)("logits_last", logits + (wanted - 1) * lm_head_.rows(), {lm_head_.rows()});
 }
 
 }  // namespace qvl

@@ -21,16 +21,25 @@
 
 namespace qvl {
 
+// Vision features of a sequence's image pad tokens, one row pointer per pad token in
+// prompt order, pointing into the vision encodings (no copies): embeds[k] ([D]) replaces
+// the k-th pad token's embedding; deepstack[l][k] is added to its hidden state after
+// decoder layer l.
+struct VisualFeatures {
+  std::vector<const float*> embeds;
+  std::vector<std::vector<const float*>> deepstack;
+};
+
 // Tokens [cache_start, cache_start + n) of one sequence.
 struct DecoderChunk {
   std::span<const int32_t> tokens;
   std::array<const int32_t*, 3> positions = {};  // M-RoPE rows, n each
   int64_t cache_start = 0;                       // slots already in the cache
-  const int32_t* pages = nullptr;  // block table covering cache_start + n slots
-  // Rows for this chunk's image pad tokens, in order ([n_visual, D]); the deepstack
-  // features likewise, one pointer per deepstack layer (prefill only).
-  const float* visual = nullptr;
-  std::vector<const float*> deepstack;
+  const int32_t* pages = nullptr;                // block table covering cache_start + n slots
+  // Features of the sequence's pad tokens; the chunk's first pad token is number
+  // `visual_offset` of the sequence (pad tokens before this chunk).
+  const VisualFeatures* visual = nullptr;
+  int64_t visual_offset = 0;
   bool want_logits = false;  // logits of the chunk's last token
 };
 
