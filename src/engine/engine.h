@@ -21,16 +21,16 @@ namespace qvl {
 class Qwen3VLModel;
 
 struct EngineOptions {
-  int threads = 0;                   // compute threads; 0 = one per physical core
-  int max_sequences = 8;             // generating at once
-  int max_queue = 64;                // waiting to start; more is refused (kUnavailable)
-  int64_t context_tokens = 16384;    // per sequence: prompt + completion
-  int default_max_tokens = 2048;     // when a request gives none
-  int prefill_chunk_tokens = 512;    // prompt tokens per engine step
+  int threads = 0;                 // compute threads; 0 = one per physical core
+  int max_sequences = 8;           // generating at once
+  int max_queue = 64;              // waiting to start; more is refused (kUnavailable)
+  int64_t context_tokens = 16384;  // per sequence: prompt + completion
+  int default_max_tokens = 2048;   // when a request gives none
+  int prefill_chunk_tokens = 512;  // prompt tokens per engine step
   size_t kv_cache_bytes = size_t{1} << 30;
-  int kv_page_tokens = 32;
+  int kv_page_tokens = 16;
   size_t image_cache_bytes = size_t{256} << 20;  // vision encodings kept for reuse
-  int64_t min_pixels = 0;            // server-wide image budget; 0 = preprocessor_config.json
+  int64_t min_pixels = 0;  // server-wide image budget; 0 = preprocessor_config.json
   int64_t max_pixels = 0;
   int max_images_per_request = 16;
   size_t max_image_bytes = size_t{32} << 20;

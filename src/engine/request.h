@@ -24,7 +24,7 @@ struct ImageInput {
 struct SamplingParams {
   std::optional<float> temperature;  // 0 = greedy
   std::optional<float> top_p;
-  std::optional<int> top_k;          // 0 = off
+  std::optional<int> top_k;  // 0 = off
   std::optional<float> min_p;
   std::optional<float> repetition_penalty;  // HF style, multiplicative, 1 = off
   std::optional<float> presence_penalty;    // OpenAI style, additive, 0 = off

@@ -1,0 +1,615 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_set>
+
+#include "base/log.h"
+#include "base/thread_pool.h"
+#include "base/timer.h"
+#include "engine/image_cache.h"
+#include "engine/prefix_cache.h"
+#include "engine/request_preparer.h"
+#include "engine/sequence.h"
+#include "image/preprocessor_config.h"
+#include "model/qwen3vl.h"
+
+namespace qvl {
+namespace {
+
+// Vision blocks per engine step while other sequences are decoding: a few hundred
+// milliseconds of vision work between two decode steps for the 2B tower on 2 cores.
+constexpr int kVisionBlocksPerStep = 4;
+
+}  // namespace
+
+class Engine::Impl {
+ public:
+  Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options);
+  ~Impl();
+
+  RequestId Submit(GenerationRequest request, UpdateSink sink);
+  void Cancel(RequestId id);
+  void Shutdown(double grace_seconds);
+  EngineStats Stats() const;
+
+  const Qwen3VLModel& model() const { return *model_; }
+  const EngineOptions& options() const { return options_; }
+
+ private:
+  using SequencePtr = std::unique_ptr<Sequence>;
+
+  void Run();
+  // One scheduling step; false when there was nothing to do.
+  bool Step();
+  void TakeIncoming();
+  void ApplyCancellations();
+  void AdmitWaiting();
+  // Claims KV pages (reusing a cached prefix) and looks up vision encodings.
+  bool TryStart(Sequence& seq);
+  // A free page, evicting cached prefixes if needed; -1 when the pool is exhausted.
+  int32_t AllocatePage();
+  bool EnsurePages(Sequence& seq, int64_t slots);
+  void Preempt(Sequence& seq);
+  void ReleasePages(Sequence& seq, bool keep_in_prefix_cache);
+  void RunVision(Sequence& seq, int max_blocks);
+  void BuildFeatures(Sequence& seq);
+  void RunBatch();
+  void OnLogits(Sequence& seq, float* logits);
+  void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
+              ErrorCode code = ErrorCode::kInternal);
+  void RemoveFinished();
+
+  std::unique_ptr<Qwen3VLModel> model_;
+  EngineOptions options_;
+  Tokenizer tokenizer_;
+  std::unique_ptr<RequestPreparer> preparer_;
+  int64_t vocab_;
+
+  // Shared with submitting threads.
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<SequencePtr> incoming_;
+  std::unordered_set<RequestId> cancel_requests_;
+  bool accepting_ = true;
+  bool stop_ = false;
+  double cancel_all_at_ = 0;  // after Shutdown: when to cancel what is still running
+  RequestId next_id_ = 1;
+  EngineStats stats_;
+
+  // Engine thread only.
+  KvPool kv_;
+  PrefixCache prefix_;
+  ImageCache images_;
+  std::deque<SequencePtr> waiting_;
+  std::vector<SequencePtr> active_;
+  std::vector<float> logits_;
+  std::vector<DecoderChunk> chunks_;
+  std::vector<Sequence*> chunk_owner_;
+  std::vector<int32_t> decode_tokens_;
+  std::vector<std::array<int32_t, 3>> decode_positions_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::thread thread_;
+};
+
+Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options)
+    : model_(std::move(model)),
+      options_(options),
+      tokenizer_(Tokenizer::FromFile(model_->folder().tokenizer_path)),
+      vocab_(model_->config().text.vocab_size),
+      kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
+          options.kv_cache_bytes),
+      prefix_(kv_),
+      images_(options.image_cache_bytes) {
+  const ImageProcessorParams image_params =
+      LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
+  preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
+                                                tokenizer_, image_params, options_);
+  logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
+  stats_.kv_pages_total = kv_.num_pages();
+  thread_ = std::thread([this] { Run(); });
+}
+
+Engine::Impl::~Impl() { Shutdown(0); }
+
+RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
+  const double submitted = NowSeconds();
+  uint64_t fallback_seed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
+    fallback_seed = std::random_device()() ^ (next_id_ * 0x9e3779b97f4a7c15ull);
+  }
+  PreparedRequest prepared = preparer_->Prepare(request, fallback_seed);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
+  if (static_cast<int64_t>(incoming_.size()) + stats_.queued >= options_.max_queue) {
+    Fail(ErrorCode::kUnavailable, "the server is busy: ", options_.max_queue,
+         " requests are already waiting; retry later");
+  }
+  const RequestId id = next_id_++;
+  auto seq = std::make_unique<Sequence>(id, std::move(prepared), std::move(sink), tokenizer_, vocab_);
+  seq->submitted = submitted;
+  incoming_.push_back(std::move(seq));
+  wake_.notify_one();
+  return id;
+}
+
+void Engine::Impl::Cancel(RequestId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancel_requests_.insert(id);
+  wake_.notify_one();
+}
+
+void Engine::Impl::Shutdown(double grace_seconds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) return;
+    accepting_ = false;
+    stop_ = true;
+    cancel_all_at_ = NowSeconds() + grace_seconds;
+    wake_.notify_one();
+  }
+  thread_.join();
+}
+
+EngineStats Engine::Impl::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  EngineStats s = stats_;
+  s.queued += static_cast<int64_t>(incoming_.size());
+  return s;
+}
+
+void Engine::Impl::Run() {
+  pool_ = std::make_unique<ThreadPool>(options_.threads);
+  for (;;) {
+    bool worked = false;
+    try {
+      worked = Step();
+    } catch (const std::exception& e) {
+      // A failure inside a step is a bug; fail the requests involved rather than the
+      // server, and keep serving.
+      LogError("engine step failed: ", e.what());
+      for (SequencePtr& s : active_) Finish(*s, FinishReason::kError, e.what());
+      RemoveFinished();
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stop_ && NowSeconds() >= cancel_all_at_) {
+      lock.unlock();
+      for (SequencePtr& s : waiting_) Finish(*s, FinishReason::kCancelled);
+      for (SequencePtr& s : active_) Finish(*s, FinishReason::kCancelled);
+      lock.lock();
+      std::deque<SequencePtr> never_started = std::move(incoming_);
+      incoming_.clear();
+      lock.unlock();
+      for (SequencePtr& s : never_started) Finish(*s, FinishReason::kCancelled);
+      return;
+    }
+    const bool idle = !worked && incoming_.empty() && cancel_requests_.empty();
+    if (stop_ && idle && active_.empty() && waiting_.empty()) return;
+    if (idle) {
+      wake_.wait_for(lock, std::chrono::milliseconds(stop_ ? 10 : 500));
+    }
+  }
+}
+
+void Engine::Impl::TakeIncoming() {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!incoming_.empty()) {
+    waiting_.push_back(std::move(incoming_.front()));
+    incoming_.pop_front();
+  }
+  stats_.queued = static_cast<int64_t>(waiting_.size());
+}
+
+void Engine::Impl::ApplyCancellations() {
+  std::unordered_set<RequestId> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ids.swap(cancel_requests_);
+  }
+  if (ids.empty()) return;
+  for (SequencePtr& s : active_) {
+    if (ids.count(s->id)) Finish(*s, FinishReason::kCancelled);
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (ids.count((*it)->id)) {
+      Finish(**it, FinishReason::kCancelled);
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool Engine::Impl::Step() {
+  TakeIncoming();
+  ApplyCancellations();
+  RemoveFinished();
+  AdmitWaiting();
+  if (active_.empty()) return false;
+
+  // Prompt work first in arrival order: a sequence whose images are encoded gets its
+  // prefill before the next image is started, so the first request streams soonest.
+  // Decode steps of everyone else run in every step regardless.
+  bool prefill_pending = false;
+  Sequence* vision_next = nullptr;
+  for (SequencePtr& s : active_) {
+    if (s->phase == Sequence::Phase::kPrefill) prefill_pending = true;
+    if (s->phase == Sequence::Phase::kVision && vision_next == nullptr) vision_next = s.get();
+  }
+  bool decoding = false;
+  for (SequencePtr& s : active_) decoding |= s->phase == Sequence::Phase::kDecode;
+  if (!prefill_pending && vision_next != nullptr) {
+    RunVision(*vision_next, decoding ? kVisionBlocksPerStep : model_->vision().depth());
+  }
+  RunBatch();
+  RemoveFinished();
+  return true;
+}
+
+void Engine::Impl::AdmitWaiting() {
+  while (!waiting_.empty() && static_cast<int>(active_.size()) < options_.max_sequences) {
+    Sequence& seq = *waiting_.front();
+    if (!TryStart(seq)) {
+      if (active_.empty()) {
+        Finish(seq, FinishReason::kError,
+               StrCat("the prompt (", seq.tokens.size(), " tokens) does not fit the KV cache (",
+                      kv_.num_pages() * kv_.page_size(), " tokens); raise --kv-cache-mb"),
+               ErrorCode::kTooLarge);
+        waiting_.pop_front();
+        continue;
+      }
+      break;
+    }
+    active_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.queued = static_cast<int64_t>(waiting_.size());
+  stats_.active = static_cast<int64_t>(active_.size());
+  stats_.kv_pages_used = kv_.num_pages() - kv_.free_pages();
+  stats_.prefix_cache_pages = prefix_.size();
+}
+
+int32_t Engine::Impl::AllocatePage() {
+  int32_t page = kv_.Allocate();
+  if (page < 0 && prefix_.EvictUntilFree(1)) page = kv_.Allocate();
+  return page;
+}
+
+bool Engine::Impl::EnsurePages(Sequence& seq, int64_t slots) {
+  while (static_cast<int64_t>(seq.pages.size()) * kv_.page_size() < slots) {
+    const int32_t page = AllocatePage();
+    if (page < 0) return false;
+    seq.pages.push_back(page);
+  }
+  return true;
+}
+
+bool Engine::Impl::TryStart(Sequence& seq) {
+  const int64_t n = static_cast<int64_t>(seq.tokens.size());
+  const int64_t page = kv_.page_size();
+  // At least the last token is computed: its logits pick the next token.
+  seq.pages = prefix_.Match(seq.keys, (n - 1) / page);
+  seq.cached = static_cast<int64_t>(seq.pages.size()) * page;
+  const int64_t needed = (n + page - 1) / page - static_cast<int64_t>(seq.pages.size());
+  if (kv_.free_pages() < needed && !prefix_.EvictUntilFree(needed)) {
+    ReleasePages(seq, false);
+    return false;
+  }
+  EnsurePages(seq, n);
+  if (seq.started == 0) {
+    seq.started = NowSeconds();
+    seq.reused = seq.cached;
+  }
+
+  // Vision features are needed only for pad tokens that are not cached.
+  const std::vector<PreparedImage>& images = seq.request.images;
+  seq.vision.assign(images.size(), nullptr);
+  seq.grids.clear();
+  seq.next_image = 0;
+  for (size_t i = 0; i < images.size(); ++i) {
+    ImageGrid grid = images[i].info;
+    const int64_t end = images[i].first_token + images[i].info.tokens;
+    if (end <= seq.cached) {
+      grid.cached = true;
+    } else {
+      seq.vision[i] = images_.Find({images[i].content_hash, images[i].grid.h, images[i].grid.w});
+      grid.cached = seq.vision[i] != nullptr;
+      if (grid.cached) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++stats_.image_cache_hits;
+      }
+    }
+    seq.grids.push_back(grid);
+  }
+  seq.phase = Sequence::Phase::kVision;
+  BuildFeatures(seq);
+  return true;
+}
+
+void Engine::Impl::BuildFeatures(Sequence& seq) {
+  const std::vector<PreparedImage>& images = seq.request.images;
+  for (; seq.next_image < images.size(); ++seq.next_image) {
+    const PreparedImage& img = images[seq.next_image];
+    const bool needed = img.first_token + img.info.tokens > seq.cached;
+    if (needed && seq.vision[seq.next_image] == nullptr) return;  // still to encode
+  }
+  // Every needed image is encoded: point each pad token at its feature rows.
+  const int64_t d = model_->config().text.hidden_size;
+  const size_t layers = model_->config().vision.deepstack_visual_indexes.size();
+  seq.features.embeds.clear();
+  seq.features.deepstack.assign(layers, {});
+  for (size_t i = 0; i < images.size(); ++i) {
+    const VisionOutput* v = seq.vision[i].get();
+    for (int64_t k = 0; k < images[i].info.tokens; ++k) {
+      seq.features.embeds.push_back(v ? v->embeds.data() + k * d : nullptr);
+      for (size_t l = 0; l < layers; ++l) {
+        seq.features.deepstack[l].push_back(v ? v->deepstack[l].data() + k * d : nullptr);
+      }
+    }
+  }
+  seq.phase = Sequence::Phase::kPrefill;
+  if (seq.vision_done == 0) seq.vision_done = NowSeconds();
+}
+
+void Engine::Impl::RunVision(Sequence& seq, int max_blocks) {
+  const PreparedImage& img = seq.request.images[seq.next_image];
+  const double start = NowSeconds();
+  if (seq.encoding == nullptr) {
+    seq.encoding = std::make_unique<VisionEncoding>();
+    const GridThw grid = img.grid;
+    model_->vision().Begin(img.pixels.data(), std::span<const GridThw>(&grid, 1), *pool_,
+                           seq.encoding.get());
+  }
+  model_->vision().Step(seq.encoding.get(), max_blocks, *pool_);
+  const double spent = NowSeconds() - start;
+  seq.vision_seconds += spent;
+  if (!seq.encoding->done()) return;
+  auto out = std::make_shared<const VisionOutput>(std::move(seq.encoding->output()));
+  seq.encoding.reset();
+  images_.Insert({img.content_hash, img.grid.h, img.grid.w}, out);
+  seq.vision[seq.next_image] = std::move(out);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.images_encoded;
+    stats_.vision_seconds += seq.vision_seconds;
+  }
+  BuildFeatures(seq);
+}
+
+void Engine::Impl::ReleasePages(Sequence& seq, bool keep_in_prefix_cache) {
+  if (keep_in_prefix_cache) {
+    const int64_t full = seq.cached / kv_.page_size();
+    prefix_.Insert(std::span<const uint64_t>(seq.keys).first(std::min<size_t>(seq.keys.size(), seq.cached)),
+                   std::span<const int32_t>(seq.pages).first(full));
+  }
+  for (int32_t p : seq.pages) kv_.Release(p);
+  seq.pages.clear();
+}
+
+void Engine::Impl::Preempt(Sequence& seq) {
+  // Recompute later: its KV goes to the prefix cache (likely still there on resume).
+  LogInfo("KV cache full: preempting request ", seq.id, " (", seq.tokens.size(), " tokens)");
+  ReleasePages(seq, true);
+  seq.cached = 0;
+  seq.encoding.reset();
+  seq.phase = Sequence::Phase::kQueued;
+}
+
+void Engine::Impl::RunBatch() {
+  chunks_.clear();
+  chunk_owner_.clear();
+  decode_tokens_.clear();
+  decode_positions_.clear();
+  // Decode steps: one token each. Reserve storage first: chunks point into it.
+  decode_tokens_.reserve(active_.size());
+  decode_positions_.reserve(active_.size());
+  for (size_t i = 0; i < active_.size(); ++i) {
+    Sequence& seq = *active_[i];
+    if (seq.phase != Sequence::Phase::kDecode) continue;
+    if (!EnsurePages(seq, seq.cached + 1)) {
+      // Out of KV memory: give it back from the youngest other sequence.
+      Sequence* victim = nullptr;
+      for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
+        if (it->get() != &seq && (*it)->phase != Sequence::Phase::kQueued) {
+          victim = it->get();
+          break;
+        }
+      }
+      if (victim == nullptr) {
+        Finish(seq, FinishReason::kLength);
+        continue;
+      }
+      Preempt(*victim);
+      if (!EnsurePages(seq, seq.cached + 1)) {
+        Finish(seq, FinishReason::kLength);
+        continue;
+      }
+    }
+  }
+  for (SequencePtr& s : active_) {
+    Sequence& seq = *s;
+    if (seq.phase != Sequence::Phase::kDecode || seq.finished) continue;
+    const int64_t slot = seq.cached;
+    decode_tokens_.push_back(seq.tokens[slot]);
+    decode_positions_.push_back({seq.positions.row(0)[slot], seq.positions.row(1)[slot],
+                                 seq.positions.row(2)[slot]});
+    DecoderChunk c;
+    c.tokens = std::span<const int32_t>(&decode_tokens_.back(), 1);
+    const auto& p = decode_positions_.back();
+    c.positions = {&p[0], &p[1], &p[2]};
+    c.cache_start = slot;
+    c.pages = seq.pages.data();
+    c.want_logits = true;
+    chunks_.push_back(c);
+    chunk_owner_.push_back(&seq);
+  }
+  // Prompt chunks, oldest first, within the token budget.
+  int64_t budget = options_.prefill_chunk_tokens;
+  for (SequencePtr& s : active_) {
+    Sequence& seq = *s;
+    if (seq.phase != Sequence::Phase::kPrefill || seq.finished || budget <= 0) continue;
+    const int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(seq.tokens.size()) - seq.cached);
+    DecoderChunk c;
+    c.tokens = std::span<const int32_t>(seq.tokens).subspan(seq.cached, n);
+    c.positions = {seq.positions.row(0).data() + seq.cached, seq.positions.row(1).data() + seq.cached,
+                   seq.positions.row(2).data() + seq.cached};
+    c.cache_start = seq.cached;
+    c.pages = seq.pages.data();
+    c.want_logits = seq.cached + n == static_cast<int64_t>(seq.tokens.size());
+    if (!seq.request.images.empty()) {
+      c.visual = &seq.features;
+      c.visual_offset = std::count(seq.tokens.begin(), seq.tokens.begin() + seq.cached,
+                                   model_->config().image_token_id);
+    }
+    chunks_.push_back(c);
+    chunk_owner_.push_back(&seq);
+    budget -= n;
+  }
+  if (chunks_.empty()) return;
+
+  model_->text().Forward(chunks_, kv_, *pool_, logits_.data());
+
+  int64_t row = 0;
+  for (size_t i = 0; i < chunks_.size(); ++i) {
+    Sequence& seq = *chunk_owner_[i];
+    seq.cached += static_cast<int64_t>(chunks_[i].tokens.size());
+    if (!chunks_[i].want_logits) continue;
+    OnLogits(seq, &logits_[row * vocab_]);
+    ++row;
+  }
+}
+
+void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
+  GenerationUpdate update;
+  // Logprobs describe the model's distribution, so they are taken before sampling
+  // applies penalties and temperature.
+  std::vector<float> raw;
+  if (seq.request.output.top_logprobs >= 0) raw.assign(logits, logits + vocab_);
+  const int32_t token = seq.sampler.Sample(logits);
+  seq.sampler.Accept(token);
+  const FinishReason reason =
+      seq.output.Accept(token, raw.empty() ? logits : raw.data(), vocab_, &update);
+  const double now = NowSeconds();
+  if (seq.first_token == 0) seq.first_token = now;
+  seq.usage.completion_tokens = seq.output.generated();
+  if (reason != FinishReason::kNone) {
+    if (!update.text.empty() || !update.tokens.empty()) seq.sink(std::move(update));
+    Finish(seq, reason);
+    return;
+  }
+  seq.tokens.push_back(token);
+  seq.keys.push_back(TextTokenKey(token));
+  seq.positions.AppendText(1);
+  seq.phase = Sequence::Phase::kDecode;
+  if (!update.text.empty() || !update.tokens.empty()) seq.sink(std::move(update));
+}
+
+void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string& error,
+                          ErrorCode code) {
+  if (seq.finished) return;
+  seq.finished = true;
+  GenerationUpdate update;
+  update.finished = true;
+  update.finish_reason = reason;
+  update.error = error;
+  update.error_code = code;
+  if (reason == FinishReason::kStop || reason == FinishReason::kLength) {
+    update.text = seq.output.Flush();
+  }
+  const double now = NowSeconds();
+  update.usage.prompt_tokens = static_cast<int64_t>(seq.request.prompt.size());
+  update.usage.completion_tokens = seq.output.generated();
+  update.usage.cached_tokens = seq.reused;
+  Timings& t = update.timings;
+  t.preprocess_ms = seq.request.preprocess_ms;
+  if (seq.started > 0) t.queue_ms = (seq.started - seq.submitted) * 1e3;
+  t.vision_ms = seq.vision_seconds * 1e3;
+  if (seq.first_token > 0) {
+    const double prefill_start = seq.vision_done > 0 ? seq.vision_done : seq.started;
+    t.prefill_ms = (seq.first_token - prefill_start) * 1e3;
+    t.ttft_ms = (seq.first_token - seq.submitted) * 1e3 + seq.request.preprocess_ms;
+    t.decode_ms = (now - seq.first_token) * 1e3;
+    const int64_t prefilled = update.usage.prompt_tokens - seq.reused;
+    if (t.prefill_ms > 0) t.prefill_tokens_per_s = prefilled / (t.prefill_ms / 1e3);
+    if (t.decode_ms > 0 && update.usage.completion_tokens > 1) {
+      t.decode_tokens_per_s = (update.usage.completion_tokens - 1) / (t.decode_ms / 1e3);
+    }
+  }
+  t.total_ms = (now - seq.submitted) * 1e3 + seq.request.preprocess_ms;
+  if (seq.grids.empty()) {
+    for (const PreparedImage& img : seq.request.images) t.images.push_back(img.info);
+  } else {
+    t.images = seq.grids;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.prompt_tokens += update.usage.prompt_tokens;
+    stats_.cached_prompt_tokens += update.usage.cached_tokens;
+    stats_.completion_tokens += update.usage.completion_tokens;
+    if (reason == FinishReason::kCancelled) {
+      ++stats_.requests_cancelled;
+    } else if (reason == FinishReason::kError) {
+      ++stats_.requests_failed;
+    } else {
+      ++stats_.requests_finished;
+    }
+  }
+  ReleasePages(seq, reason != FinishReason::kError);
+  seq.sink(std::move(update));
+}
+
+void Engine::Impl::RemoveFinished() {
+  std::vector<SequencePtr> kept;
+  std::deque<SequencePtr> requeue;
+  for (SequencePtr& s : active_) {
+    if (s->finished) continue;
+    if (s->phase == Sequence::Phase::kQueued) {
+      requeue.push_back(std::move(s));
+    } else {
+      kept.push_back(std::move(s));
+    }
+  }
+  active_ = std::move(kept);
+  // Preempted sequences go first in line.
+  while (!requeue.empty()) {
+    waiting_.push_front(std::move(requeue.back()));
+    requeue.pop_back();
+  }
+}
+
+Engine::Engine(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options)
+    : impl_(std::make_unique<Impl>(std::move(model), options)) {}
+Engine::~Engine() = default;
+RequestId Engine::Submit(GenerationRequest request, UpdateSink sink) {
+  return impl_->Submit(std::move(request), std::move(sink));
+}
+void Engine::Cancel(RequestId id) { impl_->Cancel(id); }
+void Engine::Shutdown(double grace_seconds) { impl_->Shutdown(grace_seconds); }
+EngineStats Engine::Stats() const { return impl_->Stats(); }
+const Qwen3VLModel& Engine::model() const { return impl_->model(); }
+const EngineOptions& Engine::options() const { return impl_->options(); }
+
+const char* FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kNone:
+      return "";
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kCancelled:
+      return "cancelled";
+    case FinishReason::kError:
+      return "error";
+  }
+  return "";
+}
+
+}  // namespace qvl

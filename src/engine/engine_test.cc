@@ -1,0 +1,255 @@
+// The engine end to end on the tiny fixture model: greedy answers equal the reference's,
+// alone and in a batch of concurrent requests; cached prefixes are reused; cancellation,
+// KV-cache pressure and bad input behave.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "base/mapped_file.h"
+#include "model/qwen3vl.h"
+
+namespace qvl {
+namespace {
+
+const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
+const std::string kCasesDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
+
+nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(ReadFileToString(path)); }
+
+std::vector<std::string> CaseNames() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(kCasesDir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The fixture's request.json as a GenerationRequest (text and image_url parts only).
+GenerationRequest LoadCase(const std::string& name) {
+  const nlohmann::json req = ReadJson(kCasesDir + "/" + name + "/request.json");
+  GenerationRequest r;
+  for (const auto& m : req["messages"]) {
+    ChatMessage msg;
+    msg.role = m["role"];
+    if (m["content"].is_string()) {
+      msg.content_is_string = true;
+      msg.parts.push_back({ChatPart::Kind::kText, m["content"]});
+    } else {
+      for (const auto& p : m["content"]) {
+        if (p["type"] == "text") {
+          msg.parts.push_back({ChatPart::Kind::kText, p["text"]});
+        } else {
+          msg.parts.push_back({ChatPart::Kind::kImage, ""});
+          const std::string bytes =
+              ReadFileToString(kCasesDir + "/" + name + "/" + p["image_url"]["url"].get<std::string>());
+          r.images.push_back({"image " + std::to_string(r.images.size() + 1), {bytes.begin(), bytes.end()}});
+        }
+      }
+    }
+    r.messages.push_back(std::move(msg));
+  }
+  r.sampling.temperature = 0.0f;
+  r.max_tokens = 16;
+  return r;
+}
+
+// Collects a request's updates and waits for the last one.
+struct Collector {
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::string text;
+  std::vector<int32_t> tokens;
+  GenerationUpdate last;
+  int updates = 0;
+
+  UpdateSink Sink() {
+    return [this](GenerationUpdate&& u) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++updates;
+      text += u.text;
+      for (const GeneratedToken& t : u.tokens) tokens.push_back(t.chosen.id);
+      if (u.finished) {
+        last = std::move(u);
+        done = true;
+        done_cv.notify_all();
+      }
+    };
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    done_cv.wait(lock, [&] { return done; });
+  }
+};
+
+std::unique_ptr<Engine> MakeEngine(EngineOptions options = EngineOptions()) {
+  ModelOptions m;
+  m.precision = MatmulPrecision::kF32;
+  m.kv_dtype = DType::kF32;
+  m.text_weights = m.vision_weights = WeightFormat::kBF16;  // the checkpoint's own, exact
+  m.weight_cache_dir = "none";
+  options.threads = 2;
+  return std::make_unique<Engine>(Qwen3VLModel::Load(kModelDir, m), options);
+}
+
+std::vector<int32_t> GoldenTokens(const std::string& name) {
+  const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
+  std::vector<int32_t> t;
+  for (int64_t id : meta["greedy_tokens"]) t.push_back(static_cast<int32_t>(id));
+  return t;
+}
+
+TEST(Engine, GreedyTokensMatchReferenceForEveryCase) {
+  auto engine = MakeEngine();
+  for (const std::string& name : CaseNames()) {
+    SCOPED_TRACE(name);
+    GenerationRequest r = LoadCase(name);
+    r.ignore_eos = true;
+    r.top_logprobs = 0;
+    Collector c;
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    EXPECT_EQ(c.last.finish_reason, FinishReason::kLength);
+    EXPECT_EQ(c.tokens, GoldenTokens(name));
+    const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
+    EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
+    EXPECT_EQ(c.last.usage.completion_tokens, 16);
+  }
+}
+
+TEST(Engine, StopsAtEndOfSequenceWithReferenceText) {
+  auto engine = MakeEngine();
+  for (const std::string& name : CaseNames()) {
+    SCOPED_TRACE(name);
+    const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
+    Collector c;
+    engine->Submit(LoadCase(name), c.Sink());
+    c.Wait();
+    EXPECT_EQ(c.text, meta["greedy_text"].get<std::string>());
+    const bool stops_early = !meta["greedy_first_eos_index"].is_null();
+    EXPECT_EQ(c.last.finish_reason, stops_early ? FinishReason::kStop : FinishReason::kLength);
+  }
+}
+
+TEST(Engine, ConcurrentRequestsGiveTheSameAnswersAsAlone) {
+  EngineOptions options;
+  options.max_sequences = 8;
+  options.prefill_chunk_tokens = 48;  // several chunks per prompt, mixed with decodes
+  auto engine = MakeEngine(options);
+  const std::vector<std::string> names = CaseNames();
+  std::vector<std::unique_ptr<Collector>> collectors;
+  for (int round = 0; round < 2; ++round) {
+    for (const std::string& name : names) {
+      GenerationRequest r = LoadCase(name);
+      r.ignore_eos = true;
+      r.top_logprobs = 0;
+      collectors.push_back(std::make_unique<Collector>());
+      engine->Submit(std::move(r), collectors.back()->Sink());
+    }
+  }
+  for (size_t i = 0; i < collectors.size(); ++i) {
+    collectors[i]->Wait();
+    EXPECT_EQ(collectors[i]->tokens, GoldenTokens(names[i % names.size()])) << names[i % names.size()];
+  }
+  const EngineStats stats = engine->Stats();
+  EXPECT_EQ(stats.requests_finished, static_cast<int64_t>(collectors.size()));
+  EXPECT_GT(stats.image_cache_hits + stats.cached_prompt_tokens, 0);
+}
+
+TEST(Engine, RepeatedConversationReusesCachedPrefixAndImage) {
+  auto engine = MakeEngine();
+  Collector first, second;
+  engine->Submit(LoadCase("04_two_turns"), first.Sink());
+  first.Wait();
+  EXPECT_EQ(first.last.usage.cached_tokens, 0);
+  engine->Submit(LoadCase("04_two_turns"), second.Sink());
+  second.Wait();
+  EXPECT_GT(second.last.usage.cached_tokens, 0);
+  EXPECT_EQ(second.text, first.text);
+  EXPECT_EQ(engine->Stats().images_encoded, 1);
+}
+
+TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
+  auto engine = MakeEngine();
+  GenerationRequest r = LoadCase("02_one_image_jpeg");
+  r.ignore_eos = true;
+  r.max_tokens = 100000;
+  Collector c;
+  const RequestId id = engine->Submit(std::move(r), c.Sink());
+  engine->Cancel(id);
+  c.Wait();
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kCancelled);
+  EXPECT_EQ(engine->Stats().requests_cancelled, 1);
+  // Everything but what the prefix cache keeps is free again.
+  const EngineStats s = engine->Stats();
+  EXPECT_LE(s.kv_pages_used, s.prefix_cache_pages);
+}
+
+TEST(Engine, SmallKvCachePreemptsAndStillAnswersCorrectly) {
+  EngineOptions options;
+  options.kv_page_tokens = 16;
+  // The tiny model's page is 4 layers x 2 x 2 heads x 16 tokens x 32 x 4 bytes = 32 KiB;
+  // 24 pages hold 384 tokens: enough for any one case, not for six at once.
+  options.kv_cache_bytes = 24 * 32 * 1024;
+  options.max_sequences = 6;
+  auto engine = MakeEngine(options);
+  const std::vector<std::string> names = CaseNames();
+  std::vector<std::unique_ptr<Collector>> collectors;
+  for (const std::string& name : names) {
+    GenerationRequest r = LoadCase(name);
+    r.ignore_eos = true;
+    r.top_logprobs = 0;
+    collectors.push_back(std::make_unique<Collector>());
+    engine->Submit(std::move(r), collectors.back()->Sink());
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    collectors[i]->Wait();
+    EXPECT_EQ(collectors[i]->tokens, GoldenTokens(names[i])) << names[i];
+  }
+}
+
+TEST(Engine, RefusesBadInputBeforeAnyWork) {
+  EngineOptions options;
+  options.context_tokens = 64;
+  auto engine = MakeEngine(options);
+  Collector c;
+  try {
+    engine->Submit(LoadCase("02_one_image_jpeg"), c.Sink());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("context holds 64"), std::string::npos) << e.what();
+  }
+  GenerationRequest broken = LoadCase("02_one_image_jpeg");
+  broken.images[0].bytes.resize(100);  // a truncated JPEG
+  try {
+    engine->Submit(std::move(broken), c.Sink());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("image 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(engine->Stats().requests_finished, 0);
+}
+
+TEST(Engine, ShutdownCancelsWhatIsLeft) {
+  auto engine = MakeEngine();
+  GenerationRequest r = LoadCase("01_text_only");
+  r.ignore_eos = true;
+  r.max_tokens = 100000;
+  Collector c;
+  engine->Submit(std::move(r), c.Sink());
+  engine->Shutdown(0.05);
+  c.Wait();
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kCancelled);
+  EXPECT_THROW(engine->Submit(LoadCase("01_text_only"), c.Sink()), Error);
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,50 @@
+// What one request has generated, turned into the updates its client sees: tokens are
+// detokenized incrementally (never half a UTF-8 character), stop strings are cut out,
+// end-of-sequence tokens end the answer without text, max_tokens ends it with "length",
+// and logprobs are attached when asked for.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+#include "engine/stop_matcher.h"
+#include "text/stream_decoder.h"
+#include "text/tokenizer.h"
+
+namespace qvl {
+
+struct OutputLimits {
+  int max_tokens = 0;
+  bool ignore_eos = false;
+  int top_logprobs = -1;
+  std::vector<int32_t> eos_ids;
+  std::vector<std::string> stop;
+};
+
+class OutputStream {
+ public:
+  OutputStream(const Tokenizer& tokenizer, const OutputLimits& limits);
+
+  // Takes the sampled token and the raw logits it came from (for logprobs). Fills
+  // `update` with the text and token now visible; returns the reason to finish, or
+  // FinishReason::kNone to continue.
+  FinishReason Accept(int32_t token, const float* logits, int64_t vocab, GenerationUpdate* update);
+
+  // Text still held back (an incomplete character, a possible stop-string start), for the
+  // final update; empty after a stop string matched.
+  std::string Flush();
+
+  int64_t generated() const { return generated_; }
+
+ private:
+  const Tokenizer& tokenizer_;
+  OutputLimits limits_;
+  StreamDecoder decoder_;
+  StopMatcher stop_;
+  int64_t generated_ = 0;
+  std::vector<std::pair<int32_t, float>> top_;
+};
+
+}  // namespace qvl

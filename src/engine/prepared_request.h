@@ -1,0 +1,36 @@
+// A request after the work that can fail on bad input: images decoded and cut into
+// patches, the chat template rendered and tokenized, positions and limits worked out.
+// Built on the submitting thread (see PrepareRequest), consumed by the engine thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/output_stream.h"
+#include "engine/request.h"
+#include "engine/sampler.h"
+#include "model/image_grid.h"
+#include "model/mrope.h"
+
+namespace qvl {
+
+struct PreparedImage {
+  std::vector<float> pixels;  // [patches, C*T*P*P]
+  GridThw grid;
+  ImageGrid info;             // reported back to the client
+  uint64_t content_hash = 0;
+  int64_t first_token = 0;    // index of its first pad token in the prompt
+};
+
+struct PreparedRequest {
+  std::vector<int32_t> prompt;  // token ids, image pads expanded
+  std::vector<uint64_t> keys;   // prefix-cache key per prompt token
+  MropePositions positions;     // of the prompt
+  std::vector<PreparedImage> images;
+  SamplerConfig sampling;
+  OutputLimits output;
+  double preprocess_ms = 0;
+};
+
+}  // namespace qvl

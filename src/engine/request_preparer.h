@@ -1,0 +1,37 @@
+// Turns a GenerationRequest into a PreparedRequest: everything a request can get wrong is
+// found here, on the submitting thread, before the engine spends any time on it.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/engine.h"
+#include "engine/prepared_request.h"
+#include "image/image_processor.h"
+#include "model/config.h"
+#include "text/tokenizer.h"
+
+namespace qvl {
+
+class RequestPreparer {
+ public:
+  RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
+                  const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
+                  const EngineOptions& options);
+
+  // Throws Error: kInvalidArgument for bad images or parameters and prompts over the
+  // context, kTooLarge for images over the byte/pixel limits.
+  PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
+
+ private:
+  ImageBudget BudgetFor(const ImageBudgetRequest& request) const;
+
+  const ModelConfig& model_;
+  const GenerationConfig& generation_;
+  const Tokenizer& tokenizer_;
+  ImageProcessorParams image_params_;
+  ImageLimits limits_;
+  EngineOptions options_;
+  std::vector<int32_t> eos_ids_;
+};
+
+}  // namespace qvl

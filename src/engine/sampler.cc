@@ -1,0 +1,154 @@
+#include "engine/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "base/error.h"
+
+namespace qvl {
+namespace {
+
+void CheckRange(const char* name, float value, float lo, float hi) {
+  if (!(value >= lo && value <= hi)) {
+    Fail(ErrorCode::kInvalidArgument, name, " must be between ", lo, " and ", hi, ", got ", value);
+  }
+}
+
+}  // namespace
+
+SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g,
+                              uint64_t fallback_seed) {
+  SamplerConfig c;
+  const bool sample_by_default = g.do_sample;
+  c.temperature = r.temperature.value_or(sample_by_default ? g.temperature : 0.0f);
+  c.top_k = r.top_k.value_or(sample_by_default ? g.top_k : 0);
+  c.top_p = r.top_p.value_or(sample_by_default ? g.top_p : 1.0f);
+  c.min_p = r.min_p.value_or(g.min_p);
+  c.repetition_penalty = r.repetition_penalty.value_or(g.repetition_penalty);
+  c.presence_penalty = r.presence_penalty.value_or(0.0f);
+  c.frequency_penalty = r.frequency_penalty.value_or(0.0f);
+  c.seed = r.seed.value_or(fallback_seed);
+  CheckRange("temperature", c.temperature, 0.0f, 100.0f);
+  CheckRange("top_p", c.top_p, 0.0f, 1.0f);
+  CheckRange("min_p", c.min_p, 0.0f, 1.0f);
+  CheckRange("repetition_penalty", c.repetition_penalty, 0.01f, 100.0f);
+  CheckRange("presence_penalty", c.presence_penalty, -2.0f, 2.0f);
+  CheckRange("frequency_penalty", c.frequency_penalty, -2.0f, 2.0f);
+  if (c.top_k < 0) Fail(ErrorCode::kInvalidArgument, "top_k must be >= 0, got ", c.top_k);
+  if (c.top_p == 0.0f) c.top_p = 1.0f;  // OpenAI treats 0 as "no nucleus"; never empty
+  c.greedy = c.temperature == 0.0f || c.top_k == 1;
+  return c;
+}
+
+Sampler::Sampler(const SamplerConfig& config, int64_t vocab)
+    : config_(config), vocab_(vocab), rng_(config.seed), seen_(vocab, 0), output_counts_(vocab, 0) {
+  candidates_.reserve(vocab);
+}
+
+void Sampler::AddPromptTokens(std::span<const int32_t> ids) {
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab_ || seen_[id]) continue;
+    seen_[id] = 1;
+    seen_tokens_.push_back(id);
+  }
+}
+
+void Sampler::Accept(int32_t id) {
+  if (id < 0 || id >= vocab_) return;
+  if (output_counts_[id]++ == 0) output_tokens_.push_back(id);
+  if (!seen_[id]) {
+    seen_[id] = 1;
+    seen_tokens_.push_back(id);
+  }
+}
+
+void Sampler::ApplyPenalties(float* logits) const {
+  if (config_.repetition_penalty != 1.0f) {
+    // transformers' RepetitionPenaltyLogitsProcessor over prompt and output tokens.
+    for (int32_t id : seen_tokens_) {
+      float& l = logits[id];
+      l = l < 0 ? l * config_.repetition_penalty : l / config_.repetition_penalty;
+    }
+  }
+  if (config_.presence_penalty != 0.0f || config_.frequency_penalty != 0.0f) {
+    for (int32_t id : output_tokens_) {
+      logits[id] -= config_.presence_penalty + config_.frequency_penalty * output_counts_[id];
+    }
+  }
+}
+
+int32_t Sampler::Sample(float* logits) {
+  ApplyPenalties(logits);
+  if (config_.greedy) {
+    return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
+  }
+  const float inv_t = 1.0f / config_.temperature;
+  // Candidates: the top-k by logit (all when top_k is off), sorted best first.
+  candidates_.clear();
+  for (int64_t i = 0; i < vocab_; ++i)
+    candidates_.push_back({logits[i] * inv_t, static_cast<int32_t>(i)});
+  auto better = [](const auto& a, const auto& b) { return a.first > b.first; };
+  size_t keep = candidates_.size();
+  if (config_.top_k > 0 && static_cast<size_t>(config_.top_k) < keep) {
+    keep = config_.top_k;
+    std::nth_element(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), better);
+    candidates_.resize(keep);
+  }
+  const bool need_order = config_.top_p < 1.0f || config_.min_p > 0.0f;
+  if (need_order) std::sort(candidates_.begin(), candidates_.end(), better);
+  const float max_logit =
+      need_order ? candidates_[0].first
+                 : std::max_element(candidates_.begin(), candidates_.end(), better)->first;
+  double total = 0;
+  for (auto& c : candidates_) total += (c.first = std::exp(c.first - max_logit));
+  if (config_.top_p < 1.0f) {
+    // Smallest prefix whose mass reaches top_p (at least one token).
+    double mass = 0;
+    size_t n = 0;
+    while (n < candidates_.size()) {
+      mass += candidates_[n].first / total;
+      ++n;
+      if (mass >= config_.top_p) break;
+    }
+    candidates_.resize(n);
+  }
+  if (config_.min_p > 0.0f) {
+    // Keep tokens with probability >= min_p * the best one's (candidates are sorted).
+    const float floor = candidates_[0].first * config_.min_p;
+    size_t n = 1;
+    while (n < candidates_.size() && candidates_[n].first >= floor) ++n;
+    candidates_.resize(n);
+  }
+  double kept = 0;
+  for (const auto& c : candidates_) kept += c.first;
+  std::uniform_real_distribution<double> uniform(0.0, kept);
+  double r = uniform(rng_);
+  for (const auto& c : candidates_) {
+    r -= c.first;
+    if (r <= 0) return c.second;
+  }
+  return candidates_.back().second;
+}
+
+void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,
+                 std::vector<std::pair<int32_t, float>>* top) {
+  const float mx = *std::max_element(logits, logits + vocab);
+  double sum = 0;
+  for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
+  const float log_z = mx + static_cast<float>(std::log(sum));
+  *chosen_logprob = logits[chosen] - log_z;
+  top->clear();
+  if (n <= 0) return;
+  // A running top-n over the vocabulary: n is at most 20.
+  for (int64_t i = 0; i < vocab; ++i) {
+    const float l = logits[i];
+    if (static_cast<int>(top->size()) == n && l <= top->back().second) continue;
+    auto it = std::find_if(top->begin(), top->end(), [&](const auto& p) { return l > p.second; });
+    top->insert(it, {static_cast<int32_t>(i), l});
+    if (static_cast<int>(top->size()) > n) top->pop_back();
+  }
+  for (auto& p : *top) p.second -= log_z;
+}
+
+}  // namespace qvl

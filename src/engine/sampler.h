@@ -1,0 +1,66 @@
+// Turns a row of logits into the next token: penalties, temperature, top-k, top-p,
+// min-p, then a draw from the request's own random stream (reproducible with a seed).
+// Order follows transformers' generate(): repetition penalty, then the OpenAI presence /
+// frequency penalties, temperature, top-k, top-p, min-p.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "engine/request.h"
+#include "model/config.h"
+
+namespace qvl {
+
+struct SamplerConfig {
+  bool greedy = true;
+  float temperature = 1.0f;
+  int top_k = 0;  // 0 = off
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  uint64_t seed = 0;
+};
+
+// Request values over generation_config.json defaults; temperature 0 means greedy.
+// Throws Error(kInvalidArgument) naming the parameter when a value is out of range.
+SamplerConfig ResolveSampling(const SamplingParams& request, const GenerationConfig& defaults,
+                              uint64_t fallback_seed);
+
+class Sampler {
+ public:
+  Sampler(const SamplerConfig& config, int64_t vocab);
+
+  // Marks tokens of the prompt (repetition penalty applies to them too).
+  void AddPromptTokens(std::span<const int32_t> ids);
+  // Records a generated token (all penalties apply to it).
+  void Accept(int32_t id);
+
+  // Picks the next token from `logits` (modified in place). Allocation-free after the
+  // first call.
+  int32_t Sample(float* logits);
+
+  const SamplerConfig& config() const { return config_; }
+
+ private:
+  void ApplyPenalties(float* logits) const;
+
+  SamplerConfig config_;
+  int64_t vocab_;
+  std::mt19937_64 rng_;
+  std::vector<uint8_t> seen_;           // token occurs in prompt or output
+  std::vector<int32_t> output_counts_;  // occurrences in the output
+  std::vector<int32_t> output_tokens_;  // distinct output tokens, for the penalties
+  std::vector<int32_t> seen_tokens_;    // distinct tokens of prompt and output
+  std::vector<std::pair<float, int32_t>> candidates_;
+};
+
+// log-softmax of the raw logits for the chosen token and the `n` most likely ones.
+void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,
+                 std::vector<std::pair<int32_t, float>>* top);
+
+}  // namespace qvl

@@ -1,0 +1,43 @@
+#include "engine/stop_matcher.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace qvl {
+
+StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
+  stops_.erase(std::remove(stops_.begin(), stops_.end(), std::string()), stops_.end());
+  for (const std::string& s : stops_) longest_ = std::max(longest_, s.size());
+}
+
+std::string StopMatcher::Push(std::string_view text) {
+  if (stopped_) return {};
+  pending_.append(text);
+  if (stops_.empty()) return std::exchange(pending_, {});
+  // Earliest complete match wins.
+  size_t cut = std::string::npos;
+  for (const std::string& s : stops_) cut = std::min(cut, pending_.find(s));
+  if (cut != std::string::npos) {
+    stopped_ = true;
+    std::string out = pending_.substr(0, cut);
+    pending_.clear();
+    return out;
+  }
+  // Hold back the longest tail that is a proper prefix of some stop string.
+  size_t hold = 0;
+  for (const std::string& s : stops_) {
+    for (size_t n = std::min(s.size() - 1, pending_.size()); n > hold; --n) {
+      if (pending_.compare(pending_.size() - n, n, s, 0, n) == 0) {
+        hold = n;
+        break;
+      }
+    }
+  }
+  std::string out = pending_.substr(0, pending_.size() - hold);
+  pending_.erase(0, pending_.size() - hold);
+  return out;
+}
+
+std::string StopMatcher::Flush() { return std::exchange(pending_, {}); }
+
+}  // namespace qvl
