@@ -12,7 +12,12 @@ packages=(
   libcurl4-openssl-dev libssl-dev
   libdnnl-dev
   clang libclang-rt-dev
+  python3-pil python3-numpy
+  chromium
 )
+# The web page builds with Node.js + npm; a Node.js that is already there (for example
+# from NodeSource, which bundles npm) is used as it is.
+command -v npm >/dev/null || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/cpu_features.h"
+#include "base/timer.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,8 +22,8 @@
 namespace qvl {
 namespace {
 
-// About 50 microseconds of polling before a helper goes to sleep.
-constexpr int kSpinIterations = 20000;
+// Polls between clock reads while spinning.
+constexpr int kPollsPerClockRead = 64;
 
 // The first logical CPU of each physical core this process may use.
 std::vector<int> OneCpuPerCore() {
@@ -63,12 +64,11 @@ ThreadPool::ThreadPool(int num_threads, bool pin) {
     workers_.emplace_back([this, t] { WorkerLoop(t); });
     if (do_pin) PinTo(workers_.back().native_handle(), cpus[t]);
   }
-  if (do_pin) PinTo(pthread_self(), cpus[0]);
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_release);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
   generation_.notify_all();
   for (std::thread& w : workers_) w.join();
 }
@@ -81,11 +81,15 @@ void ThreadPool::Dispatch(JobFn fn, const void* ctx) {
   job_fn_ = fn;
   job_ctx_ = ctx;
   pending_.store(num_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  // Sequentially consistent with the helper's sleepers_ increment and re-check: either
+  // the helper sees the new generation or this thread sees it asleep and wakes it.
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
   fn(ctx, 0);
-  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-    if (spins < kSpinIterations) {
+  // The caller's own share is usually the last to finish; the helpers' is at most a
+  // few microseconds behind, so poll, yielding only if they were descheduled.
+  for (int polls = 0; pending_.load(std::memory_order_acquire) != 0; ++polls) {
+    if (polls < (1 << 16)) {
       QVL_PAUSE();
     } else {
       std::this_thread::yield();
@@ -99,13 +103,18 @@ void ThreadPool::WorkerLoop(int thread) {
   uint32_t seen = 0;
   for (;;) {
     uint32_t now = generation_.load(std::memory_order_acquire);
-    for (int spins = 0; now == seen; ++spins) {
-      if (spins < kSpinIterations) {
+    if (now == seen) {
+      const double give_up = NowSeconds() + kSpinSeconds;
+      for (int polls = 1; now == seen; ++polls) {
         QVL_PAUSE();
-      } else {
-        generation_.wait(seen, std::memory_order_acquire);
+        now = generation_.load(std::memory_order_acquire);
+        if (now != seen || polls % kPollsPerClockRead != 0 || NowSeconds() < give_up) continue;
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        while ((now = generation_.load(std::memory_order_seq_cst)) == seen) {
+          generation_.wait(seen, std::memory_order_seq_cst);
+        }
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
-      now = generation_.load(std::memory_order_acquire);
     }
     seen = now;
     if (stop_.load(std::memory_order_acquire)) return;

@@ -1,6 +1,7 @@
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <numeric>
@@ -40,6 +41,17 @@ TEST(ThreadPool, ManyShortJobsAfterSleeping) {
     });
   }
   EXPECT_EQ(sum.load(), 2000 * 45);
+}
+
+TEST(ThreadPool, PinningLeavesTheCallersAffinityAlone) {
+  cpu_set_t before, after;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  {
+    ThreadPool pool(2, /*pin=*/true);
+    pool.RunOnAll([](int) {});
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&before, &after));
+  }
 }
 
 }  // namespace

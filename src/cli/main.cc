@@ -20,6 +20,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   qvl::cli::AddInfoVerb(app);
+  qvl::cli::AddQuantizeVerb(app);
+  qvl::cli::AddBenchVerb(app);
+  qvl::cli::AddMakeRandomVerb(app);
+  qvl::cli::AddPullVerb(app);
+  qvl::cli::AddTokenizeVerb(app);
+  qvl::cli::AddRunVerb(app);
+  qvl::cli::AddDumpVerb(app);
+  qvl::cli::AddServeVerb(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

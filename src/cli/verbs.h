@@ -12,5 +12,13 @@ namespace qvl::cli {
 void SetExitCode(int code);
 
 void AddInfoVerb(CLI::App& app);
+void AddQuantizeVerb(CLI::App& app);
+void AddBenchVerb(CLI::App& app);
+void AddMakeRandomVerb(CLI::App& app);
+void AddPullVerb(CLI::App& app);
+void AddTokenizeVerb(CLI::App& app);
+void AddRunVerb(CLI::App& app);
+void AddDumpVerb(CLI::App& app);
+void AddServeVerb(CLI::App& app);
 
 }  // namespace qvl::cli

@@ -17,6 +17,7 @@
 #include "engine/sequence.h"
 #include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
+#include "text/chat_template.h"
 
 namespace qvl {
 namespace {
@@ -105,6 +106,10 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
           options.kv_cache_bytes),
       prefix_(kv_),
       images_(options.image_cache_bytes) {
+  // Prompts are rendered by a built-in Qwen3-VL template: refuse a folder whose own
+  // template is different rather than silently render it wrong.
+  const ChatTemplateFile chat_template = FindChatTemplate(model_->folder().dir);
+  CheckChatTemplate(chat_template.text, chat_template.path);
   const ImageProcessorParams image_params =
       LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
   preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
@@ -132,7 +137,8 @@ RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
          " requests are already waiting; retry later");
   }
   const RequestId id = next_id_++;
-  auto seq = std::make_unique<Sequence>(id, std::move(prepared), std::move(sink), tokenizer_, vocab_);
+  auto seq =
+      std::make_unique<Sequence>(id, std::move(prepared), std::move(sink), tokenizer_, vocab_);
   seq->submitted = submitted;
   incoming_.push_back(std::move(seq));
   wake_.notify_one();
@@ -386,8 +392,9 @@ void Engine::Impl::RunVision(Sequence& seq, int max_blocks) {
 void Engine::Impl::ReleasePages(Sequence& seq, bool keep_in_prefix_cache) {
   if (keep_in_prefix_cache) {
     const int64_t full = seq.cached / kv_.page_size();
-    prefix_.Insert(std::span<const uint64_t>(seq.keys).first(std::min<size_t>(seq.keys.size(), seq.cached)),
-                   std::span<const int32_t>(seq.pages).first(full));
+    prefix_.Insert(
+        std::span<const uint64_t>(seq.keys).first(std::min<size_t>(seq.keys.size(), seq.cached)),
+        std::span<const int32_t>(seq.pages).first(full));
   }
   for (int32_t p : seq.pages) kv_.Release(p);
   seq.pages.clear();
@@ -438,8 +445,8 @@ void Engine::Impl::RunBatch() {
     if (seq.phase != Sequence::Phase::kDecode || seq.finished) continue;
     const int64_t slot = seq.cached;
     decode_tokens_.push_back(seq.tokens[slot]);
-    decode_positions_.push_back({seq.positions.row(0)[slot], seq.positions.row(1)[slot],
-                                 seq.positions.row(2)[slot]});
+    decode_positions_.push_back(
+        {seq.positions.row(0)[slot], seq.positions.row(1)[slot], seq.positions.row(2)[slot]});
     DecoderChunk c;
     c.tokens = std::span<const int32_t>(&decode_tokens_.back(), 1);
     const auto& p = decode_positions_.back();
@@ -455,10 +462,12 @@ void Engine::Impl::RunBatch() {
   for (SequencePtr& s : active_) {
     Sequence& seq = *s;
     if (seq.phase != Sequence::Phase::kPrefill || seq.finished || budget <= 0) continue;
-    const int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(seq.tokens.size()) - seq.cached);
+    const int64_t n =
+        std::min<int64_t>(budget, static_cast<int64_t>(seq.tokens.size()) - seq.cached);
     DecoderChunk c;
     c.tokens = std::span<const int32_t>(seq.tokens).subspan(seq.cached, n);
-    c.positions = {seq.positions.row(0).data() + seq.cached, seq.positions.row(1).data() + seq.cached,
+    c.positions = {seq.positions.row(0).data() + seq.cached,
+                   seq.positions.row(1).data() + seq.cached,
                    seq.positions.row(2).data() + seq.cached};
     c.cache_start = seq.cached;
     c.pages = seq.pages.data();

@@ -34,7 +34,7 @@ struct EngineOptions {
   int64_t max_pixels = 0;
   int max_images_per_request = 16;
   size_t max_image_bytes = size_t{32} << 20;
-  int64_t max_image_pixels = int64_t{100} << 20;  // decoded pixels, checked before decoding
+  int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
 };
 
 // Counters for /metrics; a consistent snapshot.
@@ -64,10 +64,11 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Prepares and enqueues. Throws Error: kInvalidArgument (bad image, bad parameter),
-  // kTooLarge (image bytes/pixels, prompt over the context), kUnavailable (queue full,
-  // shutting down). Updates then arrive through `sink` on the engine thread, the last
-  // one with finished == true — exactly once, even when cancelled.
+  // Prepares and enqueues. Throws Error: kInvalidArgument (bad image, bad parameter, a
+  // prompt over the context — a 400 in OpenAI's API), kTooLarge (image bytes or pixels
+  // over the limits), kUnavailable (queue full, shutting down). Updates then arrive
+  // through `sink` on the engine thread, the last one with finished == true — exactly
+  // once, even when cancelled.
   RequestId Submit(GenerationRequest request, UpdateSink sink);
 
   // Stops a request early (client gone); its final update reports kCancelled. Unknown or

@@ -22,11 +22,14 @@ namespace {
 const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
 const std::string kCasesDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
 
-nlohmann::json ReadJson(const std::string& path) { return nlohmann::json::parse(ReadFileToString(path)); }
+nlohmann::json ReadJson(const std::string& path) {
+  return nlohmann::json::parse(ReadFileToString(path));
+}
 
 std::vector<std::string> CaseNames() {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(kCasesDir)) names.push_back(e.path().filename());
+  for (const auto& e : std::filesystem::directory_iterator(kCasesDir))
+    names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -47,9 +50,10 @@ GenerationRequest LoadCase(const std::string& name) {
           msg.parts.push_back({ChatPart::Kind::kText, p["text"]});
         } else {
           msg.parts.push_back({ChatPart::Kind::kImage, ""});
-          const std::string bytes =
-              ReadFileToString(kCasesDir + "/" + name + "/" + p["image_url"]["url"].get<std::string>());
-          r.images.push_back({"image " + std::to_string(r.images.size() + 1), {bytes.begin(), bytes.end()}});
+          const std::string bytes = ReadFileToString(kCasesDir + "/" + name + "/" +
+                                                     p["image_url"]["url"].get<std::string>());
+          r.images.push_back(
+              {"image " + std::to_string(r.images.size() + 1), {bytes.begin(), bytes.end()}});
         }
       }
     }
@@ -156,7 +160,8 @@ TEST(Engine, ConcurrentRequestsGiveTheSameAnswersAsAlone) {
   }
   for (size_t i = 0; i < collectors.size(); ++i) {
     collectors[i]->Wait();
-    EXPECT_EQ(collectors[i]->tokens, GoldenTokens(names[i % names.size()])) << names[i % names.size()];
+    EXPECT_EQ(collectors[i]->tokens, GoldenTokens(names[i % names.size()]))
+        << names[i % names.size()];
   }
   const EngineStats stats = engine->Stats();
   EXPECT_EQ(stats.requests_finished, static_cast<int64_t>(collectors.size()));

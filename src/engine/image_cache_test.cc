@@ -12,7 +12,7 @@ std::shared_ptr<const VisionOutput> Output(size_t floats) {
 }
 
 TEST(ImageCache, FindsByContentAndGridAndEvictsLeastRecent) {
-  ImageCache cache(1000);  // bytes
+  ImageCache cache(1000);                // bytes
   cache.Insert({1, 2, 2}, Output(100));  // 400 bytes
   cache.Insert({2, 2, 2}, Output(100));
   EXPECT_NE(cache.Find({1, 2, 2}), nullptr);  // now most recent

@@ -22,7 +22,8 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
     t.chosen.id = token;
     t.chosen.text = std::string(tokenizer_.TokenBytes(token));
     TopLogprobs(logits, vocab, token, limits_.top_logprobs, &t.chosen.logprob, &top_);
-    for (const auto& [id, lp] : top_) t.top.push_back({id, std::string(tokenizer_.TokenBytes(id)), lp});
+    for (const auto& [id, lp] : top_)
+      t.top.push_back({id, std::string(tokenizer_.TokenBytes(id)), lp});
     update->tokens.push_back(std::move(t));
   }
   if (is_eos && !limits_.ignore_eos) return FinishReason::kStop;

@@ -36,7 +36,8 @@ PrefixCache::Lru::iterator PrefixCache::Lookup(uint64_t parent,
   auto it = entries_.find(MapKey(parent, page_keys));
   if (it == entries_.end()) return lru_.end();
   const Entry& e = *it->second;
-  if (e.parent != parent || !std::equal(e.keys.begin(), e.keys.end(), page_keys.begin(), page_keys.end())) {
+  if (e.parent != parent ||
+      !std::equal(e.keys.begin(), e.keys.end(), page_keys.begin(), page_keys.end())) {
     return lru_.end();
   }
   return it->second;
@@ -60,14 +61,17 @@ std::vector<int32_t> PrefixCache::Match(std::span<const uint64_t> keys, int64_t 
 void PrefixCache::Insert(std::span<const uint64_t> keys, std::span<const int32_t> pages) {
   const int64_t page = pool_.page_size();
   uint64_t parent = 0;
-  for (size_t p = 0; p < pages.size() && static_cast<int64_t>(p + 1) * page <= static_cast<int64_t>(keys.size()); ++p) {
+  for (size_t p = 0;
+       p < pages.size() && static_cast<int64_t>(p + 1) * page <= static_cast<int64_t>(keys.size());
+       ++p) {
     const std::span<const uint64_t> page_keys = keys.subspan(p * page, page);
     Lru::iterator e = Lookup(parent, page_keys);
     if (e == lru_.end()) {
       const uint64_t map_key = MapKey(parent, page_keys);
       if (entries_.count(map_key) != 0) return;  // a colliding entry: stop caching here
       pool_.AddRef(pages[p]);
-      lru_.push_front({map_key, next_id_++, parent, {page_keys.begin(), page_keys.end()}, pages[p]});
+      lru_.push_front(
+          {map_key, next_id_++, parent, {page_keys.begin(), page_keys.end()}, pages[p]});
       e = lru_.begin();
       entries_[map_key] = e;
     } else {

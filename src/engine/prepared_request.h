@@ -18,9 +18,9 @@ namespace qvl {
 struct PreparedImage {
   std::vector<float> pixels;  // [patches, C*T*P*P]
   GridThw grid;
-  ImageGrid info;             // reported back to the client
+  ImageGrid info;  // reported back to the client
   uint64_t content_hash = 0;
-  int64_t first_token = 0;    // index of its first pad token in the prompt
+  int64_t first_token = 0;  // index of its first pad token in the prompt
 };
 
 struct PreparedRequest {

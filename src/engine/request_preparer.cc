@@ -37,7 +37,8 @@ int CountImageParts(const std::vector<ChatMessage>& messages) {
 }  // namespace
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
-                                 const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
+                                 const Tokenizer& tokenizer,
+                                 const ImageProcessorParams& image_params,
                                  const EngineOptions& options)
     : model_(model),
       generation_(generation),
@@ -59,7 +60,10 @@ ImageBudget RequestPreparer::BudgetFor(const ImageBudgetRequest& request) const 
   b.max_pixels = request.max_pixels > 0 ? request.max_pixels : options_.max_pixels;
   // A request may ask for a range on one side of the server's default; keep it valid.
   if (b.min_pixels > 0 && b.max_pixels > 0 && b.min_pixels > b.max_pixels) {
-    if (request.min_pixels > 0) b.max_pixels = b.min_pixels; else b.min_pixels = b.max_pixels;
+    if (request.min_pixels > 0)
+      b.max_pixels = b.min_pixels;
+    else
+      b.min_pixels = b.max_pixels;
   }
   return b;
 }
@@ -109,9 +113,10 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   if (n + 1 > options_.context_tokens) {
     int64_t image_tokens = 0;
     for (int c : token_counts) image_tokens += c;
-    Fail(ErrorCode::kInvalidArgument, "the prompt is ", n, " tokens (", image_tokens,
-         " of them image tokens) but the context holds ", options_.context_tokens,
-         " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
+    Fail(
+        ErrorCode::kInvalidArgument, "the prompt is ", n, " tokens (", image_tokens,
+        " of them image tokens) but the context holds ", options_.context_tokens,
+        " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
   }
   out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge);
 
@@ -126,7 +131,8 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     }
     PreparedImage& img = out.images[image++];
     img.first_token = i;
-    for (int64_t k = 0; k < img.info.tokens; ++k, ++i) out.keys[i] = ImageTokenKey(img.content_hash, k);
+    for (int64_t k = 0; k < img.info.tokens; ++k, ++i)
+      out.keys[i] = ImageTokenKey(img.content_hash, k);
   }
 
   out.sampling = ResolveSampling(request.sampling, generation_, fallback_seed);

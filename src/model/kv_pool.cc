@@ -14,7 +14,8 @@ namespace {
 // costs nothing and resident memory follows what conversations actually use.
 uint8_t* MapZeroed(size_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) Fail(ErrorCode::kIo, "cannot reserve ", bytes >> 20, " MiB for the KV cache");
+  if (p == MAP_FAILED)
+    Fail(ErrorCode::kIo, "cannot reserve ", bytes >> 20, " MiB for the KV cache");
   return static_cast<uint8_t*>(p);
 }
 
@@ -32,7 +33,10 @@ KvPool::KvPool(const TextConfig& config, DType dtype, int page_size, size_t budg
   if (dtype != DType::kF32 && dtype != DType::kBF16) {
     Fail(ErrorCode::kInvalidArgument, "KV cache dtype must be f32 or bf16");
   }
-  if (page_size <= 0) Fail(ErrorCode::kInvalidArgument, "KV page size must be positive");
+  if (page_size <= 0 || page_size % kKvGroupTokens != 0) {
+    Fail(ErrorCode::kInvalidArgument, "KV page size must be a positive multiple of ",
+         kKvGroupTokens);
+  }
   num_pages_ = std::max<int64_t>(1, static_cast<int64_t>(budget_bytes / page_bytes()));
   memory_ = MapZeroed(bytes());
   refs_.assign(num_pages_, 0);
@@ -73,7 +77,9 @@ KvLayerView KvPool::Layer(int layer, const int32_t* pages) const {
 
 void KvPool::CopyPage(int32_t src, int32_t dst, int tokens) {
   const size_t elem = DTypeSize(dtype_);
-  const size_t run = static_cast<size_t>(tokens) * head_dim_ * elem;
+  // Slots are packed in groups of kKvGroupTokens (ops/attention.h): copy whole groups.
+  const size_t groups = (static_cast<size_t>(tokens) + kKvGroupTokens - 1) / kKvGroupTokens;
+  const size_t run = groups * kKvGroupTokens * head_dim_ * elem;
   const size_t head_bytes = static_cast<size_t>(page_size_) * head_dim_ * elem;
   uint8_t* base = memory_;
   for (size_t block = 0; block < static_cast<size_t>(layers_) * 2 * kv_heads_; ++block) {

@@ -1,16 +1,71 @@
 #include "model/qwen3vl.h"
 
+#include <functional>
+#include <unordered_map>
 #include <utility>
 
 namespace qvl {
+namespace {
+
+// Every matrix the towers multiply with; `vision` tells the tower.
+void ForEachLinear(const Qwen3VLWeights& w,
+                   const std::function<void(const WeightView&, bool vision)>& fn) {
+  fn(w.vision.patch_embed, true);
+  for (const VisionBlockWeights& b : w.vision.blocks) {
+    for (const WeightView* v : {&b.qkv, &b.proj, &b.fc1, &b.fc2}) fn(*v, true);
+  }
+  fn(w.vision.merger.fc1, true);
+  fn(w.vision.merger.fc2, true);
+  for (const MergerWeights& m : w.vision.deepstack_mergers) {
+    fn(m.fc1, true);
+    fn(m.fc2, true);
+  }
+  for (const TextLayerWeights& l : w.text.layers) {
+    for (const WeightView* v :
+         {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj}) {
+      fn(*v, false);
+    }
+  }
+  fn(w.text.lm_head, false);
+}
+
+}  // namespace
 
 Qwen3VLModel::Qwen3VLModel(ModelFolder folder, const ModelOptions& options)
     : folder_(std::move(folder)),
       options_(options),
-      store_(folder_.weight_files),
+      store_(TensorStore::OpenFolder(folder_.dir)),
       weights_(MapQwen3VLWeights(store_, folder_.config)) {
-  vision_ = std::make_unique<VisionTower>(folder_.config.vision, weights_.vision, options.precision);
-  text_ = std::make_unique<TextDecoder>(folder_.config, weights_.text, options.precision);
+  ThreadPool pool(0, /*pin=*/false);  // packs weights when the cache misses
+  auto format = [&](const WeightView& v, bool vision) {
+    return FormatFor(v, options.precision, vision ? options.vision_weights : options.text_weights);
+  };
+  std::unordered_map<const void*, std::string> names;
+  for (const TensorInfo* t : store_.All()) names.emplace(t->data, t->name);
+  std::vector<PackedWeightCache::Entry> entries;
+  ForEachLinear(weights_, [&](const WeightView& v, bool vision) {
+    const WeightFormat f = format(v, vision);
+    if (IsPacked(f)) entries.push_back({names[v.data], v, f});
+  });
+  const std::string dir = options.weight_cache_dir.empty()     ? DefaultWeightCacheDir()
+                          : options.weight_cache_dir == "none" ? std::string()
+                                                               : options.weight_cache_dir;
+  packed_ = PackedWeightCache::Open(dir, folder_.dir, CheckpointKey(store_), entries, pool);
+
+  auto preparer = [&](bool vision) -> LinearPreparer {
+    return [&, vision](const WeightView& v) {
+      const WeightFormat f = format(v, vision);
+      if (IsPacked(f)) {
+        LinearWeight w = packed_->Find(v, f);
+        if (!w.empty()) return w;
+      }
+      return LinearWeight::Prepare(v, f, &pool);
+    };
+  };
+  vision_ = std::make_unique<VisionTower>(folder_.config.vision, weights_.vision, options.precision,
+                                          preparer(true));
+  text_ = std::make_unique<TextDecoder>(folder_.config, weights_.text, options.precision,
+                                        preparer(false));
 }
 
 std::unique_ptr<Qwen3VLModel> Qwen3VLModel::Load(const std::string& dir,

@@ -1,6 +1,7 @@
 // A loaded Qwen3-VL model: the folder's configs, the mapped weights and both towers.
 // Weights stay in the page cache through the mmap; only small vectors (norms, biases)
-// and converted formats are owned.
+// and formats made in memory are owned. Packed formats come from a cache file that the
+// first start writes (see model/packed_weight_cache.h).
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "base/dtype.h"
 #include "model/model_folder.h"
+#include "model/packed_weight_cache.h"
 #include "model/safetensors.h"
 #include "model/text_decoder.h"
 #include "model/vision_tower.h"
@@ -16,8 +18,17 @@
 namespace qvl {
 
 struct ModelOptions {
+  // Formats of the linear layers' weights, per tower (the `--dtype` / `--vision-dtype`
+  // flags): kQ8 / kQ4 quantize (int8 / 4-bit, a scale per 32) and kBF16Packed repacks,
+  // all three mapped from the packed-weight cache; kBF16 / kF32 multiply with the
+  // checkpoint's own matrices (in place when the dtype matches) at `precision`.
+  WeightFormat text_weights = WeightFormat::kQ8;
+  WeightFormat vision_weights = WeightFormat::kQ8;
   MatmulPrecision precision = MatmulPrecision::kBF16;
   DType kv_dtype = DType::kBF16;
+  // Folder of the packed-weight cache: "" = DefaultWeightCacheDir(), "none" = pack in
+  // memory at every start.
+  std::string weight_cache_dir;
 };
 
 class Qwen3VLModel {
@@ -31,6 +42,8 @@ class Qwen3VLModel {
   const ModelOptions& options() const { return options_; }
   const VisionTower& vision() const { return *vision_; }
   TextDecoder& text() { return *text_; }
+  // Where the packed weights came from (mapped cache file, built now, or memory).
+  const PackedWeightCache& packed_weights() const { return *packed_; }
 
  private:
   Qwen3VLModel(ModelFolder folder, const ModelOptions& options);
@@ -39,6 +52,7 @@ class Qwen3VLModel {
   ModelOptions options_;
   TensorStore store_;
   Qwen3VLWeights weights_;
+  std::unique_ptr<PackedWeightCache> packed_;
   std::unique_ptr<VisionTower> vision_;
   std::unique_ptr<TextDecoder> text_;
 };

@@ -90,6 +90,8 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   SCOPED_TRACE(name);
   ModelOptions options;
   options.precision = precision;
+  options.text_weights = options.vision_weights = WeightFormat::kBF16;  // checkpoint layout
+  options.weight_cache_dir = "none";
   options.kv_dtype = precision == MatmulPrecision::kF32 ? DType::kF32 : DType::kBF16;
   auto model = Qwen3VLModel::Load(kModelDir, options);
   const ModelConfig& cfg = model->config();

@@ -32,8 +32,7 @@ struct TensorInfo {
 
 // Parses and validates the header of a safetensors image of `size` bytes at `data`.
 // Throws Error(kCorrupt) naming `path` (and the tensor) on any problem.
-std::vector<TensorInfo> ParseSafetensors(const uint8_t* data, size_t size,
-                                         const std::string* path,
+std::vector<TensorInfo> ParseSafetensors(const uint8_t* data, size_t size, const std::string* path,
                                          std::map<std::string, std::string>* metadata);
 
 class SafetensorsFile {
@@ -54,6 +53,11 @@ class SafetensorsFile {
   std::unordered_map<std::string_view, size_t> by_name_;
 };
 
+// The weight files of a model folder: DIR/model.safetensors, or the shards named by
+// DIR/model.safetensors.index.json in order of first mention. Throws Error(kNotFound)
+// naming the folder or the missing shard, Error(kCorrupt) for a malformed index.
+std::vector<std::string> FindWeightFiles(const std::string& dir);
+
 // All weight files of a model folder: `model.safetensors`, or the shards listed by
 // `model.safetensors.index.json` (each listed shard must exist and hold exactly the
 // tensors the index assigns to it).
@@ -63,32 +67,47 @@ class TensorStore {
   explicit TensorStore(const std::vector<std::string>& files);
 
   const TensorInfo* Find(std::string_view name) const;
-  // Throws Error(kCorrupt) "DIR: tensor NAME is missing" when absent.
+  // Throws Error(kCorrupt) "WEIGHTS: tensor NAME is missing" when absent; WEIGHTS is the
+  // model.safetensors or index file (see source()).
   const TensorInfo& Require(std::string_view name) const;
   std::vector<const TensorInfo*> All() const;  // in file order
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
   size_t total_bytes() const;
+  // What errors name: the single weight file, the index file, or the shards' folder.
+  const std::string& source() const { return source_; }
 
  private:
-  std::string dir_;
+  std::string source_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::unordered_map<std::string_view, const TensorInfo*> by_name_;
 };
 
-// Writes a safetensors file with tensors laid out in the given order. Data comes from
-// `fill(index, dst)` which must write exactly the tensor's byte size into dst, so
-// multi-GB files are streamed, never held in memory. Atomic (temporary + rename).
 struct TensorSpec {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   size_t nbytes() const;
 };
+
+// The header as the reference writer lays it out: compact JSON, "__metadata__" first
+// (when not empty), tensors in the given order with consecutive data_offsets, padded with
+// spaces to a multiple of 8 bytes. Without the 8-byte length prefix.
+std::string EncodeSafetensorsHeader(const std::vector<TensorSpec>& specs,
+                                    const std::map<std::string, std::string>& metadata);
+
+// Writes a safetensors file with tensors laid out in the given order. Data comes in
+// chunks from `fill(index, offset, dst, nbytes)`, which writes bytes [offset, offset +
+// nbytes) of tensor `index` to dst (whole elements, at most 32 MiB, dst aligned to the
+// element size), so multi-GB files stream through a small buffer while earlier chunks are
+// being written. Each tensor must start at a multiple of its element size (the writer
+// checks). Atomic: a temporary file renamed into place, removed on any failure.
+using TensorFill = std::function<void(size_t index, size_t offset, uint8_t* dst, size_t nbytes)>;
 void WriteSafetensors(const std::string& path, const std::vector<TensorSpec>& specs,
-                      const std::function<void(size_t index, uint8_t* dst)>& fill,
+                      const TensorFill& fill,
                       const std::map<std::string, std::string>& metadata = {});
 
-// Convenience for small files (dumps, tests): tensors given with their bytes.
+// Convenience for small files (dumps, tests): tensors given with their bytes, laid out
+// by element size (largest first, as the reference writer does) so all stay aligned.
 struct TensorData {
   TensorSpec spec;
   std::vector<uint8_t> bytes;

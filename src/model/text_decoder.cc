@@ -37,17 +37,24 @@ void DecodeRow(const WeightView& table, int64_t row, float* out) {
 }  // namespace
 
 TextDecoder::TextDecoder(const ModelConfig& config, const TextWeights& weights,
-                         MatmulPrecision precision)
+                         MatmulPrecision precision, const LinearPreparer& prepare)
     : config_(config), weights_(&weights), precision_(precision), rope_(config.text) {
-  auto prepare = [&](const WeightView& v) {
-    return LinearWeight::Prepare(v, FormatFor(v, precision));
-  };
   for (const TextLayerWeights& l : weights.layers) {
     layers_.push_back({&l, prepare(l.q_proj), prepare(l.k_proj), prepare(l.v_proj),
                        prepare(l.o_proj), prepare(l.gate_proj), prepare(l.up_proj),
                        prepare(l.down_proj)});
   }
   lm_head_ = prepare(weights.lm_head);
+}
+
+size_t TextDecoder::weight_bytes() const {
+  size_t bytes = lm_head_.bytes();
+  for (const Layer& l : layers_) {
+    for (const LinearWeight* w : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
+      bytes += w->bytes();
+    }
+  }
+  return bytes;
 }
 
 void TextDecoder::EnsureCapacity(int64_t tokens) {
@@ -113,14 +120,15 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     // Attention: q [T, H, hd], k/v [T, KV, hd]; q/k normed per head, then rotated.
-    RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data());
+    RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data(),
+            &pool);
     MatMul(normed_.data(), total, layer.q, nullptr, q_.data(), precision_, pool);
     MatMul(normed_.data(), total, layer.k, nullptr, k_.data(), precision_, pool);
     MatMul(normed_.data(), total, layer.v, nullptr, v_.data(), precision_, pool);
-    RmsNorm(q_.data(), layer.w->q_norm.data(), total * heads, hd, hd, c.rms_norm_eps, q_.data());
-    RmsNorm(k_.data(), layer.w->k_norm.data(), total * kv_heads, hd, hd, c.rms_norm_eps, k_.data());
-    ApplyRope(q_.data(), total, heads, static_cast<int>(hd), qd, cos_.data(), sin_.data());
-    ApplyRope(k_.data(), total, kv_heads, static_cast<int>(hd), kvd, cos_.data(), sin_.data());
+    RmsNormRope(q_.data(), layer.w->q_norm.data(), c.rms_norm_eps, total, heads,
+                static_cast<int>(hd), qd, cos_.data(), sin_.data(), &pool);
+    RmsNormRope(k_.data(), layer.w->k_norm.data(), c.rms_norm_eps, total, kv_heads,
+                static_cast<int>(hd), kvd, cos_.data(), sin_.data(), &pool);
 
     jobs_.clear();
     int64_t row = 0;
@@ -140,16 +148,16 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     }
     CausalAttention(jobs_, heads, kv_heads, static_cast<int>(hd), scale, pool);
     MatMul(attn_.data(), total, layer.o, nullptr, normed_.data(), precision_, pool);
-    AddInPlace(x_.data(), normed_.data(), total * d);
+    AddInPlace(x_.data(), normed_.data(), total * d, &pool);
 
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
     RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
-            normed_.data());
+            normed_.data(), &pool);
     MatMul(normed_.data(), total, layer.gate, nullptr, gate_.data(), precision_, pool);
     MatMul(normed_.data(), total, layer.up, nullptr, up_.data(), precision_, pool);
-    SiluMul(gate_.data(), up_.data(), total * inter, gate_.data());
+    SiluMul(gate_.data(), up_.data(), total * inter, gate_.data(), &pool);
     MatMul(gate_.data(), total, layer.down, nullptr, normed_.data(), precision_, pool);
-    AddInPlace(x_.data(), normed_.data(), total * d);
+    AddInPlace(x_.data(), normed_.data(), total * d, &pool);
 
     // DeepStack: the first layers add the vision tower's intermediate features at the
     // image positions.

@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/kv_pool.h"
+#include "model/linear_preparer.h"
 #include "model/mrope.h"
 #include "model/vision_tower.h"
 #include "model/weights.h"
@@ -45,13 +46,19 @@ struct DecoderChunk {
 
 class TextDecoder {
  public:
-  TextDecoder(const ModelConfig& config, const TextWeights& weights, MatmulPrecision precision);
+  // `precision` applies to row-major (f32 / bf16) weights; `prepare` makes each weight.
+  TextDecoder(const ModelConfig& config, const TextWeights& weights, MatmulPrecision precision,
+              const LinearPreparer& prepare);
 
   // Writes one row of vocab_size logits per chunk with want_logits, in chunk order.
   void Forward(std::span<const DecoderChunk> chunks, KvPool& kv, ThreadPool& pool, float* logits,
                const TensorTap* tap = nullptr);
 
   const TextConfig& config() const { return config_.text; }
+
+  // Bytes of weight matrices one decode step reads (every layer's and the output
+  // projection's): with the KV cache, what bounds decode speed by memory bandwidth.
+  size_t weight_bytes() const;
 
  private:
   struct Layer {

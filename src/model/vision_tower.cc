@@ -18,17 +18,15 @@ constexpr float kLayerNormEps = 1e-6f;
 
 }  // namespace
 
-WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision) {
+WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision, WeightFormat requested) {
+  if (IsPacked(requested)) return requested;
   if (precision == MatmulPrecision::kBF16 || view.dtype == DType::kBF16) return WeightFormat::kBF16;
   return WeightFormat::kF32;
 }
 
 VisionTower::VisionTower(const VisionConfig& config, const VisionWeights& weights,
-                         MatmulPrecision precision)
+                         MatmulPrecision precision, const LinearPreparer& prepare)
     : config_(config), weights_(&weights), precision_(precision) {
-  auto prepare = [&](const WeightView& v) {
-    return LinearWeight::Prepare(v, FormatFor(v, precision));
-  };
   patch_embed_ = prepare(weights.patch_embed);
   for (const VisionBlockWeights& b : weights.blocks) {
     blocks_.push_back({&b, prepare(b.qkv), prepare(b.proj), prepare(b.fc1), prepare(b.fc2)});
@@ -49,13 +47,14 @@ void VisionTower::RunMerger(const Merger& m, const float* x, int64_t n, bool nor
   // deepstack merger the concatenated vector after it.
   std::vector<float> h(n * dv);
   if (norm_before_merge) {
-    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), n, dv, kLayerNormEps, h.data());
+    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), n, dv, kLayerNormEps, h.data(), &pool);
   } else {
-    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), merged, wide, kLayerNormEps, h.data());
+    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), merged, wide, kLayerNormEps, h.data(),
+              &pool);
   }
   std::vector<float> hidden(merged * wide);
   MatMul(h.data(), merged, m.fc1, m.w->fc1_b.data(), hidden.data(), precision_, pool);
-  GeluErf(hidden.data(), merged * wide);
+  GeluErf(hidden.data(), merged * wide, &pool);
   out->resize(merged * m.fc2.rows());
   MatMul(hidden.data(), merged, m.fc2, m.w->fc2_b.data(), out->data(), precision_, pool);
 }
@@ -94,7 +93,7 @@ void VisionTower::Begin(const float* pixel_values, std::span<const GridThw> grid
   pos.resize(n * dv);
   InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos.data());
   if (tap != nullptr) (*tap)("vision.pos_embed", pos.data(), {n, dv});
-  AddInPlace(enc->h_.data(), pos.data(), n * dv);
+  AddInPlace(enc->h_.data(), pos.data(), n * dv, &pool);
   if (tap != nullptr) (*tap)("vision.embed", enc->h_.data(), {n, dv});
 
   VisionRotaryTables(grids, merge, hd, &enc->cos_, &enc->sin_);
@@ -118,21 +117,22 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   float* normed = enc->normed_.data();
   float* qkv = enc->qkv_.data();
   // h += proj(attn(LN1(h)))
-  LayerNorm(h, blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed);
+  LayerNorm(h, blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed, &pool);
   MatMul(normed, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool);
-  // qkv [N, 3Dv] = [q | k | v], each [heads, hd].
-  ApplyRope(qkv, n, heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data());
-  ApplyRope(qkv + dv, n, heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data());
+  // qkv [N, 3Dv] = [q | k | v], each [heads, hd]: q and k rotate as 2*heads heads.
+  ApplyRope(qkv, n, 2 * heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data(), &pool);
+  // bf16 inference attends over bf16 keys and values (vdpbf16ps), as the reference does.
+  const DType attention_dtype = precision_ == MatmulPrecision::kBF16 ? DType::kBF16 : DType::kF32;
   SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
-                         enc->attn_.data(), dv, pool);
+                         attention_dtype, enc->attn_.data(), dv, pool);
   MatMul(enc->attn_.data(), n, blk.proj, blk.w->proj_b.data(), enc->proj_.data(), precision_, pool);
-  AddInPlace(h, enc->proj_.data(), n * dv);
+  AddInPlace(h, enc->proj_.data(), n * dv, &pool);
   // h += fc2(gelu_tanh(fc1(LN2(h))))
-  LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed);
+  LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed, &pool);
   MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), enc->mlp_.data(), precision_, pool);
-  GeluTanh(enc->mlp_.data(), n * config_.intermediate_size);
+  GeluTanh(enc->mlp_.data(), n * config_.intermediate_size, &pool);
   MatMul(enc->mlp_.data(), n, blk.fc2, blk.w->fc2_b.data(), enc->proj_.data(), precision_, pool);
-  AddInPlace(h, enc->proj_.data(), n * dv);
+  AddInPlace(h, enc->proj_.data(), n * dv, &pool);
 }
 
 void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
@@ -168,6 +168,7 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
                                 &enc->attn_, &enc->proj_, &enc->mlp_}) {
     std::vector<float>().swap(*v);
   }
+  ReleaseAttentionScratch();
   enc->next_block_ = -1;
 }
 

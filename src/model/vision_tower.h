@@ -12,6 +12,7 @@
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/image_grid.h"
+#include "model/linear_preparer.h"
 #include "model/weights.h"
 #include "ops/linear.h"
 
@@ -48,7 +49,9 @@ class VisionEncoding {
 
 class VisionTower {
  public:
-  VisionTower(const VisionConfig& config, const VisionWeights& weights, MatmulPrecision precision);
+  // `precision` applies to row-major (f32 / bf16) weights; `prepare` makes each weight.
+  VisionTower(const VisionConfig& config, const VisionWeights& weights, MatmulPrecision precision,
+              const LinearPreparer& prepare);
 
   // pixel_values [sum of patches, C*T*P*P] in the patch order of the image processor.
   VisionOutput Encode(const float* pixel_values, std::span<const GridThw> grids, ThreadPool& pool,
@@ -88,8 +91,9 @@ class VisionTower {
   std::vector<Merger> deepstack_;
 };
 
-// The weight format a precision reads: bf16 checkpoints stay bf16 (in place) either way;
-// f32 checkpoints stay f32 unless the precision is bf16.
-WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision);
+// The weight format for `view` when `requested` is asked for: packed formats as
+// requested; otherwise the checkpoint's matrix in place where the precision allows
+// (bf16 checkpoints stay bf16 either way; f32 ones stay f32 unless the precision is bf16).
+WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision, WeightFormat requested);
 
 }  // namespace qvl

@@ -38,9 +38,9 @@ struct MergerWeights {
 };
 
 struct VisionWeights {
-  WeightView patch_embed;             // [Dv, C*T*P*P]: Conv3d kernel [Dv, C, T, P, P] flattened
-  std::vector<float> patch_embed_b;   // [Dv]
-  WeightView pos_embed;               // [G*G, Dv] learned grid
+  WeightView patch_embed;            // [Dv, C*T*P*P]: Conv3d kernel [Dv, C, T, P, P] flattened
+  std::vector<float> patch_embed_b;  // [Dv]
+  WeightView pos_embed;              // [G*G, Dv] learned grid
   std::vector<VisionBlockWeights> blocks;
   MergerWeights merger;
   std::vector<MergerWeights> deepstack_mergers;  // one per deepstack_visual_indexes entry
@@ -70,17 +70,32 @@ struct Qwen3VLWeights {
   TextWeights text;
 };
 
-// Name, dtype-independent shape, and part ("vision", "merger", "text") of every tensor
-// the config implies, in the checkpoint's (lexicographic) order.
+// What a tensor is, which fixes how a random model initializes it.
+enum class TensorRole {
+  kMatrix,     // Linear / Conv3d weight: N(0, 1/fan_in)
+  kEmbedding,  // embed_tokens, pos_embed: N(0, 1/width)
+  kNormGain,   // RMSNorm / LayerNorm weight: 1 + N(0, 0.02^2)
+  kBias,       // Linear / LayerNorm bias: N(0, 0.01^2)
+};
+
+// Name, dtype-independent shape, part ("vision", "merger", "text") and role of every
+// tensor the config implies, in the checkpoint's (lexicographic) order.
 struct ExpectedTensor {
   std::string name;
   std::vector<int64_t> shape;
   std::string part;
+  TensorRole role = TensorRole::kMatrix;
 };
 std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config);
 
+// Checks the name, shape and dtype of every tensor the config implies, without reading
+// tensor data (so a multi-GB folder is validated in milliseconds). Throws the errors
+// described for MapQwen3VLWeights; warns once about tensors the model does not use.
+void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config);
+
 // Maps the store onto typed weights. A missing tensor, a wrong shape or an unsupported
-// dtype is an Error(kCorrupt) of one line naming the file and the tensor.
+// dtype is an Error(kCorrupt) of one line naming the file and the tensor. Tensors the
+// model does not use are logged as one warning. The store must outlive the weights.
 Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& config);
 
 }  // namespace qvl

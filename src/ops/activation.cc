@@ -1,28 +1,43 @@
 #include "ops/activation.h"
 
-#include <cmath>
+#include "ops/elementwise_kernels.h"
 
 namespace qvl {
+namespace {
 
-void GeluTanh(float* x, int64_t n) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    x[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+// Chunks of this many elements (a multiple of every vector width); smaller calls run on
+// the caller's thread.
+constexpr int64_t kChunk = 1 << 14;
+
+template <typename Fn>
+void ForChunks(int64_t n, ThreadPool* pool, const Fn& fn) {
+  if (pool == nullptr || n < 2 * kChunk) {
+    fn(0, n);
+    return;
   }
+  pool->ParallelFor(n, kChunk, [&](int64_t b, int64_t e, int) { fn(b, e); });
 }
 
-void GeluErf(float* x, int64_t n) {
-  constexpr float kInvSqrt2 = 0.7071067811865476f;
-  for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+}  // namespace
+
+void GeluTanh(float* x, int64_t n, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForChunks(n, pool, [&](int64_t b, int64_t e) { k.gelu_tanh(x + b, e - b); });
 }
 
-void SiluMul(const float* gate, const float* up, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+void GeluErf(float* x, int64_t n, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForChunks(n, pool, [&](int64_t b, int64_t e) { k.gelu_erf(x + b, e - b); });
 }
 
-void AddInPlace(float* y, const float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+void SiluMul(const float* gate, const float* up, int64_t n, float* out, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForChunks(n, pool, [&](int64_t b, int64_t e) { k.silu_mul(gate + b, up + b, e - b, out + b); });
+}
+
+void AddInPlace(float* y, const float* x, int64_t n, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForChunks(n, pool, [&](int64_t b, int64_t e) { k.add(y + b, x + b, e - b); });
 }
 
 }  // namespace qvl

@@ -2,157 +2,230 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "base/bf16.h"
+#include "base/cpu_features.h"
+#include "base/error.h"
+#include "ops/attention_kernels.h"
 
 namespace qvl {
 namespace {
 
-constexpr int kKeyTile = 64;
+using kernels::kKeyBlock;
+using kernels::kKeyGroup;
+using kernels::KvGroupLayout;
+
+static_assert(kKvGroupTokens == kKeyGroup);
+
+constexpr int kMaxRows = 64;  // query rows (queries x heads of a group) per block
 constexpr int kMaxHeadDim = 256;
+constexpr float kLog2e = 1.44269504088896341f;
 
-inline float Load(const float* p) { return *p; }
-inline float Load(const uint16_t* p) { return Bf16ToF32(*p); }
+const kernels::AttentionKernels& Kernels() {
+  static const kernels::AttentionKernels k = kernels::AttentionKernelsFor(ActiveTier());
+  return k;
+}
 
-// Streaming softmax state of one query row.
-struct OnlineSoftmax {
-  float max = -std::numeric_limits<float>::infinity();
-  float sum = 0.0f;
-  float acc[kMaxHeadDim];
+// Per-thread scratch of one row block: queries in the compute format, a score block, its
+// probabilities, the output accumulator, softmax state and zero-padded copies of a
+// partially filled key/value group.
+struct Workspace {
+  alignas(64) float q[kMaxRows * kMaxHeadDim];
+  alignas(64) float s[kMaxRows * kKeyBlock];
+  alignas(64) float p[kMaxRows * kKeyBlock];
+  alignas(64) float o[kMaxRows * kMaxHeadDim];
+  alignas(64) float tail_k[kKeyGroup * kMaxHeadDim];
+  alignas(64) float tail_v[kKeyGroup * kMaxHeadDim];
+  alignas(64) float l[kMaxRows * kernels::kSumLanes];
+  float m[kMaxRows], alpha[kMaxRows];
+  int valid[kMaxRows];
+  int limit[kMaxRows];
+};
 
-  void Reset(int d) {
-    max = -std::numeric_limits<float>::infinity();
-    sum = 0.0f;
-    std::fill(acc, acc + d, 0.0f);
-  }
+Workspace& ThreadWorkspace() {
+  thread_local std::unique_ptr<Workspace> ws = std::make_unique<Workspace>();
+  return *ws;
+}
 
-  // Folds in a tile of scores and the value rows they weight: value(j) -> pointer.
-  template <typename ValueRow>
-  void Add(const float* scores, int n, int d, const ValueRow& value) {
-    float tile_max = max;
-    for (int j = 0; j < n; ++j) tile_max = std::max(tile_max, scores[j]);
-    const float correction = std::exp(max - tile_max);
-    sum *= correction;
-    for (int i = 0; i < d; ++i) acc[i] *= correction;
-    for (int j = 0; j < n; ++j) {
-      const float p = std::exp(scores[j] - tile_max);
-      sum += p;
-      const auto* vr = value(j);
-      for (int i = 0; i < d; ++i) acc[i] += p * Load(vr + i);
-    }
-    max = tile_max;
-  }
+template <typename T>
+int64_t KeyOffset(int j, int i, int d) {
+  return sizeof(T) == 4 ? KvGroupLayout::KeyF32(j, i, d) : KvGroupLayout::KeyBf16(j, i, d);
+}
+template <typename T>
+int64_t ValueOffset(int j, int i, int d) {
+  return sizeof(T) == 4 ? KvGroupLayout::ValueF32(j, i, d) : KvGroupLayout::ValueBf16(j, i, d);
+}
 
-  void Write(float* out, int d) const {
-    const float inv = 1.0f / sum;
-    for (int i = 0; i < d; ++i) out[i] = acc[i] * inv;
-  }
+inline void Put(float v, float* out) { *out = v; }
+inline void Put(float v, uint16_t* out) { *out = F32ToBf16(v); }
+
+// Start of the packed group holding token t (a multiple of 16) of kv head h.
+template <typename T>
+const T* GroupAt(const KvLayerView& kv, const void* base, int h, int64_t t, int d) {
+  return static_cast<const T*>(base) + kv.pages[t / kv.page_size] * kv.page_stride +
+         h * kv.head_stride + (t % kv.page_size) * d;
+}
+
+// A block of query rows that share one kv head: row r = i * group + j is query i, head j
+// of the group, at q + i * q_stride + j * d. Query i sees keys [0, first_limit + i) when
+// causal, else [0, first_limit).
+struct RowBlock {
+  const float* q;
+  int64_t q_stride;
+  float* out;
+  int64_t out_stride;
+  int n_q;
+  int group;
+  int64_t first_limit;
+  bool causal;
 };
 
 template <typename T>
-float Dot(const float* q, const T* k, int d) {
-  float s = 0.0f;
-  for (int i = 0; i < d; ++i) s += q[i] * Load(k + i);
-  return s;
+void AttendBlock(const KvLayerView& kv, int kv_head, int d, float scale, const RowBlock& b) {
+  const kernels::AttentionKernels& kern = Kernels();
+  Workspace& ws = ThreadWorkspace();
+  const int rows = b.n_q * b.group;
+  T* q = reinterpret_cast<T*>(ws.q);
+  T* p = reinterpret_cast<T*>(ws.p);
+  for (int i = 0; i < b.n_q; ++i) {
+    for (int j = 0; j < b.group; ++j) {
+      const int r = i * b.group + j;
+      const float* src = b.q + i * b.q_stride + static_cast<int64_t>(j) * d;
+      for (int e = 0; e < d; ++e) Put(src[e], q + r * d + e);
+      ws.limit[r] = static_cast<int>(b.causal ? b.first_limit + i : b.first_limit);
+      ws.m[r] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  std::fill(ws.l, ws.l + rows * kernels::kSumLanes, 0.0f);
+  std::fill(ws.o, ws.o + rows * d, 0.0f);
+  const int64_t key_end = b.causal ? b.first_limit + b.n_q - 1 : b.first_limit;
+  const float scale_log2 = scale * kLog2e;
+
+  const T* k_groups[kernels::kMaxGroups];
+  const T* v_groups[kernels::kMaxGroups];
+  for (int64_t kb = 0; kb < key_end; kb += kKeyBlock) {
+    const int cols = static_cast<int>(std::min<int64_t>(kKeyBlock, key_end - kb));
+    const int n_groups = (cols + kKeyGroup - 1) / kKeyGroup;
+    for (int g = 0; g < n_groups; ++g) {
+      const int64_t t = kb + g * kKeyGroup;
+      k_groups[g] = GroupAt<T>(kv, kv.k, kv_head, t, d);
+      v_groups[g] = GroupAt<T>(kv, kv.v, kv_head, t, d);
+      const int filled = static_cast<int>(std::min<int64_t>(kKeyGroup, key_end - t));
+      if (filled < kKeyGroup) {
+        // Slots past the sequence may hold anything (even NaN from a recycled page):
+        // read a zero-padded copy of the filled ones instead.
+        T* tk = reinterpret_cast<T*>(ws.tail_k);
+        T* tv = reinterpret_cast<T*>(ws.tail_v);
+        std::memset(tk, 0, sizeof(T) * kKeyGroup * d);
+        std::memset(tv, 0, sizeof(T) * kKeyGroup * d);
+        for (int j = 0; j < filled; ++j) {
+          for (int e = 0; e < d; ++e) {
+            tk[KeyOffset<T>(j, e, d)] = k_groups[g][KeyOffset<T>(j, e, d)];
+            tv[ValueOffset<T>(j, e, d)] = v_groups[g][ValueOffset<T>(j, e, d)];
+          }
+        }
+        k_groups[g] = tk;
+        v_groups[g] = tv;
+      }
+    }
+    const int width = n_groups * kKeyGroup;
+    for (int r = 0; r < rows; ++r) {
+      ws.valid[r] = static_cast<int>(std::clamp<int64_t>(ws.limit[r] - kb, 0, cols));
+    }
+    if constexpr (sizeof(T) == 4) {
+      kern.qk_f32(q, d, rows, k_groups, n_groups, d, ws.s, kKeyBlock);
+      kern.softmax_f32(ws.s, kKeyBlock, rows, width, ws.valid, scale_log2, ws.m, ws.l, ws.alpha, p,
+                       kKeyBlock);
+      kern.pv_f32(p, kKeyBlock, rows, v_groups, n_groups, d, ws.alpha, ws.o, d);
+    } else {
+      kern.qk_bf16(q, d, rows, k_groups, n_groups, d, ws.s, kKeyBlock);
+      kern.softmax_bf16(ws.s, kKeyBlock, rows, width, ws.valid, scale_log2, ws.m, ws.l, ws.alpha, p,
+                        kKeyBlock);
+      kern.pv_bf16(p, kKeyBlock, rows, v_groups, n_groups, d, ws.alpha, ws.o, d);
+    }
+  }
+  for (int i = 0; i < b.n_q; ++i) {
+    for (int j = 0; j < b.group; ++j) {
+      const int r = i * b.group + j;
+      float sum = 0.0f;
+      for (int i = 0; i < kernels::kSumLanes; ++i) sum += ws.l[r * kernels::kSumLanes + i];
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      float* dst = b.out + i * b.out_stride + static_cast<int64_t>(j) * d;
+      for (int e = 0; e < d; ++e) dst[e] = ws.o[r * d + e] * inv;
+    }
+  }
 }
 
-template <typename T>
-void CausalRows(const CausalAttentionJob& job, int head, int kv_head, int heads, int head_dim,
-                float scale, int64_t q_begin, int64_t q_end) {
-  const KvLayerView& kv = job.kv;
-  const T* kbase = static_cast<const T*>(kv.k);
-  const T* vbase = static_cast<const T*>(kv.v);
-  auto slot = [&](const T* base, int64_t t) {
-    return base + kv.pages[t / kv.page_size] * kv.page_stride + kv_head * kv.head_stride +
-           (t % kv.page_size) * head_dim;
-  };
-  OnlineSoftmax state;
-  float scores[kKeyTile];
-  const int64_t row = static_cast<int64_t>(heads) * head_dim;
-  for (int64_t i = q_begin; i < q_end; ++i) {
-    const float* q = job.q + i * row + static_cast<int64_t>(head) * head_dim;
-    const int64_t n_keys = job.q_start + i + 1;
-    state.Reset(head_dim);
-    for (int64_t t0 = 0; t0 < n_keys; t0 += kKeyTile) {
-      const int n = static_cast<int>(std::min<int64_t>(kKeyTile, n_keys - t0));
-      for (int j = 0; j < n; ++j) scores[j] = Dot(q, slot(kbase, t0 + j), head_dim) * scale;
-      state.Add(scores, n, head_dim, [&](int j) { return slot(vbase, t0 + j); });
-    }
-    state.Write(job.out + i * row + static_cast<int64_t>(head) * head_dim, head_dim);
+void Attend(const KvLayerView& kv, int kv_head, int d, float scale, const RowBlock& b) {
+  if (kv.dtype == DType::kBF16) {
+    AttendBlock<uint16_t>(kv, kv_head, d, scale, b);
+  } else {
+    AttendBlock<float>(kv, kv_head, d, scale, b);
   }
 }
 
 template <typename T>
-void StoreRows(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int head_dim,
-               const float* k, const float* v, int64_t stride) {
+void StoreRows(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int d, const float* k,
+               const float* v, int64_t stride) {
   T* kb = static_cast<T*>(kv.k);
   T* vb = static_cast<T*>(kv.v);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t t = t0 + i;
+    const int64_t group = t - t % kKeyGroup;
+    const int j = static_cast<int>(t % kKeyGroup);
     const int64_t page_off =
-        kv.pages[t / kv.page_size] * kv.page_stride + (t % kv.page_size) * head_dim;
+        kv.pages[group / kv.page_size] * kv.page_stride + (group % kv.page_size) * d;
     for (int h = 0; h < kv_heads; ++h) {
-      const int64_t off = page_off + h * kv.head_stride;
-      const float* ks = k + i * stride + static_cast<int64_t>(h) * head_dim;
-      const float* vs = v + i * stride + static_cast<int64_t>(h) * head_dim;
-      for (int d = 0; d < head_dim; ++d) {
-        if constexpr (sizeof(T) == 4) {
-          kb[off + d] = ks[d];
-          vb[off + d] = vs[d];
-        } else {
-          kb[off + d] = F32ToBf16(ks[d]);
-          vb[off + d] = F32ToBf16(vs[d]);
-        }
+      T* kg = kb + page_off + h * kv.head_stride;
+      T* vg = vb + page_off + h * kv.head_stride;
+      const float* ks = k + i * stride + static_cast<int64_t>(h) * d;
+      const float* vs = v + i * stride + static_cast<int64_t>(h) * d;
+      for (int e = 0; e < d; ++e) {
+        Put(ks[e], kg + KeyOffset<T>(j, e, d));
+        Put(vs[e], vg + ValueOffset<T>(j, e, d));
       }
     }
   }
+}
+
+void CheckShape(DType dtype, int head_dim, int page_size) {
+  if (dtype != DType::kF32 && dtype != DType::kBF16) {
+    Fail(ErrorCode::kInvalidArgument, "attention needs f32 or bf16 keys and values, got ",
+         DTypeName(dtype));
+  }
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || (dtype == DType::kBF16 && head_dim % 2 != 0)) {
+    Fail(ErrorCode::kInvalidArgument, "attention head_dim ", head_dim,
+         " is not supported (even, at most ", kMaxHeadDim, ")");
+  }
+  if (page_size <= 0 || page_size % kKeyGroup != 0) {
+    Fail(ErrorCode::kInvalidArgument, "KV page size ", page_size, " is not a multiple of ",
+         kKeyGroup);
+  }
+}
+
+// The vision keys and values of all segments packed as a paged cache with 16-token pages
+// and an identity block table; each segment starts on a fresh page.
+struct Panel {
+  std::vector<uint8_t> k, v;
+  std::vector<int32_t> pages;
+};
+
+Panel& ThreadPanel() {
+  thread_local Panel panel;
+  return panel;
 }
 
 }  // namespace
 
-void SegmentedFullAttention(const float* q, const float* k, const float* v, int64_t stride,
-                            std::span<const int64_t> segments, int heads, int head_dim, float scale,
-                            float* out, int64_t out_stride, ThreadPool& pool) {
-  // Work items: (segment, head, block of 16 queries).
-  constexpr int64_t kQueryBlock = 16;
-  struct Item {
-    int64_t seg_begin, seg_end, q_begin, q_end;
-    int head;
-  };
-  std::vector<Item> items;
-  for (size_t s = 0; s + 1 < segments.size(); ++s) {
-    for (int h = 0; h < heads; ++h) {
-      for (int64_t q0 = segments[s]; q0 < segments[s + 1]; q0 += kQueryBlock) {
-        items.push_back(
-            {segments[s], segments[s + 1], q0, std::min(q0 + kQueryBlock, segments[s + 1]), h});
-      }
-    }
-  }
-  pool.ParallelFor(static_cast<int64_t>(items.size()), 1, [&](int64_t b, int64_t e, int) {
-    OnlineSoftmax state;
-    float scores[kKeyTile];
-    for (int64_t it = b; it < e; ++it) {
-      const Item& item = items[it];
-      const int64_t hoff = static_cast<int64_t>(item.head) * head_dim;
-      for (int64_t i = item.q_begin; i < item.q_end; ++i) {
-        const float* qi = q + i * stride + hoff;
-        state.Reset(head_dim);
-        for (int64_t t0 = item.seg_begin; t0 < item.seg_end; t0 += kKeyTile) {
-          const int n = static_cast<int>(std::min<int64_t>(kKeyTile, item.seg_end - t0));
-          for (int j = 0; j < n; ++j)
-            scores[j] = Dot(qi, k + (t0 + j) * stride + hoff, head_dim) * scale;
-          state.Add(scores, n, head_dim, [&](int j) { return v + (t0 + j) * stride + hoff; });
-        }
-        state.Write(out + i * out_stride + hoff, head_dim);
-      }
-    }
-  });
-}
+void ReleaseAttentionScratch() { ThreadPanel() = Panel(); }
 
 void StoreKv(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int head_dim,
              const float* k, const float* v, int64_t stride) {
+  CheckShape(kv.dtype, head_dim, kv.page_size);
   if (kv.dtype == DType::kBF16) {
     StoreRows<uint16_t>(kv, t0, n, kv_heads, head_dim, k, v, stride);
   } else {
@@ -160,34 +233,143 @@ void StoreKv(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int hea
   }
 }
 
+void SegmentedFullAttention(const float* q, const float* k, const float* v, int64_t stride,
+                            std::span<const int64_t> segments, int heads, int head_dim, float scale,
+                            DType dtype, float* out, int64_t out_stride, ThreadPool& pool) {
+  CheckShape(dtype, head_dim, kKeyGroup);
+  const size_t num_segments = segments.size() < 2 ? 0 : segments.size() - 1;
+  int64_t padded = 0;
+  for (size_t s = 0; s < num_segments; ++s) {
+    padded += (segments[s + 1] - segments[s] + kKeyGroup - 1) / kKeyGroup * kKeyGroup;
+  }
+  if (padded == 0) return;
+
+  Panel& panel = ThreadPanel();
+  const size_t bytes = static_cast<size_t>(padded) * heads * head_dim * DTypeSize(dtype);
+  if (panel.k.size() < bytes) {
+    panel.k.resize(bytes);
+    panel.v.resize(bytes);
+  }
+  const int64_t n_pages = padded / kKeyGroup;
+  if (static_cast<int64_t>(panel.pages.size()) < n_pages) {
+    const size_t old = panel.pages.size();
+    panel.pages.resize(n_pages);
+    for (size_t i = old; i < panel.pages.size(); ++i) panel.pages[i] = static_cast<int32_t>(i);
+  }
+  KvLayerView view;
+  view.dtype = dtype;
+  view.k = panel.k.data();
+  view.v = panel.v.data();
+  view.head_stride = int64_t{kKeyGroup} * head_dim;
+  view.page_stride = view.head_stride * heads;
+  view.page_size = kKeyGroup;
+  view.pages = panel.pages.data();
+
+  // Pack, one group of 16 tokens per task; a segment's first token starts a page.
+  pool.ParallelFor(n_pages, 8, [&](int64_t pb, int64_t pe, int) {
+    int64_t page0 = 0;
+    for (size_t s = 0; s < num_segments; ++s) {
+      const int64_t len = segments[s + 1] - segments[s];
+      const int64_t seg_pages = (len + kKeyGroup - 1) / kKeyGroup;
+      const int64_t lo = std::max(pb, page0), hi = std::min(pe, page0 + seg_pages);
+      for (int64_t pg = lo; pg < hi; ++pg) {
+        const int64_t t = (pg - page0) * kKeyGroup;
+        const int64_t row = segments[s] + t;
+        const int64_t count = std::min<int64_t>(kKeyGroup, len - t);
+        KvLayerView at = view;
+        at.pages = view.pages + page0;
+        if (dtype == DType::kBF16) {
+          StoreRows<uint16_t>(at, t, count, heads, head_dim, k + row * stride, v + row * stride,
+                              stride);
+        } else {
+          StoreRows<float>(at, t, count, heads, head_dim, k + row * stride, v + row * stride,
+                           stride);
+        }
+      }
+      page0 += seg_pages;
+    }
+  });
+
+  // Tasks: (segment, head, block of query rows).
+  constexpr int64_t kQueryRows = 32;
+  int64_t total = 0;
+  for (size_t s = 0; s < num_segments; ++s) {
+    total += heads * ((segments[s + 1] - segments[s] + kQueryRows - 1) / kQueryRows);
+  }
+  pool.ParallelFor(total, 1, [&](int64_t tb, int64_t te, int) {
+    for (int64_t task = tb; task < te; ++task) {
+      int64_t rest = task, page0 = 0;
+      size_t s = 0;
+      for (;; ++s) {
+        const int64_t len = segments[s + 1] - segments[s];
+        const int64_t blocks = (len + kQueryRows - 1) / kQueryRows;
+        if (rest < heads * blocks) break;
+        rest -= heads * blocks;
+        page0 += (len + kKeyGroup - 1) / kKeyGroup;
+      }
+      const int64_t len = segments[s + 1] - segments[s];
+      const int64_t blocks = (len + kQueryRows - 1) / kQueryRows;
+      const int h = static_cast<int>(rest / blocks);
+      const int64_t q0 = (rest % blocks) * kQueryRows;
+      KvLayerView at = view;
+      at.pages = view.pages + page0;
+      const int64_t row = segments[s] + q0;
+      const int64_t hoff = static_cast<int64_t>(h) * head_dim;
+      RowBlock b{q + row * stride + hoff,
+                 stride,
+                 out + row * out_stride + hoff,
+                 out_stride,
+                 static_cast<int>(std::min(kQueryRows, len - q0)),
+                 1,
+                 len,
+                 false};
+      Attend(at, h, head_dim, scale, b);
+    }
+  });
+}
+
 void CausalAttention(std::span<const CausalAttentionJob> jobs, int heads, int kv_heads,
                      int head_dim, float scale, ThreadPool& pool) {
-  constexpr int64_t kQueryBlock = 16;
-  struct Item {
-    size_t job;
-    int head;
-    int64_t q_begin, q_end;
-  };
-  std::vector<Item> items;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    for (int h = 0; h < heads; ++h) {
-      for (int64_t q0 = 0; q0 < jobs[j].n_q; q0 += kQueryBlock) {
-        items.push_back({j, h, q0, std::min(q0 + kQueryBlock, jobs[j].n_q)});
-      }
-    }
+  if (jobs.empty()) return;
+  if (kv_heads <= 0 || heads % kv_heads != 0) {
+    Fail(ErrorCode::kInvalidArgument, "attention heads ", heads, " are not a multiple of kv heads ",
+         kv_heads);
   }
   const int group = heads / kv_heads;
-  pool.ParallelFor(static_cast<int64_t>(items.size()), 1, [&](int64_t b, int64_t e, int) {
-    for (int64_t it = b; it < e; ++it) {
-      const Item& item = items[it];
-      const CausalAttentionJob& job = jobs[item.job];
-      if (job.kv.dtype == DType::kBF16) {
-        CausalRows<uint16_t>(job, item.head, item.head / group, heads, head_dim, scale,
-                             item.q_begin, item.q_end);
-      } else {
-        CausalRows<float>(job, item.head, item.head / group, heads, head_dim, scale, item.q_begin,
-                          item.q_end);
+  if (group > kMaxRows) {
+    Fail(ErrorCode::kInvalidArgument, "attention groups of ", group, " heads are not supported");
+  }
+  for (const CausalAttentionJob& job : jobs) CheckShape(job.kv.dtype, head_dim, job.kv.page_size);
+  const int64_t queries_per_block = kMaxRows / 2 / group > 0 ? kMaxRows / 2 / group : 1;
+  int64_t total = 0;
+  for (const CausalAttentionJob& job : jobs) {
+    total += kv_heads * ((job.n_q + queries_per_block - 1) / queries_per_block);
+  }
+  const int64_t row = static_cast<int64_t>(heads) * head_dim;
+  pool.ParallelFor(total, 1, [&](int64_t tb, int64_t te, int) {
+    for (int64_t task = tb; task < te; ++task) {
+      int64_t rest = task;
+      size_t j = 0;
+      for (;; ++j) {
+        const int64_t n = kv_heads * ((jobs[j].n_q + queries_per_block - 1) / queries_per_block);
+        if (rest < n) break;
+        rest -= n;
       }
+      const CausalAttentionJob& job = jobs[j];
+      const int64_t blocks = (job.n_q + queries_per_block - 1) / queries_per_block;
+      const int h = static_cast<int>(rest / blocks);
+      // Later query blocks see more keys: hand them out first.
+      const int64_t q0 = (blocks - 1 - rest % blocks) * queries_per_block;
+      const int64_t hoff = static_cast<int64_t>(h) * group * head_dim;
+      RowBlock b{job.q + q0 * row + hoff,
+                 row,
+                 job.out + q0 * row + hoff,
+                 row,
+                 static_cast<int>(std::min(queries_per_block, job.n_q - q0)),
+                 group,
+                 job.q_start + q0 + 1,
+                 true};
+      Attend(job.kv, h, head_dim, scale, b);
     }
   });
 }

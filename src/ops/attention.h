@@ -1,5 +1,15 @@
-// Scaled dot-product attention: softmax(q k^T * scale) v, computed in float32 with an
-// online (streaming) softmax over key tiles, so no [queries, keys] matrix is stored.
+// Scaled dot-product attention: softmax(q k^T * scale) v, flash style: query rows are
+// taken in blocks, keys in blocks of 64, with an online (streaming) softmax, so no
+// [queries, keys] matrix is ever stored and each key/value block is read once per block
+// of query rows (all query heads of a GQA group share it).
+//
+// Keys and values are read in packed groups of 16 tokens of one head (layouts in
+// ops/attention_kernels.h: the operand shapes of the dot-product instructions), both
+// from the paged KV cache and from the panel the vision attention packs its keys into.
+//
+// Precision follows the key/value dtype: F32 computes in float32; BF16 rounds q, k, v
+// and the probabilities to bfloat16 and accumulates in float32 (as bf16 inference does).
+// Steady-state calls allocate nothing (per-thread workspaces grow to the largest call).
 #pragma once
 
 #include <cstdint>
@@ -12,14 +22,21 @@ namespace qvl {
 
 // Bidirectional attention within segments: rows [seg[s], seg[s+1]) attend only to each
 // other (one segment per image; the reference's cu_seqlens). q, k, v and out are
-// [n, heads, d] with rows `stride` floats apart (out rows `out_stride`).
+// [n, heads, d] with rows `stride` floats apart (out rows `out_stride`). dtype is kF32
+// or kBF16 (see above); bf16 needs an even head_dim.
 void SegmentedFullAttention(const float* q, const float* k, const float* v, int64_t stride,
                             std::span<const int64_t> segments, int heads, int head_dim, float scale,
-                            float* out, int64_t out_stride, ThreadPool& pool);
+                            DType dtype, float* out, int64_t out_stride, ThreadPool& pool);
 
-// One layer of one sequence's paged KV cache. Token t of kv head h lives at
+// Frees the calling thread's packed key/value panel of SegmentedFullAttention (it is kept
+// between calls, which allocate nothing once it is large enough: 2 * n * heads * d
+// elements, 12 MiB in bf16 for 3072 patches).
+void ReleaseAttentionScratch();
+
+// One layer of one sequence's paged KV cache. Token t of kv head h lives in the group
 //   base + pages[t / page_size] * page_stride + h * head_stride + (t % page_size) * head_dim
-// for base = k or v. Elements are F32 or BF16.
+// for base = k or v, at position t % 16 of that 16-token group (KvGroupLayout).
+// Elements are F32 or BF16; page_size is a multiple of 16.
 struct KvLayerView {
   DType dtype = DType::kF32;
   void* k = nullptr;
@@ -29,6 +46,9 @@ struct KvLayerView {
   int page_size = 0;
   const int32_t* pages = nullptr;
 };
+
+// Tokens per packed group; page sizes must be a multiple.
+constexpr int kKvGroupTokens = 16;
 
 // Writes keys and values of `n` tokens ([n, kv_heads, d], rows `stride` floats apart) to
 // cache slots t0 .. t0 + n - 1.
@@ -46,6 +66,8 @@ struct CausalAttentionJob {
   KvLayerView kv;
 };
 
+// All jobs (prefill chunks and decode steps of different sequences) in one parallel
+// region.
 void CausalAttention(std::span<const CausalAttentionJob> jobs, int heads, int kv_heads,
                      int head_dim, float scale, ThreadPool& pool);
 

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "base/bf16.h"
+#include "base/error.h"
 
 namespace qvl {
 namespace {
@@ -16,6 +18,10 @@ std::vector<float> Random(size_t n, std::mt19937& rng) {
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+void RoundToBf16(std::vector<float>& v) {
+  for (float& x : v) x = Bf16ToF32(F32ToBf16(x));
 }
 
 // softmax(q k^T scale) v for one query over keys [k0, k1), in double.
@@ -38,80 +44,165 @@ void NaiveRow(const float* q, const float* k, const float* v, int64_t stride, in
   }
 }
 
-TEST(SegmentedFullAttention, MatchesNaiveAndNeverCrossesSegments) {
+// bf16 rounds q, k, v and the probabilities: a few parts in 1e3 of the output.
+float Tolerance(DType dtype) { return dtype == DType::kBF16 ? 1e-2f : 1e-5f; }
+
+void CheckSegmented(DType dtype, int heads, int d, const std::vector<int64_t>& segments) {
+  SCOPED_TRACE(std::string(DTypeName(dtype)) + " d=" + std::to_string(d));
   std::mt19937 rng(1);
   ThreadPool pool(2, false);
-  const int heads = 3, d = 8;
-  const int64_t stride = heads * d;
-  const std::vector<int64_t> segments = {0, 70, 75, 150};
+  const int64_t stride = 3 * heads * d + 5;  // q | k | v inside a wider row, as in the tower
   const int64_t n = segments.back();
-  const auto q = Random(n * stride, rng), k = Random(n * stride, rng), v = Random(n * stride, rng);
-  std::vector<float> out(n * stride);
-  SegmentedFullAttention(q.data(), k.data(), v.data(), stride, segments, heads, d, 0.35f,
-                         out.data(), stride, pool);
+  auto qkv = Random(n * stride, rng);
+  const float* q = qkv.data();
+  const float* k = qkv.data() + heads * d;
+  const float* v = qkv.data() + 2 * heads * d;
+  const int64_t out_stride = heads * d;
+  std::vector<float> out(n * out_stride);
+  SegmentedFullAttention(q, k, v, stride, segments, heads, d, 0.35f, dtype, out.data(), out_stride,
+                         pool);
+  auto ref = qkv;
+  if (dtype == DType::kBF16) RoundToBf16(ref);
   std::vector<float> want(d);
   for (size_t s = 0; s + 1 < segments.size(); ++s)
     for (int64_t i = segments[s]; i < segments[s + 1]; ++i)
       for (int h = 0; h < heads; ++h) {
-        NaiveRow(q.data() + i * stride + h * d, k.data() + h * d, v.data() + h * d, stride,
-                 segments[s], segments[s + 1], d, 0.35f, want.data());
-        for (int e = 0; e < d; ++e) ASSERT_NEAR(out[i * stride + h * d + e], want[e], 1e-5);
+        NaiveRow(ref.data() + i * stride + h * d, ref.data() + heads * d + h * d,
+                 ref.data() + 2 * heads * d + h * d, stride, segments[s], segments[s + 1], d, 0.35f,
+                 want.data());
+        for (int e = 0; e < d; ++e)
+          ASSERT_NEAR(out[i * out_stride + h * d + e], want[e], Tolerance(dtype))
+              << "row " << i << " head " << h << " dim " << e;
       }
 }
 
-// Builds a paged cache with a scrambled block table and checks causal GQA attention of a
-// chunk of queries appended after a prefix.
-void CheckPagedCausal(DType dtype, float tol) {
-  std::mt19937 rng(2);
-  ThreadPool pool(2, false);
-  const int heads = 4, kv_heads = 2, d = 16, page = 8;
-  const int64_t total = 45, prefix = 30;
-  const int64_t kv_row = kv_heads * d, q_row = heads * d;
-  auto k = Random(total * kv_row, rng), v = Random(total * kv_row, rng);
-  if (dtype == DType::kBF16) {
-    for (float& x : k) x = Bf16ToF32(F32ToBf16(x));
-    for (float& x : v) x = Bf16ToF32(F32ToBf16(x));
+TEST(SegmentedFullAttention, MatchesNaiveAndNeverCrossesSegments) {
+  const std::vector<int64_t> segments = {0, 70, 75, 150, 151};
+  for (DType dtype : {DType::kF32, DType::kBF16}) {
+    CheckSegmented(dtype, 3, 8, segments);
+    CheckSegmented(dtype, 2, 64, {0, 97});
   }
-  const std::vector<int32_t> pages = {5, 0, 3, 1, 6, 2};  // 6 pages x 8 >= 45
-  const int64_t head_stride = page * d, page_stride = kv_heads * head_stride * 1;
-  const size_t elems = 7 * page_stride;
-  std::vector<float> kf(elems), vf(elems);
-  std::vector<uint16_t> kb(elems), vb(elems);
-  KvLayerView kv;
-  kv.dtype = dtype;
-  kv.k = dtype == DType::kF32 ? static_cast<void*>(kf.data()) : kb.data();
-  kv.v = dtype == DType::kF32 ? static_cast<void*>(vf.data()) : vb.data();
-  kv.page_stride = page_stride;
-  kv.head_stride = head_stride;
-  kv.page_size = page;
-  kv.pages = pages.data();
-  StoreKv(kv, 0, prefix, kv_heads, d, k.data(), v.data(), kv_row);
-  StoreKv(kv, prefix, total - prefix, kv_heads, d, k.data() + prefix * kv_row,
-          v.data() + prefix * kv_row, kv_row);
-
-  const int64_t n_q = total - prefix;
-  const auto q = Random(n_q * q_row, rng);
-  std::vector<float> out(n_q * q_row);
-  CausalAttentionJob job;
-  job.q = q.data();
-  job.out = out.data();
-  job.n_q = n_q;
-  job.q_start = prefix;
-  job.kv = kv;
-  CausalAttention(std::span<const CausalAttentionJob>(&job, 1), heads, kv_heads, d, 0.25f, pool);
-
-  std::vector<float> want(d);
-  for (int64_t i = 0; i < n_q; ++i)
-    for (int h = 0; h < heads; ++h) {
-      const int g = h / (heads / kv_heads);
-      NaiveRow(q.data() + i * q_row + h * d, k.data() + g * d, v.data() + g * d, kv_row, 0,
-               prefix + i + 1, d, 0.25f, want.data());
-      for (int e = 0; e < d; ++e) ASSERT_NEAR(out[i * q_row + h * d + e], want[e], tol);
-    }
+  CheckSegmented(DType::kF32, 2, 7, {0, 33});
 }
 
-TEST(CausalAttention, PagedF32) { CheckPagedCausal(DType::kF32, 1e-5f); }
-TEST(CausalAttention, PagedBf16) { CheckPagedCausal(DType::kBF16, 1e-5f); }
+TEST(SegmentedFullAttention, RejectsOddBf16HeadDim) {
+  ThreadPool pool(1, false);
+  std::vector<float> x(64);
+  const std::vector<int64_t> segments = {0, 2};
+  try {
+    SegmentedFullAttention(x.data(), x.data(), x.data(), 7, segments, 1, 7, 1.0f, DType::kBF16,
+                           x.data(), 7, pool);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "attention head_dim 7 is not supported (even, at most 256)");
+  }
+}
+
+struct PagedCache {
+  std::vector<float> kf, vf;
+  std::vector<uint16_t> kb, vb;
+  std::vector<int32_t> pages;
+  KvLayerView view;
+};
+
+// A cache of 8 scrambled pages whose unused slots hold NaN, as a recycled page may.
+PagedCache MakeCache(DType dtype, int kv_heads, int d, int page) {
+  PagedCache c;
+  c.pages = {5, 0, 3, 1, 6, 2, 7, 4};
+  const int64_t head_stride = int64_t{page} * d, page_stride = kv_heads * head_stride;
+  const size_t elems = 8 * page_stride;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  c.kf.assign(elems, nan);
+  c.vf.assign(elems, nan);
+  c.kb.assign(elems, F32ToBf16(nan));
+  c.vb.assign(elems, F32ToBf16(nan));
+  c.view.dtype = dtype;
+  c.view.k = dtype == DType::kF32 ? static_cast<void*>(c.kf.data()) : c.kb.data();
+  c.view.v = dtype == DType::kF32 ? static_cast<void*>(c.vf.data()) : c.vb.data();
+  c.view.page_stride = page_stride;
+  c.view.head_stride = head_stride;
+  c.view.page_size = page;
+  c.view.pages = c.pages.data();
+  return c;
+}
+
+// Causal GQA attention of chunks appended after cached prefixes, several sequences in
+// one call, against the naive reference.
+void CheckPagedCausal(DType dtype, int heads, int kv_heads, int d, int page) {
+  SCOPED_TRACE(std::string(DTypeName(dtype)) + " heads=" + std::to_string(heads) + "/" +
+               std::to_string(kv_heads) + " d=" + std::to_string(d));
+  std::mt19937 rng(2);
+  ThreadPool pool(2, false);
+  const int64_t kv_row = kv_heads * d, q_row = heads * d;
+  struct Seq {
+    int64_t prefix, total;
+  };
+  const std::vector<Seq> seqs = {{30, 45}, {0, 77}, {100, 101}, {16, 17}};
+  std::vector<PagedCache> caches;
+  std::vector<std::vector<float>> ks, vs, qs, outs;
+  std::vector<CausalAttentionJob> jobs;
+  for (const Seq& s : seqs) {
+    caches.push_back(MakeCache(dtype, kv_heads, d, page));
+    ks.push_back(Random(s.total * kv_row, rng));
+    vs.push_back(Random(s.total * kv_row, rng));
+    qs.push_back(Random((s.total - s.prefix) * q_row, rng));
+    outs.emplace_back((s.total - s.prefix) * q_row);
+  }
+  for (size_t i = 0; i < seqs.size(); ++i) {
+    const KvLayerView& kv = caches[i].view;
+    StoreKv(kv, 0, seqs[i].prefix, kv_heads, d, ks[i].data(), vs[i].data(), kv_row);
+    StoreKv(kv, seqs[i].prefix, seqs[i].total - seqs[i].prefix, kv_heads, d,
+            ks[i].data() + seqs[i].prefix * kv_row, vs[i].data() + seqs[i].prefix * kv_row, kv_row);
+    CausalAttentionJob job;
+    job.q = qs[i].data();
+    job.out = outs[i].data();
+    job.n_q = seqs[i].total - seqs[i].prefix;
+    job.q_start = seqs[i].prefix;
+    job.kv = kv;
+    jobs.push_back(job);
+  }
+  CausalAttention(jobs, heads, kv_heads, d, 0.25f, pool);
+
+  std::vector<float> want(d);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    auto k = ks[s], v = vs[s], q = qs[s];
+    if (dtype == DType::kBF16) {
+      RoundToBf16(k);
+      RoundToBf16(v);
+      RoundToBf16(q);
+    }
+    for (int64_t i = 0; i < jobs[s].n_q; ++i)
+      for (int h = 0; h < heads; ++h) {
+        const int g = h / (heads / kv_heads);
+        NaiveRow(q.data() + i * q_row + h * d, k.data() + g * d, v.data() + g * d, kv_row, 0,
+                 seqs[s].prefix + i + 1, d, 0.25f, want.data());
+        for (int e = 0; e < d; ++e)
+          ASSERT_NEAR(outs[s][i * q_row + h * d + e], want[e], Tolerance(dtype))
+              << "sequence " << s << " query " << i << " head " << h;
+      }
+  }
+}
+
+TEST(CausalAttention, PagedF32) {
+  CheckPagedCausal(DType::kF32, 4, 2, 16, 16);
+  CheckPagedCausal(DType::kF32, 3, 3, 7, 32);
+}
+TEST(CausalAttention, PagedBf16) {
+  CheckPagedCausal(DType::kBF16, 4, 2, 16, 16);
+  CheckPagedCausal(DType::kBF16, 16, 8, 128, 32);
+}
+
+TEST(StoreKv, RejectsPagesThatAreNotWholeGroups) {
+  KvLayerView kv;
+  kv.dtype = DType::kF32;
+  kv.page_size = 24;
+  try {
+    StoreKv(kv, 0, 0, 1, 8, nullptr, nullptr, 8);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "KV page size 24 is not a multiple of 16");
+  }
+}
 
 }  // namespace
 }  // namespace qvl

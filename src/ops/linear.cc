@@ -1,12 +1,18 @@
 #include "ops/linear.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "ops/matmul_kernels.h"
+#include "ops/packed_kernels.h"
+#include "ops/weight_pack.h"
 
 namespace qvl {
 namespace {
@@ -16,12 +22,17 @@ const kernels::MatMulKernels& Kernels() {
   return k;
 }
 
-// Scratch for activations converted to bf16; grows to the largest call, then is reused,
-// so steady-state forward passes do not allocate.
-std::vector<uint16_t>& Bf16Scratch(size_t n) {
-  thread_local std::vector<uint16_t> buffer;
+const kernels::PackedKernels& Packed() {
+  static const kernels::PackedKernels k = kernels::PackedKernelsFor(ActiveTier());
+  return k;
+}
+
+// Per-call scratch for converted activations: grows to the largest call, then is reused,
+// so steady-state forward passes do not allocate. Only the dispatching thread writes it.
+template <typename T>
+T* Scratch(std::vector<T>& buffer, size_t n) {
   if (buffer.size() < n) buffer.resize(n);
-  return buffer;
+  return buffer.data();
 }
 
 float DecodeElement(const WeightView& v, int64_t i) {
@@ -38,69 +49,38 @@ float DecodeElement(const WeightView& v, int64_t i) {
   }
 }
 
-}  // namespace
+// Large weights go on 2 MiB pages: decode streams every weight once per token, and with
+// 4 KiB pages the TLB misses (two-level walks in a VM) cost about half the bandwidth.
+constexpr size_t kHugePage = size_t{2} << 20;
 
-const char* WeightFormatName(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32:
-      return "f32";
-    case WeightFormat::kBF16:
-      return "bf16";
-  }
-  return "?";
+std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
+  const size_t align = bytes >= kHugePage ? kHugePage : 64;
+  const size_t size = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, size);
+  if (p == nullptr) Fail(ErrorCode::kIo, "out of memory for a ", bytes, "-byte weight");
+  // Only a hint: without transparent huge pages the memory works the same.
+  if (align == kHugePage) ::madvise(p, size, MADV_HUGEPAGE);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
 }
 
-LinearWeight LinearWeight::Prepare(const WeightView& view, WeightFormat format) {
-  LinearWeight w;
-  w.format_ = format;
-  w.rows_ = view.rows;
-  w.cols_ = view.cols;
-  const bool in_place = (format == WeightFormat::kF32 && view.dtype == DType::kF32) ||
-                        (format == WeightFormat::kBF16 && view.dtype == DType::kBF16);
-  if (in_place) {
-    w.data_ = view.data;
-    return w;
-  }
-  const int64_t n = view.rows * view.cols;
-  if (format == WeightFormat::kF32) {
-    w.owned_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * 4);
-    float* dst = reinterpret_cast<float*>(w.owned_->data());
-    for (int64_t i = 0; i < n; ++i) dst[i] = DecodeElement(view, i);
-  } else {
-    w.owned_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n) * 2);
-    uint16_t* dst = reinterpret_cast<uint16_t*>(w.owned_->data());
-    for (int64_t i = 0; i < n; ++i) dst[i] = F32ToBf16(DecodeElement(view, i));
-  }
-  w.data_ = w.owned_->data();
-  return w;
-}
-
-size_t LinearWeight::bytes() const {
-  const size_t elem = format_ == WeightFormat::kF32 ? 4 : 2;
-  return static_cast<size_t>(rows_ * cols_) * elem;
-}
-
-void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-            MatmulPrecision precision, ThreadPool& pool) {
+void RowMajorMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                    MatmulPrecision precision, ThreadPool& pool) {
   const int64_t n = w.rows();
   const int64_t k = w.cols();
-  if (m <= 0 || n <= 0) return;
   const kernels::MatMulKernels& kern = Kernels();
-
   if (precision == MatmulPrecision::kBF16 && w.format() != WeightFormat::kBF16) {
     Fail(ErrorCode::kInvalidArgument, "bf16 matmul precision needs bf16 weights, got ",
          WeightFormatName(w.format()));
   }
   const uint16_t* xb = nullptr;
   if (precision == MatmulPrecision::kBF16) {
-    std::vector<uint16_t>& scratch = Bf16Scratch(static_cast<size_t>(m * k));
-    uint16_t* dst = scratch.data();
+    thread_local std::vector<uint16_t> buffer;
+    uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * k));
     pool.ParallelFor(m, 16, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin * k; i < end * k; ++i) dst[i] = F32ToBf16(x[i]);
     });
     xb = dst;
   }
-
   // Blocks of output columns (weight rows), enough for every thread to stay busy; each
   // block walks all rows of x so its weights stay in cache.
   const int64_t target_tasks = static_cast<int64_t>(pool.size()) * 8;
@@ -123,6 +103,172 @@ void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias,
       }
     }
   });
+}
+
+kernels::QuantizedRows Offset(const kernels::QuantizedRows& q, int64_t rows) {
+  const int64_t blocks = q.kp / kQuantBlock;
+  return {q.codes + rows * q.kp, q.scales + rows * blocks, q.corr + rows * blocks, q.kp};
+}
+
+// Panels per task: few rows of x stream the weights from memory, so each thread takes
+// long contiguous runs; many rows are compute-bound, so tasks are small for balance.
+int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
+  const int64_t tasks = threads * (m <= 8 ? 2 : 16);
+  return std::max<int64_t>(1, (panels + tasks - 1) / tasks);
+}
+
+void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                  ThreadPool& pool) {
+  const int64_t n = w.rows();
+  const int64_t k = w.cols();
+  const PackedLayout layout = PackedLayoutFor(w.format(), n, k);
+  const int64_t kp = layout.padded_k;
+  const kernels::PackedKernels& kern = Packed();
+  const int64_t row_grain = std::max<int64_t>(1, m / (pool.size() * 4));
+
+  kernels::QuantizedRows q;
+  const uint16_t* xb = nullptr;
+  if (w.format() == WeightFormat::kBF16Packed) {
+    thread_local std::vector<uint16_t> buffer;
+    uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
+    pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) {
+        for (int64_t c = 0; c < k; ++c) dst[i * kp + c] = F32ToBf16(x[i * k + c]);
+        std::fill(dst + i * kp + k, dst + (i + 1) * kp, uint16_t{0});
+      }
+    });
+    xb = dst;
+  } else {
+    thread_local std::vector<int8_t> codes;
+    thread_local std::vector<float> scales;
+    thread_local std::vector<int32_t> corr;
+    const int64_t blocks = kp / kQuantBlock;
+    q.codes = Scratch(codes, static_cast<size_t>(m * kp));
+    q.scales = Scratch(scales, static_cast<size_t>(m * blocks));
+    q.corr = Scratch(corr, static_cast<size_t>(m * blocks));
+    q.kp = kp;
+    pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
+      kern.quantize(x + begin * k, k, end - begin, k, kp, const_cast<int8_t*>(q.codes) + begin * kp,
+                    const_cast<float*>(q.scales) + begin * blocks,
+                    const_cast<int32_t*>(q.corr) + begin * blocks);
+    });
+  }
+
+  // Rows of x go through a task's panels in blocks that stay in L2 (about 256 KiB of
+  // converted x), a multiple of every tier's row tile (2, 5, 6).
+  const int64_t x_row_bytes = kp * (w.format() == WeightFormat::kBF16Packed ? 2 : 1);
+  const int64_t row_block = std::max<int64_t>(60, (256 << 10) / x_row_bytes / 60 * 60);
+  const uint8_t* data = static_cast<const uint8_t*>(w.data());
+  pool.ParallelFor(layout.panels, PanelGrain(layout.panels, m, pool.size()),
+                   [&](int64_t p0, int64_t p1, int) {
+                     kernels::PanelRange r;
+                     r.w = data + p0 * layout.panel_bytes;
+                     r.panels = p1 - p0;
+                     r.panel_bytes = layout.panel_bytes;
+                     r.kp = kp;
+                     r.bias = bias ? bias + p0 * kPanelRows : nullptr;
+                     r.ldy = n;
+                     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
+                     for (int64_t i0 = 0; i0 < m; i0 += row_block) {
+                       const int64_t rows = std::min(row_block, m - i0);
+                       r.y = y + i0 * n + p0 * kPanelRows;
+                       switch (w.format()) {
+                         case WeightFormat::kBF16Packed:
+                           kern.bf16(xb + i0 * kp, rows, r);
+                           break;
+                         case WeightFormat::kQ8:
+                           kern.q8(Offset(q, i0), rows, r);
+                           break;
+                         default:
+                           kern.q4(Offset(q, i0), rows, r);
+                           break;
+                       }
+                     }
+                   });
+}
+
+}  // namespace
+
+LinearWeight LinearWeight::Prepare(const WeightView& view, WeightFormat format, ThreadPool* pool) {
+  LinearWeight w;
+  w.format_ = format;
+  w.rows_ = view.rows;
+  w.cols_ = view.cols;
+  const bool in_place = (format == WeightFormat::kF32 && view.dtype == DType::kF32) ||
+                        (format == WeightFormat::kBF16 && view.dtype == DType::kBF16);
+  if (in_place) {
+    w.data_ = view.data;
+    return w;
+  }
+  if (IsPacked(format)) {
+    const PackedLayout layout = PackedLayoutFor(format, view.rows, view.cols);
+    std::shared_ptr<uint8_t> buffer = AllocateAligned(static_cast<size_t>(layout.bytes()));
+    uint8_t* dst = buffer.get();
+    auto pack = [&](int64_t first, int64_t last, int) {
+      PackPanels(view, format, first, last, dst + first * layout.panel_bytes);
+    };
+    if (pool != nullptr) {
+      pool->ParallelFor(layout.panels, 4, pack);
+    } else {
+      pack(0, layout.panels, 0);
+    }
+    w.data_ = dst;
+    w.owned_bytes_ = static_cast<size_t>(layout.bytes());
+    w.keep_alive_ = std::move(buffer);
+    return w;
+  }
+  const int64_t n = view.rows * view.cols;
+  const size_t elem = format == WeightFormat::kF32 ? 4 : 2;
+  std::shared_ptr<uint8_t> buffer = AllocateAligned(static_cast<size_t>(n) * elem);
+  if (format == WeightFormat::kF32) {
+    float* dst = reinterpret_cast<float*>(buffer.get());
+    for (int64_t i = 0; i < n; ++i) dst[i] = DecodeElement(view, i);
+  } else {
+    uint16_t* dst = reinterpret_cast<uint16_t*>(buffer.get());
+    for (int64_t i = 0; i < n; ++i) dst[i] = F32ToBf16(DecodeElement(view, i));
+  }
+  w.data_ = buffer.get();
+  w.owned_bytes_ = static_cast<size_t>(n) * elem;
+  w.keep_alive_ = std::move(buffer);
+  return w;
+}
+
+LinearWeight LinearWeight::FromPacked(WeightFormat format, int64_t rows, int64_t cols,
+                                      const void* data, std::shared_ptr<const void> keep_alive) {
+  if (!IsPacked(format)) {
+    Fail(ErrorCode::kInternal, "FromPacked needs a packed format, got ", WeightFormatName(format));
+  }
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0) {
+    Fail(ErrorCode::kInternal, "packed weight data is not 64-byte aligned");
+  }
+  LinearWeight w;
+  w.format_ = format;
+  w.rows_ = rows;
+  w.cols_ = cols;
+  w.data_ = data;
+  w.keep_alive_ = std::move(keep_alive);
+  return w;
+}
+
+size_t LinearWeight::bytes() const {
+  switch (format_) {
+    case WeightFormat::kF32:
+      return static_cast<size_t>(rows_ * cols_) * 4;
+    case WeightFormat::kBF16:
+      return static_cast<size_t>(rows_ * cols_) * 2;
+    default:
+      return static_cast<size_t>(PackedLayoutFor(format_, rows_, cols_).bytes());
+  }
+}
+
+void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+            MatmulPrecision precision, ThreadPool& pool) {
+  if (m <= 0 || w.rows() <= 0) return;
+  if (IsPacked(w.format())) {
+    PackedMatMul(x, m, w, bias, y, pool);
+  } else {
+    RowMajorMatMul(x, m, w, bias, y, precision, pool);
+  }
 }
 
 }  // namespace qvl

@@ -1,30 +1,27 @@
 // Linear layers: y[M, N] = x[M, K] . W[N, K]^T + b[N], the bulk of every forward pass.
 //
-// A LinearWeight is a weight matrix in the layout the kernels read. F32 and BF16
-// checkpoint matrices are used in place (zero copy from the mmap); other formats are
-// converted once at load.
+// A LinearWeight is a weight matrix in one of the layouts of ops/weight_format.h. F32
+// and BF16 checkpoint matrices can be used in place (zero copy from the mmap); packed
+// formats are made once (at load, or read from a cache file) and then used read-only.
 //
-// Precision: kF32 computes in float32 with the weights decoded exactly (bf16 -> f32 is
-// exact), matching the float32 reference. kBF16 rounds the activations x to bf16 before
-// the products (accumulation stays f32), as the reference does in bfloat16.
+// Precision: kF32 weights compute in float32 (bf16 -> f32 is exact), matching the
+// float32 reference. With kBF16 precision, BF16 weights see x rounded to bf16 (as the
+// reference does in bfloat16); kBF16Packed always does. kQ8 / kQ4 weights see x
+// quantized to int8 per block of 32 (see ops/packed_kernels.h).
+//
+// Batch invariance: a row of y depends only on its row of x and the weight, bit for bit,
+// whatever M is and however the work is split over threads. The server relies on it: a
+// sequence decoded alone or in a batch, or prefilled in chunks, gives the same logits.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
-#include "base/dtype.h"
 #include "base/thread_pool.h"
+#include "ops/weight_format.h"
 #include "ops/weight_view.h"
 
 namespace qvl {
-
-enum class WeightFormat : uint8_t {
-  kF32,   // row-major [N, K] float
-  kBF16,  // row-major [N, K] bfloat16
-};
-
-const char* WeightFormatName(WeightFormat format);
 
 enum class MatmulPrecision : uint8_t {
   kF32,
@@ -35,9 +32,16 @@ class LinearWeight {
  public:
   LinearWeight() = default;
 
-  // Uses `view` in place when its dtype is `format`; otherwise converts it once into
-  // owned memory (F16 -> F32 or BF16, F32 -> BF16, BF16 -> F32).
-  static LinearWeight Prepare(const WeightView& view, WeightFormat format);
+  // Uses `view` in place when its dtype is the row-major `format`; otherwise converts
+  // it once into owned memory (packing and quantizing panels over `pool` when given).
+  static LinearWeight Prepare(const WeightView& view, WeightFormat format,
+                              ThreadPool* pool = nullptr);
+
+  // A packed weight made earlier (e.g. mapped from a cache file): `data` holds
+  // PackedLayoutFor(format, rows, cols).bytes() bytes, 64-byte aligned; `keep_alive`
+  // owns the memory behind it.
+  static LinearWeight FromPacked(WeightFormat format, int64_t rows, int64_t cols, const void* data,
+                                 std::shared_ptr<const void> keep_alive);
 
   WeightFormat format() const { return format_; }
   int64_t rows() const { return rows_; }  // N, output features
@@ -46,19 +50,20 @@ class LinearWeight {
   bool empty() const { return data_ == nullptr; }
   // Bytes this weight occupies (in the mmap or owned).
   size_t bytes() const;
-  // Bytes owned by this object (0 when used in place).
-  size_t owned_bytes() const { return owned_ ? owned_->size() : 0; }
+  // Bytes owned by this object (0 when used in place or mapped).
+  size_t owned_bytes() const { return owned_bytes_; }
 
  private:
   WeightFormat format_ = WeightFormat::kF32;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   const void* data_ = nullptr;
-  std::shared_ptr<std::vector<uint8_t>> owned_;
+  size_t owned_bytes_ = 0;
+  std::shared_ptr<const void> keep_alive_;
 };
 
 // y[M, N] = x[M, K] . W^T (+ bias[N] when not null). x rows are K apart, y rows N apart.
-// Work is split over the pool's threads.
+// Work is split over the pool's threads. `precision` matters for F32 / BF16 weights only.
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
             MatmulPrecision precision, ThreadPool& pool);
 

@@ -1,35 +1,40 @@
 #include "ops/norm.h"
 
-#include <cmath>
+#include "ops/elementwise_kernels.h"
 
 namespace qvl {
+namespace {
+
+// Below this many elements a call runs on the caller's thread: waking the pool would cost
+// more than the work (a decode step's norms are a few thousand floats).
+constexpr int64_t kParallelElements = 1 << 15;
+
+template <typename Fn>
+void ForRows(int64_t rows, int64_t dim, ThreadPool* pool, const Fn& fn) {
+  if (pool == nullptr || rows * dim < kParallelElements) {
+    fn(0, rows);
+    return;
+  }
+  const int64_t grain = kParallelElements / 4 / dim > 0 ? kParallelElements / 4 / dim : 1;
+  pool->ParallelFor(rows, grain, [&](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
+}  // namespace
 
 void RmsNorm(const float* x, const float* w, int64_t rows, int64_t dim, int64_t stride, float eps,
-             float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * stride;
-    float* yr = y + r * stride;
-    double sum = 0.0;
-    for (int64_t i = 0; i < dim; ++i) sum += static_cast<double>(xr[i]) * xr[i];
-    const float inv = 1.0f / std::sqrt(static_cast<float>(sum / dim) + eps);
-    for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
-  }
+             float* y, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForRows(rows, dim, pool, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) k.rms_norm_row(x + r * stride, w, dim, eps, y + r * stride);
+  });
 }
 
 void LayerNorm(const float* x, const float* w, const float* b, int64_t rows, int64_t dim, float eps,
-               float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * dim;
-    float* yr = y + r * dim;
-    double sum = 0.0;
-    for (int64_t i = 0; i < dim; ++i) sum += xr[i];
-    const double mean = sum / dim;
-    double var = 0.0;
-    for (int64_t i = 0; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(var / dim) + eps);
-    const float meanf = static_cast<float>(mean);
-    for (int64_t i = 0; i < dim; ++i) yr[i] = (xr[i] - meanf) * inv * w[i] + b[i];
-  }
+               float* y, ThreadPool* pool) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  ForRows(rows, dim, pool, [&](int64_t rb, int64_t re) {
+    for (int64_t r = rb; r < re; ++r) k.layer_norm_row(x + r * dim, w, b, dim, eps, y + r * dim);
+  });
 }
 
 }  // namespace qvl

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Markdown table of a bench/compare_llamacpp.sh run: qvl against llama.cpp per stage,
+medians of the runs, and the ratio (how many times faster qvl is; > 1 favours qvl).
+
+Usage: /usr/bin/python3 bench/compare_report.py OUT_DIR VARIANT...   (standard library)
+"""
+
+import glob
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def mtmd_run(log_path):
+    """Stage times of one llama-mtmd-cli run from its stderr (llama_perf + GNU time)."""
+    text = Path(log_path).read_text(errors="replace")
+
+    def find(pattern, cast=float):
+        m = re.search(pattern, text)
+        return cast(m.group(1)) if m else None
+
+    run = {
+        "vision_ms": find(r"mtmd batch encoding done in (\d+) ms"),
+        "prompt_ms": find(r"prompt eval time =\s+([\d.]+) ms"),
+        "prompt_tokens": find(r"prompt eval time =\s+[\d.]+ ms /\s+(\d+) tokens", int),
+        "decode_ms": find(r"\s eval time =\s+([\d.]+) ms"),
+        "decode_runs": find(r"\s eval time =\s+[\d.]+ ms /\s+(\d+) runs", int),
+        "rss_kib": find(r"Maximum resident set size \(kbytes\): (\d+)", int),
+        "cpu_s": None,
+        "wall_s": None,
+    }
+    user, system = find(r"User time \(seconds\): ([\d.]+)"), find(r"System time \(seconds\): ([\d.]+)")
+    if user is not None and system is not None:
+        run["cpu_s"] = user + system
+    m = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", text)
+    if m:
+        run["wall_s"] = int(m.group(1) or 0) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+    return run
+
+
+def llama_bench(path):
+    """tok/s of pp512 and tg128 from llama-bench -o json."""
+    out = {}
+    try:
+        for row in json.loads(Path(path).read_text()):
+            key = "pp" if row.get("n_gen", 0) == 0 else "tg"
+            out[key] = row.get("avg_ts")
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def fmt(v, digits=1):
+    return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+def ratio(qvl, llama, higher_is_better):
+    if qvl is None or llama is None or qvl == 0 or llama == 0:
+        return "n/a"
+    r = qvl / llama if higher_is_better else llama / qvl
+    return f"{r:.2f}x"
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    variants = sys.argv[2:]
+    machine = (out_dir / "machine.txt").read_text().strip() if (out_dir / "machine.txt").exists() else ""
+    print(f"# qvl vs llama.cpp ({machine})\n")
+    print("Ratio = how many times better qvl is (time: llama/qvl, speed: qvl/llama).\n")
+    for v in variants:
+        q = json.loads((out_dir / f"qvl-{v}.json").read_text())
+        runs = [mtmd_run(p) for p in sorted(glob.glob(str(out_dir / f"mtmd-{v}-*.log")))]
+        lb = llama_bench(out_dir / f"llama-bench-{v}.json")
+        vision = median([r["vision_ms"] for r in runs])
+        prompt = median([r["prompt_ms"] for r in runs])
+        decode_ms = median([r["decode_ms"] for r in runs])
+        decode_runs = median([r["decode_runs"] for r in runs])
+        decode = decode_runs / decode_ms * 1e3 if decode_ms and decode_runs else None
+        ttft = vision + prompt if vision is not None and prompt is not None else None
+        wall = median([r["wall_s"] for r in runs])
+        rss = median([r["rss_kib"] for r in runs])
+        rows = [
+            ("vision encode (ms)", q["vision_encode_ms"], vision, False),
+            ("prefill of the image prompt (ms)", q["prefill_ms"], prompt, False),
+            ("time to first token (ms)", q["time_to_first_token_ms"], ttft, False),
+            ("decode after the image prompt (tok/s)", q["decode_tok_s"], decode, True),
+            ("warm start to last token (s)", q["start_to_done_ms"] / 1e3, wall, False),
+            ("peak RSS (MiB)", q["peak_rss_mib"], rss / 1024 if rss else None, False),
+            ("prefill pp512 (tok/s; qvl: image prompt)", q["prefill_tok_s"], lb.get("pp"), True),
+            ("decode tg128 (tok/s; qvl: after the prompt)", q["decode_tok_s"], lb.get("tg"), True),
+        ]
+        print(f"## {v} (qvl --dtype {q['dtype']}, vision {q['vision_dtype']}; "
+              f"{q['prompt_tokens']} prompt tokens, {q['generated_tokens']} generated)\n")
+        print("| stage | qvl | llama.cpp | ratio |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, a, b, higher in rows:
+            print(f"| {name} | {fmt(a)} | {fmt(b)} | {ratio(a, b, higher)} |")
+        print(f"\nqvl: decode {q['decode_percent_of_bound']:.0f}% of the bandwidth bound "
+              f"({q['memory_bandwidth_gb_s']:.1f} GB/s measured, "
+              f"{q['decode_bytes_per_token'] / 1e9:.2f} GB per step); load cold "
+              f"{q['load_cold_ms']:.0f} ms, warm {q['load_warm_ms']:.0f} ms; "
+              f"kernels {q['kernel_tier']}.\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,366 @@
+// qvl bench -m DIR [--image IMG] [--prompt P] [--tokens N] [--dtype D] [--vision-dtype D]
+//           [--threads N] [--runs N] [--json]
+// The standard speed report. Drives the model directly (no server, no scheduler): one
+// request of an image and a prompt, greedy decoding of a fixed number of tokens (EOS
+// ignored), each stage timed; medians over --runs runs after one warm-up run. Also times
+// a cold and a warm model load and measures this machine's memory read bandwidth, the
+// bound of decode speed, to report decode as a fraction of it.
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/bandwidth_probe.h"
+#include "base/cpu_features.h"
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "base/page_cache.h"
+#include "base/thread_pool.h"
+#include "base/timer.h"
+#include "cli/verbs.h"
+#include "image/image_processor.h"
+#include "model/mrope.h"
+#include "model/packed_weight_cache.h"
+#include "model/qwen3vl.h"
+#include "ops/weight_format.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
+
+namespace qvl::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model_dir;
+  std::string image;
+  std::string prompt = "Describe this image.";
+  int tokens = 64;
+  std::string dtype = WeightFormatName(ModelOptions().text_weights);
+  std::string vision_dtype = WeightFormatName(ModelOptions().vision_weights);
+  int threads = 0;
+  int runs = 3;
+  bool json = false;
+};
+
+// One run of the standard request, in milliseconds.
+struct RunTimes {
+  double preprocess = 0, vision = 0, prefill = 0, decode = 0, ttft = 0, total = 0;
+};
+
+struct RequestShape {
+  int64_t prompt_tokens = 0, image_tokens = 0;
+  int64_t width = 0, height = 0, resized_width = 0, resized_height = 0;
+};
+
+WeightFormat ParseFormatFlag(const char* flag, const std::string& name) {
+  WeightFormat f;
+  if (!ParseWeightFormat(name.c_str(), &f)) {
+    Fail(ErrorCode::kInvalidArgument, flag, " ", name, ": use f32, bf16, bf16-packed, q8 or q4");
+  }
+  return f;
+}
+
+// f32 weights compute in f32 with an f32 KV cache (the reference's precision); every
+// other format computes in bf16 with a bf16 cache.
+ModelOptions OptionsFor(const BenchFlags& flags) {
+  ModelOptions o;
+  o.text_weights = ParseFormatFlag("--dtype", flags.dtype);
+  o.vision_weights = ParseFormatFlag("--vision-dtype", flags.vision_dtype);
+  const bool f32 = o.text_weights == WeightFormat::kF32;
+  o.precision = f32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+  o.kv_dtype = f32 ? DType::kF32 : DType::kBF16;
+  return o;
+}
+
+double PeakRssMiB() {
+  struct rusage usage;
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::string> FolderFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  return files;
+}
+
+// Everything a request needs besides the model: loaded once per model load.
+struct Loaded {
+  std::unique_ptr<Qwen3VLModel> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  ImageProcessorParams image_params;
+};
+
+Loaded Load(const std::string& dir, const ModelOptions& options) {
+  Loaded l;
+  l.model = Qwen3VLModel::Load(dir, options);
+  l.tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromFile(l.model->folder().tokenizer_path));
+  l.image_params = LoadPreprocessorConfig(l.model->folder().preprocessor_config_path);
+  return l;
+}
+
+int32_t Argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// The standard request, stage by stage.
+RunTimes RunOnce(Loaded& l, const BenchFlags& flags, const MappedFile* image, ThreadPool& pool,
+                 RequestShape* shape) {
+  RunTimes t;
+  Stopwatch total;
+  const ModelConfig& cfg = l.model->config();
+  const int merge = cfg.vision.spatial_merge_size;
+
+  // Image -> pixel_values; prompt -> token ids and M-RoPE positions.
+  PreprocessedImage pre;
+  std::vector<GridThw> grids;
+  std::vector<int> image_token_counts;
+  ChatMessage user;
+  user.role = "user";
+  if (image != nullptr) {
+    pre = PreprocessImage(std::span<const uint8_t>(image->data(), image->size()), l.image_params,
+                          ImageBudget{}, ImageLimits{}, flags.image);
+    grids.push_back({pre.grid_thw[0], pre.grid_thw[1], pre.grid_thw[2]});
+    image_token_counts.push_back(static_cast<int>(grids.back().tokens(merge)));
+    user.parts.push_back({ChatPart::Kind::kImage, ""});
+  }
+  user.parts.push_back({ChatPart::Kind::kText, flags.prompt});
+  const std::vector<int32_t> ids = TokenizePrompt(
+      *l.tokenizer, RenderChatTemplate({user}, /*add_generation_prompt=*/true), image_token_counts);
+  const MropePositions pos = ComputeMropePositions(ids, cfg.image_token_id, grids, merge);
+  t.preprocess = total.Millis();
+
+  // Vision tower.
+  Stopwatch stage;
+  VisionOutput vision;
+  VisualFeatures features;
+  if (!grids.empty()) {
+    vision = l.model->vision().Encode(pre.pixel_values.data(), grids, pool);
+    const int64_t d = cfg.text.hidden_size;
+    for (int64_t k = 0; k < vision.tokens; ++k) features.embeds.push_back(&vision.embeds[k * d]);
+    for (const std::vector<float>& ds : vision.deepstack) {
+      features.deepstack.emplace_back();
+      for (int64_t k = 0; k < vision.tokens; ++k) features.deepstack.back().push_back(&ds[k * d]);
+    }
+  }
+  t.vision = stage.Millis();
+
+  // Prefill the whole prompt in one chunk, then decode greedily.
+  const int64_t n = static_cast<int64_t>(ids.size());
+  const int64_t slots = n + flags.tokens;
+  const int page = 32;
+  const TextConfig& tc = cfg.text;
+  const size_t page_bytes = static_cast<size_t>(tc.num_layers) * 2 * tc.num_kv_heads * page *
+                            tc.head_dim * DTypeSize(l.model->options().kv_dtype);
+  const int64_t n_pages = (slots + page - 1) / page;
+  KvPool kv(tc, l.model->options().kv_dtype, page, page_bytes * n_pages);
+  std::vector<int32_t> pages;
+  for (int64_t p = 0; p < n_pages; ++p) pages.push_back(kv.Allocate());
+  std::vector<float> logits(tc.vocab_size);
+  stage.Reset();
+  DecoderChunk prefill;
+  prefill.tokens = ids;
+  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
+  prefill.pages = pages.data();
+  prefill.visual = grids.empty() ? nullptr : &features;
+  prefill.want_logits = true;
+  l.model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data());
+  int32_t token = Argmax(logits);
+  t.prefill = stage.Millis();
+  t.ttft = total.Millis();
+
+  stage.Reset();
+  for (int step = 1; step < flags.tokens; ++step) {
+    const int64_t slot = n + step - 1;
+    const int32_t p = static_cast<int32_t>(slot + pos.rope_delta());
+    DecoderChunk dc;
+    dc.tokens = std::span<const int32_t>(&token, 1);
+    dc.positions = {&p, &p, &p};
+    dc.cache_start = slot;
+    dc.pages = pages.data();
+    dc.want_logits = true;
+    l.model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
+    token = Argmax(logits);
+  }
+  t.decode = stage.Millis();
+  t.total = total.Millis();
+
+  shape->prompt_tokens = n;
+  shape->image_tokens = image_token_counts.empty() ? 0 : image_token_counts[0];
+  shape->width = pre.original.width;
+  shape->height = pre.original.height;
+  shape->resized_width = pre.resized.width;
+  shape->resized_height = pre.resized.height;
+  return t;
+}
+
+void RunBench(const BenchFlags& flags) {
+  if (flags.tokens < 1) Fail(ErrorCode::kInvalidArgument, "--tokens must be at least 1");
+  if (flags.runs < 1) Fail(ErrorCode::kInvalidArgument, "--runs must be at least 1");
+  const ModelOptions options = OptionsFor(flags);
+  ThreadPool pool(flags.threads > 0 ? flags.threads : DefaultThreadCount());
+  std::unique_ptr<MappedFile> image;
+  if (!flags.image.empty()) image = std::make_unique<MappedFile>(flags.image);
+
+  // Bandwidth first, while the process is small.
+  const BandwidthProbe bw = MeasureReadBandwidth(pool);
+
+  // First start: makes sure the packed-weight cache file exists (building it if needed).
+  Stopwatch clock;
+  Loaded loaded = Load(flags.model_dir, options);
+  const double first_load = clock.Millis();
+  const std::string first_source = PackedCacheSourceName(loaded.model->packed_weights().source());
+  std::vector<std::string> files = FolderFiles(flags.model_dir);
+  if (!loaded.model->packed_weights().path().empty()) {
+    files.push_back(loaded.model->packed_weights().path());
+  }
+  loaded = Loaded();
+
+  // Cold start: the folder's files and the cache file evicted from the page cache (as
+  // far as the kernel lets an unprivileged process; the fraction left is reported).
+  for (const std::string& f : files) DropFromPageCache(f);
+  double bytes = 0, resident = 0;
+  for (const std::string& f : files) {
+    const double size = static_cast<double>(std::filesystem::file_size(f));
+    bytes += size;
+    resident += size * ResidentFraction(f);
+  }
+  const double cached_before_cold = bytes > 0 ? resident / bytes : 0.0;
+  clock.Reset();
+  loaded = Load(flags.model_dir, options);
+  const double load_cold = clock.Millis();
+  loaded = Loaded();
+  clock.Reset();
+  loaded = Load(flags.model_dir, options);
+  const double load_warm = clock.Millis();
+
+  RequestShape shape;
+  std::vector<RunTimes> runs;
+  for (int r = 0; r <= flags.runs; ++r) {
+    const RunTimes t = RunOnce(loaded, flags, image.get(), pool, &shape);
+    if (r > 0) runs.push_back(t);  // run 0 warms the caches up
+  }
+  auto median = [&](double RunTimes::*field) {
+    std::vector<double> v;
+    for (const RunTimes& t : runs) v.push_back(t.*field);
+    return Median(v);
+  };
+  const double preprocess = median(&RunTimes::preprocess), vision = median(&RunTimes::vision),
+               prefill = median(&RunTimes::prefill), decode = median(&RunTimes::decode),
+               ttft = median(&RunTimes::ttft), total = median(&RunTimes::total);
+  const double prefill_tok_s = shape.prompt_tokens / (prefill / 1e3);
+  const double decode_tok_s = flags.tokens > 1 ? (flags.tokens - 1) / (decode / 1e3) : 0.0;
+  // Bytes a decode step reads: the weight matrices plus, on average over the generated
+  // tokens, the KV cache (keys and values of every layer).
+  const TextConfig& tc = loaded.model->config().text;
+  const double kv_per_token = 2.0 * tc.num_layers * tc.num_kv_heads * tc.head_dim *
+                              DTypeSize(loaded.model->options().kv_dtype);
+  const double step_bytes = static_cast<double>(loaded.model->text().weight_bytes()) +
+                            kv_per_token * (shape.prompt_tokens + flags.tokens / 2.0);
+  const double bound_tok_s = bw.gb_per_s * 1e9 / step_bytes;
+
+  nlohmann::ordered_json j;
+  j["model"] = flags.model_dir;
+  j["dtype"] = flags.dtype;
+  j["vision_dtype"] = flags.vision_dtype;
+  j["threads"] = pool.size();
+  j["kernel_tier"] = CpuTierName(ActiveTier());
+  j["cpu"] = DescribeCpu();
+  j["image"] = flags.image;
+  j["image_size"] = {shape.width, shape.height};
+  j["resized_size"] = {shape.resized_width, shape.resized_height};
+  j["image_tokens"] = shape.image_tokens;
+  j["prompt_tokens"] = shape.prompt_tokens;
+  j["generated_tokens"] = flags.tokens;
+  j["runs"] = flags.runs;
+  j["preprocess_ms"] = preprocess;
+  j["vision_encode_ms"] = vision;
+  j["prefill_ms"] = prefill;
+  j["prefill_tok_s"] = prefill_tok_s;
+  j["time_to_first_token_ms"] = ttft;
+  j["decode_ms"] = decode;
+  j["decode_tok_s"] = decode_tok_s;
+  j["total_ms"] = total;
+  j["start_to_done_ms"] = load_warm + total;
+  j["first_load_ms"] = first_load;
+  j["first_load_packed_weights"] = first_source;
+  j["load_cold_ms"] = load_cold;
+  j["load_warm_ms"] = load_warm;
+  j["page_cache_before_cold_load"] = cached_before_cold;
+  j["peak_rss_mib"] = PeakRssMiB();
+  j["memory_bandwidth_gb_s"] = bw.gb_per_s;
+  j["decode_bytes_per_token"] = step_bytes;
+  j["decode_bound_tok_s"] = bound_tok_s;
+  j["decode_percent_of_bound"] = 100.0 * decode_tok_s / bound_tok_s;
+  if (flags.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
+              flags.model_dir.c_str(), flags.dtype.c_str(), flags.vision_dtype.c_str(), pool.size(),
+              CpuTierName(ActiveTier()));
+  std::printf("request: %s%lld prompt tokens (%lld image), %d generated, median of %d runs\n",
+              flags.image.empty() ? ""
+                                  : StrCat(flags.image, " ", shape.width, "x", shape.height, " -> ",
+                                           shape.resized_width, "x", shape.resized_height, ", ")
+                                        .c_str(),
+              static_cast<long long>(shape.prompt_tokens),
+              static_cast<long long>(shape.image_tokens), flags.tokens, flags.runs);
+  std::printf("  %-28s %10.1f ms\n", "preprocess", preprocess);
+  std::printf("  %-28s %10.1f ms\n", "vision encode", vision);
+  std::printf("  %-28s %10.1f ms  (%.1f tok/s)\n", "prefill", prefill, prefill_tok_s);
+  std::printf("  %-28s %10.1f ms\n", "time to first token", ttft);
+  std::printf("  %-28s %10.1f ms  (%.2f tok/s, %.0f%% of the %.1f tok/s bound)\n", "decode", decode,
+              decode_tok_s, 100.0 * decode_tok_s / bound_tok_s, bound_tok_s);
+  std::printf("  %-28s %10.1f ms\n", "total", total);
+  std::printf("  %-28s %10.1f ms  (packed weights %s)\n", "load, first", first_load,
+              first_source.c_str());
+  std::printf("  %-28s %10.1f ms  (%.0f%% of the files were cached before)\n", "load, cold",
+              load_cold, 100.0 * cached_before_cold);
+  std::printf("  %-28s %10.1f ms\n", "load, warm", load_warm);
+  std::printf("  %-28s %10.1f ms\n", "warm start to last token", load_warm + total);
+  std::printf("  %-28s %10.1f MiB\n", "peak RSS", PeakRssMiB());
+  std::printf("  %-28s %10.1f GB/s  (%.2f GB read per decode step)\n", "memory read bandwidth",
+              bw.gb_per_s, step_bytes / 1e9);
+}
+
+}  // namespace
+
+void AddBenchVerb(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Standard speed report: image encode, prefill, decode, load time, memory");
+  cmd->add_option("-m,--model", flags->model_dir, "Model folder")->required();
+  cmd->add_option("--image", flags->image, "Image file of the request (none: text only)");
+  cmd->add_option("--prompt", flags->prompt, "User prompt")->capture_default_str();
+  cmd->add_option("--tokens", flags->tokens, "Tokens to generate (EOS ignored)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", flags->dtype,
+                  "Text weights: f32, bf16, bf16-packed, q8 or q4 (f32 also computes in f32)")
+      ->capture_default_str();
+  cmd->add_option("--vision-dtype", flags->vision_dtype, "Vision weights, as --dtype")
+      ->capture_default_str();
+  cmd->add_option("--threads", flags->threads, "Compute threads (default: one per core)");
+  cmd->add_option("--runs", flags->runs, "Timed runs after the warm-up (medians reported)")
+      ->capture_default_str();
+  cmd->add_flag("--json", flags->json, "Print JSON instead of the table");
+  cmd->callback([flags] {
+    RunBench(*flags);
+    SetExitCode(0);
+  });
+}
+
+}  // namespace qvl::cli

@@ -1,0 +1,82 @@
+// qvl dump -m DIR --request REQ.json --out OUT.safetensors: every stage of one request
+// under the reference fixtures' tensor names, to check a port against a reference.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "base/mapped_file.h"
+#include "cli/model_flags.h"
+#include "cli/verbs.h"
+#include "engine/tensor_dump.h"
+#include "image/preprocessor_config.h"
+#include "model/safetensors.h"
+#include "server/chat_request.h"
+#include "text/tokenizer.h"
+
+namespace qvl::cli {
+namespace {
+
+struct DumpFlags {
+  ModelFlags model;
+  std::string request;
+  std::string out;
+  std::string teacher;
+  DumpOptions dump;
+};
+
+void RunDump(const DumpFlags& f) {
+  // Image paths in the request are relative to its folder, as in the fixtures.
+  ChatRequestPolicy policy;
+  policy.media.local.enabled = true;
+  policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
+  const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
+
+  const std::string dir = f.model.ResolveFolder();
+  ModelOptions options = f.model.Options();
+  auto model = Qwen3VLModel::Load(dir, options);
+  const Tokenizer tokenizer = Tokenizer::FromFile(model->folder().tokenizer_path);
+  EngineOptions engine;
+  engine.context_tokens = model->config().text.max_position_embeddings;
+  const RequestPreparer preparer(model->config(), model->folder().generation, tokenizer,
+                                 LoadPreprocessorConfig(model->folder().preprocessor_config_path),
+                                 engine);
+  DumpOptions dump = f.dump;
+  dump.threads = f.model.threads;
+  if (!f.teacher.empty()) {
+    const SafetensorsFile golden(f.teacher);
+    const TensorInfo* t = golden.Find("greedy_tokens");
+    if (t == nullptr || t->dtype != DType::kI64) {
+      Fail(ErrorCode::kInvalidArgument, f.teacher,
+           ": no I64 tensor greedy_tokens to teacher-force");
+    }
+    const int64_t* ids = reinterpret_cast<const int64_t*>(t->data);
+    dump.forced.assign(ids, ids + t->numel());
+  }
+  const std::vector<TensorData> tensors = DumpRequest(*model, preparer, request.generation, dump);
+  WriteSafetensors(f.out, tensors);
+  std::fprintf(stderr, "wrote %zu tensors to %s\n", tensors.size(), f.out.c_str());
+}
+
+}  // namespace
+
+void AddDumpVerb(CLI::App& app) {
+  auto f = std::make_shared<DumpFlags>();
+  f->model.dtype = "f32";
+  CLI::App* verb = app.add_subcommand(
+      "dump", "Run one request and save every intermediate tensor (reference fixture names)");
+  f->model.AddTo(verb);
+  verb->add_option("--request", f->request,
+                   "OpenAI-style chat request (JSON); image paths relative to it")
+      ->required();
+  verb->add_option("--out", f->out, "output .safetensors file")->required();
+  verb->add_option("--tokens", f->dump.tokens, "greedy decode steps")->capture_default_str();
+  verb->add_option("--teacher", f->teacher,
+                   "safetensors with greedy_tokens to feed while decoding (teacher forcing)");
+  verb->callback([f] {
+    RunDump(*f);
+    SetExitCode(0);
+  });
+}
+
+}  // namespace qvl::cli

@@ -1,0 +1,56 @@
+#include "cli/model_flags.h"
+
+#include <CLI/CLI.hpp>
+
+#include "base/error.h"
+#include "hub/model_resolver.h"
+
+namespace qvl::cli {
+namespace {
+
+// f32 computes in float32 on the checkpoint's own (exact) weights: the reference check.
+// bf16 multiplies bf16 weights with bf16-rounded activations; q8 and q4 quantize the
+// weights (a scale per 32) and the activations to int8.
+WeightFormat ParseDtype(const std::string& flag, const std::string& value) {
+  if (value == "f32") return WeightFormat::kBF16;
+  if (value == "bf16") return WeightFormat::kBF16Packed;
+  if (value == "q8") return WeightFormat::kQ8;
+  if (value == "q4") return WeightFormat::kQ4;
+  Fail(ErrorCode::kInvalidArgument, flag, " ", value, ": use f32, bf16, q8 or q4");
+}
+
+}  // namespace
+
+void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
+  CLI::Option* m =
+      verb->add_option("-m,--model", model, "model folder, or ORG/NAME from the Hugging Face hub");
+  if (model_required) m->required();
+  verb->add_option("--dtype", dtype, "text decoder weights: f32, bf16, q8 or q4")
+      ->capture_default_str();
+  verb->add_option("--vision-dtype", vision_dtype,
+                   "vision tower weights: f32, bf16, q8 or q4 (default: as --dtype)");
+  verb->add_option("--weight-cache", weight_cache,
+                   "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
+  verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)");
+  verb->add_flag("--no-download", no_download, "never download: ORG/NAME must be in the cache");
+}
+
+std::string ModelFlags::ResolveFolder() const {
+  hub::ResolveOptions options;
+  options.allow_download = !no_download;
+  return hub::ResolveModel(model, options);
+}
+
+ModelOptions ModelFlags::Options() const {
+  ModelOptions o;
+  o.text_weights = ParseDtype("--dtype", dtype);
+  o.vision_weights =
+      vision_dtype.empty() ? o.text_weights : ParseDtype("--vision-dtype", vision_dtype);
+  const bool exact = dtype == "f32" && (vision_dtype.empty() || vision_dtype == "f32");
+  o.precision = exact ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+  o.kv_dtype = exact ? DType::kF32 : DType::kBF16;
+  o.weight_cache_dir = weight_cache;
+  return o;
+}
+
+}  // namespace qvl::cli

@@ -1,0 +1,32 @@
+// The flags every verb that loads a model shares (-m, --dtype, --vision-dtype, --threads,
+// --no-download), and their meaning: which folder, which weight formats.
+#pragma once
+
+#include <string>
+
+#include "model/qwen3vl.h"
+
+namespace CLI {
+class App;
+}
+
+namespace qvl::cli {
+
+struct ModelFlags {
+  std::string model;              // a folder, or ORG/NAME from the Hugging Face hub
+  std::string dtype = "q8";       // text decoder: f32 | bf16 | q8 | q4
+  std::string vision_dtype = "";  // vision tower; "" = same as --dtype
+  std::string weight_cache;       // packed-weight cache folder; "none" = keep in memory
+  int threads = 0;
+  bool no_download = false;
+
+  void AddTo(CLI::App* verb, bool model_required = true);
+  // The model folder: the path as given, or ORG/NAME found in (or pulled into) the
+  // Hugging Face cache. Throws Error naming what is missing.
+  std::string ResolveFolder() const;
+  // Formats and precision for the chosen dtypes. Throws Error(kInvalidArgument) naming
+  // the flag for an unknown dtype.
+  ModelOptions Options() const;
+};
+
+}  // namespace qvl::cli

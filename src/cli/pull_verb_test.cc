@@ -1,0 +1,89 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/verbs.h"
+#include "hub/mock_hub_server.h"
+#include "hub/test_folder.h"
+
+namespace qvl::cli {
+
+int g_exit_code = -1;
+void SetExitCode(int code) { g_exit_code = code; }
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// Runs `qvl pull ARGS...` and returns what it printed on stdout.
+std::string RunPull(std::vector<std::string> args) {
+  CLI::App app;
+  AddPullVerb(app);
+  args.insert(args.begin(), {"qvl", "pull"});
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  g_exit_code = -1;
+  ::testing::internal::CaptureStdout();
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (...) {
+    ::testing::internal::GetCapturedStdout();
+    throw;
+  }
+  return ::testing::internal::GetCapturedStdout();
+}
+
+class PullVerbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"HF_TOKEN", "HF_HUB_CACHE", "HF_ENDPOINT", "HF_HUB_OFFLINE"}) {
+      unsetenv(name);
+    }
+    setenv("HF_HOME", home_.path().c_str(), 1);
+    server_.AddRepo(
+        hub::testing::LoadRepoFromFolder("Qwen/Tiny-VL", QVL_TEST_DATA "/tiny-qwen3vl/model"));
+  }
+  hub::testing::TestFolder home_;
+  hub::testing::MockHubServer server_;
+};
+
+TEST_F(PullVerbTest, PrintsTheSnapshotFolder) {
+  setenv("HF_ENDPOINT", server_.endpoint().c_str(), 1);
+  const std::string printed = RunPull({"Qwen/Tiny-VL", "--jobs", "2"});
+  unsetenv("HF_ENDPOINT");
+  const std::string refs = home_ / "hub/models--Qwen--Tiny-VL/refs/main";
+  ASSERT_TRUE(fs::exists(refs));
+  EXPECT_EQ(printed,
+            home_ / "hub/models--Qwen--Tiny-VL/snapshots/" + hub::testing::ReadBytes(refs) + "\n");
+  EXPECT_EQ(g_exit_code, 0);
+}
+
+TEST_F(PullVerbTest, LocalDirAndEndpointFlags) {
+  const std::string dir = home_ / "plain";
+  EXPECT_EQ(RunPull({"Qwen/Tiny-VL", "--endpoint", server_.endpoint(), "--local-dir", dir}),
+            dir + "\n");
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(dir + "/model.safetensors")));
+}
+
+TEST_F(PullVerbTest, MissingModelErrorNamesEndpoint) {
+  try {
+    RunPull({"nobody/nothing", "--endpoint", server_.endpoint()});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "model nobody/nothing not found on " + server_.endpoint());
+  }
+}
+
+TEST_F(PullVerbTest, RejectsBadJobs) {
+  EXPECT_THROW(RunPull({"Qwen/Tiny-VL", "--jobs", "0"}), CLI::ValidationError);
+}
+
+}  // namespace
+}  // namespace qvl::cli

@@ -1,0 +1,104 @@
+// `qvl dump` and `qvl run` end to end on the fixture model: the dump of every fixture
+// request equals the reference's golden tensors (the whole pipeline: template, tokenizer,
+// image preprocessing, both towers), and `qvl run` prints the reference's greedy answer.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/mapped_file.h"
+#include "cli/qvl_runner.h"
+#include "model/safetensors.h"
+
+namespace qvl::cli {
+namespace {
+
+const std::string kData = QVL_TEST_DATA;
+const std::string kModel = kData + "/tiny-qwen3vl/model";
+
+std::vector<std::string> Cases() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(kData + "/tiny-qwen3vl/cases")) {
+    names.push_back(e.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Max |a - b| over a tensor present in both files, as doubles (F32 or I64).
+double MaxDiff(const TensorInfo& a, const TensorInfo& b) {
+  EXPECT_EQ(a.shape, b.shape) << a.name;
+  EXPECT_EQ(a.dtype, b.dtype) << a.name;
+  if (a.shape != b.shape || a.dtype != b.dtype) return INFINITY;
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.dtype == DType::kI64 ? reinterpret_cast<const int64_t*>(a.data)[i]
+                                            : reinterpret_cast<const float*>(a.data)[i];
+    const double y = b.dtype == DType::kI64 ? reinterpret_cast<const int64_t*>(b.data)[i]
+                                            : reinterpret_cast<const float*>(b.data)[i];
+    worst = std::max(worst, std::fabs(x - y));
+  }
+  return worst;
+}
+
+class DumpCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DumpCase, EveryTensorMatchesTheReference) {
+  const std::string dir = kData + "/tiny-qwen3vl/cases/" + GetParam();
+  const std::string out =
+      std::string(::testing::TempDir()) + "/dump_" + GetParam() + ".safetensors";
+  const QvlRun run =
+      RunQvl("dump -m " + kModel + " --dtype f32 --weight-cache none --request " + dir +
+             "/request.json --out " + out + " --teacher " + dir + "/tensors.safetensors");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const SafetensorsFile golden(dir + "/tensors.safetensors");
+  const SafetensorsFile dump(out);
+  for (const TensorInfo& want : golden.tensors()) {
+    const TensorInfo* got = dump.Find(want.name);
+    ASSERT_NE(got, nullptr) << want.name << " missing from the dump";
+    double tolerance = 1e-3;  // float32 engine vs float32 reference
+    if (want.dtype == DType::kI64) tolerance = 0;
+    if (want.name == "pixel_values") tolerance = 1e-6;
+    EXPECT_LE(MaxDiff(*got, want), tolerance) << want.name;
+  }
+  std::filesystem::remove(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, DumpCase, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param; });
+
+TEST(RunVerb, PrintsTheReferenceGreedyAnswer) {
+  const std::string dir = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg";
+  const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(dir + "/meta.json"));
+  const QvlRun run = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -q --request " +
+                            dir + "/request.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, meta["greedy_text"].get<std::string>() + "\n");
+}
+
+TEST(RunVerb, JsonGivesAnOpenAIResponseWithUsageAndTimings) {
+  const std::string image = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
+  const QvlRun run = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none --json -q -i " +
+                            image + " --temperature 0 -n 5 --ignore-eos 'Describe this image.'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  EXPECT_EQ(r["object"], "chat.completion");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(r["usage"]["completion_tokens"], 5);
+  EXPECT_GT(r["usage"]["prompt_tokens"].get<int>(), 80);
+  EXPECT_EQ(r["timings"]["images"][0]["grid_thw"], nlohmann::json::array({1, 16, 20}));
+}
+
+TEST(RunVerb, BadInputIsOneClearLine) {
+  QvlRun run = RunQvl("run -m " + kModel + " -i /nonexistent.jpg 'What is this?'");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("/nonexistent.jpg"), std::string::npos) << run.err;
+  run = RunQvl("run -m " + kModel + " --dtype q3 'hi'");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("--dtype q3"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace qvl::cli

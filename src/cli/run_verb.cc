@@ -1,0 +1,180 @@
+// qvl run -m MODEL [-i IMAGE]... "PROMPT": one answer in the terminal, streamed as it is
+// generated, through the same engine the server uses. --request takes an OpenAI-style
+// chat request instead; --json prints the OpenAI response object with usage and timings.
+#include <CLI/CLI.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "base/mapped_file.h"
+#include "base/process_memory.h"
+#include "base/timer.h"
+#include "cli/model_flags.h"
+#include "cli/verbs.h"
+#include "engine/engine.h"
+#include "server/chat_request.h"
+#include "server/openai_format.h"
+
+namespace qvl::cli {
+namespace {
+
+struct RunFlags {
+  ModelFlags model;
+  std::vector<std::string> images;
+  std::string prompt;
+  std::string system;
+  std::string request;
+  bool json = false;
+  bool quiet = false;
+  int max_tokens = 0;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  SamplingParams sampling;
+  int64_t min_pixels = 0, max_pixels = 0;
+  int64_t context = 16384;
+};
+
+GenerationRequest BuildRequest(const RunFlags& f) {
+  if (!f.request.empty()) {
+    if (!f.images.empty() || !f.prompt.empty()) {
+      Fail(ErrorCode::kInvalidArgument,
+           "give either --request or a prompt with -i images, not both");
+    }
+    ChatRequestPolicy policy;
+    policy.media.local.enabled = true;
+    policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
+    return ParseChatRequest(ReadFileToString(f.request), policy).generation;
+  }
+  if (f.prompt.empty()) Fail(ErrorCode::kInvalidArgument, "no prompt: give one, or --request FILE");
+  GenerationRequest r;
+  if (!f.system.empty())
+    r.messages.push_back({"system", {{ChatPart::Kind::kText, f.system}}, true, {}});
+  ChatMessage user{"user", {}, false, {}};
+  for (const std::string& path : f.images) {
+    const std::string bytes = ReadFileToString(path);
+    r.images.push_back({path, {bytes.begin(), bytes.end()}});
+    user.parts.push_back({ChatPart::Kind::kImage, ""});
+  }
+  user.parts.push_back({ChatPart::Kind::kText, f.prompt});
+  r.messages.push_back(std::move(user));
+  return r;
+}
+
+void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
+  auto set = [](auto& field, const auto& value) {
+    if (value.has_value()) field = value;
+  };
+  set(r->sampling.temperature, f.sampling.temperature);
+  set(r->sampling.top_p, f.sampling.top_p);
+  set(r->sampling.top_k, f.sampling.top_k);
+  set(r->sampling.min_p, f.sampling.min_p);
+  set(r->sampling.repetition_penalty, f.sampling.repetition_penalty);
+  set(r->sampling.presence_penalty, f.sampling.presence_penalty);
+  set(r->sampling.frequency_penalty, f.sampling.frequency_penalty);
+  set(r->sampling.seed, f.sampling.seed);
+  if (f.max_tokens > 0) r->max_tokens = f.max_tokens;
+  if (!f.stop.empty()) r->stop = f.stop;
+  if (f.ignore_eos) r->ignore_eos = true;
+  if (f.min_pixels > 0) r->image_budget.min_pixels = f.min_pixels;
+  if (f.max_pixels > 0) r->image_budget.max_pixels = f.max_pixels;
+}
+
+void Run(const RunFlags& f) {
+  GenerationRequest request = BuildRequest(f);
+  ApplyFlags(f, &request);
+  const std::string dir = f.model.ResolveFolder();
+  Stopwatch load;
+  EngineOptions options;
+  options.threads = f.model.threads;
+  options.max_sequences = 1;
+  options.context_tokens = f.context;
+  Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
+  const double load_ms = load.Millis();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::string text;
+  std::vector<GeneratedToken> tokens;
+  GenerationUpdate last;
+  engine.Submit(std::move(request), [&](GenerationUpdate&& u) {
+    if (!f.json) {
+      std::fwrite(u.text.data(), 1, u.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    text += u.text;
+    if (u.finished) {
+      last = std::move(u);
+      done = true;
+      cv.notify_all();
+    }
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+  }
+  if (last.finish_reason == FinishReason::kError) Fail(last.error_code, last.error);
+  if (f.json) {
+    CompletionIdentity id{NewCompletionId(), static_cast<int64_t>(std::time(nullptr)),
+                          f.model.model};
+    std::printf("%s\n", JsonText(CompletionJson(id, text, nullptr, last)).c_str());
+  } else {
+    std::printf("\n");
+  }
+  if (!f.quiet) {
+    const Timings& t = last.timings;
+    int64_t image_tokens = 0;
+    for (const ImageGrid& g : t.images) image_tokens += g.tokens;
+    std::fprintf(stderr,
+                 "[load %.0f ms | prompt %lld tokens (%lld image) | preprocess %.0f ms | vision "
+                 "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens, "
+                 "%.2f tok/s | peak RSS %.2f GiB]\n",
+                 load_ms, static_cast<long long>(last.usage.prompt_tokens),
+                 static_cast<long long>(image_tokens), t.preprocess_ms, t.vision_ms, t.prefill_ms,
+                 t.prefill_tokens_per_s, t.ttft_ms,
+                 static_cast<long long>(last.usage.completion_tokens), t.decode_tokens_per_s,
+                 PeakRssBytes() / double(1 << 30));
+  }
+}
+
+}  // namespace
+
+void AddRunVerb(CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* verb =
+      app.add_subcommand("run", "Answer one prompt about images, streamed to the terminal");
+  f->model.AddTo(verb);
+  verb->add_option("prompt", f->prompt, "the question or instruction");
+  verb->add_option("-i,--image", f->images, "an image file (repeat for several)")
+      ->allow_extra_args(false);
+  verb->add_option("--system", f->system, "system prompt");
+  verb->add_option("--request", f->request, "an OpenAI-style chat request (JSON file) instead");
+  verb->add_flag("--json", f->json, "print the OpenAI response object instead of streaming text");
+  verb->add_flag("-q,--quiet", f->quiet, "no timing line on stderr");
+  verb->add_option("-n,--max-tokens", f->max_tokens, "most tokens to generate (default 2048)");
+  verb->add_option("--stop", f->stop, "stop string (repeat for several)")->allow_extra_args(false);
+  verb->add_flag("--ignore-eos", f->ignore_eos, "keep generating past end-of-sequence");
+  verb->add_option("--temperature", f->sampling.temperature,
+                   "0 = greedy (default: generation_config.json)");
+  verb->add_option("--top-p", f->sampling.top_p, "nucleus sampling");
+  verb->add_option("--top-k", f->sampling.top_k, "top-k sampling, 0 = off");
+  verb->add_option("--min-p", f->sampling.min_p, "min-p sampling");
+  verb->add_option("--repetition-penalty", f->sampling.repetition_penalty, "HF repetition penalty");
+  verb->add_option("--presence-penalty", f->sampling.presence_penalty, "OpenAI presence penalty");
+  verb->add_option("--frequency-penalty", f->sampling.frequency_penalty,
+                   "OpenAI frequency penalty");
+  verb->add_option("--seed", f->sampling.seed, "random seed for reproducible sampling");
+  verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing");
+  verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing");
+  verb->add_option("-c,--ctx-size", f->context, "context: prompt + answer tokens")
+      ->capture_default_str();
+  verb->callback([f] {
+    Run(*f);
+    SetExitCode(0);
+  });
+}
+
+}  // namespace qvl::cli

@@ -1,0 +1,225 @@
+// qvl serve -m MODEL: the OpenAI-compatible HTTP server with the web page. It listens at
+// once and loads the model in the background (/health answers 503 until it is ready);
+// SIGINT/SIGTERM stop it gracefully: no new work, requests in flight get
+// --shutdown-grace seconds, exit 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/timer.h"
+#include "cli/model_flags.h"
+#include "cli/verbs.h"
+#include "engine/engine.h"
+#include "model/qwen3vl.h"
+#include "server/api_server.h"
+#include "server/malloc_tuning.h"
+
+namespace qvl::cli {
+namespace {
+
+struct ServeFlags {
+  ModelFlags model;
+  std::vector<std::string> aliases;
+  ApiServerOptions server;
+  EngineOptions engine;
+  int64_t kv_cache_mb = 1024;
+  int64_t image_cache_mb = 256;
+  int64_t min_image_tokens = 0;
+  int64_t max_image_tokens = 0;
+  int64_t max_image_mb = 32;
+  int64_t max_body_mb = 0;
+  int image_url_timeout = 10;
+  double shutdown_grace = 10;
+};
+
+// The id clients send as "model": ORG/NAME as given, or the folder's name.
+std::string ModelId(std::string spec) {
+  while (spec.size() > 1 && spec.back() == '/') spec.pop_back();
+  if (std::count(spec.begin(), spec.end(), '/') == 1 && spec.front() != '/' &&
+      spec.front() != '.') {
+    return spec;
+  }
+  return spec.substr(spec.rfind('/') + 1);
+}
+
+// Image token counts are whole 32 x 32 squares for Qwen3-VL (patch 16, merge 2).
+constexpr int64_t kPixelsPerImageToken = 32 * 32;
+
+void Finish(ServeFlags& f) {
+  const std::string id = ModelId(f.model.model);
+  f.engine.threads = f.model.threads;
+  f.server.model_names = {id};
+  for (const std::string& alias : f.aliases) {
+    if (alias != id) f.server.model_names.push_back(alias);
+  }
+  if (f.min_image_tokens > 0) f.engine.min_pixels = f.min_image_tokens * kPixelsPerImageToken;
+  if (f.max_image_tokens > 0) f.engine.max_pixels = f.max_image_tokens * kPixelsPerImageToken;
+  if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
+      f.engine.min_pixels > f.engine.max_pixels) {
+    Fail(ErrorCode::kInvalidArgument, "the minimum image size (", f.engine.min_pixels,
+         " pixels) is larger than the maximum (", f.engine.max_pixels, ")");
+  }
+  f.engine.kv_cache_bytes = static_cast<size_t>(f.kv_cache_mb) << 20;
+  f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
+  f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
+  ChatRequestPolicy& r = f.server.request;
+  r.max_images = f.engine.max_images_per_request;
+  r.media.max_image_bytes = f.max_image_mb << 20;
+  r.media.fetch.timeout_ms = f.image_url_timeout * 1000;
+  r.media.local.enabled = !r.media.local.root.empty();
+  if (r.media.local.enabled && !std::filesystem::is_directory(r.media.local.root)) {
+    Fail(ErrorCode::kNotFound, "--allowed-local-media ", r.media.local.root, ": no such folder");
+  }
+  // Room for every image as base64 plus the text, unless the operator says otherwise.
+  const int64_t body_mb = f.max_body_mb > 0
+                              ? f.max_body_mb
+                              : f.max_image_mb * f.engine.max_images_per_request * 4 / 3 + 8;
+  f.server.max_body_bytes = static_cast<size_t>(std::min<int64_t>(body_mb, 4096)) << 20;
+  // Every stream holds an HTTP thread, queued ones too; a few more answer /health.
+  if (f.server.http_threads <= 0) {
+    f.server.http_threads = f.engine.max_sequences + f.engine.max_queue + 8;
+  }
+}
+
+// Blocks SIGINT and SIGTERM in this thread and every thread started after it, so that
+// the main thread alone takes them with sigtimedwait.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+void Serve(const ServeFlags& flags) {
+  TuneMallocForServing();
+  const sigset_t stop_signals = BlockStopSignals();
+  ApiServer server(flags.server);
+  server.Start();
+  LogInfo("listening on http://", flags.server.host, ":", server.port(), " (loading ",
+          flags.model.model, ")");
+
+  std::atomic<bool> load_done{false};
+  std::unique_ptr<Engine> engine;
+  std::string load_error;
+  std::thread loader([&] {
+    try {
+      const Stopwatch watch;
+      const std::string dir = flags.model.ResolveFolder();
+      engine =
+          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), flags.engine);
+      server.SetEngine(engine.get());
+      LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
+              " s");
+    } catch (const std::exception& e) {
+      load_error = e.what();
+    }
+    load_done.store(true);
+  });
+
+  int signal_number = 0;
+  while (signal_number <= 0 && !(load_done.load() && !load_error.empty())) {
+    const timespec wait = {0, 200 * 1000 * 1000};
+    signal_number = sigtimedwait(&stop_signals, nullptr, &wait);
+  }
+  if (signal_number > 0) {
+    LogInfo("stopping (", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+            "): ", flags.shutdown_grace, " s for requests in flight");
+  }
+  server.BeginShutdown();
+  if (!load_done.load()) {
+    // Nothing is in flight before the model is ready, and a download or weight packing
+    // can take minutes: stop now.
+    server.Stop(0);
+    LogInfo("stopped while loading");
+    std::_Exit(0);
+  }
+  loader.join();
+  if (engine) engine->Shutdown(flags.shutdown_grace);
+  server.Stop(2.0);
+  engine.reset();
+  if (!load_error.empty() && signal_number <= 0) {
+    Fail(ErrorCode::kInvalidArgument, "cannot load the model: ", load_error);
+  }
+}
+
+}  // namespace
+
+void AddServeVerb(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* verb = app.add_subcommand("serve", "Serve the OpenAI-compatible API and web page");
+  f->model.AddTo(verb);
+  verb->add_option("--model-alias", f->aliases, "other names clients may use for the model")
+      ->take_all();
+  verb->add_option("--host", f->server.host, "address to listen on")->capture_default_str();
+  verb->add_option("--port", f->server.port, "port (0 = any free one)")->capture_default_str();
+  verb->add_option("--api-key", f->server.api_key,
+                   "require \"Authorization: Bearer KEY\" on every route but /health")
+      ->envname("QVL_API_KEY");
+  verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
+      ->capture_default_str();
+  verb->add_option("--queue", f->engine.max_queue, "requests waiting beyond that; more get 503")
+      ->capture_default_str();
+  verb->add_option("-c,--ctx-size", f->engine.context_tokens,
+                   "tokens per request (prompt + answer)")
+      ->capture_default_str();
+  verb->add_option("--max-tokens", f->engine.default_max_tokens,
+                   "answer length when a request sets none")
+      ->capture_default_str();
+  verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")->capture_default_str();
+  verb->add_option("--image-cache-mb", f->image_cache_mb, "vision encodings kept for reuse")
+      ->capture_default_str();
+  verb->add_option("--min-pixels", f->engine.min_pixels,
+                   "smallest image area after resizing (default: the model's)");
+  verb->add_option("--max-pixels", f->engine.max_pixels,
+                   "largest image area after resizing (default: the model's)");
+  verb->add_option("--min-image-tokens", f->min_image_tokens,
+                   "--min-pixels in image tokens (32x32)");
+  verb->add_option("--max-image-tokens", f->max_image_tokens,
+                   "--max-pixels in image tokens (32x32)");
+  verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
+      ->capture_default_str();
+  verb->add_option("--max-image-mb", f->max_image_mb, "encoded size per image")
+      ->capture_default_str();
+  verb->add_option("--max-body-mb", f->max_body_mb,
+                   "request body size (default: room for --max-images images)");
+  verb->add_option("--allowed-local-media", f->server.request.media.local.root,
+                   "let requests name image files under this folder");
+  verb->add_flag("--allow-image-urls", f->server.request.media.allow_urls,
+                 "let requests name http(s) image URLs, fetched by the server");
+  verb->add_flag("--allow-private-image-urls",
+                 f->server.request.media.fetch.allow_private_addresses,
+                 "also fetch from loopback, private and link-local addresses");
+  verb->add_option("--image-url-timeout", f->image_url_timeout, "seconds per image download")
+      ->capture_default_str();
+  verb->add_option("--timeout", f->server.io_timeout_seconds,
+                   "seconds a client may stall one read or write")
+      ->capture_default_str();
+  verb->add_option("--http-threads", f->server.http_threads,
+                   "connections served at once (default: parallel + queue + 8)");
+  verb->add_option("--shutdown-grace", f->shutdown_grace,
+                   "seconds requests in flight get on SIGINT/SIGTERM")
+      ->capture_default_str();
+  verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
+      ->capture_default_str();
+  verb->callback([f] {
+    Finish(*f);
+    Serve(*f);
+    SetExitCode(0);
+  });
+}
+
+}  // namespace qvl::cli

@@ -1,0 +1,88 @@
+// `qvl tokenize -m DIR`: prints the token ids of the text on stdin as a JSON array on one
+// line; with --decode it reads a JSON array of ids and prints their text. For checking
+// prompts against other implementations.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/verbs.h"
+#include "text/tokenizer.h"
+
+namespace qvl::cli {
+namespace {
+
+struct TokenizeOptions {
+  std::string model_dir;
+  bool decode = false;
+  bool skip_special = false;
+};
+
+std::string ReadStdin() {
+  std::string input;
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), stdin)) > 0) input.append(buffer, n);
+  if (std::ferror(stdin)) Fail(ErrorCode::kIo, "stdin: read failed");
+  return input;
+}
+
+std::vector<int32_t> ParseIds(const std::string& input) {
+  const nlohmann::json json = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_array())
+    Fail(ErrorCode::kInvalidArgument, "stdin: expected a JSON array of token ids");
+  std::vector<int32_t> ids;
+  ids.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    const nlohmann::json& id = json[i];
+    if (!id.is_number_integer() || id.get<int64_t>() < std::numeric_limits<int32_t>::min() ||
+        id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+      Fail(ErrorCode::kInvalidArgument, "stdin: element ", i, " (", id.dump(),
+           ") is not a token id");
+    }
+    ids.push_back(id.get<int32_t>());
+  }
+  return ids;
+}
+
+void RunTokenize(const TokenizeOptions& options) {
+  const Tokenizer tokenizer =
+      Tokenizer::FromFile((std::filesystem::path(options.model_dir) / "tokenizer.json").string());
+  const std::string input = ReadStdin();
+  if (options.decode) {
+    const std::string text = tokenizer.Decode(ParseIds(input), options.skip_special);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::string line = "[";
+  for (const int32_t id : tokenizer.Encode(input)) {
+    if (line.size() > 1) line.push_back(',');
+    line.append(std::to_string(id));
+  }
+  line.append("]\n");
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+}  // namespace
+
+void AddTokenizeVerb(CLI::App& app) {
+  auto options = std::make_shared<TokenizeOptions>();
+  CLI::App* verb = app.add_subcommand(
+      "tokenize", "Print the token ids of stdin as a JSON array (--decode: the reverse)");
+  verb->add_option("-m,--model", options->model_dir, "model folder holding tokenizer.json")
+      ->required();
+  verb->add_flag("--decode", options->decode, "read a JSON array of ids and print its text");
+  verb->add_flag("--skip-special", options->skip_special,
+                 "with --decode, leave out special tokens such as <|im_end|>");
+  verb->callback([options] {
+    RunTokenize(*options);
+    SetExitCode(0);
+  });
+}
+
+}  // namespace qvl::cli

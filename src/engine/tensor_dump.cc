@@ -1,0 +1,136 @@
+#include "engine/tensor_dump.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "base/thread_pool.h"
+#include "model/kv_pool.h"
+
+namespace qvl {
+namespace {
+
+TensorData MakeTensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                      const void* data) {
+  TensorData t;
+  t.spec.name = name;
+  t.spec.dtype = dtype;
+  t.spec.shape = std::move(shape);
+  const size_t n = t.spec.nbytes();
+  t.bytes.resize(n);
+  std::memcpy(t.bytes.data(), data, n);
+  return t;
+}
+
+TensorData I64Tensor(const std::string& name, std::vector<int64_t> shape,
+                     const std::vector<int64_t>& values) {
+  return MakeTensor(name, DType::kI64, std::move(shape), values.data());
+}
+
+}  // namespace
+
+std::vector<TensorData> DumpRequest(Qwen3VLModel& model, const RequestPreparer& preparer,
+                                    const GenerationRequest& request, const DumpOptions& options) {
+  const PreparedRequest prepared = preparer.Prepare(request, /*fallback_seed=*/0);
+  const ModelConfig& cfg = model.config();
+  ThreadPool pool(options.threads, /*pin=*/false);
+  std::vector<TensorData> out;
+  TensorTap tap = [&](const std::string& name, const float* data, std::vector<int64_t> shape) {
+    out.push_back(MakeTensor(name, DType::kF32, std::move(shape), data));
+  };
+
+  const int64_t n = static_cast<int64_t>(prepared.prompt.size());
+  out.push_back(I64Tensor("input_ids", {n}, {prepared.prompt.begin(), prepared.prompt.end()}));
+  std::vector<int64_t> positions;
+  for (int r = 0; r < 3; ++r) {
+    positions.insert(positions.end(), prepared.positions.row(r).begin(),
+                     prepared.positions.row(r).end());
+  }
+  out.push_back(I64Tensor("position_ids", {3, n}, positions));
+
+  // Vision: all images in one pass, as the reference batches them.
+  VisualFeatures features;
+  VisionOutput vision;
+  if (!prepared.images.empty()) {
+    std::vector<float> pixels;
+    std::vector<GridThw> grids;
+    std::vector<int64_t> thw;
+    for (const PreparedImage& img : prepared.images) {
+      pixels.insert(pixels.end(), img.pixels.begin(), img.pixels.end());
+      grids.push_back(img.grid);
+      thw.insert(thw.end(), {img.grid.t, img.grid.h, img.grid.w});
+    }
+    const int64_t patches =
+        std::accumulate(grids.begin(), grids.end(), int64_t{0},
+                        [](int64_t s, const GridThw& g) { return s + g.patches(); });
+    out.push_back(MakeTensor("pixel_values", DType::kF32,
+                             {patches, static_cast<int64_t>(pixels.size()) / patches},
+                             pixels.data()));
+    out.push_back(I64Tensor("image_grid_thw", {static_cast<int64_t>(grids.size()), 3}, thw));
+    vision = model.vision().Encode(pixels.data(), grids, pool, &tap);
+    const int64_t d = cfg.text.hidden_size;
+    features.deepstack.resize(vision.deepstack.size());
+    for (int64_t k = 0; k < vision.tokens; ++k) {
+      features.embeds.push_back(vision.embeds.data() + k * d);
+      for (size_t l = 0; l < vision.deepstack.size(); ++l) {
+        features.deepstack[l].push_back(vision.deepstack[l].data() + k * d);
+      }
+    }
+  }
+
+  // Prefill, then greedy decode through the cache.
+  const int64_t steps = options.tokens;
+  const int page = 16;
+  const size_t page_bytes = static_cast<size_t>(cfg.text.num_layers) * 2 * cfg.text.num_kv_heads *
+                            page * cfg.text.head_dim * DTypeSize(model.options().kv_dtype);
+  KvPool cache(cfg.text, model.options().kv_dtype, page, ((n + steps) / page + 1) * page_bytes);
+  std::vector<int32_t> pages;
+  for (int64_t slots = 0; slots < n + steps; slots += page) pages.push_back(cache.Allocate());
+
+  const int64_t vocab = cfg.text.vocab_size;
+  std::vector<float> logits(vocab);
+  DecoderChunk prefill;
+  prefill.tokens = prepared.prompt;
+  prefill.positions = {prepared.positions.row(0).data(), prepared.positions.row(1).data(),
+                       prepared.positions.row(2).data()};
+  prefill.pages = pages.data();
+  prefill.want_logits = true;
+  if (!prepared.images.empty()) prefill.visual = &features;
+  model.text().Forward(std::span<const DecoderChunk>(&prefill, 1), cache, pool, logits.data(),
+                       &tap);
+
+  const int k = options.top_k;
+  std::vector<int64_t> greedy, topk_ids;
+  std::vector<float> topk_logits;
+  std::vector<int64_t> order(vocab);
+  const int64_t next = prepared.positions.next();
+  for (int64_t step = 0; step < steps; ++step) {
+    if (step > 0) {
+      const int32_t fed = step - 1 < static_cast<int64_t>(options.forced.size())
+                              ? options.forced[step - 1]
+                              : static_cast<int32_t>(greedy[step - 1]);
+      const int32_t p = static_cast<int32_t>(next + step - 1);
+      DecoderChunk c;
+      c.tokens = std::span<const int32_t>(&fed, 1);
+      c.positions = {&p, &p, &p};
+      c.cache_start = n + step - 1;
+      c.pages = pages.data();
+      c.want_logits = true;
+      model.text().Forward(std::span<const DecoderChunk>(&c, 1), cache, pool, logits.data());
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int64_t a, int64_t b) { return logits[a] > logits[b]; });
+    greedy.push_back(order[0]);
+    for (int j = 0; j < k; ++j) {
+      topk_ids.push_back(order[j]);
+      topk_logits.push_back(logits[order[j]]);
+    }
+  }
+  out.push_back(I64Tensor("greedy_tokens", {steps}, greedy));
+  out.push_back(I64Tensor("decode.topk_ids", {steps, k}, topk_ids));
+  out.push_back(MakeTensor("decode.topk_logits", DType::kF32, {steps, k}, topk_logits.data()));
+  return out;
+}
+
+}  // namespace qvl

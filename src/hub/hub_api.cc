@@ -1,0 +1,217 @@
+#include "hub/hub_api.h"
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "hub/repo_cache.h"
+
+namespace qvl::hub {
+namespace {
+
+// huggingface_hub's _normalize_etag: drop a weak-validator prefix and the quotes.
+std::string NormalizeEtag(std::string etag) {
+  if (etag.rfind("W/", 0) == 0) etag.erase(0, 2);
+  while (!etag.empty() && etag.front() == '"') etag.erase(0, 1);
+  while (!etag.empty() && etag.back() == '"') etag.pop_back();
+  return etag;
+}
+
+bool IsSafeBlobName(const std::string& etag) {
+  if (etag.empty() || etag.size() > 128 || etag.find("..") != std::string::npos) return false;
+  for (char c : etag) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
+  }
+  return true;
+}
+
+bool ParseSize(const std::string& text, uint64_t* size) {
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *size = value;
+  return true;
+}
+
+bool IsRedirect(long status) { return status >= 300 && status < 400; }
+
+// Sends a request, retrying network failures and 408/429/5xx with backoff.
+HttpResponse SendWithRetries(HttpSession& session, const HttpRequest& request,
+                             const HubAccess& access) {
+  for (int failures = 0;;) {
+    HttpResponse response = session.Send(request);
+    if (!response.Transient() || ++failures >= access.retry.max_attempts) return response;
+    LogDebug("retrying ", request.url, " after ",
+             response.transport == Transport::kOk ? StrCat("HTTP ", response.status)
+                                                  : response.transport_error);
+    if (!WaitBeforeRetry(access.retry, failures, session.cancel())) return response;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> HubHeaders(const HubAccess& access, bool with_token) {
+  // Identity encoding keeps Content-Length equal to the file size, as huggingface_hub asks.
+  std::vector<std::string> headers = {"Accept-Encoding: identity"};
+  if (with_token && !access.token.empty())
+    headers.push_back("Authorization: Bearer " + access.token);
+  return headers;
+}
+
+bool WaitBeforeRetry(const RetryPolicy& retry, int failures, const CancelFlags& cancel) {
+  const double seconds =
+      std::min(retry.max_backoff_seconds, retry.backoff_seconds * std::pow(2.0, failures - 1));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (cancel.cancelled()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return !cancel.cancelled();
+}
+
+void FailForResponse(const HttpResponse& response, const HubAccess& access, const std::string& repo,
+                     const std::string& what) {
+  const std::string origin = UrlOrigin(response.url);
+  const bool at_endpoint = origin == UrlOrigin(access.endpoint);
+  const std::string host = at_endpoint ? access.endpoint : origin;
+  if (response.transport == Transport::kStopped) {
+    Fail(ErrorCode::kUnavailable, "download of ", repo, " was interrupted");
+  }
+  switch (response.transport) {
+    case Transport::kOk:
+    case Transport::kStopped:
+      break;
+    case Transport::kCannotConnect:
+      Fail(ErrorCode::kIo, "cannot reach ", host, " (", response.transport_error,
+           ") while fetching ", what, " of ", repo,
+           ": check the network connection, or set HF_ENDPOINT to a mirror");
+    case Transport::kTimedOut:
+      Fail(ErrorCode::kIo, host, " stopped answering (", response.transport_error,
+           ") while fetching ", what, " of ", repo,
+           ": check the network connection and run the command again to resume");
+    case Transport::kInterrupted:
+      Fail(ErrorCode::kIo, "the connection to ", host, " broke (", response.transport_error,
+           ") while fetching ", what, " of ", repo, "; run the command again to resume");
+    case Transport::kFailed:
+      Fail(ErrorCode::kIo, "cannot fetch ", what, " of ", repo, " from ", host, ": ",
+           response.transport_error);
+  }
+  const long status = response.status;
+  const std::string code = response.headers.Get("X-Error-Code");
+  if ((status == 401 || status == 403) && !at_endpoint) {
+    Fail(ErrorCode::kUnavailable, host, " refused the download of ", what, " of ", repo, " (HTTP ",
+         status, "); run the command again for a fresh download link");
+  }
+  if (status == 401 || status == 403) {
+    if (access.token.empty()) {
+      Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " answered HTTP ", status,
+           ": it is gated, private or does not exist; set HF_TOKEN (or --token) to an access "
+           "token with read access, after accepting the model's terms at ",
+           access.endpoint, "/", repo);
+    }
+    Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " refused the token (HTTP ",
+         status,
+         "): check that HF_TOKEN (or --token) is valid, has read access, and that its "
+         "account accepted the model's terms at ",
+         access.endpoint, "/", repo);
+  }
+  if (status == 404) {
+    if (code == "RevisionNotFound") {
+      Fail(ErrorCode::kNotFound, what, " of model ", repo, " not found on ", host);
+    }
+    if (code == "EntryNotFound") Fail(ErrorCode::kNotFound, what, " not found in model ", repo);
+    Fail(ErrorCode::kNotFound, "model ", repo, " not found on ", host);
+  }
+  if (response.Transient()) {
+    Fail(ErrorCode::kUnavailable, host, " answered HTTP ", status, " for ", what, " of ", repo,
+         " after ", access.retry.max_attempts, " attempts; try again later");
+  }
+  Fail(ErrorCode::kIo, host, " answered HTTP ", status, " for ", what, " of ", repo);
+}
+
+RepoRevision FetchRepoRevision(HttpSession& session, const HubAccess& access,
+                               const std::string& repo, const std::string& revision) {
+  HttpRequest request;
+  request.url =
+      StrCat(access.endpoint, "/api/models/", repo, "/revision/", PercentEncode(revision, ""));
+  request.headers = HubHeaders(access, true);
+  const std::string what = StrCat("revision ", revision);
+  HttpResponse response = SendWithRetries(session, request, access);
+  if (response.transport != Transport::kOk || response.status != 200) {
+    FailForResponse(response, access, repo, what);
+  }
+  nlohmann::json info = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+  if (!info.is_object() || !info.contains("sha") || !info["sha"].is_string() ||
+      !IsCommitHash(info["sha"].get<std::string>())) {
+    Fail(ErrorCode::kCorrupt, access.endpoint, " sent no commit hash (field sha) for ", what,
+         " of ", repo, "; is HF_ENDPOINT a Hugging Face hub?");
+  }
+  RepoRevision result;
+  result.commit = info["sha"].get<std::string>();
+  if (info.contains("siblings") && info["siblings"].is_array()) {
+    for (const auto& sibling : info["siblings"]) {
+      if (!sibling.is_object() || !sibling.contains("rfilename") ||
+          !sibling["rfilename"].is_string())
+        continue;
+      result.files.push_back(sibling["rfilename"].get<std::string>());
+    }
+  }
+  return result;
+}
+
+RemoteFile FetchFileMetadata(HttpSession& session, const HubAccess& access, const std::string& repo,
+                             const std::string& commit, const std::string& filename) {
+  const std::string what = StrCat("file ", filename);
+  HttpRequest request;
+  request.head = true;
+  request.url =
+      StrCat(access.endpoint, "/", repo, "/resolve/", commit, "/", PercentEncode(filename, "/"));
+  request.headers = HubHeaders(access, true);
+  HttpResponse response;
+  // Relative redirects (a renamed repository) stay on the hub and are followed; an absolute
+  // one points at the CDN, and its Location is where the bytes are fetched from.
+  for (int hops = 0;; ++hops) {
+    response = SendWithRetries(session, request, access);
+    const std::string location = response.headers.Get("Location");
+    if (response.transport != Transport::kOk || !IsRedirect(response.status) || hops >= 5 ||
+        location.empty() || location.front() != '/') {
+      break;
+    }
+    request.url = UrlOrigin(request.url) + location;
+  }
+  if (response.transport != Transport::kOk ||
+      !(IsRedirect(response.status) || (response.status >= 200 && response.status < 300))) {
+    FailForResponse(response, access, repo, what);
+  }
+  RemoteFile file;
+  file.name = filename;
+  file.commit = response.headers.Get("X-Repo-Commit");
+  std::string etag = response.headers.Get("X-Linked-Etag");
+  if (etag.empty()) etag = response.headers.Get("ETag");
+  file.etag = NormalizeEtag(etag);
+  std::string size = response.headers.Get("X-Linked-Size");
+  if (size.empty() && !IsRedirect(response.status)) size = response.headers.Get("Content-Length");
+  if (file.commit.empty()) {
+    Fail(ErrorCode::kCorrupt, response.url, " has no X-Repo-Commit header; is HF_ENDPOINT (",
+         access.endpoint, ") a Hugging Face hub, and is no proxy rewriting responses?");
+  }
+  if (!IsSafeBlobName(file.etag)) {
+    Fail(ErrorCode::kCorrupt, response.url, " has no usable ETag (got '", etag, "')");
+  }
+  if (!ParseSize(size, &file.size)) {
+    Fail(ErrorCode::kCorrupt, response.url, " has no file size (X-Linked-Size or Content-Length)");
+  }
+  const std::string location = response.headers.Get("Location");
+  file.url = IsRedirect(response.status) && !location.empty() ? location : request.url;
+  file.send_token = UrlOrigin(file.url) == UrlOrigin(access.endpoint);
+  return file;
+}
+
+}  // namespace qvl::hub

@@ -1,0 +1,59 @@
+// The two hub calls a download needs, as huggingface_hub makes them: the file list of a
+// revision (GET /api/models/REPO/revision/REV) and one file's metadata
+// (HEAD /REPO/resolve/COMMIT/FILE). Hub errors become one-line qvl::Error messages.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hub/http_session.h"
+
+namespace qvl::hub {
+
+struct RetryPolicy {
+  int max_attempts = 5;          // consecutive failures without progress before giving up
+  double backoff_seconds = 1.0;  // doubled after each failure
+  double max_backoff_seconds = 16.0;
+};
+
+// How to reach the hub.
+struct HubAccess {
+  std::string endpoint;  // e.g. https://huggingface.co, no trailing slash
+  std::string token;     // sent as "Authorization: Bearer" to the endpoint only
+  NetworkSettings network;
+  RetryPolicy retry;
+};
+
+struct RepoRevision {
+  std::string commit;              // 40 hex digits
+  std::vector<std::string> files;  // siblings[].rfilename
+};
+
+struct RemoteFile {
+  std::string name;
+  std::string etag;  // sha256 for LFS files, git blob sha1 otherwise; names the blob
+  uint64_t size = 0;
+  std::string commit;
+  std::string url;          // where GET finds the bytes: the resolve URL or the CDN it redirects to
+  bool send_token = false;  // false when the URL is on another host (signed CDN URLs)
+};
+
+RepoRevision FetchRepoRevision(HttpSession& session, const HubAccess& access,
+                               const std::string& repo, const std::string& revision);
+
+RemoteFile FetchFileMetadata(HttpSession& session, const HubAccess& access, const std::string& repo,
+                             const std::string& commit, const std::string& filename);
+
+// Headers every hub request carries (authorization when `with_token` and a token is set).
+std::vector<std::string> HubHeaders(const HubAccess& access, bool with_token);
+
+// Sleeps before retry number `failures` (1, 2, ...); false when cancelled meanwhile.
+bool WaitBeforeRetry(const RetryPolicy& retry, int failures, const CancelFlags& cancel);
+
+// Throws the error a user should see for a failed hub response about `repo`; `what` names
+// the thing requested, e.g. "file config.json".
+[[noreturn]] void FailForResponse(const HttpResponse& response, const HubAccess& access,
+                                  const std::string& repo, const std::string& what);
+
+}  // namespace qvl::hub

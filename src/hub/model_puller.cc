@@ -1,0 +1,209 @@
+#include "hub/model_puller.h"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "hub/blob_download.h"
+#include "hub/hub_environment.h"
+#include "hub/pull_destination.h"
+#include "hub/repo_cache.h"
+
+namespace qvl::hub {
+namespace {
+
+// Runs task(i, session) for every i in [0, count) on up to `jobs` threads with one HTTP
+// session each. The first error stops the other transfers and is rethrown.
+void RunOnWorkers(size_t count, int jobs, const PullOptions& options,
+                  const std::function<void(size_t, HttpSession&)>& task) {
+  std::atomic<bool> failed{false};
+  std::atomic<size_t> next{0};
+  std::exception_ptr first_error;
+  std::mutex error_mu;
+  auto work = [&] {
+    try {
+      HttpSession session(options.network, CancelFlags{options.cancel, &failed});
+      while (!failed.load()) {
+        const size_t i = next.fetch_add(1);
+        if (i >= count) break;
+        task(i, session);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!first_error) first_error = std::current_exception();
+      failed = true;
+    }
+  };
+  const size_t threads = std::min<size_t>(count, static_cast<size_t>(std::max(1, jobs)));
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
+  if (threads > 0) work();
+  for (std::thread& worker : workers) worker.join();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+class Puller {
+ public:
+  explicit Puller(const PullOptions& options) : options_(options) {
+    access_.endpoint = HubEndpoint(options.endpoint);
+    access_.token = HubToken(options.token);
+    access_.network = options.network;
+    access_.retry = options.retry;
+    destination_ =
+        options.local_dir.empty()
+            ? MakeCacheDestination(options.cache_dir.empty() ? HubCacheDir() : options.cache_dir,
+                                   options.repo)
+            : MakeLocalDestination(options.local_dir);
+  }
+
+  PullResult Run() {
+    HttpSession session(options_.network, CancelFlags{options_.cancel, nullptr});
+    const RepoRevision revision =
+        FetchRepoRevision(session, access_, options_.repo, options_.revision);
+    commit_ = revision.commit;
+    std::vector<std::string> names = SelectModelFiles(revision.files, options_.repo);
+    destination_->Prepare();
+    const auto index = std::find(names.begin(), names.end(), kWeightsIndexFile);
+    if (index != names.end()) {
+      // The shard list is inside the index, so the index comes first.
+      names.erase(index);
+      const std::vector<std::string> shards = ReadShardList(Fetch({kWeightsIndexFile})[0]);
+      names.insert(names.end(), shards.begin(), shards.end());
+    }
+    Fetch(names);
+    // config.json goes last: a folder that has it has everything this pull placed.
+    std::stable_partition(to_place_.begin(), to_place_.end(),
+                          [](const RemoteFile& file) { return file.name != kConfigFile; });
+    for (const RemoteFile& file : to_place_) destination_->Place(file);
+    destination_->Commit(options_.revision, commit_);
+
+    result_.path = destination_->FolderPath(commit_);
+    result_.commit = commit_;
+    const std::vector<std::string> missing = MissingModelFiles(result_.path);
+    if (!missing.empty()) {
+      Fail(ErrorCode::kCorrupt, result_.path, " lacks ", missing.front(), " after downloading ",
+           options_.repo);
+    }
+    return result_;
+  }
+
+ private:
+  // Makes `names` available and returns where each one's content can be read now.
+  std::vector<std::string> Fetch(const std::vector<std::string>& names) {
+    std::vector<std::string> paths(names.size());
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < names.size(); ++i) {
+      ValidateRepoFilename(names[i]);
+      ++result_.files;
+      if (destination_->HasCurrent(names[i], commit_)) {
+        paths[i] = destination_->CurrentPath(names[i], commit_);
+      } else {
+        todo.push_back(i);
+      }
+    }
+    std::vector<RemoteFile> remote(todo.size());
+    RunOnWorkers(todo.size(), options_.jobs, options_, [&](size_t i, HttpSession& session) {
+      remote[i] = FetchFileMetadata(session, access_, options_.repo, commit_, names[todo[i]]);
+    });
+    Download(remote);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      paths[todo[i]] = destination_->ContentPath(remote[i]);
+      to_place_.push_back(remote[i]);
+    }
+    return paths;
+  }
+
+  void Download(const std::vector<RemoteFile>& files) {
+    // Keyed by final path: two names with the same content share one blob download.
+    std::map<std::string, std::unique_ptr<BlobDownload>> by_path;
+    for (const RemoteFile& file : files) {
+      if (destination_->HasContent(file)) continue;
+      BlobTarget target = destination_->Target(file);
+      if (by_path.count(target.final_path)) continue;
+      const int max_segments = 4 * std::max(1, options_.jobs);
+      auto download =
+          std::make_unique<BlobDownload>(target, max_segments, options_.min_segment_bytes);
+      if (!download->already_complete()) by_path[target.final_path] = std::move(download);
+    }
+    if (by_path.empty()) return;
+    std::vector<BlobDownload*> downloads;
+    uint64_t total = 0, resumed = 0, to_allocate = 0;
+    for (auto& [path, download] : by_path) {
+      downloads.push_back(download.get());
+      total += download->file().size;
+      resumed += download->resumed_bytes();
+      to_allocate += download->bytes_to_allocate();
+    }
+    CheckDiskSpace(by_path.begin()->first, to_allocate);
+    std::sort(downloads.begin(), downloads.end(),
+              [](BlobDownload* a, BlobDownload* b) { return a->file().size > b->file().size; });
+    std::vector<std::pair<BlobDownload*, int>> tasks;
+    for (BlobDownload* download : downloads) {
+      if (download->segment_count() == 0) download->Finish();
+      for (int s = 0; s < download->segment_count(); ++s) tasks.emplace_back(download, s);
+    }
+    TransferProgress progress(options_.progress, options_.repo, total, resumed,
+                              static_cast<int>(downloads.size()));
+    RunOnWorkers(tasks.size(), options_.jobs, options_, [&](size_t i, HttpSession& session) {
+      BlobDownload* download = tasks[i].first;
+      SegmentContext context;
+      context.session = &session;
+      context.access = &access_;
+      context.repo = options_.repo;
+      context.progress = &progress;
+      context.refresh = [this, download](HttpSession& s) {
+        return FetchFileMetadata(s, access_, options_.repo, commit_, download->file().name);
+      };
+      if (download->FetchSegment(tasks[i].second, context)) {
+        download->Finish();
+        progress.FileDone(download->file().name, download->file().size);
+      }
+    });
+    progress.Finish();
+    result_.files_downloaded += static_cast<int>(downloads.size());
+    result_.bytes_downloaded += progress.received();
+  }
+
+  static void CheckDiskSpace(const std::string& path, uint64_t needed) {
+    const std::string dir = path.substr(0, path.rfind('/'));
+    struct statvfs info;
+    if (statvfs(dir.c_str(), &info) != 0) return;
+    const uint64_t free_bytes = static_cast<uint64_t>(info.f_bavail) * info.f_frsize;
+    if (needed > free_bytes) {
+      Fail(ErrorCode::kIo, "disk full: ", dir, " has ",
+           FormatBytes(static_cast<double>(free_bytes)), " free but the download needs ",
+           FormatBytes(static_cast<double>(needed)),
+           " more; free some space or point HF_HUB_CACHE (or --local-dir) at another disk");
+    }
+  }
+
+  const PullOptions& options_;
+  HubAccess access_;
+  std::unique_ptr<PullDestination> destination_;
+  std::string commit_;
+  std::vector<RemoteFile> to_place_;
+  PullResult result_;
+};
+
+}  // namespace
+
+PullResult PullModel(const PullOptions& options) {
+  ValidateRepoId(options.repo);
+  ValidateRevision(options.revision);
+  if (HubOffline()) {
+    Fail(ErrorCode::kUnavailable, "HF_HUB_OFFLINE is set, so ", options.repo,
+         " cannot be downloaded; unset it, or use a model folder that is already on disk");
+  }
+  return Puller(options).Run();
+}
+
+}  // namespace qvl::hub

@@ -1,0 +1,131 @@
+#include "hub/model_resolver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "base/error.h"
+#include "hub/mock_hub_server.h"
+#include "hub/test_folder.h"
+
+namespace qvl::hub {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const testing::MockRepo& TinyRepo() {
+  static const testing::MockRepo* repo = new testing::MockRepo(
+      testing::LoadRepoFromFolder("Qwen/Tiny-VL", QVL_TEST_DATA "/tiny-qwen3vl/model"));
+  return *repo;
+}
+
+class ModelResolverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"HF_TOKEN", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_ENDPOINT"}) {
+      unsetenv(name);
+    }
+    setenv("HF_HOME", (home_ / "hf").c_str(), 1);
+    server_.AddRepo(repo_);
+  }
+
+  ResolveOptions Options() const {
+    ResolveOptions options;
+    options.pull.endpoint = server_.endpoint();
+    options.pull.cache_dir = cache_.path();
+    options.pull.progress = ProgressStyle::kQuiet;
+    options.pull.retry.max_attempts = 1;
+    return options;
+  }
+
+  std::string Snapshot() const {
+    return cache_ / ("models--Qwen--Tiny-VL/snapshots/" + repo_.commit);
+  }
+
+  testing::TestFolder home_;
+  testing::TestFolder cache_;
+  testing::MockHubServer server_;
+  const testing::MockRepo& repo_ = TinyRepo();
+};
+
+TEST_F(ModelResolverTest, ExistingFolderIsReturnedAsIs) {
+  EXPECT_EQ(ResolveModel(home_.path(), Options()), home_.path());
+  EXPECT_EQ(server_.requests().size(), 0u);
+}
+
+TEST_F(ModelResolverTest, MissingFolderPathIsNotTreatedAsRepo) {
+  for (const std::string spec : {"./nope", "/no/such/model", "a/b/c"}) {
+    try {
+      ResolveModel(spec, Options());
+      FAIL() << spec;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "model folder " + spec + " does not exist");
+    }
+  }
+}
+
+TEST_F(ModelResolverTest, CachedRepoIsFoundWithoutNetwork) {
+  ResolveModel("Qwen/Tiny-VL", Options());
+  server_.Stop();
+  EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", Options()), Snapshot());
+  ResolveOptions no_download = Options();
+  no_download.allow_download = false;
+  EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", no_download), Snapshot());
+}
+
+TEST_F(ModelResolverTest, MissingRepoIsPulledFirst) {
+  EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", Options()), Snapshot());
+  EXPECT_TRUE(fs::exists(Snapshot() + "/model.safetensors"));
+}
+
+TEST_F(ModelResolverTest, NoDownloadSaysHowToGetTheModel) {
+  ResolveOptions options = Options();
+  options.allow_download = false;
+  try {
+    ResolveModel("Qwen/Tiny-VL", options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_EQ(std::string(e.what()),
+              "model Qwen/Tiny-VL is not in the Hugging Face cache at " + cache_.path() +
+                  " and downloads are off (--no-download): run `qvl pull Qwen/Tiny-VL` first, "
+                  "or pass a model folder");
+  }
+  EXPECT_EQ(server_.requests().size(), 0u);
+}
+
+TEST_F(ModelResolverTest, OfflineEnvironmentDisablesDownloads) {
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  try {
+    ResolveModel("Qwen/Tiny-VL", Options());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("downloads are off (HF_HUB_OFFLINE)"));
+  }
+  unsetenv("HF_HUB_OFFLINE");
+}
+
+TEST_F(ModelResolverTest, IncompleteSnapshotIsRepairedFromCachedBlobs) {
+  ResolveModel("Qwen/Tiny-VL", Options());
+  fs::remove(Snapshot() + "/model.safetensors");
+  ResolveOptions no_download = Options();
+  no_download.allow_download = false;
+  EXPECT_THROW(ResolveModel("Qwen/Tiny-VL", no_download), Error);
+  server_.ClearRequests();
+  EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", Options()), Snapshot());
+  EXPECT_EQ(server_.CountRequests("/cdn/"), 0) << "the blob was already in the cache";
+  EXPECT_TRUE(fs::exists(Snapshot() + "/model.safetensors"));
+}
+
+TEST_F(ModelResolverTest, DefaultCacheComesFromHfHome) {
+  ResolveOptions options = Options();
+  options.pull.cache_dir.clear();
+  EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", options),
+            home_ / ("hf/hub/models--Qwen--Tiny-VL/snapshots/" + repo_.commit));
+}
+
+}  // namespace
+}  // namespace qvl::hub

@@ -1,0 +1,30 @@
+// Limits that protect the server from hostile or accidental huge images. Every check
+// happens before the memory it guards is allocated: the encoded size before decoding,
+// the decoded size right after the file header is read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace qvl {
+
+struct ImageLimits {
+  // Largest accepted file (encoded bytes).
+  int64_t max_encoded_bytes = int64_t{32} << 20;
+  // Largest accepted width * height as stored in the file (decompression bombs). The
+  // default allows 8192 x 8192; decoding needs about 4 bytes per pixel plus what the
+  // codec buffers (a progressive JPEG keeps 2 bytes per sample).
+  int64_t max_decoded_pixels = int64_t{8192} * 8192;
+  // Most images one request may carry.
+  int max_images_per_request = 16;
+};
+
+// Throws Error(kTooLarge) when a request carries more than max_images_per_request.
+void CheckImageCount(int64_t count, const ImageLimits& limits);
+
+// Throws Error(kInvalidArgument) for a zero-sized image and Error(kTooLarge) when
+// width * height is over max_decoded_pixels, naming the image.
+void CheckDecodedSize(int64_t width, int64_t height, const ImageLimits& limits,
+                      const std::string& name);
+
+}  // namespace qvl

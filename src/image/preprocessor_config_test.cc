@@ -1,0 +1,123 @@
+#include "image/preprocessor_config.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace qvl {
+namespace {
+
+std::string ErrorOf(const std::string& json) {
+  try {
+    ParsePreprocessorConfig(json, "model/preprocessor_config.json");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(PreprocessorConfigTest, ReadsQwen3VlFile) {
+  const ImageProcessorParams p = LoadPreprocessorConfig(
+      std::string(QVL_TEST_DATA) + "/qwen3vl-2b-config/preprocessor_config.json");
+  EXPECT_EQ(p.min_pixels, 65536);
+  EXPECT_EQ(p.max_pixels, 16777216);
+  EXPECT_EQ(p.patch_size, 16);
+  EXPECT_EQ(p.temporal_patch_size, 2);
+  EXPECT_EQ(p.merge_size, 2);
+  EXPECT_EQ(p.factor(), 32);
+  EXPECT_EQ(p.patch_values(), 1536);
+  EXPECT_EQ(p.image_mean, (std::array<float, 3>{0.5f, 0.5f, 0.5f}));
+  EXPECT_EQ(p.image_std, (std::array<float, 3>{0.5f, 0.5f, 0.5f}));
+  EXPECT_TRUE(p.do_rescale);
+  EXPECT_DOUBLE_EQ(p.rescale_factor, 1.0 / 255.0);
+  EXPECT_TRUE(p.do_normalize);
+}
+
+// Qwen2-VL files carry top-level min_pixels/max_pixels, which win over `size`.
+TEST(PreprocessorConfigTest, OlderQwen2VlKeys) {
+  const ImageProcessorParams p = ParsePreprocessorConfig(
+      R"({"min_pixels": 3136, "max_pixels": 12845056, "patch_size": 14,
+          "size": {"shortest_edge": 1, "longest_edge": 2},
+          "image_mean": [0.48145466, 0.4578275, 0.40821073], "rescale_factor": 0.00392156862745098,
+          "resample": 3, "do_resize": true})",
+      "x.json");
+  EXPECT_EQ(p.min_pixels, 3136);
+  EXPECT_EQ(p.max_pixels, 12845056);
+  EXPECT_EQ(p.patch_size, 14);
+  EXPECT_EQ(p.factor(), 28);
+}
+
+TEST(PreprocessorConfigTest, DefaultsAreTransformers) {
+  const ImageProcessorParams p = ParsePreprocessorConfig("{}", "x.json");
+  EXPECT_EQ(p.min_pixels, 56 * 56);
+  EXPECT_EQ(p.max_pixels, 28 * 28 * 1280);
+  EXPECT_EQ(p.patch_size, 14);
+  EXPECT_EQ(p.image_std[0], 0.26862954f);
+  const ImageProcessorParams scalar = ParsePreprocessorConfig(R"({"image_std": 0.25})", "x.json");
+  EXPECT_EQ(scalar.image_std, (std::array<float, 3>{0.25f, 0.25f, 0.25f}));
+}
+
+TEST(PreprocessorConfigTest, ErrorsNameFileAndField) {
+  EXPECT_EQ(ErrorOf("{"),
+            "model/preprocessor_config.json: invalid JSON (" +
+                std::string("[json.exception.parse_error.101] parse error at line 1, column 2: "
+                            "syntax error while parsing object key - unexpected end of input; "
+                            "expected string literal") +
+                ")");
+  EXPECT_EQ(ErrorOf("[]"), "model/preprocessor_config.json: expected a JSON object");
+  EXPECT_EQ(ErrorOf(R"({"patch_size": "16"})"),
+            "model/preprocessor_config.json: field 'patch_size' must be an integer in [1, 1024] "
+            "(got \"16\")");
+  EXPECT_EQ(ErrorOf(R"({"patch_size": 0})"),
+            "model/preprocessor_config.json: field 'patch_size' must be an integer in [1, 1024] "
+            "(got 0)");
+  EXPECT_EQ(ErrorOf(R"({"size": {"shortest_edge": 10}})"),
+            "model/preprocessor_config.json: field 'size' must be an object with 'shortest_edge' "
+            "and 'longest_edge' (got {\"shortest_edge\":10})");
+  EXPECT_EQ(ErrorOf(R"({"size": {"shortest_edge": 10, "longest_edge": -1}})"),
+            "model/preprocessor_config.json: field 'size.longest_edge' must be an integer in "
+            "[1, 1099511627776] (got -1)");
+  EXPECT_EQ(ErrorOf(R"({"min_pixels": 100, "max_pixels": 10})"),
+            "model/preprocessor_config.json: the minimum pixel count (100) is above the maximum "
+            "(10)");
+  EXPECT_EQ(ErrorOf(R"({"image_std": [0.5, 0, 0.5]})"),
+            "model/preprocessor_config.json: field 'image_std' must be a non-zero number or a list "
+            "of 3 non-zero numbers (got [0.5,0,0.5])");
+  EXPECT_EQ(ErrorOf(R"({"image_mean": [0.5, 0.5]})"),
+            "model/preprocessor_config.json: field 'image_mean' must be a number or a list of 3 "
+            "numbers (got [0.5,0.5])");
+  EXPECT_EQ(ErrorOf(R"({"resample": 2})"),
+            "model/preprocessor_config.json: field 'resample' must be 3 (bicubic, the only filter "
+            "qvl implements) (got 2)");
+  EXPECT_EQ(ErrorOf(R"({"do_resize": false})"),
+            "model/preprocessor_config.json: field 'do_resize' must be true (qvl always applies "
+            "smart_resize) (got false)");
+  EXPECT_EQ(ErrorOf(R"({"do_rescale": 1})"),
+            "model/preprocessor_config.json: field 'do_rescale' must be true or false (got 1)");
+}
+
+TEST(PreprocessorConfigTest, MissingFile) {
+  try {
+    LoadPreprocessorConfig("/nonexistent/preprocessor_config.json");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  }
+}
+
+// Regression (found while hardening): the error message for a deeply nested value used
+// to overflow the stack in nlohmann's recursive dump().
+TEST(PreprocessorConfigTest, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+  EXPECT_EQ(ErrorOf(R"({"image_mean": )" + deep + "}"),
+            "model/preprocessor_config.json: invalid JSON (nested deeper than 64 levels)");
+  const std::string nested = std::string(40, '[') + "0.5" + std::string(40, ']');
+  EXPECT_EQ(ErrorOf(R"({"image_mean": )" + nested + "}"),
+            "model/preprocessor_config.json: field 'image_mean' must be a number or a list of 3 "
+            "numbers (got " +
+                nested + ")");
+}
+
+}  // namespace
+}  // namespace qvl

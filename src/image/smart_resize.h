@@ -1,0 +1,25 @@
+// Qwen2-VL/Qwen3-VL's smart_resize: the size an image is resampled to before it is cut
+// into patches. Both sides become multiples of `factor` (patch_size * merge_size = 32),
+// close to the original aspect ratio, with the area inside [min_pixels, max_pixels].
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "image/image_size.h"
+
+namespace qvl {
+
+// transformers' smart_resize, in double precision like the Python original:
+//   h = round(H / factor) * factor, w likewise (round half to even, as Python's round);
+//   if h * w > max_pixels: beta = sqrt(H * W / max_pixels),
+//     h = max(factor, floor(H / beta / factor) * factor), w likewise;
+//   else if h * w < min_pixels: beta = sqrt(min_pixels / (H * W)),
+//     h = ceil(H * beta / factor) * factor, w likewise.
+// Throws Error(kInvalidArgument) naming the image when a side is shorter than `factor`
+// or the aspect ratio is over 200:1, and Error(kTooLarge) if the result does not fit
+// an int. Requires factor >= 1 and 1 <= min_pixels <= max_pixels.
+ImageSize SmartResize(ImageSize size, int factor, int64_t min_pixels, int64_t max_pixels,
+                      const std::string& name);
+
+}  // namespace qvl

@@ -1,0 +1,265 @@
+#include "model/packed_weight_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/mapped_file.h"
+#include "ops/weight_pack.h"
+
+namespace qvl {
+namespace {
+
+constexpr char kMagic[8] = {'Q', 'V', 'L', 'P', 'A', 'C', 'K', '\0'};
+// Bumped whenever a packed layout or the quantizers change.
+constexpr uint32_t kLayoutVersion = 2;
+constexpr uint64_t kAlign = 4096;
+// Panels are packed and written in chunks of about this size.
+constexpr int64_t kChunkBytes = 64 << 20;
+
+uint64_t Fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+template <typename T>
+void Put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+struct Placed {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+
+// The header for `entries` with their data offsets; returns the data size too.
+std::string EncodeHeader(uint64_t key, const std::vector<PackedWeightCache::Entry>& entries,
+                         std::vector<Placed>* placed, uint64_t* total) {
+  std::string body;
+  for (const auto& e : entries) {
+    Put<uint16_t>(body, static_cast<uint16_t>(e.name.size()));
+    body += e.name;
+    Put<uint8_t>(body, static_cast<uint8_t>(e.format));
+    Put<int64_t>(body, e.view.rows);
+    Put<int64_t>(body, e.view.cols);
+  }
+  std::string head(kMagic, sizeof(kMagic));
+  Put<uint32_t>(head, kLayoutVersion);
+  Put<uint32_t>(head, static_cast<uint32_t>(entries.size()));
+  Put<uint64_t>(head, key);
+  const uint64_t header_size = AlignUp(head.size() + 8 + body.size() + 8 + 8);
+  uint64_t offset = header_size;
+  placed->clear();
+  for (const auto& e : entries) {
+    const uint64_t bytes = PackedLayoutFor(e.format, e.view.rows, e.view.cols).bytes();
+    placed->push_back({offset, bytes});
+    offset = AlignUp(offset + bytes);
+  }
+  *total = offset;
+  Put<uint64_t>(head, offset);  // file size
+  Put<uint64_t>(head, header_size);
+  head += body;
+  Put<uint64_t>(head, Fnv1a(head.data(), head.size()));
+  head.resize(header_size, '\0');
+  return head;
+}
+
+// True when `file` is exactly the cache `expected_header` describes.
+bool Matches(const MappedFile& file, const std::string& expected_header, uint64_t total) {
+  return file.size() == total && file.size() >= expected_header.size() &&
+         std::memcmp(file.data(), expected_header.data(), expected_header.size()) == 0;
+}
+
+void WriteAll(std::FILE* f, const void* data, size_t n, const std::string& path) {
+  if (n > 0 && std::fwrite(data, 1, n, f) != n) {
+    Fail(ErrorCode::kIo, "cannot write ", path, ": ", std::strerror(errno));
+  }
+}
+
+void WriteCache(const std::string& path, const std::string& header,
+                const std::vector<PackedWeightCache::Entry>& entries,
+                const std::vector<Placed>& placed, ThreadPool& pool) {
+  const std::string tmp = StrCat(path, ".tmp-", static_cast<long>(::getpid()));
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) Fail(ErrorCode::kIo, "cannot create ", tmp, ": ", std::strerror(errno));
+  try {
+    WriteAll(f, header.data(), header.size(), tmp);
+    uint64_t written = header.size();
+    std::vector<uint8_t> zeros(kAlign, 0);
+    void* raw = std::aligned_alloc(64, kChunkBytes);
+    if (raw == nullptr) Fail(ErrorCode::kIo, "out of memory packing ", path);
+    std::unique_ptr<uint8_t, decltype(&std::free)> chunk(static_cast<uint8_t*>(raw), &std::free);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      WriteAll(f, zeros.data(), placed[i].offset - written, tmp);
+      const PackedLayout layout = PackedLayoutFor(e.format, e.view.rows, e.view.cols);
+      const int64_t per_chunk = std::max<int64_t>(1, kChunkBytes / layout.panel_bytes);
+      for (int64_t p0 = 0; p0 < layout.panels; p0 += per_chunk) {
+        const int64_t p1 = std::min(layout.panels, p0 + per_chunk);
+        pool.ParallelFor(p1 - p0, 4, [&](int64_t a, int64_t b, int) {
+          PackPanels(e.view, e.format, p0 + a, p0 + b, chunk.get() + a * layout.panel_bytes);
+        });
+        WriteAll(f, chunk.get(), (p1 - p0) * layout.panel_bytes, tmp);
+      }
+      written = placed[i].offset + placed[i].bytes;
+    }
+    const uint64_t total = placed.empty() ? header.size() : AlignUp(written);
+    WriteAll(f, zeros.data(), total - written, tmp);
+    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0) {
+      Fail(ErrorCode::kIo, "cannot write ", tmp, ": ", std::strerror(errno));
+    }
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    Fail(ErrorCode::kIo, "cannot write ", path, ": ", std::strerror(err));
+  }
+}
+
+std::string CacheFileName(const std::string& model_dir,
+                          const std::vector<PackedWeightCache::Entry>& entries) {
+  std::error_code ec;
+  const std::string abs = std::filesystem::absolute(model_dir, ec).lexically_normal().string();
+  std::set<std::string> formats;
+  uint64_t h = Fnv1a(abs.data(), abs.size());
+  for (const auto& e : entries) {
+    formats.insert(WeightFormatName(e.format));
+    h = Fnv1a(e.name.data(), e.name.size(), h);
+    h = Fnv1a(&e.format, sizeof(e.format), h);
+  }
+  std::string name = Hex(Fnv1a(abs.data(), abs.size())).substr(0, 12);
+  for (const std::string& f : formats) name += "-" + f;
+  return StrCat(name, "-", Hex(h).substr(0, 8), ".qvlw");
+}
+
+}  // namespace
+
+const char* PackedCacheSourceName(PackedWeightCache::Source source) {
+  switch (source) {
+    case PackedWeightCache::Source::kMapped:
+      return "mapped";
+    case PackedWeightCache::Source::kBuilt:
+      return "built";
+    case PackedWeightCache::Source::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+std::string DefaultWeightCacheDir() {
+  if (const char* env = std::getenv("QVL_CACHE_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    return StrCat(xdg, "/qvl");
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    return StrCat(home, "/.cache/qvl");
+  }
+  return "";
+}
+
+uint64_t CheckpointKey(const TensorStore& store) {
+  uint64_t h = Fnv1a(&kLayoutVersion, sizeof(kLayoutVersion));
+  for (const auto& file : store.files()) {
+    const std::string& path = file->path();
+    const std::string base = std::filesystem::path(path).filename().string();
+    h = Fnv1a(base.data(), base.size(), h);
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      const int64_t stamp[2] = {
+          static_cast<int64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+      h = Fnv1a(stamp, sizeof(stamp), h);
+    }
+    const MappedFile& m = file->mapped();
+    uint64_t header_len = 0;
+    if (m.size() >= 8) std::memcpy(&header_len, m.data(), 8);
+    h = Fnv1a(m.data(), static_cast<size_t>(std::min<uint64_t>(m.size(), 8 + header_len)), h);
+  }
+  return h;
+}
+
+std::unique_ptr<PackedWeightCache> PackedWeightCache::Open(const std::string& dir,
+                                                           const std::string& model_dir,
+                                                           uint64_t checkpoint_key,
+                                                           const std::vector<Entry>& entries,
+                                                           ThreadPool& pool) {
+  std::unique_ptr<PackedWeightCache> cache(new PackedWeightCache());
+  std::vector<Placed> placed;
+  uint64_t total = 0;
+  const std::string header = EncodeHeader(checkpoint_key, entries, &placed, &total);
+  for (const Placed& p : placed) cache->bytes_ += p.bytes;
+
+  std::shared_ptr<MappedFile> mapped;
+  if (!dir.empty() && !entries.empty()) {
+    const std::string path = StrCat(dir, "/", CacheFileName(model_dir, entries));
+    try {
+      auto file = std::make_shared<MappedFile>(path);
+      if (Matches(*file, header, total)) {
+        mapped = std::move(file);
+        cache->source_ = Source::kMapped;
+      } else {
+        LogInfo("packed weights in ", path, " are stale or incomplete; rebuilding");
+      }
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kNotFound) LogWarn(e.what(), "; rebuilding");
+    }
+    if (!mapped) {
+      try {
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        LogInfo("packing ", entries.size(), " weights (", cache->bytes_ >> 20, " MiB) into ", path);
+        WriteCache(path, header, entries, placed, pool);
+        auto file = std::make_shared<MappedFile>(path);
+        if (!Matches(*file, header, total)) Fail(ErrorCode::kIo, path, " changed while written");
+        mapped = std::move(file);
+        cache->source_ = Source::kBuilt;
+      } catch (const Error& e) {
+        LogWarn("cannot cache packed weights (", e.what(), "); packing in memory for this run");
+      }
+    }
+    if (mapped) cache->path_ = path;
+  }
+
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& e = entries[i];
+    LinearWeight w = mapped ? LinearWeight::FromPacked(e.format, e.view.rows, e.view.cols,
+                                                       mapped->data() + placed[i].offset, mapped)
+                            : LinearWeight::Prepare(e.view, e.format, &pool);
+    cache->by_data_[e.view.data].push_back(std::move(w));
+  }
+  return cache;
+}
+
+LinearWeight PackedWeightCache::Find(const WeightView& view, WeightFormat format) const {
+  auto it = by_data_.find(view.data);
+  if (it != by_data_.end()) {
+    for (const LinearWeight& w : it->second) {
+      if (w.format() == format && w.rows() == view.rows && w.cols() == view.cols) return w;
+    }
+  }
+  return LinearWeight();
+}
+
+}  // namespace qvl

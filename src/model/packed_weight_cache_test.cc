@@ -1,0 +1,151 @@
+#include "model/packed_weight_cache.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <vector>
+
+#include "base/bf16.h"
+#include "model/qwen3vl.h"
+#include "ops/weight_pack.h"
+
+namespace qvl {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PackedWeightCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("qvl_cache_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist(0.0f, 0.1f);
+    for (auto& m : matrices_) {
+      m.resize(40 * 96);
+      for (uint16_t& v : m) v = F32ToBf16(dist(rng));
+    }
+    entries_ = {{"a.weight", {DType::kBF16, 40, 96, matrices_[0].data()}, WeightFormat::kQ8},
+                {"b.weight", {DType::kBF16, 40, 96, matrices_[1].data()}, WeightFormat::kQ4}};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<PackedWeightCache> Open(uint64_t key = 7, const std::string& dir = "") {
+    return PackedWeightCache::Open(dir.empty() ? dir_.string() : dir, "/models/x", key, entries_,
+                                   pool_);
+  }
+  // Every entry is found and holds exactly the bytes PackPanels makes.
+  void ExpectPacked(const PackedWeightCache& cache) {
+    for (const auto& e : entries_) {
+      const LinearWeight w = cache.Find(e.view, e.format);
+      ASSERT_FALSE(w.empty()) << e.name;
+      const PackedLayout l = PackedLayoutFor(e.format, e.view.rows, e.view.cols);
+      std::vector<uint8_t> want(l.bytes());
+      PackPanels(e.view, e.format, 0, l.panels, want.data());
+      EXPECT_EQ(0, std::memcmp(w.data(), want.data(), want.size())) << e.name;
+    }
+    EXPECT_TRUE(cache.Find(entries_[0].view, WeightFormat::kQ4).empty());
+  }
+  fs::path OnlyFile() {
+    std::vector<fs::path> files;
+    for (const auto& f : fs::directory_iterator(dir_)) files.push_back(f.path());
+    EXPECT_EQ(files.size(), 1u);  // no temporary files left behind
+    return files.empty() ? fs::path() : files[0];
+  }
+
+  fs::path dir_;
+  std::vector<uint16_t> matrices_[2];
+  std::vector<PackedWeightCache::Entry> entries_;
+  ThreadPool pool_{2, false};
+};
+
+TEST_F(PackedWeightCacheTest, BuildsOnceThenMaps) {
+  auto first = Open();
+  EXPECT_EQ(first->source(), PackedWeightCache::Source::kBuilt);
+  ExpectPacked(*first);
+  const fs::path file = OnlyFile();
+  EXPECT_EQ(first->path(), file.string());
+  EXPECT_EQ(file.extension(), ".qvlw");
+  auto second = Open();
+  EXPECT_EQ(second->source(), PackedWeightCache::Source::kMapped);
+  ExpectPacked(*second);
+  EXPECT_EQ(second->Find(entries_[0].view, WeightFormat::kQ8).owned_bytes(), 0u);
+}
+
+TEST_F(PackedWeightCacheTest, TruncatedOrCorruptFileIsRebuilt) {
+  Open();
+  const fs::path file = OnlyFile();
+  const auto size = fs::file_size(file);
+  fs::resize_file(file, size - 100);
+  auto rebuilt = Open();
+  EXPECT_EQ(rebuilt->source(), PackedWeightCache::Source::kBuilt);
+  ExpectPacked(*rebuilt);
+  EXPECT_EQ(fs::file_size(OnlyFile()), size);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x5a');
+  }
+  EXPECT_EQ(Open()->source(), PackedWeightCache::Source::kBuilt);
+  EXPECT_EQ(Open()->source(), PackedWeightCache::Source::kMapped);
+}
+
+TEST_F(PackedWeightCacheTest, ChangedCheckpointIsRebuilt) {
+  Open(7);
+  EXPECT_EQ(Open(8)->source(), PackedWeightCache::Source::kBuilt);
+  EXPECT_EQ(Open(8)->source(), PackedWeightCache::Source::kMapped);
+  OnlyFile();
+}
+
+TEST_F(PackedWeightCacheTest, UnwritableFolderPacksInMemory) {
+  fs::create_directories(dir_);
+  const fs::path not_a_dir = dir_ / "file";
+  std::ofstream(not_a_dir) << "x";
+  auto cache = Open(7, (not_a_dir / "sub").string());
+  EXPECT_EQ(cache->source(), PackedWeightCache::Source::kMemory);
+  EXPECT_TRUE(cache->path().empty());
+  ExpectPacked(*cache);
+  auto none = PackedWeightCache::Open("", "/models/x", 7, entries_, pool_);
+  EXPECT_EQ(none->source(), PackedWeightCache::Source::kMemory);
+  ExpectPacked(*none);
+}
+
+// The whole model from the cache computes exactly what the same formats packed in
+// memory compute.
+TEST_F(PackedWeightCacheTest, CachedModelMatchesInMemoryModel) {
+  const std::string model_dir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
+  ModelOptions options;
+  options.text_weights = WeightFormat::kQ4;
+  options.vision_weights = WeightFormat::kQ8;
+  options.weight_cache_dir = "none";
+  auto memory = Qwen3VLModel::Load(model_dir, options);
+  options.weight_cache_dir = dir_.string();
+  auto built = Qwen3VLModel::Load(model_dir, options);
+  EXPECT_EQ(built->packed_weights().source(), PackedWeightCache::Source::kBuilt);
+  auto mapped = Qwen3VLModel::Load(model_dir, options);
+  EXPECT_EQ(mapped->packed_weights().source(), PackedWeightCache::Source::kMapped);
+
+  const TextConfig& c = memory->config().text;
+  std::vector<int32_t> tokens = {9707, 11, 1879, 0, 42};
+  std::vector<int32_t> pos = {0, 1, 2, 3, 4};
+  std::vector<std::vector<float>> logits;
+  for (Qwen3VLModel* m : {memory.get(), mapped.get()}) {
+    KvPool kv(c, DType::kBF16, 16, 1 << 20);
+    const int32_t page = kv.Allocate();
+    DecoderChunk chunk;
+    chunk.tokens = tokens;
+    chunk.positions = {pos.data(), pos.data(), pos.data()};
+    chunk.pages = &page;
+    chunk.want_logits = true;
+    logits.emplace_back(c.vocab_size);
+    m->text().Forward(std::span<const DecoderChunk>(&chunk, 1), kv, pool_, logits.back().data());
+  }
+  EXPECT_EQ(0, std::memcmp(logits[0].data(), logits[1].data(), logits[0].size() * 4));
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,255 @@
+// AVX2 + FMA flash-attention block kernels (8 f32 lanes, 16 registers): tiles of up to
+// 4 query rows times one 16-key group (qk) or 2 rows times 32 output dimensions (pv).
+// bf16 keys/values are widened in registers, two FMAs per packed pair.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/attention_kernels.h"
+#include "ops/simd_math_avx2.h"
+
+namespace qvl::kernels {
+namespace {
+
+using avx2::EvenHalves;
+using avx2::FirstLanes;
+using avx2::OddHalves;
+
+inline float Bf16Scalar(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline float Widen(float v) { return v; }
+inline float Widen(uint16_t v) { return Bf16Scalar(v); }
+
+// One key group (16 keys = 2 vectors) against MR query rows.
+template <int MR, typename T>
+void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) {
+  __m256 acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  if constexpr (sizeof(T) == 4) {
+    for (int i = 0; i < d; ++i) {
+      const __m256 k0 = _mm256_loadu_ps(kg + i * kKeyGroup);
+      const __m256 k1 = _mm256_loadu_ps(kg + i * kKeyGroup + 8);
+      for (int r = 0; r < MR; ++r) {
+        const __m256 qv = _mm256_set1_ps(q[r * ldq + i]);
+        acc[r][0] = _mm256_fmadd_ps(qv, k0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(qv, k1, acc[r][1]);
+      }
+    }
+  } else {
+    for (int i = 0; i < d; i += 2) {
+      const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kg + i * kKeyGroup));
+      const __m256i x1 =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kg + i * kKeyGroup + 16));
+      const __m256 e0 = EvenHalves(x0), o0 = OddHalves(x0);
+      const __m256 e1 = EvenHalves(x1), o1 = OddHalves(x1);
+      for (int r = 0; r < MR; ++r) {
+        const __m256 q0 = _mm256_set1_ps(Widen(q[r * ldq + i]));
+        const __m256 q1 = _mm256_set1_ps(Widen(q[r * ldq + i + 1]));
+        acc[r][0] = _mm256_fmadd_ps(q1, o0, _mm256_fmadd_ps(q0, e0, acc[r][0]));
+        acc[r][1] = _mm256_fmadd_ps(q1, o1, _mm256_fmadd_ps(q0, e1, acc[r][1]));
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_ps(s + r * lds, acc[r][0]);
+    _mm256_storeu_ps(s + r * lds + 8, acc[r][1]);
+  }
+}
+
+template <typename T>
+void Qk(const T* q, int64_t ldq, int rows, const T* const* kg, int n_groups, int d, float* s,
+        int64_t lds) {
+  for (int g = 0; g < n_groups; ++g) {
+    float* sg = s + g * kKeyGroup;
+    int r = 0;
+    for (; r + 4 <= rows; r += 4) QkTile<4>(q + r * ldq, ldq, kg[g], d, sg + r * lds, lds);
+    for (; r < rows; ++r) QkTile<1>(q + r * ldq, ldq, kg[g], d, sg + r * lds, lds);
+  }
+}
+
+void QkF32(const float* q, int64_t ldq, int rows, const float* const* kg, int n_groups, int d,
+           float* s, int64_t lds) {
+  Qk(q, ldq, rows, kg, n_groups, d, s, lds);
+}
+
+void QkBf16(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int n_groups,
+            int d, float* s, int64_t lds) {
+  Qk(q, ldq, rows, kg, n_groups, d, s, lds);
+}
+
+inline float HorizontalMax(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_max_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+inline float HorizontalSum(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+inline uint16_t RoundBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+template <typename T>
+void Softmax(const float* s, int64_t lds, int rows, int cols, const int* valid, float scale_log2,
+             float* m, float* l, float* alpha, T* p, int64_t ldp) {
+  const __m256 scale = _mm256_set1_ps(scale_log2);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const int chunks = (cols + 7) / 8;
+  alignas(32) float e[8];
+  for (int r = 0; r < rows; ++r) {
+    const float* sr = s + r * lds;
+    T* pr = p + r * ldp;
+    const int n = valid[r];
+    if (n <= 0) {
+      alpha[r] = 1.0f;
+      std::memset(pr, 0, sizeof(T) * cols);
+      continue;
+    }
+    __m256 mx = neg_inf;
+    for (int c = 0; c < chunks; ++c) {
+      const __m256 k = _mm256_castsi256_ps(FirstLanes(n - 8 * c));
+      mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(sr + 8 * c), k));
+    }
+    const float m_new = std::max(m[r], HorizontalMax(mx) * scale_log2);
+    const __m256 mv = _mm256_set1_ps(m_new);
+    __m256 sum = _mm256_setzero_ps();
+    for (int c = 0; c < chunks; ++c) {
+      const __m256 k = _mm256_castsi256_ps(FirstLanes(n - 8 * c));
+      const __m256 x = _mm256_fmsub_ps(_mm256_loadu_ps(sr + 8 * c), scale, mv);
+      const __m256 ev = _mm256_and_ps(avx2::Exp2NonPositive(x), k);
+      sum = _mm256_add_ps(sum, ev);
+      const int width = std::min(8, cols - 8 * c);
+      if constexpr (sizeof(T) == 4) {
+        _mm256_maskstore_ps(pr + 8 * c, FirstLanes(width), ev);
+      } else {
+        _mm256_store_ps(e, ev);
+        for (int i = 0; i < width; ++i) pr[8 * c + i] = RoundBf16(e[i]);
+      }
+    }
+    const float a =
+        m[r] == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp2(m[r] - m_new);
+    alpha[r] = a;
+    for (int i = 0; i < kSumLanes; ++i) l[r * kSumLanes + i] *= a;
+    l[r * kSumLanes] += HorizontalSum(sum);
+    m[r] = m_new;
+  }
+}
+
+// o[MR rows][dims c0 .. c0 + 8 NC) = o * alpha + p . v over NG key groups: one loop over
+// a group's tokens, the groups unrolled inside, so the accumulators stay in registers.
+template <int MR, int NC, int NG, typename T>
+void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const float* alpha,
+            float* o, int64_t ldo) {
+  __m256 acc[MR][NC];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm256_setzero_ps();
+  __m256i mask[NC];
+  for (int c = 0; c < NC; ++c) mask[c] = FirstLanes(d - c0 - 8 * c);
+  if constexpr (sizeof(T) == 4) {
+    for (int j = 0; j < kKeyGroup; ++j) {
+      for (int g = 0; g < NG; ++g) {
+        const float* vrow = vg[g] + j * d + c0;
+        __m256 v[NC];
+        for (int c = 0; c < NC; ++c) v[c] = _mm256_maskload_ps(vrow + 8 * c, mask[c]);
+        for (int r = 0; r < MR; ++r) {
+          const __m256 pv = _mm256_set1_ps(p[r * ldp + g * kKeyGroup + j]);
+          for (int c = 0; c < NC; ++c) acc[r][c] = _mm256_fmadd_ps(pv, v[c], acc[r][c]);
+        }
+      }
+    }
+  } else {
+    for (int j = 0; j < kKeyGroup; j += 2) {
+      for (int g = 0; g < NG; ++g) {
+        const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
+        __m256 even[NC], odd[NC];
+        for (int c = 0; c < NC; ++c) {
+          const __m256i x =
+              _mm256_maskload_epi32(reinterpret_cast<const int*>(vpair + 16 * c), mask[c]);
+          even[c] = EvenHalves(x);
+          odd[c] = OddHalves(x);
+        }
+        for (int r = 0; r < MR; ++r) {
+          const __m256 p0 = _mm256_set1_ps(Widen(p[r * ldp + g * kKeyGroup + j]));
+          const __m256 p1 = _mm256_set1_ps(Widen(p[r * ldp + g * kKeyGroup + j + 1]));
+          for (int c = 0; c < NC; ++c)
+            acc[r][c] = _mm256_fmadd_ps(p1, odd[c], _mm256_fmadd_ps(p0, even[c], acc[r][c]));
+        }
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const __m256 a = _mm256_set1_ps(alpha[r]);
+    float* orow = o + r * ldo + c0;
+    for (int c = 0; c < NC; ++c) {
+      const __m256 old = _mm256_maskload_ps(orow + 8 * c, mask[c]);
+      _mm256_maskstore_ps(orow + 8 * c, mask[c], _mm256_fmadd_ps(old, a, acc[r][c]));
+    }
+  }
+}
+
+template <int MR, int NG, typename T>
+void PvRowTile(const T* p, int64_t ldp, const T* const* vg, int d, const float* alpha, float* o,
+               int64_t ldo) {
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32) PvTile<MR, 4, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  for (; c0 < d; c0 += 8) PvTile<MR, 1, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+}
+
+template <int NG, typename T>
+void PvRows(const T* p, int64_t ldp, int rows, const T* const* vg, int d, const float* alpha,
+            float* o, int64_t ldo) {
+  int r = 0;
+  for (; r + 2 <= rows; r += 2)
+    PvRowTile<2, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+  if (r < rows) PvRowTile<1, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+}
+
+template <typename T>
+void Pv(const T* p, int64_t ldp, int rows, const T* const* vg, int n_groups, int d,
+        const float* alpha, float* o, int64_t ldo) {
+  switch (n_groups) {
+    case 4:
+      return PvRows<4>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 3:
+      return PvRows<3>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 2:
+      return PvRows<2>(p, ldp, rows, vg, d, alpha, o, ldo);
+    default:
+      return PvRows<1>(p, ldp, rows, vg, d, alpha, o, ldo);
+  }
+}
+
+void PvF32(const float* p, int64_t ldp, int rows, const float* const* vg, int n_groups, int d,
+           const float* alpha, float* o, int64_t ldo) {
+  Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
+}
+
+void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int n_groups,
+            int d, const float* alpha, float* o, int64_t ldo) {
+  Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
+}
+
+}  // namespace
+
+AttentionKernels Avx2AttentionKernels() {
+  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16};
+}
+
+}  // namespace qvl::kernels

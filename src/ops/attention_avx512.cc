@@ -1,0 +1,244 @@
+// AVX-512 flash-attention block kernels. Register tiles of up to 4 query rows times
+// 4 key groups (qk) or 4 rows times 64 output dimensions (pv), one FMA per broadcast
+// operand. bf16 keys/values are widened to f32 in registers (two FMAs per pair); the
+// AVX512-BF16 tier replaces those two kernels with vdpbf16ps ones.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/attention_kernels.h"
+#include "ops/attention_softmax_avx512.h"
+#include "ops/simd_math_avx512.h"
+
+namespace qvl::kernels {
+namespace {
+
+using avx512::FirstLanes;
+
+inline float Bf16Scalar(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Even (low) and odd (high) bf16 halves of 16 32-bit lanes, as f32.
+inline __m512 EvenHalves(__m512i x) { return _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)); }
+inline __m512 OddHalves(__m512i x) {
+  return _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
+template <int MR, int NG, typename T>
+void QkTile(const T* q, int64_t ldq, const T* const* kg, int d, float* s, int64_t lds) {
+  __m512 acc[MR][NG];
+  for (int r = 0; r < MR; ++r)
+    for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+  if constexpr (sizeof(T) == 4) {
+    for (int i = 0; i < d; ++i) {
+      __m512 kv[NG];
+      for (int g = 0; g < NG; ++g) kv[g] = _mm512_loadu_ps(kg[g] + i * kKeyGroup);
+      for (int r = 0; r < MR; ++r) {
+        const __m512 qv = _mm512_set1_ps(q[r * ldq + i]);
+        for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_fmadd_ps(qv, kv[g], acc[r][g]);
+      }
+    }
+  } else {
+    for (int i = 0; i < d; i += 2) {
+      __m512 even[NG], odd[NG];
+      for (int g = 0; g < NG; ++g) {
+        const __m512i x = _mm512_loadu_si512(kg[g] + i * kKeyGroup);
+        even[g] = EvenHalves(x);
+        odd[g] = OddHalves(x);
+      }
+      for (int r = 0; r < MR; ++r) {
+        const __m512 q0 = _mm512_set1_ps(Bf16Scalar(q[r * ldq + i]));
+        const __m512 q1 = _mm512_set1_ps(Bf16Scalar(q[r * ldq + i + 1]));
+        for (int g = 0; g < NG; ++g) {
+          acc[r][g] = _mm512_fmadd_ps(q0, even[g], acc[r][g]);
+          acc[r][g] = _mm512_fmadd_ps(q1, odd[g], acc[r][g]);
+        }
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int g = 0; g < NG; ++g) _mm512_storeu_ps(s + r * lds + g * kKeyGroup, acc[r][g]);
+}
+
+template <int NG, typename T>
+void QkRows(const T* q, int64_t ldq, int rows, const T* const* kg, int d, float* s, int64_t lds) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) QkTile<4, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+  switch (rows - r) {
+    case 3:
+      QkTile<3, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    case 2:
+      QkTile<2, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    case 1:
+      QkTile<1, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    default:
+      break;
+  }
+}
+
+template <typename T>
+void Qk(const T* q, int64_t ldq, int rows, const T* const* kg, int n_groups, int d, float* s,
+        int64_t lds) {
+  switch (n_groups) {
+    case 4:
+      return QkRows<4>(q, ldq, rows, kg, d, s, lds);
+    case 3:
+      return QkRows<3>(q, ldq, rows, kg, d, s, lds);
+    case 2:
+      return QkRows<2>(q, ldq, rows, kg, d, s, lds);
+    default:
+      return QkRows<1>(q, ldq, rows, kg, d, s, lds);
+  }
+}
+
+void QkF32(const float* q, int64_t ldq, int rows, const float* const* kg, int n_groups, int d,
+           float* s, int64_t lds) {
+  Qk(q, ldq, rows, kg, n_groups, d, s, lds);
+}
+
+void QkBf16(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int n_groups,
+            int d, float* s, int64_t lds) {
+  Qk(q, ldq, rows, kg, n_groups, d, s, lds);
+}
+
+struct RoundByIntegerMath {
+  __m256i operator()(__m512 v) const { return avx512::RoundToBf16(v); }
+};
+
+void SoftmaxF32(const float* s, int64_t lds, int rows, int cols, const int* valid, float scale_log2,
+                float* m, float* l, float* alpha, float* p, int64_t ldp) {
+  SoftmaxBlock(s, lds, rows, cols, valid, scale_log2, m, l, alpha, p, ldp, RoundByIntegerMath());
+}
+
+void SoftmaxBf16(const float* s, int64_t lds, int rows, int cols, const int* valid,
+                 float scale_log2, float* m, float* l, float* alpha, uint16_t* p, int64_t ldp) {
+  SoftmaxBlock(s, lds, rows, cols, valid, scale_log2, m, l, alpha, p, ldp, RoundByIntegerMath());
+}
+
+// o[MR rows][NC*16 dims starting at c0] = o * alpha + p . v over NG key groups. One loop
+// over the tokens of a group with the groups unrolled inside: GCC keeps the
+// accumulators in registers only when no loop nests around their updates.
+template <int MR, int NC, int NG, typename T>
+void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const float* alpha,
+            float* o, int64_t ldo) {
+  __m512 acc[MR][NC];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
+  __mmask16 mask[NC];
+  for (int c = 0; c < NC; ++c) mask[c] = FirstLanes(d - c0 - 16 * c);
+  if constexpr (sizeof(T) == 4) {
+    for (int j = 0; j < kKeyGroup; ++j) {
+      for (int g = 0; g < NG; ++g) {
+        const float* vrow = vg[g] + j * d + c0;
+        __m512 v[NC];
+        for (int c = 0; c < NC; ++c) v[c] = _mm512_maskz_loadu_ps(mask[c], vrow + 16 * c);
+        for (int r = 0; r < MR; ++r) {
+          const __m512 pv = _mm512_set1_ps(p[r * ldp + g * kKeyGroup + j]);
+          for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(pv, v[c], acc[r][c]);
+        }
+      }
+    }
+  } else {
+    for (int j = 0; j < kKeyGroup; j += 2) {
+      for (int g = 0; g < NG; ++g) {
+        // Dims c0 + 16c .. +16 of tokens j, j+1: 32 interleaved bf16.
+        const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
+        __m512 even[NC], odd[NC];
+        for (int c = 0; c < NC; ++c) {
+          const __m512i x = _mm512_maskz_loadu_epi32(mask[c], vpair + 32 * c);
+          even[c] = EvenHalves(x);
+          odd[c] = OddHalves(x);
+        }
+        for (int r = 0; r < MR; ++r) {
+          const __m512 p0 = _mm512_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j]));
+          const __m512 p1 = _mm512_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j + 1]));
+          for (int c = 0; c < NC; ++c) {
+            acc[r][c] = _mm512_fmadd_ps(p0, even[c], acc[r][c]);
+            acc[r][c] = _mm512_fmadd_ps(p1, odd[c], acc[r][c]);
+          }
+        }
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    float* orow = o + r * ldo + c0;
+    for (int c = 0; c < NC; ++c) {
+      const __m512 old = _mm512_maskz_loadu_ps(mask[c], orow + 16 * c);
+      _mm512_mask_storeu_ps(orow + 16 * c, mask[c], _mm512_fmadd_ps(old, a, acc[r][c]));
+    }
+  }
+}
+
+template <int MR, int NG, typename T>
+void PvRowTile(const T* p, int64_t ldp, const T* const* vg, int d, const float* alpha, float* o,
+               int64_t ldo) {
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64) PvTile<MR, 4, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  const int rest = (d - c0 + 15) / 16;
+  if (rest == 3) PvTile<MR, 3, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  if (rest == 2) PvTile<MR, 2, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  if (rest == 1) PvTile<MR, 1, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+}
+
+template <int NG, typename T>
+void PvRows(const T* p, int64_t ldp, int rows, const T* const* vg, int d, const float* alpha,
+            float* o, int64_t ldo) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4)
+    PvRowTile<4, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+  // The rest in one tile, so the values are read once (decode has 1-2 rows per group).
+  switch (rows - r) {
+    case 3:
+      return PvRowTile<3, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    case 2:
+      return PvRowTile<2, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    case 1:
+      return PvRowTile<1, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    default:
+      return;
+  }
+}
+
+template <typename T>
+void Pv(const T* p, int64_t ldp, int rows, const T* const* vg, int n_groups, int d,
+        const float* alpha, float* o, int64_t ldo) {
+  switch (n_groups) {
+    case 4:
+      return PvRows<4>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 3:
+      return PvRows<3>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 2:
+      return PvRows<2>(p, ldp, rows, vg, d, alpha, o, ldo);
+    default:
+      return PvRows<1>(p, ldp, rows, vg, d, alpha, o, ldo);
+  }
+}
+
+void PvF32(const float* p, int64_t ldp, int rows, const float* const* vg, int n_groups, int d,
+           const float* alpha, float* o, int64_t ldo) {
+  Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
+}
+
+void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int n_groups,
+            int d, const float* alpha, float* o, int64_t ldo) {
+  Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
+}
+
+}  // namespace
+
+AttentionKernels Avx512AttentionKernels() {
+  return {QkF32, QkBf16, SoftmaxF32, SoftmaxBf16, PvF32, PvBf16};
+}
+
+}  // namespace qvl::kernels

@@ -1,0 +1,175 @@
+// AVX512-BF16 flash-attention kernels for bf16 keys and values: vdpbf16ps multiplies a
+// broadcast pair of bf16 (two dims of a query, or a probability pair of two keys) with
+// 16 packed pairs of the other operand and accumulates into 16 f32 lanes. The packed
+// group layouts (KvGroupLayout) are exactly that operand shape, so the cache is read
+// with plain loads. The f32 kernels are the AVX-512 tier's.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "ops/attention_kernels.h"
+#include "ops/attention_softmax_avx512.h"
+#include "ops/simd_math_avx512.h"
+
+namespace qvl::kernels {
+namespace {
+
+using avx512::FirstLanes;
+
+inline __m512bh BroadcastPair(const uint16_t* p) {
+  int32_t pair;
+  std::memcpy(&pair, p, 4);
+  return (__m512bh)_mm512_set1_epi32(pair);
+}
+
+template <int MR, int NG>
+void QkTile(const uint16_t* q, int64_t ldq, const uint16_t* const* kg, int d, float* s,
+            int64_t lds) {
+  __m512 acc[MR][NG];
+  for (int r = 0; r < MR; ++r)
+    for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+  for (int i = 0; i < d; i += 2) {
+    __m512bh kv[NG];
+    for (int g = 0; g < NG; ++g) kv[g] = (__m512bh)_mm512_loadu_si512(kg[g] + i * kKeyGroup);
+    for (int r = 0; r < MR; ++r) {
+      const __m512bh qv = BroadcastPair(q + r * ldq + i);
+      for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_dpbf16_ps(acc[r][g], qv, kv[g]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int g = 0; g < NG; ++g) _mm512_storeu_ps(s + r * lds + g * kKeyGroup, acc[r][g]);
+}
+
+template <int NG>
+void QkRows(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int d, float* s,
+            int64_t lds) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) QkTile<4, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+  switch (rows - r) {
+    case 3:
+      QkTile<3, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    case 2:
+      QkTile<2, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    case 1:
+      QkTile<1, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+      break;
+    default:
+      break;
+  }
+}
+
+void QkBf16(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int n_groups,
+            int d, float* s, int64_t lds) {
+  switch (n_groups) {
+    case 4:
+      return QkRows<4>(q, ldq, rows, kg, d, s, lds);
+    case 3:
+      return QkRows<3>(q, ldq, rows, kg, d, s, lds);
+    case 2:
+      return QkRows<2>(q, ldq, rows, kg, d, s, lds);
+    default:
+      return QkRows<1>(q, ldq, rows, kg, d, s, lds);
+  }
+}
+
+// A single loop over the 8 key pairs of a group, the groups unrolled inside it: GCC
+// keeps the accumulators in registers only when no loop nests around their updates.
+template <int MR, int NC, int NG>
+void PvTile(const uint16_t* p, int64_t ldp, const uint16_t* const* vg, int d, int c0,
+            const float* alpha, float* o, int64_t ldo) {
+  __m512 acc[MR][NC];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
+  // Only the last column vector can be partial; full ones take plain loads.
+  const __mmask16 last = FirstLanes(d - c0 - 16 * (NC - 1));
+  for (int j = 0; j < kKeyGroup; j += 2) {
+    for (int g = 0; g < NG; ++g) {
+      const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
+      __m512bh v[NC];
+      for (int c = 0; c + 1 < NC; ++c) v[c] = (__m512bh)_mm512_loadu_si512(vpair + 32 * c);
+      v[NC - 1] = (__m512bh)_mm512_maskz_loadu_epi32(last, vpair + 32 * (NC - 1));
+      for (int r = 0; r < MR; ++r) {
+        const __m512bh pv = BroadcastPair(p + r * ldp + g * kKeyGroup + j);
+        for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], pv, v[c]);
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    float* orow = o + r * ldo + c0;
+    for (int c = 0; c < NC; ++c) {
+      const __mmask16 k = c + 1 < NC ? __mmask16(0xffff) : last;
+      const __m512 old = _mm512_maskz_loadu_ps(k, orow + 16 * c);
+      _mm512_mask_storeu_ps(orow + 16 * c, k, _mm512_fmadd_ps(old, a, acc[r][c]));
+    }
+  }
+}
+
+template <int MR, int NG>
+void PvRowTile(const uint16_t* p, int64_t ldp, const uint16_t* const* vg, int d, const float* alpha,
+               float* o, int64_t ldo) {
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64) PvTile<MR, 4, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  const int rest = (d - c0 + 15) / 16;
+  if (rest == 3) PvTile<MR, 3, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  if (rest == 2) PvTile<MR, 2, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+  if (rest == 1) PvTile<MR, 1, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
+}
+
+template <int NG>
+void PvRows(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int d,
+            const float* alpha, float* o, int64_t ldo) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4)
+    PvRowTile<4, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+  // The rest in one tile, so the values are read once (decode has 1-2 rows per group).
+  switch (rows - r) {
+    case 3:
+      return PvRowTile<3, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    case 2:
+      return PvRowTile<2, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    case 1:
+      return PvRowTile<1, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
+    default:
+      return;
+  }
+}
+
+void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int n_groups,
+            int d, const float* alpha, float* o, int64_t ldo) {
+  switch (n_groups) {
+    case 4:
+      return PvRows<4>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 3:
+      return PvRows<3>(p, ldp, rows, vg, d, alpha, o, ldo);
+    case 2:
+      return PvRows<2>(p, ldp, rows, vg, d, alpha, o, ldo);
+    default:
+      return PvRows<1>(p, ldp, rows, vg, d, alpha, o, ldo);
+  }
+}
+
+// vcvtneps2bf16 rounds to nearest even like F32ToBf16 (it flushes denormals, which only
+// probabilities below 1e-38 are).
+struct RoundByInstruction {
+  __m256i operator()(__m512 v) const { return (__m256i)_mm512_cvtneps_pbh(v); }
+};
+
+void SoftmaxBf16(const float* s, int64_t lds, int rows, int cols, const int* valid,
+                 float scale_log2, float* m, float* l, float* alpha, uint16_t* p, int64_t ldp) {
+  SoftmaxBlock(s, lds, rows, cols, valid, scale_log2, m, l, alpha, p, ldp, RoundByInstruction());
+}
+
+}  // namespace
+
+AttentionKernels Avx512Bf16AttentionKernels() {
+  AttentionKernels k = Avx512AttentionKernels();
+  k.qk_bf16 = QkBf16;
+  k.softmax_bf16 = SoftmaxBf16;
+  k.pv_bf16 = PvBf16;
+  return k;
+}
+
+}  // namespace qvl::kernels

@@ -1,0 +1,124 @@
+// Attention speed at Qwen3-VL-2B shapes: the vision tower's full attention over one
+// image (16 heads of 64), text prefill (16 query / 8 kv heads of 128, causal) and one
+// decode step at several cache depths. Counters: GFLOP/s (4 n_q n_k d per head, halved
+// for causal) and, for decode, the KV bytes read per second.
+//   [QVL_THREADS=N] [QVL_CPU=tier] ./attention_benchmark [--benchmark_filter=Vision]
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "ops/attention.h"
+
+namespace qvl {
+namespace {
+
+std::vector<float> Random(size_t n) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// QVL_THREADS=1 measures one core: on a busy machine its CPU time is still the
+// uncontended time.
+ThreadPool& Pool() {
+  static ThreadPool pool([] {
+    const char* env = std::getenv("QVL_THREADS");
+    return env ? std::atoi(env) : 0;
+  }());
+  return pool;
+}
+
+void BM_VisionAttention(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const DType dtype = state.range(1) ? DType::kBF16 : DType::kF32;
+  const int heads = 16, d = 64;
+  const int64_t dv = heads * d;
+  const auto qkv = Random(n * 3 * dv);
+  std::vector<float> out(n * dv);
+  const std::vector<int64_t> segments = {0, n};
+  for (auto _ : state) {
+    SegmentedFullAttention(qkv.data(), qkv.data() + dv, qkv.data() + 2 * dv, 3 * dv, segments,
+                           heads, d, 0.125f, dtype, out.data(), dv, Pool());
+  }
+  const double flops = 4.0 * n * n * d * heads;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_VisionAttention)
+    ->ArgsProduct({{1024, 3072}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+struct Cache {
+  std::vector<uint16_t> k, v;
+  std::vector<int32_t> pages;
+  KvLayerView view;
+};
+
+// A bf16 cache of `tokens` slots in 32-token pages, filled with random keys and values.
+Cache MakeCache(int64_t tokens, int kv_heads, int d) {
+  Cache c;
+  const int page = 32;
+  const int64_t n_pages = (tokens + page - 1) / page;
+  c.k.resize(n_pages * kv_heads * page * d);
+  c.v.resize(c.k.size());
+  for (int64_t p = 0; p < n_pages; ++p) c.pages.push_back(static_cast<int32_t>(p));
+  c.view.dtype = DType::kBF16;
+  c.view.k = c.k.data();
+  c.view.v = c.v.data();
+  c.view.head_stride = int64_t{page} * d;
+  c.view.page_stride = kv_heads * c.view.head_stride;
+  c.view.page_size = page;
+  c.view.pages = c.pages.data();
+  const auto kv = Random(tokens * kv_heads * d);
+  StoreKv(c.view, 0, tokens, kv_heads, d, kv.data(), kv.data(), kv_heads * d);
+  return c;
+}
+
+void BM_TextPrefill(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const int heads = 16, kv_heads = 8, d = 128;
+  Cache c = MakeCache(n, kv_heads, d);
+  const auto q = Random(n * heads * d);
+  std::vector<float> out(q.size());
+  CausalAttentionJob job{q.data(), out.data(), n, 0, c.view};
+  for (auto _ : state) {
+    CausalAttention(std::span<const CausalAttentionJob>(&job, 1), heads, kv_heads, d, 0.088f,
+                    Pool());
+  }
+  const double flops = 2.0 * n * n * d * heads;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TextPrefill)->Arg(782)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Decode(benchmark::State& state) {
+  const int64_t depth = state.range(0);
+  const int heads = 16, kv_heads = 8, d = 128;
+  Cache c = MakeCache(depth, kv_heads, d);
+  const auto q = Random(heads * d);
+  std::vector<float> out(q.size());
+  CausalAttentionJob job{q.data(), out.data(), 1, depth - 1, c.view};
+  for (auto _ : state) {
+    CausalAttention(std::span<const CausalAttentionJob>(&job, 1), heads, kv_heads, d, 0.088f,
+                    Pool());
+  }
+  const double bytes = 2.0 * depth * kv_heads * d * sizeof(uint16_t);
+  state.counters["KV GB/s"] =
+      benchmark::Counter(bytes * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Decode)
+    ->Arg(1000)
+    ->Arg(4000)
+    ->Arg(16000)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace qvl
+
+BENCHMARK_MAIN();

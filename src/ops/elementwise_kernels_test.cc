@@ -1,0 +1,168 @@
+// Every compiled element-wise tier against its scalar twin on odd sizes, and the
+// pool-split entry points against single-threaded calls.
+#include "ops/elementwise_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace qvl::kernels {
+namespace {
+
+std::vector<CpuTier> SimdTiers() {
+  std::vector<CpuTier> tiers;
+#if defined(__x86_64__)
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512})
+    if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
+#endif
+  return tiers;
+}
+
+std::vector<float> Normal(size_t n, std::mt19937& rng, float mean = 0.0f, float sd = 1.0f) {
+  std::normal_distribution<float> dist(mean, sd);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// |got - want| <= rel * |want| + abs (+ abs_per_input * |input[i]| when given).
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, float rel,
+                 float abs, const std::string& what, const std::vector<float>* input = nullptr,
+                 float abs_per_input = 0.0f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float tol = rel * std::fabs(want[i]) + abs +
+                      (input != nullptr ? abs_per_input * std::fabs((*input)[i]) : 0.0f);
+    ASSERT_NEAR(got[i], want[i], tol) << what << " at " << i;
+  }
+}
+
+const int64_t kSizes[] = {1, 7, 15, 16, 17, 33, 100, 1023};
+
+TEST(ElementwiseKernels, NormsMatchScalarTwin) {
+  const ElementwiseKernels ref = ScalarElementwiseKernels();
+  std::mt19937 rng(3);
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    for (int64_t n : kSizes) {
+      const std::string name = std::string(CpuTierName(tier)) + " n=" + std::to_string(n);
+      const auto x = Normal(n, rng, 0.5f, 2.0f), w = Normal(n, rng), b = Normal(n, rng);
+      std::vector<float> want(n), got(n);
+      ref.rms_norm_row(x.data(), w.data(), n, 1e-6f, want.data());
+      k.rms_norm_row(x.data(), w.data(), n, 1e-6f, got.data());
+      ExpectClose(got, want, 1e-5f, 1e-6f, name + " rms");
+      ref.layer_norm_row(x.data(), w.data(), b.data(), n, 1e-6f, want.data());
+      k.layer_norm_row(x.data(), w.data(), b.data(), n, 1e-6f, got.data());
+      ExpectClose(got, want, 1e-5f, 1e-5f, name + " layer");
+    }
+  }
+}
+
+TEST(ElementwiseKernels, RopeAndFusedNormRopeMatchScalarTwin) {
+  const ElementwiseKernels ref = ScalarElementwiseKernels();
+  std::mt19937 rng(4);
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    for (int half : {1, 3, 8, 17, 32, 64}) {
+      const std::string name = std::string(CpuTierName(tier)) + " half=" + std::to_string(half);
+      const auto x = Normal(2 * half, rng), w = Normal(2 * half, rng);
+      const auto c = Normal(half, rng), s = Normal(half, rng);
+      for (const float* weights : {static_cast<const float*>(nullptr), w.data()}) {
+        std::vector<float> want = x, got = x;
+        ref.rope_head(want.data(), half, c.data(), s.data(), weights, 1e-6f);
+        k.rope_head(got.data(), half, c.data(), s.data(), weights, 1e-6f);
+        ExpectClose(got, want, 1e-5f, 1e-6f, name + (weights ? " norm+rope" : " rope"));
+      }
+    }
+  }
+}
+
+TEST(ElementwiseKernels, ActivationsMatchScalarTwinToRelative1e6) {
+  const ElementwiseKernels ref = ScalarElementwiseKernels();
+  std::mt19937 rng(5);
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    for (int64_t n : kSizes) {
+      const std::string name = std::string(CpuTierName(tier)) + " n=" + std::to_string(n);
+      // Wide inputs reach the tails (GELU of -9 is about -1e-18). There the float
+      // rounding of the exponent's argument alone moves the result by a few 1e-6 of
+      // itself in any implementation, hence the small allowance in units of |x|.
+      const auto x = Normal(n, rng, 0.0f, 4.0f), u = Normal(n, rng);
+      std::vector<float> want = x, got = x;
+      ref.gelu_tanh(want.data(), n);
+      k.gelu_tanh(got.data(), n);
+      ExpectClose(got, want, 2e-6f, 0.0f, name + " gelu_tanh", &x, 1e-9f);
+      want = got = x;
+      ref.gelu_erf(want.data(), n);
+      k.gelu_erf(got.data(), n);
+      ExpectClose(got, want, 2e-6f, 0.0f, name + " gelu_erf", &x, 1e-9f);
+      ref.silu_mul(x.data(), u.data(), n, want.data());
+      k.silu_mul(x.data(), u.data(), n, got.data());
+      ExpectClose(got, want, 2e-6f, 0.0f, name + " silu_mul", &x, 1e-9f);
+      want = got = x;
+      ref.add(want.data(), u.data(), n);
+      k.add(got.data(), u.data(), n);
+      ExpectClose(got, want, 0.0f, 0.0f, name + " add");
+    }
+  }
+}
+
+TEST(ElementwiseKernels, ExtremeActivationInputsStayFinite) {
+  const std::vector<float> x = {-1e30f, -200.0f, -90.0f, -20.0f, 0.0f, -0.0f,
+                                1e-30f, 20.0f,   90.0f,  200.0f, 1e30f};
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    std::vector<float> g = x, e = x, s(x.size());
+    k.gelu_tanh(g.data(), static_cast<int64_t>(g.size()));
+    k.gelu_erf(e.data(), static_cast<int64_t>(e.size()));
+    k.silu_mul(x.data(), std::vector<float>(x.size(), 1.0f).data(), static_cast<int64_t>(x.size()),
+               s.data());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = x[i] > 0 ? x[i] : 0.0f;  // all three tend to relu
+      if (std::fabs(x[i]) >= 20.0f) {
+        EXPECT_NEAR(g[i], want, 1e-6f * std::fabs(want) + 1e-6f)
+            << CpuTierName(tier) << " " << x[i];
+        EXPECT_NEAR(e[i], want, 1e-6f * std::fabs(want) + 1e-6f)
+            << CpuTierName(tier) << " " << x[i];
+        EXPECT_NEAR(s[i], want, 1e-6f * std::fabs(want) + 1e-6f)
+            << CpuTierName(tier) << " " << x[i];
+      }
+      EXPECT_FALSE(std::isnan(g[i]) || std::isnan(e[i]) || std::isnan(s[i])) << x[i];
+    }
+  }
+}
+
+TEST(ElementwiseOps, PoolSplitEqualsSingleThread) {
+  std::mt19937 rng(6);
+  ThreadPool pool(2, false);
+  const int64_t rows = 300, dim = 257;
+  const auto x = Normal(rows * dim, rng), w = Normal(dim, rng), b = Normal(dim, rng);
+  std::vector<float> one(rows * dim), two(rows * dim);
+  RmsNorm(x.data(), w.data(), rows, dim, dim, 1e-6f, one.data());
+  RmsNorm(x.data(), w.data(), rows, dim, dim, 1e-6f, two.data(), &pool);
+  EXPECT_EQ(one, two);
+  LayerNorm(x.data(), w.data(), b.data(), rows, dim, 1e-6f, one.data());
+  LayerNorm(x.data(), w.data(), b.data(), rows, dim, 1e-6f, two.data(), &pool);
+  EXPECT_EQ(one, two);
+  one = two = x;
+  GeluTanh(one.data(), rows * dim);
+  GeluTanh(two.data(), rows * dim, &pool);
+  EXPECT_EQ(one, two);
+  // Rope over 3 heads of 64 with per-token tables, split by tokens.
+  const auto c = Normal(rows * 32, rng), s = Normal(rows * 32, rng);
+  one = two = x;
+  RmsNormRope(one.data(), w.data(), 1e-6f, rows, 3, 64, dim, c.data(), s.data());
+  RmsNormRope(two.data(), w.data(), 1e-6f, rows, 3, 64, dim, c.data(), s.data(), &pool);
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one[rows * dim - 1], x[rows * dim - 1]);  // column 192.. of a row is untouched
+}
+
+}  // namespace
+}  // namespace qvl::kernels

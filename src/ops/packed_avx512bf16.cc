@@ -1,0 +1,355 @@
+// Packed-format kernels for AVX512-BF16 + AVX512-VNNI (Zen 4, Sapphire Rapids).
+//
+// Two ways through the panels, chosen by the number of rows of x:
+//  - Streaming (decode, m <= kStreamRows): the weights are read from memory once and the
+//    arithmetic is cheap, so the kernel walks one panel after the other, a single
+//    sequential stream per thread, with software prefetches kPrefetchBytes ahead (4 KiB
+//    measured best on Zen 4; the hardware prefetcher does most of the work).
+//  - Tiles (prefill, vision): register tiles of MR rows of x by NP panels. Weight vectors
+//    are loaded once per step and used for all MR rows, x slices are broadcast.
+// Both give bit-identical rows (see ops/packed_kernels.h), so a row's result does not
+// depend on the path.
+//
+// Q8 / Q4 multiply unsigned weight codes (value + 128) with signed x codes (vpdpbusd);
+// the x rows' correction (-128 * sum of the block's x codes) starts each block's sum.
+// Per block and output the epilogue is cvt + mul + fma: the mul and fma share the two
+// VNNI pipes, so tiles run at most 8 / 10 of the vpdpbusd peak.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "ops/packed_kernels.h"
+#include "ops/packed_tiles.h"
+#include "ops/weight_format.h"
+#include "ops/weight_pack_internal.h"
+
+namespace qvl::kernels {
+namespace {
+
+constexpr int kLanes = kPanelRows;
+constexpr int64_t kPrefetchBytes = 4096;
+// Up to this many rows of x share one pass over the weights (decode batches); more rows
+// run faster as tiles, but for Q4, whose tiles first widen the panels, only past 8.
+constexpr int kStreamRows = 4, kQ4StreamRows = 8;
+constexpr int kBf16Rows = 6, kBf16Panels = 4;
+// A quantized tile holds float and int32 accumulators: 2 x 5 x 2 of the 32 registers.
+constexpr int kQuantRows = 5, kQuantPanels = 2;
+
+inline int32_t Load32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline __mmask16 ColumnMask(int64_t cols) {
+  if (cols <= 0) return 0;
+  return cols >= kLanes ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
+}
+
+template <int MR, int NP>
+inline void StoreTile(const __m512 (&acc)[MR][NP], const PanelRange& r, int64_t i0, int64_t p0) {
+  for (int p = 0; p < NP; ++p) {
+    const int64_t col = (p0 + p) * kLanes;
+    const __mmask16 mask = ColumnMask(r.n - col);
+    const __m512 b = r.bias ? _mm512_maskz_loadu_ps(mask, r.bias + col) : _mm512_setzero_ps();
+    for (int i = 0; i < MR; ++i) {
+      _mm512_mask_storeu_ps(r.y + (i0 + i) * r.ldy + col, mask, _mm512_add_ps(acc[i][p], b));
+    }
+  }
+}
+
+// Calls fn.template operator()<R>() for R = m, 1 <= m <= kMaxRows.
+template <int kMaxRows, typename Fn>
+void WithRows(int64_t m, const Fn& fn) {
+  [&]<int... R>(std::integer_sequence<int, R...>) {
+    ((m == R + 1 ? fn.template operator()<R + 1>() : void()), ...);
+  }
+  (std::make_integer_sequence<int, kMaxRows>());
+}
+
+inline void PrefetchLines(const uint8_t* p, int64_t bytes) {
+  for (int64_t line = 0; line < bytes; line += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + line), _MM_HINT_T0);
+  }
+}
+
+// ---- bf16 ------------------------------------------------------------------------------
+
+template <int MR, int NP>
+void Bf16Tile(const uint16_t* x, int64_t i0, const PanelRange& r, int64_t p0) {
+  __m512 acc[MR][NP];
+  for (int i = 0; i < MR; ++i)
+    for (int p = 0; p < NP; ++p) acc[i][p] = _mm512_setzero_ps();
+  const uint8_t* w[NP];
+  for (int p = 0; p < NP; ++p) w[p] = r.w + (p0 + p) * r.panel_bytes;
+  const uint16_t* xr = x + i0 * r.kp;
+  for (int64_t t = 0; t < r.kp / 2; ++t) {
+    __m512i wv[NP];
+    for (int p = 0; p < NP; ++p) wv[p] = _mm512_load_si512(w[p] + t * 64);
+    for (int i = 0; i < MR; ++i) {
+      const __m512i xb = _mm512_set1_epi32(Load32(xr + i * r.kp + 2 * t));
+      for (int p = 0; p < NP; ++p) {
+        acc[i][p] = _mm512_dpbf16_ps(acc[i][p], (__m512bh)xb, (__m512bh)wv[p]);
+      }
+    }
+  }
+  StoreTile<MR, NP>(acc, r, i0, p0);
+}
+
+template <int MR>
+void Bf16Stream(const uint16_t* x, const PanelRange& r) {
+  for (int64_t p = 0; p < r.panels; ++p) {
+    const uint8_t* w = r.w + p * r.panel_bytes;
+    __m512 acc[MR][1];
+    for (int i = 0; i < MR; ++i) acc[i][0] = _mm512_setzero_ps();
+    for (int64_t t = 0; t < r.kp / 2; ++t) {
+      PrefetchLines(w + t * 64, 64);
+      const __m512i wv = _mm512_load_si512(w + t * 64);
+      for (int i = 0; i < MR; ++i) {
+        const __m512i xb = _mm512_set1_epi32(Load32(x + i * r.kp + 2 * t));
+        acc[i][0] = _mm512_dpbf16_ps(acc[i][0], (__m512bh)xb, (__m512bh)wv);
+      }
+    }
+    StoreTile<MR, 1>(acc, r, 0, p);
+  }
+}
+
+// ---- Q8 / Q4 ----------------------------------------------------------------------------
+
+constexpr std::array<uint8_t, 16> MakeQ4Codes() {
+  std::array<uint8_t, 16> codes{};
+  for (int j = 0; j < 16; ++j) codes[j] = static_cast<uint8_t>(kQ4Levels[j] + 128);
+  return codes;
+}
+constexpr std::array<uint8_t, 16> kQ4Codes = MakeQ4Codes();
+
+// Q4 nibbles -> unsigned codes (level + 128) with one in-lane table lookup.
+struct Q4Decoder {
+  __m512i table =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kQ4Codes.data())));
+  __m512i nibble = _mm512_set1_epi8(0x0f);
+  __m512i Low(__m512i packed) const {
+    return _mm512_shuffle_epi8(table, _mm512_and_si512(packed, nibble));
+  }
+  __m512i High(__m512i packed) const {
+    return _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(packed, 4), nibble));
+  }
+};
+
+// One block's epilogue for one output vector: acc += float(isum) * (sw * sx).
+inline __m512 AddBlock(__m512 acc, __m512i isum, __m512 sw, float sx) {
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(sw, _mm512_set1_ps(sx)), acc);
+}
+
+inline __m512 LoadScales(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Q8-layout panels (w0 + p * panel_stride), rows i0 .. i0 + MR - 1.
+template <int MR, int NP>
+void QuantTile(const QuantizedRows& x, int64_t i0, const uint8_t* w0, int64_t panel_stride,
+               const PanelRange& r, int64_t p0) {
+  const int64_t blocks = x.kp / kQuantBlock;
+  const int8_t* xc = x.codes + i0 * x.kp;
+  const float* xs = x.scales + i0 * blocks;
+  const int32_t* xr = x.corr + i0 * blocks;
+  __m512 acc[MR][NP];
+  for (int i = 0; i < MR; ++i)
+    for (int p = 0; p < NP; ++p) acc[i][p] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < blocks / 2; ++g) {
+    const uint8_t* group = w0 + g * pack::kQ8GroupBytes;
+#pragma GCC unroll 2
+    for (int blk = 0; blk < 2; ++blk) {
+      const int64_t b = 2 * g + blk;
+      __m512i isum[MR][NP];
+      for (int i = 0; i < MR; ++i) {
+        const __m512i c = _mm512_set1_epi32(xr[i * blocks + b]);
+        for (int p = 0; p < NP; ++p) isum[i][p] = c;
+      }
+#pragma GCC unroll 8
+      for (int kg = 0; kg < 8; ++kg) {
+        __m512i wv[NP];
+        for (int p = 0; p < NP; ++p) {
+          wv[p] = _mm512_load_si512(group + p * panel_stride + blk * 512 + kg * 64);
+        }
+        for (int i = 0; i < MR; ++i) {
+          const __m512i xb = _mm512_set1_epi32(Load32(xc + i * x.kp + b * kQuantBlock + kg * 4));
+          for (int p = 0; p < NP; ++p) isum[i][p] = _mm512_dpbusd_epi32(isum[i][p], wv[p], xb);
+        }
+      }
+      for (int p = 0; p < NP; ++p) {
+        const __m512 sw = LoadScales(group + p * panel_stride + pack::kQ8ScaleOffset + blk * 32);
+        for (int i = 0; i < MR; ++i)
+          acc[i][p] = AddBlock(acc[i][p], isum[i][p], sw, xs[i * blocks + b]);
+      }
+    }
+  }
+  StoreTile<MR, NP>(acc, r, i0, p0);
+}
+
+// Rows 0 .. MR - 1 of x against every panel of r, one panel at a time. Two int32 sums per
+// row and block halve the vpdpbusd dependency chains.
+template <int MR, bool kQ4>
+void QuantStream(const QuantizedRows& x, const PanelRange& r) {
+  constexpr int64_t kGroupBytes = kQ4 ? pack::kQ4GroupBytes : pack::kQ8GroupBytes;
+  constexpr int64_t kScaleOffset = kQ4 ? pack::kQ4ScaleOffset : pack::kQ8ScaleOffset;
+  constexpr int64_t kBlockBytes = kQ4 ? 256 : 512;
+  const int64_t blocks = x.kp / kQuantBlock;
+  const Q4Decoder q4;
+  for (int64_t p = 0; p < r.panels; ++p) {
+    const uint8_t* w = r.w + p * r.panel_bytes;
+    __m512 acc[MR][1];
+    for (int i = 0; i < MR; ++i) acc[i][0] = _mm512_setzero_ps();
+    for (int64_t g = 0; g < blocks / 2; ++g) {
+      const uint8_t* group = w + g * kGroupBytes;
+#pragma GCC unroll 2
+      for (int blk = 0; blk < 2; ++blk) {
+        const int64_t b = 2 * g + blk;
+        // The block's share of the group's lines: prefetches spread evenly through the
+        // loop keep the stream going where one burst per group stalls it.
+        PrefetchLines(group + blk * kBlockBytes,
+                      blk == 0 ? kBlockBytes : kGroupBytes - kBlockBytes);
+        __m512i s0[MR], s1[MR];
+        for (int i = 0; i < MR; ++i) {
+          s0[i] = _mm512_set1_epi32(x.corr[i * blocks + b]);
+          s1[i] = _mm512_setzero_si512();
+        }
+        const int8_t* xb = x.codes + b * kQuantBlock;
+        const uint8_t* codes = group + blk * kBlockBytes;
+        if constexpr (kQ4) {
+          // Vector j holds k groups j (low nibbles) and j + 4 (high nibbles).
+#pragma GCC unroll 4
+          for (int j = 0; j < 4; ++j) {
+            const __m512i packed = _mm512_load_si512(codes + j * 64);
+            const __m512i lo = q4.Low(packed), hi = q4.High(packed);
+            for (int i = 0; i < MR; ++i) {
+              const int8_t* xi = xb + i * x.kp;
+              s0[i] = _mm512_dpbusd_epi32(s0[i], lo, _mm512_set1_epi32(Load32(xi + j * 4)));
+              s1[i] = _mm512_dpbusd_epi32(s1[i], hi, _mm512_set1_epi32(Load32(xi + j * 4 + 16)));
+            }
+          }
+        } else {
+#pragma GCC unroll 4
+          for (int kg = 0; kg < 8; kg += 2) {
+            const __m512i w0 = _mm512_load_si512(codes + kg * 64);
+            const __m512i w1 = _mm512_load_si512(codes + kg * 64 + 64);
+            for (int i = 0; i < MR; ++i) {
+              const int8_t* xi = xb + i * x.kp;
+              s0[i] = _mm512_dpbusd_epi32(s0[i], w0, _mm512_set1_epi32(Load32(xi + kg * 4)));
+              s1[i] = _mm512_dpbusd_epi32(s1[i], w1, _mm512_set1_epi32(Load32(xi + kg * 4 + 4)));
+            }
+          }
+        }
+        const __m512 sw = LoadScales(group + kScaleOffset + blk * 32);
+        for (int i = 0; i < MR; ++i) {
+          acc[i][0] =
+              AddBlock(acc[i][0], _mm512_add_epi32(s0[i], s1[i]), sw, x.scales[i * blocks + b]);
+        }
+      }
+    }
+    StoreTile<MR, 1>(acc, r, 0, p);
+  }
+}
+
+// Rewrites one Q4 panel in the Q8 layout (codes = level + 128, scales copied), so tiles of
+// many rows run the Q8 inner loop on it; the integer sums, hence the results, are equal.
+void WidenQ4Panel(const uint8_t* src, int64_t kp, uint8_t* dst) {
+  const Q4Decoder q4;
+  for (int64_t g = 0; g < kp / 64; ++g) {
+    const uint8_t* s = src + g * pack::kQ4GroupBytes;
+    uint8_t* d = dst + g * pack::kQ8GroupBytes;
+    for (int blk = 0; blk < 2; ++blk) {
+      for (int j = 0; j < 4; ++j) {
+        const __m512i packed = _mm512_load_si512(s + blk * 256 + j * 64);
+        _mm512_store_si512(d + blk * 512 + j * 64, q4.Low(packed));
+        _mm512_store_si512(d + blk * 512 + (j + 4) * 64, q4.High(packed));
+      }
+    }
+    _mm512_store_si512(d + pack::kQ8ScaleOffset, _mm512_load_si512(s + pack::kQ4ScaleOffset));
+  }
+}
+
+// ---- drivers ----------------------------------------------------------------------------
+
+void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
+  if (m <= kStreamRows) {
+    WithRows<kStreamRows>(m, [&]<int R>() { Bf16Stream<R>(x, r); });
+    return;
+  }
+  ForTiles<kBf16Rows, kBf16Panels>(
+      m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) { Bf16Tile<R, P>(x, i, r, p); });
+}
+
+void PackedQ8(const QuantizedRows& x, int64_t m, const PanelRange& r) {
+  if (m <= kStreamRows) {
+    WithRows<kStreamRows>(m, [&]<int R>() { QuantStream<R, false>(x, r); });
+    return;
+  }
+  ForTiles<kQuantRows, kQuantPanels>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
+    QuantTile<R, P>(x, i, r.w + p * r.panel_bytes, r.panel_bytes, r, p);
+  });
+}
+
+void PackedQ4(const QuantizedRows& x, int64_t m, const PanelRange& r) {
+  if (m <= kQ4StreamRows) {
+    WithRows<kQ4StreamRows>(m, [&]<int R>() { QuantStream<R, true>(x, r); });
+    return;
+  }
+  // Widen kQuantPanels panels at a time into a per-thread buffer, then run Q8 tiles.
+  const int64_t q8_panel_bytes = x.kp / 64 * pack::kQ8GroupBytes;
+  thread_local std::vector<uint8_t> buffer;
+  const size_t need = static_cast<size_t>(kQuantPanels * q8_panel_bytes + 64);
+  if (buffer.size() < need) buffer.resize(need);
+  uint8_t* wide = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) &
+                                             ~uintptr_t{63});
+  for (int64_t p0 = 0; p0 < r.panels; p0 += kQuantPanels) {
+    const int64_t np = std::min<int64_t>(kQuantPanels, r.panels - p0);
+    for (int64_t p = 0; p < np; ++p) {
+      WidenQ4Panel(r.w + (p0 + p) * r.panel_bytes, x.kp, wide + p * q8_panel_bytes);
+    }
+    ForTiles<kQuantRows, kQuantPanels>(m, np, [&]<int R, int P>(int64_t i, int64_t p) {
+      QuantTile<R, P>(x, i, wide + p * q8_panel_bytes, q8_panel_bytes, r, p0 + p);
+    });
+  }
+}
+
+void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t kp, int8_t* codes,
+                  float* scales, int32_t* corr) {
+  const int64_t blocks = kp / kQuantBlock;
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = x + i * ldx;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t c = b * kQuantBlock;
+      const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
+      const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
+      const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+      int8_t* q = codes + i * kp + c;
+      if (amax > kQuantMinAmax) {
+        const __m512 inv = _mm512_set1_ps(127.0f / amax);
+        const __m512i q0 =
+            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, inv), lo), hi));
+        const __m512i q1 =
+            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, inv), lo), hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
+        scales[i * blocks + b] = amax / 127.0f;
+        corr[i * blocks + b] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      } else {
+        std::memset(q, 0, kQuantBlock);
+        scales[i * blocks + b] = 0.0f;
+        corr[i * blocks + b] = 0;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PackedKernels Avx512Bf16PackedKernels() { return {PackedBf16, PackedQ8, PackedQ4, QuantizeRows}; }
+
+}  // namespace qvl::kernels

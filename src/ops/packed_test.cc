@@ -1,0 +1,354 @@
+// Packed weight formats: packing round trips, every tier against the scalar twin (bit for
+// bit where ops/packed_kernels.h promises it), the scalar twin against a double-precision
+// reference, and batch invariance of MatMul for every weight format.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "base/bf16.h"
+#include "base/cpu_features.h"
+#include "ops/linear.h"
+#include "ops/packed_kernels.h"
+#include "ops/weight_pack.h"
+
+namespace qvl {
+namespace {
+
+std::vector<float> RandomVector(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<CpuTier> CompiledTiers() {
+  std::vector<CpuTier> tiers = {CpuTier::kScalar};
+#if defined(__x86_64__)
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16})
+    if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
+#endif
+  return tiers;
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+// m = 1..4 take the streaming (decode) kernels, larger m the register tiles.
+const Shape kShapes[] = {{1, 1, 1},    {1, 7, 13},    {3, 17, 31},   {5, 33, 65},
+                         {8, 64, 64},  {9, 130, 257}, {13, 50, 100}, {2, 16, 128},
+                         {4, 40, 200}, {27, 40, 96},  {11, 70, 320}};
+
+const WeightFormat kPackedFormats[] = {WeightFormat::kBF16Packed, WeightFormat::kQ8,
+                                       WeightFormat::kQ4};
+
+// A packed weight and the rows of x prepared for it, with a kernel tier to run.
+struct Problem {
+  Shape s;
+  WeightFormat format;
+  PackedLayout layout;
+  std::vector<float> x, w, bias;
+  std::vector<uint8_t> packed;
+  std::vector<uint16_t> xb;  // bf16 x, padded
+  std::vector<int8_t> codes;
+  std::vector<float> scales;
+  std::vector<int32_t> corr;
+
+  Problem(const Shape& shape, WeightFormat f, std::mt19937& rng) : s(shape), format(f) {
+    layout = PackedLayoutFor(f, s.n, s.k);
+    x = RandomVector(s.m * s.k, rng);
+    w = RandomVector(s.n * s.k, rng, 0.1f);
+    bias = RandomVector(s.n, rng);
+    packed.resize(layout.bytes() + 64);
+    PackPanels({DType::kF32, s.n, s.k, w.data()}, f, 0, layout.panels, Aligned());
+  }
+  uint8_t* Aligned() {
+    return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(packed.data()) + 63) & ~63ull);
+  }
+
+  std::vector<float> Run(const kernels::PackedKernels& kern) {
+    const int64_t kp = layout.padded_k;
+    std::vector<float> y(s.m * s.n, NAN);
+    kernels::PanelRange r;
+    r.w = Aligned();
+    r.panels = layout.panels;
+    r.panel_bytes = layout.panel_bytes;
+    r.kp = kp;
+    r.bias = bias.data();
+    r.y = y.data();
+    r.ldy = s.n;
+    r.n = s.n;
+    if (format == WeightFormat::kBF16Packed) {
+      xb.assign(s.m * kp, 0);
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t c = 0; c < s.k; ++c) xb[i * kp + c] = F32ToBf16(x[i * s.k + c]);
+      kern.bf16(xb.data(), s.m, r);
+    } else {
+      Quantize(kern);
+      kernels::QuantizedRows q{codes.data(), scales.data(), corr.data(), kp};
+      (format == WeightFormat::kQ8 ? kern.q8 : kern.q4)(q, s.m, r);
+    }
+    return y;
+  }
+
+  void Quantize(const kernels::PackedKernels& kern) {
+    const int64_t kp = layout.padded_k;
+    codes.assign(s.m * kp, 99);
+    scales.assign(s.m * kp / 32, NAN);
+    corr.assign(s.m * kp / 32, 99);
+    kern.quantize(x.data(), s.k, s.m, s.k, kp, codes.data(), scales.data(), corr.data());
+  }
+
+  // y from the decoded weights and the x the kernels see, in double.
+  std::vector<double> Reference() {
+    std::vector<double> y(s.m * s.n);
+    std::vector<float> row(s.k);
+    const int64_t kp = layout.padded_k;
+    std::vector<double> xs(s.m * s.k);
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t c = 0; c < s.k; ++c) {
+        if (format == WeightFormat::kBF16Packed) {
+          xs[i * s.k + c] = Bf16ToF32(F32ToBf16(x[i * s.k + c]));
+        } else {
+          xs[i * s.k + c] = double(codes[i * kp + c]) * scales[i * kp / 32 + c / 32];
+        }
+      }
+    }
+    for (int64_t j = 0; j < s.n; ++j) {
+      UnpackRow(Aligned(), format, s.n, s.k, j, row.data());
+      for (int64_t i = 0; i < s.m; ++i) {
+        double acc = bias[j];
+        for (int64_t c = 0; c < s.k; ++c) acc += xs[i * s.k + c] * row[c];
+        y[i * s.n + j] = acc;
+      }
+    }
+    return y;
+  }
+};
+
+TEST(WeightPack, RoundTripsWithinTheFormatsPrecision) {
+  std::mt19937 rng(11);
+  const int64_t n = 37, k = 100;
+  const auto w = RandomVector(n * k, rng);
+  for (WeightFormat f : kPackedFormats) {
+    const PackedLayout l = PackedLayoutFor(f, n, k);
+    EXPECT_EQ(l.panels, 3);
+    EXPECT_EQ(l.panel_bytes % 64, 0);
+    std::vector<uint8_t> packed(l.bytes());
+    PackPanels({DType::kF32, n, k, w.data()}, f, 0, l.panels, packed.data());
+    std::vector<float> row(k);
+    for (int64_t j = 0; j < n; ++j) {
+      UnpackRow(packed.data(), f, n, k, j, row.data());
+      for (int64_t b = 0; b < k; b += 32) {
+        float amax = 0;
+        for (int64_t c = b; c < std::min(k, b + 32); ++c)
+          amax = std::max(amax, std::fabs(w[j * k + c]));
+        // Q4: half the widest gap between levels (39 / 127), plus a little for clipping.
+        const float tol = f == WeightFormat::kBF16Packed ? amax / 256
+                          : f == WeightFormat::kQ8       ? amax / 127 * 0.51f + 1e-6f
+                                                         : amax * 0.2f + 1e-6f;
+        for (int64_t c = b; c < std::min(k, b + 32); ++c) {
+          ASSERT_NEAR(row[c], w[j * k + c], tol)
+              << WeightFormatName(f) << " row " << j << " col " << c;
+        }
+      }
+    }
+  }
+}
+
+TEST(WeightPack, PanelsCanBePackedSeparately) {
+  std::mt19937 rng(5);
+  const int64_t n = 50, k = 70;
+  const auto w = RandomVector(n * k, rng);
+  for (WeightFormat f : kPackedFormats) {
+    const PackedLayout l = PackedLayoutFor(f, n, k);
+    std::vector<uint8_t> whole(l.bytes()), parts(l.bytes());
+    PackPanels({DType::kF32, n, k, w.data()}, f, 0, l.panels, whole.data());
+    for (int64_t p = 0; p < l.panels; ++p) {
+      PackPanels({DType::kF32, n, k, w.data()}, f, p, p + 1, parts.data() + p * l.panel_bytes);
+    }
+    EXPECT_EQ(whole, parts) << WeightFormatName(f);
+  }
+}
+
+TEST(WeightPack, Q4BlocksOnTheLevelsRoundTripAndZeroBlocksStayZero) {
+  float block[32] = {};
+  uint8_t codes[32];
+  EXPECT_EQ(QuantizeQ4Block(block, codes), 0);
+  for (uint8_t c : codes) EXPECT_EQ(kQ4Levels[c], 0);
+  // Every level once or twice, scale 0.5 (exact in float16): quantized without error.
+  for (int i = 0; i < 32; ++i) block[i] = 0.5f * kQ4Levels[(i * 7) % 16];
+  EXPECT_FLOAT_EQ(F16ToF32(QuantizeQ4Block(block, codes)), 0.5f);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(codes[i], (i * 7) % 16) << i;
+  // Mirrored, the largest magnitude is +63.5: the scale turns negative to put it on -127.
+  for (float& v : block) v = -v;
+  EXPECT_FLOAT_EQ(F16ToF32(QuantizeQ4Block(block, codes)), -0.5f);
+  // Too small for a float16 scale (down to denormals), or not finite: a zero block.
+  for (const float tiny : {1e-7f, 1e-30f, 1e-40f}) {
+    std::fill(block, block + 32, 0.0f);
+    block[5] = tiny;
+    EXPECT_EQ(QuantizeQ4Block(block, codes), 0) << tiny;
+    for (uint8_t c : codes) EXPECT_EQ(kQ4Levels[c], 0);
+  }
+  for (const float bad : {NAN, INFINITY}) {
+    block[3] = bad;
+    EXPECT_EQ(QuantizeQ4Block(block, codes), 0);
+    for (uint8_t c : codes) EXPECT_EQ(kQ4Levels[c], 0);
+  }
+}
+
+// The non-uniform levels beat evenly spaced ones with the best symmetric scale search.
+TEST(WeightPack, Q4LevelsBeatUniformLevelsOnNormalWeights) {
+  std::mt19937 rng(12);
+  const auto w = RandomVector(32 * 2000, rng);
+  double err = 0, uniform_err = 0;
+  uint8_t codes[32];
+  for (size_t b = 0; b < w.size(); b += 32) {
+    const float d = F16ToF32(QuantizeQ4Block(&w[b], codes));
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) {
+      err += std::pow(w[b + i] - d * kQ4Levels[codes[i]], 2);
+      amax = std::max(amax, std::fabs(w[b + i]));
+    }
+    double best = INFINITY;
+    for (float div = 6.0f; div <= 8.0f; div += 0.05f) {
+      double e = 0;
+      for (int i = 0; i < 32; ++i) {
+        const float q = std::clamp(std::nearbyint(w[b + i] * div / amax), -8.0f, 7.0f);
+        e += std::pow(w[b + i] - q * amax / div, 2);
+      }
+      best = std::min(best, e);
+    }
+    uniform_err += best;
+  }
+  EXPECT_LT(err, 0.9 * uniform_err);
+}
+
+TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTier) {
+  std::mt19937 rng(2);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (const Shape& s : kShapes) {
+    Problem want(s, WeightFormat::kQ8, rng);
+    want.x[0] = 0.0f;  // zero and tiny blocks take the no-division path
+    if (s.k > 40) std::fill(want.x.begin() + 32, want.x.begin() + 64, 1e-35f);
+    want.Quantize(scalar);
+    for (CpuTier tier : CompiledTiers()) {
+      Problem got = want;
+      got.Quantize(kernels::PackedKernelsFor(tier));
+      EXPECT_EQ(got.codes, want.codes) << CpuTierName(tier);
+      EXPECT_EQ(0, std::memcmp(got.scales.data(), want.scales.data(), want.scales.size() * 4))
+          << CpuTierName(tier);
+      EXPECT_EQ(got.corr, want.corr) << CpuTierName(tier);
+    }
+  }
+}
+
+TEST(PackedKernels, ScalarTwinMatchesDoubleReference) {
+  std::mt19937 rng(3);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (WeightFormat f : kPackedFormats) {
+    for (const Shape& s : kShapes) {
+      Problem pr(s, f, rng);
+      const auto y = pr.Run(scalar);
+      const auto want = pr.Reference();
+      for (size_t i = 0; i < y.size(); ++i) {
+        ASSERT_NEAR(y[i], want[i], 1e-5 * (1 + std::fabs(want[i])) * std::sqrt(double(s.k)))
+            << WeightFormatName(f) << " m=" << s.m << " n=" << s.n << " k=" << s.k << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(PackedKernels, EveryTierMatchesScalarTwin) {
+  std::mt19937 rng(4);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (CpuTier tier : CompiledTiers()) {
+    const kernels::PackedKernels kern = kernels::PackedKernelsFor(tier);
+    for (WeightFormat f : kPackedFormats) {
+      for (const Shape& s : kShapes) {
+        Problem pr(s, f, rng);
+        const auto want = pr.Run(scalar);
+        const auto got = pr.Run(kern);
+        // vdpbf16ps flushes denormals, the only departure from the scalar arithmetic.
+        const bool exact = !(f == WeightFormat::kBF16Packed && tier == CpuTier::kAvx512Bf16);
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (exact) {
+            ASSERT_EQ(got[i], want[i])
+                << CpuTierName(tier) << " " << WeightFormatName(f) << " m=" << s.m << " n=" << s.n
+                << " k=" << s.k << " at " << i;
+          } else {
+            ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i])))
+                << CpuTierName(tier) << " m=" << s.m << " n=" << s.n << " k=" << s.k;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A row's result must not depend on how many rows share the call, how they are chunked,
+// or how many threads split the panels.
+TEST(MatMul, RowsAreBatchInvariantForEveryFormat) {
+  std::mt19937 rng(9);
+  ThreadPool pool3(3, /*pin=*/false), pool1(1, false);
+  const int64_t m = 37, n = 203, k = 160;
+  const auto x = RandomVector(m * k, rng);
+  const auto w = RandomVector(n * k, rng, 0.1f);
+  const auto b = RandomVector(n, rng);
+  std::vector<uint16_t> wb(w.size());
+  for (size_t i = 0; i < w.size(); ++i) wb[i] = F32ToBf16(w[i]);
+  struct Case {
+    WeightFormat format;
+    MatmulPrecision precision;
+  };
+  for (const Case c : {Case{WeightFormat::kF32, MatmulPrecision::kF32},
+                       Case{WeightFormat::kBF16, MatmulPrecision::kF32},
+                       Case{WeightFormat::kBF16, MatmulPrecision::kBF16},
+                       Case{WeightFormat::kBF16Packed, MatmulPrecision::kBF16},
+                       Case{WeightFormat::kQ8, MatmulPrecision::kBF16},
+                       Case{WeightFormat::kQ4, MatmulPrecision::kBF16}}) {
+    SCOPED_TRACE(WeightFormatName(c.format));
+    const LinearWeight lw =
+        LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, c.format, &pool3);
+    std::vector<float> all(m * n), one(m * n), chunks(m * n);
+    MatMul(x.data(), m, lw, b.data(), all.data(), c.precision, pool3);
+    for (int64_t i = 0; i < m; ++i) {
+      MatMul(x.data() + i * k, 1, lw, b.data(), one.data() + i * n, c.precision, pool3);
+    }
+    for (int64_t i0 = 0, len = 1; i0 < m; i0 += len, len = len * 2 + 1) {
+      const int64_t rows = std::min(len, m - i0);
+      MatMul(x.data() + i0 * k, rows, lw, b.data(), chunks.data() + i0 * n, c.precision, pool1);
+    }
+    EXPECT_EQ(0, std::memcmp(all.data(), one.data(), all.size() * 4));
+    EXPECT_EQ(0, std::memcmp(all.data(), chunks.data(), all.size() * 4));
+  }
+}
+
+TEST(LinearWeight, PackedFormatsOwnTheirBytesAndReportThem) {
+  std::vector<uint16_t> w(40 * 100, 0x3f80);  // 1.0
+  for (WeightFormat f : kPackedFormats) {
+    const LinearWeight lw = LinearWeight::Prepare({DType::kBF16, 40, 100, w.data()}, f);
+    EXPECT_EQ(lw.bytes(), static_cast<size_t>(PackedLayoutFor(f, 40, 100).bytes()));
+    EXPECT_EQ(lw.owned_bytes(), lw.bytes());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(lw.data()) % 64, 0u);
+  }
+  EXPECT_EQ(PackedLayoutFor(WeightFormat::kQ8, 2048, 2048).bytes(), 2048 * 2048 * 17 / 16);
+  EXPECT_EQ(PackedLayoutFor(WeightFormat::kQ4, 2048, 2048).bytes(), 2048 * 2048 * 9 / 16);
+}
+
+TEST(WeightFormat, NamesRoundTrip) {
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                         WeightFormat::kQ8, WeightFormat::kQ4}) {
+    WeightFormat parsed;
+    ASSERT_TRUE(ParseWeightFormat(WeightFormatName(f), &parsed));
+    EXPECT_EQ(parsed, f);
+  }
+  WeightFormat parsed;
+  EXPECT_FALSE(ParseWeightFormat("q5", &parsed));
+}
+
+}  // namespace
+}  // namespace qvl

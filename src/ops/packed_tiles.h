@@ -1,0 +1,30 @@
+// Tiling of the packed-format kernels (internal to the ops/packed_*.cc tiers).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+namespace qvl::kernels {
+
+// Calls tile.template operator()<R, P>(i, p) for row tiles of up to MR rows inside panel
+// groups of up to NP panels. Panel groups are the outer loop, so a group's weights stay
+// in cache while every row of x passes over them.
+template <int MR, int NP, typename Tile>
+void ForTiles(int64_t m, int64_t panels, const Tile& tile) {
+  auto rows = [&]<int P>(int64_t p) {
+    int64_t i = 0;
+    for (; i + MR <= m; i += MR) tile.template operator()<MR, P>(i, p);
+    [&]<int... R>(std::integer_sequence<int, R...>) {
+      ((m - i == R + 1 ? tile.template operator()<R + 1, P>(i, p) : void()), ...);
+    }
+    (std::make_integer_sequence<int, MR - 1>());
+  };
+  int64_t p = 0;
+  for (; p + NP <= panels; p += NP) rows.template operator()<NP>(p);
+  [&]<int... P>(std::integer_sequence<int, P...>) {
+    ((panels - p == P + 1 ? rows.template operator()<P + 1>(p) : void()), ...);
+  }
+  (std::make_integer_sequence<int, NP - 1>());
+}
+
+}  // namespace qvl::kernels

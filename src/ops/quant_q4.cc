@@ -1,0 +1,155 @@
+// Q4: a 4-bit index into kQ4Levels per weight and a float16 scale per block of 32 (see
+// ops/weight_format.h).
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+
+#include "base/bf16.h"
+#include "ops/weight_format.h"
+#include "ops/weight_pack.h"
+#include "ops/weight_pack_internal.h"
+
+namespace qvl {
+namespace {
+
+// kNearestLevel[r + 128] is the index of the level nearest to the integer r, and
+// kNearestValue[r + 128] that level's value.
+constexpr std::array<uint8_t, 256> MakeNearestLevel() {
+  std::array<uint8_t, 256> table{};
+  for (int r = -128; r < 128; ++r) {
+    int best = 0;
+    for (int j = 1; j < 16; ++j) {
+      const int d = r - kQ4Levels[j], e = r - kQ4Levels[best];
+      if (d * d < e * e) best = j;
+    }
+    table[r + 128] = static_cast<uint8_t>(best);
+  }
+  return table;
+}
+constexpr std::array<uint8_t, 256> kNearestLevel = MakeNearestLevel();
+constexpr std::array<float, 256> MakeNearestValue() {
+  std::array<float, 256> table{};
+  for (int i = 0; i < 256; ++i) table[i] = kQ4Levels[kNearestLevel[i]];
+  return table;
+}
+constexpr std::array<float, 256> kNearestValue = MakeNearestValue();
+constexpr uint8_t kZeroLevel = 8;
+static_assert(kQ4Levels[kZeroLevel] == 0);
+
+// Sum of 32 values in a fixed order, as 8 interleaved partial sums: a single running sum
+// is a chain of 32 dependent additions, and packing a model runs this ~10^9 times.
+float Sum32(const float* v) {
+  float partial[8] = {};
+  for (int i = 0; i < kQuantBlock; i += 8) {
+    for (int l = 0; l < 8; ++l) partial[l] += v[i + l];
+  }
+  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+}
+
+// Where `w` (finite) falls on the integer grid of scale d: w / d rounded, + 128. The
+// nearest level to w / d is the one nearest to that point (a level's neighbours are at
+// least 9 apart, so this differs only within half a unit of a midpoint).
+void GridPoints(const float* w, float d, int32_t* grid) {
+  const float inv = 1.0f / d;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    grid[i] =
+        static_cast<int32_t>(pack::RoundToEven(std::clamp(w[i] * inv, -128.0f, 127.0f))) + 128;
+  }
+}
+
+// Scales tried per end of the table: the largest magnitude on the end level, then a little
+// inside it (clipping the extreme for a finer step), each refitted by least squares.
+constexpr int kShrinkSteps = 4;
+constexpr float kShrink = 0.03f;
+
+}  // namespace
+
+uint16_t QuantizeQ4Block(const float* w, uint8_t* codes) {
+  float extreme = 0.0f;
+  bool finite = true;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    finite = finite && std::fabs(w[i]) <= FLT_MAX;  // false for NaN and infinity
+    if (std::fabs(w[i]) > std::fabs(extreme)) extreme = w[i];
+  }
+  // Blocks far below the smallest float16 scale are zero (and 1 / d stays finite).
+  if (!(std::fabs(extreme) > 1e-30f) || !finite) {
+    std::fill(codes, codes + kQuantBlock, kZeroLevel);
+    return 0;
+  }
+  float products[kQuantBlock], squares[kQuantBlock];
+  for (int i = 0; i < kQuantBlock; ++i) squares[i] = w[i] * w[i];
+  const float energy = Sum32(squares);
+  uint16_t best_scale = 0;
+  float best_err = INFINITY;
+  int32_t grid[kQuantBlock];
+  for (const int end : {0, 15}) {
+    for (int s = 0; s < kShrinkSteps; ++s) {
+      GridPoints(w, extreme / kQ4Levels[end] * (1.0f - kShrink * s), grid);
+      for (int i = 0; i < kQuantBlock; ++i) {
+        const float level = kNearestValue[grid[i]];
+        products[i] = w[i] * level;
+        squares[i] = level * level;
+      }
+      // The least-squares scale for these levels, as stored, and the error it leaves:
+      // sum (w - d l)^2 = sum w^2 - 2 d sum w l + d^2 sum l^2.
+      const float wl = Sum32(products), ll = Sum32(squares);
+      const uint16_t scale = F32ToF16(wl / ll);
+      const float d = F16ToF32(scale);
+      if (!(std::fabs(d) > 0.0f) || !std::isfinite(d)) continue;
+      const float err = energy - 2.0f * d * wl + d * d * ll;
+      if (err < best_err) {
+        best_err = err;
+        best_scale = scale;
+      }
+    }
+  }
+  if (best_err == INFINITY) {  // too small for a float16 scale
+    std::fill(codes, codes + kQuantBlock, kZeroLevel);
+    return 0;
+  }
+  // The nearest levels for the stored scale can only lower the error further.
+  GridPoints(w, F16ToF32(best_scale), grid);
+  for (int i = 0; i < kQuantBlock; ++i) codes[i] = kNearestLevel[grid[i]];
+  return best_scale;
+}
+
+namespace pack {
+
+void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
+  float values[kQuantBlock];
+  uint8_t codes[kQuantBlock];
+  for (int64_t g = 0; g < padded_k / 64; ++g) {
+    uint8_t* group = dst + g * kQ4GroupBytes;
+    std::fill(group, group + kQ4ScaleOffset, uint8_t{0});
+    uint16_t* scales = reinterpret_cast<uint16_t*>(group + kQ4ScaleOffset);
+    for (int blk = 0; blk < 2; ++blk) {
+      for (int64_t r = 0; r < kPanelRows; ++r) {
+        ReadRow(view, panel * kPanelRows + r, g * 64 + blk * kQuantBlock, kQuantBlock, values);
+        scales[blk * kPanelRows + r] = QuantizeQ4Block(values, codes);
+        for (int k = 0; k < kQuantBlock; ++k) {
+          const int kgroup = k / 4;  // vector kgroup % 4, nibble kgroup / 4
+          uint8_t& byte = group[blk * 256 + (kgroup % 4) * 64 + r * 4 + k % 4];
+          byte |= static_cast<uint8_t>(codes[k] << (4 * (kgroup / 4)));
+        }
+      }
+    }
+  }
+}
+
+void UnpackQ4Row(const uint8_t* panel, int64_t r, int64_t cols, float* out) {
+  for (int64_t k = 0; k < cols; ++k) {
+    const uint8_t* group = panel + (k / 64) * kQ4GroupBytes;
+    const int blk = static_cast<int>(k % 64) / kQuantBlock;
+    const int kk = static_cast<int>(k % kQuantBlock);
+    const int kgroup = kk / 4;
+    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group + kQ4ScaleOffset);
+    const uint8_t byte = group[blk * 256 + (kgroup % 4) * 64 + r * 4 + kk % 4];
+    const int level = kQ4Levels[(byte >> (4 * (kgroup / 4))) & 0xf];
+    out[k] = F16ToF32(scales[blk * kPanelRows + r]) * static_cast<float>(level);
+  }
+}
+
+}  // namespace pack
+}  // namespace qvl

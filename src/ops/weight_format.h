@@ -1,0 +1,62 @@
+// The layouts a linear layer's weight matrix W[N, K] can be kept in.
+//
+// The packed formats cut W into panels of kPanelRows = 16 output rows. Inside a panel the
+// same K slice of all 16 rows sits in one 64-byte vector, so a kernel broadcasts a slice
+// of x and multiplies it with the vector: lane r accumulates output r, in K order. That
+// order is the same for one row of x (decode) and for thousands (prefill, vision), so a
+// row's result never depends on how many rows share the call (batch invariance), and
+// one copy of the weights serves both GEMV and GEMM.
+//
+//   kBF16Packed: K padded to 32; vector t holds pairs (x[2t], x[2t+1]) of all 16 rows.
+//   kQ8: K padded to 64; per 64 K (two blocks of 32): 2 x 8 vectors of [16 rows][4 k]
+//        codes u = q + 128, then 2 x 16 float16 scales. w = scale * q, q in [-127, 127].
+//   kQ4: K padded to 64; per 64 K: 2 x 4 vectors whose low nibbles hold k groups 0-3 and
+//        high nibbles groups 4-7 of a block, then 2 x 16 float16 scales. A nibble indexes
+//        kQ4Levels: w = scale * kQ4Levels[nibble]. The levels are denser near zero,
+//        where most weights are, which cuts the rounding error by 10-30 % against evenly
+//        spaced levels at the same 4.5 bits per weight.
+#pragma once
+
+#include <cstdint>
+
+namespace qvl {
+
+enum class WeightFormat : uint8_t {
+  kF32,         // row-major [N, K] float
+  kBF16,        // row-major [N, K] bfloat16 (a checkpoint's own layout, used in place)
+  kBF16Packed,  // panels, bfloat16
+  kQ8,          // panels, int8 + float16 scale per 32
+  kQ4,          // panels, 4-bit index into kQ4Levels + float16 scale per 32
+};
+
+const char* WeightFormatName(WeightFormat format);
+
+// Parses "f32", "bf16", "bf16-packed", "q8", "q4"; returns false for anything else.
+bool ParseWeightFormat(const char* name, WeightFormat* out);
+
+bool IsPacked(WeightFormat format);
+
+constexpr int64_t kPanelRows = 16;
+constexpr int64_t kQuantBlock = 32;  // K values per scale in kQ8 / kQ4
+
+// The values a kQ4 nibble stands for, in units of the block's scale: the mean of two
+// Lloyd-Max fits (alternating best scale per block and best levels) to blocks of 32
+// normal and Student-t (4 degrees of freedom) weights, rounded to integers so the int8
+// kernels use them as they are. Not symmetric: the quantizer puts a block's largest
+// magnitude on -127 or on 96, whichever fits the block better.
+constexpr int8_t kQ4Levels[16] = {-127, -88, -68, -52, -39, -28, -18, -9,
+                                  0,    9,   19,  29,  42,  56,  74,  96};
+
+// Sizes of a packed weight.
+struct PackedLayout {
+  int64_t panels = 0;       // ceil(N / 16); rows past N are zero
+  int64_t padded_k = 0;     // K rounded up; columns past K are zero
+  int64_t panel_bytes = 0;  // a multiple of 64
+  int64_t bytes() const { return panels * panel_bytes; }
+};
+
+// Layout of a packed `format` for W[rows, cols]. Throws Error(kInvalidArgument) for a
+// format that is not packed.
+PackedLayout PackedLayoutFor(WeightFormat format, int64_t rows, int64_t cols);
+
+}  // namespace qvl

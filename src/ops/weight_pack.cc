@@ -1,0 +1,153 @@
+#include "ops/weight_pack.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "base/bf16.h"
+#include "base/error.h"
+#include "ops/weight_pack_internal.h"
+
+namespace qvl {
+namespace {
+
+int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+void PackBf16Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
+  uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+  std::vector<float> row(padded_k);
+  for (int64_t r = 0; r < kPanelRows; ++r) {
+    pack::ReadRow(view, panel * kPanelRows + r, 0, padded_k, row.data());
+    for (int64_t k = 0; k < padded_k; ++k) {
+      out[(k / 2) * 2 * kPanelRows + r * 2 + (k & 1)] = F32ToBf16(row[k]);
+    }
+  }
+}
+
+}  // namespace
+
+const char* WeightFormatName(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32:
+      return "f32";
+    case WeightFormat::kBF16:
+      return "bf16";
+    case WeightFormat::kBF16Packed:
+      return "bf16-packed";
+    case WeightFormat::kQ8:
+      return "q8";
+    case WeightFormat::kQ4:
+      return "q4";
+  }
+  return "?";
+}
+
+bool ParseWeightFormat(const char* name, WeightFormat* out) {
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                         WeightFormat::kQ8, WeightFormat::kQ4}) {
+    if (std::strcmp(name, WeightFormatName(f)) == 0) {
+      *out = f;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsPacked(WeightFormat format) {
+  return format == WeightFormat::kBF16Packed || format == WeightFormat::kQ8 ||
+         format == WeightFormat::kQ4;
+}
+
+PackedLayout PackedLayoutFor(WeightFormat format, int64_t rows, int64_t cols) {
+  PackedLayout l;
+  l.panels = (rows + kPanelRows - 1) / kPanelRows;
+  switch (format) {
+    case WeightFormat::kBF16Packed:
+      l.padded_k = RoundUp(cols, 32);
+      l.panel_bytes = kPanelRows * l.padded_k * 2;
+      break;
+    case WeightFormat::kQ8:
+      l.padded_k = RoundUp(cols, 64);
+      l.panel_bytes = l.padded_k / 64 * pack::kQ8GroupBytes;
+      break;
+    case WeightFormat::kQ4:
+      l.padded_k = RoundUp(cols, 64);
+      l.panel_bytes = l.padded_k / 64 * pack::kQ4GroupBytes;
+      break;
+    default:
+      Fail(ErrorCode::kInvalidArgument, "weight format ", WeightFormatName(format),
+           " is not a packed format");
+  }
+  return l;
+}
+
+namespace pack {
+
+void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out) {
+  const int64_t valid = row < view.rows ? std::clamp<int64_t>(view.cols - k0, 0, n) : 0;
+  const int64_t base = row * view.cols + k0;
+  switch (view.dtype) {
+    case DType::kF32:
+      for (int64_t i = 0; i < valid; ++i) out[i] = static_cast<const float*>(view.data)[base + i];
+      break;
+    case DType::kBF16:
+      for (int64_t i = 0; i < valid; ++i) {
+        out[i] = Bf16ToF32(static_cast<const uint16_t*>(view.data)[base + i]);
+      }
+      break;
+    case DType::kF16:
+      for (int64_t i = 0; i < valid; ++i) {
+        out[i] = F16ToF32(static_cast<const uint16_t*>(view.data)[base + i]);
+      }
+      break;
+    default:
+      Fail(ErrorCode::kInvalidArgument, "weight of dtype ", DTypeName(view.dtype),
+           " cannot be used in a linear layer");
+  }
+  std::fill(out + valid, out + n, 0.0f);
+}
+
+}  // namespace pack
+
+void PackPanels(const WeightView& view, WeightFormat format, int64_t first, int64_t last,
+                uint8_t* dst) {
+  const PackedLayout l = PackedLayoutFor(format, view.rows, view.cols);
+  for (int64_t p = first; p < last; ++p) {
+    uint8_t* out = dst + (p - first) * l.panel_bytes;
+    switch (format) {
+      case WeightFormat::kBF16Packed:
+        PackBf16Panel(view, p, l.padded_k, out);
+        break;
+      case WeightFormat::kQ8:
+        pack::PackQ8Panel(view, p, l.padded_k, out);
+        break;
+      default:
+        pack::PackQ4Panel(view, p, l.padded_k, out);
+        break;
+    }
+  }
+}
+
+void UnpackRow(const uint8_t* packed, WeightFormat format, int64_t rows, int64_t cols, int64_t row,
+               float* out) {
+  const PackedLayout l = PackedLayoutFor(format, rows, cols);
+  const uint8_t* panel = packed + (row / kPanelRows) * l.panel_bytes;
+  const int64_t r = row % kPanelRows;
+  switch (format) {
+    case WeightFormat::kBF16Packed: {
+      const uint16_t* p = reinterpret_cast<const uint16_t*>(panel);
+      for (int64_t k = 0; k < cols; ++k) {
+        out[k] = Bf16ToF32(p[(k / 2) * 2 * kPanelRows + r * 2 + (k & 1)]);
+      }
+      break;
+    }
+    case WeightFormat::kQ8:
+      pack::UnpackQ8Row(panel, r, cols, out);
+      break;
+    default:
+      pack::UnpackQ4Row(panel, r, cols, out);
+      break;
+  }
+}
+
+}  // namespace qvl

@@ -1,0 +1,31 @@
+// Helpers shared by the packers of ops/weight_pack.cc, quant_q8.cc and quant_q4.cc.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/weight_view.h"
+
+namespace qvl::pack {
+
+// Rounds half to even like std::nearbyint for |v| < 2^22, but in two additions the
+// compiler vectorizes (packing a 2B model calls it billions of times).
+inline float RoundToEven(float v) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  return (v + kMagic) - kMagic;
+}
+
+// Values [k0, k0 + n) of row `row` as float; zeros past the matrix (padding).
+void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out);
+
+// Byte offsets inside one 64-K group of a Q8 / Q4 panel.
+constexpr int64_t kQ8GroupBytes = 2 * 512 + 2 * 32;
+constexpr int64_t kQ4GroupBytes = 2 * 256 + 2 * 32;
+constexpr int64_t kQ8ScaleOffset = 1024;
+constexpr int64_t kQ4ScaleOffset = 512;
+
+void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
+void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
+void UnpackQ8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
+void UnpackQ4Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
+
+}  // namespace qvl::pack

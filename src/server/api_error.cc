@@ -1,0 +1,82 @@
+#include "server/api_error.h"
+
+#include <new>
+
+#include "server/field_error.h"
+
+namespace qvl {
+
+int HttpStatusFor(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kTooLarge:
+      return 413;
+    case ErrorCode::kUnauthenticated:
+      return 401;
+    case ErrorCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+ApiError MakeApiError(ErrorCode code, std::string message, std::string param) {
+  ApiError e;
+  e.status = HttpStatusFor(code);
+  e.message = std::move(message);
+  e.param = std::move(param);
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      e.type = "invalid_request_error";
+      e.code = "invalid_value";
+      break;
+    case ErrorCode::kNotFound:
+      e.type = "invalid_request_error";
+      e.code = e.param == "model" ? "model_not_found" : "not_found";
+      break;
+    case ErrorCode::kTooLarge:
+      e.type = "invalid_request_error";
+      e.code = "too_large";
+      break;
+    case ErrorCode::kUnauthenticated:
+      e.type = "authentication_error";
+      e.code = "invalid_api_key";
+      break;
+    case ErrorCode::kUnavailable:
+      e.type = "server_error";
+      e.code = "unavailable";
+      break;
+    default:
+      e.type = "server_error";
+      e.code = "internal_error";
+      break;
+  }
+  return e;
+}
+
+ApiError ApiErrorFrom(const std::exception& error) {
+  if (const auto* field = dynamic_cast<const FieldError*>(&error)) {
+    return MakeApiError(field->code(), field->what(), field->field());
+  }
+  if (const auto* e = dynamic_cast<const Error*>(&error)) return MakeApiError(e->code(), e->what());
+  if (dynamic_cast<const std::bad_alloc*>(&error) != nullptr) {
+    return MakeApiError(ErrorCode::kUnavailable, "the server is out of memory for this request");
+  }
+  return MakeApiError(ErrorCode::kInternal, StrCat("internal error: ", error.what()));
+}
+
+nlohmann::json ApiErrorJson(const ApiError& e) {
+  auto or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+  };
+  return {{"error",
+           {{"message", e.message},
+            {"type", e.type},
+            {"param", or_null(e.param)},
+            {"code", or_null(e.code)}}}};
+}
+
+}  // namespace qvl

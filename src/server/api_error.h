@@ -1,0 +1,33 @@
+// Errors as OpenAI's API reports them: an HTTP status and
+// {"error":{"message","type","param","code"}}. Bad input is never a 500.
+#pragma once
+
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.h"
+
+namespace qvl {
+
+struct ApiError {
+  int status = 500;
+  std::string message;
+  std::string type;   // "invalid_request_error", "authentication_error", ...
+  std::string param;  // the request field at fault; empty = null
+  std::string code;   // "model_not_found", "invalid_api_key", ...; empty = null
+};
+
+// 400 kInvalidArgument, 404 kNotFound, 413 kTooLarge, 401 kUnauthenticated,
+// 503 kUnavailable, 500 otherwise.
+int HttpStatusFor(ErrorCode code);
+
+ApiError MakeApiError(ErrorCode code, std::string message, std::string param = "");
+
+// The ApiError for a caught exception: qvl::Error by its code (FieldError also fills
+// param), anything else a 500 "internal error: ...".
+ApiError ApiErrorFrom(const std::exception& error);
+
+nlohmann::json ApiErrorJson(const ApiError& error);
+
+}  // namespace qvl

@@ -1,0 +1,220 @@
+#include "server/api_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "base/log.h"
+#include "model/qwen3vl.h"
+#include "server/chat_route.h"
+#include "server/http_reply.h"
+#include "server/openai_format.h"
+#include "server/web_page.h"
+
+namespace qvl {
+namespace {
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1";
+}
+
+void ReplyUnauthorized(httplib::Response& res) {
+  ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
+                               "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+}
+
+}  // namespace
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  // The length is not secret; the bytes are.
+  if (a.size() != b.size()) return false;
+  volatile unsigned char difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    difference = difference | static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return difference == 0;
+}
+
+ApiServer::ApiServer(ApiServerOptions options) : options_(std::move(options)) {
+  if (options_.model_names.empty()) options_.model_names.push_back("qvl");
+  options_.request.model_names = options_.model_names;
+  started_at_ = static_cast<int64_t>(std::time(nullptr));
+  const int threads = std::max(options_.http_threads, 4);
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options_.max_body_bytes);
+  http_.set_read_timeout(options_.io_timeout_seconds, 0);
+  http_.set_write_timeout(options_.io_timeout_seconds, 0);
+  http_.set_keep_alive_timeout(5);
+  http_.set_default_headers({
+      {"Access-Control-Allow-Origin", options_.cors_origin},
+      {"Access-Control-Allow-Headers",
+       "Authorization, Content-Type, OpenAI-Organization, "
+       "OpenAI-Project, X-Stainless-Lang, X-Stainless-Arch, "
+       "X-Stainless-OS, X-Stainless-Runtime, "
+       "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
+       "X-Stainless-Retry-Count, X-Stainless-Timeout"},
+      {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+      {"Access-Control-Max-Age", "600"},
+  });
+  AddRoutes();
+}
+
+ApiServer::~ApiServer() {
+  if (listener_.joinable()) Stop(0);
+}
+
+void ApiServer::AddRoutes() {
+  http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method != "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 204;  // CORS preflight: the default headers say what is allowed
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    metrics_.CountResponse(req.path, res.status);
+  });
+  http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      ReplyError(
+          res, MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+    } else if (res.status == 413) {
+      ReplyError(res, MakeApiError(ErrorCode::kTooLarge, "the request body is too large"));
+    } else {
+      ApiError error = MakeApiError(ErrorCode::kInvalidArgument, "malformed HTTP request");
+      error.status = res.status;
+      ReplyError(res, error);
+    }
+  });
+  http_.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          ReplyError(res, ApiErrorFrom(e));
+        } catch (...) {
+          ReplyError(res, MakeApiError(ErrorCode::kInternal, "internal error"));
+        }
+      });
+
+  http_.Get("/health",
+            [this](const httplib::Request&, httplib::Response& res) { HandleHealth(res); });
+  http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleModels(req, res);
+  });
+  http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleMetrics(req, res);
+  });
+
+  ChatRouteContext chat;
+  chat.policy = options_.request;
+  chat.max_body_bytes = options_.max_body_bytes;
+  chat.authorized = [this](const httplib::Request& req) { return Authorized(req); };
+  chat.engine = &engine_;
+  chat.shutting_down = &shutting_down_;
+  chat.metrics = &metrics_;
+  chat.in_flight = &in_flight_;
+  http_.Post("/v1/chat/completions", [chat](const httplib::Request& req, httplib::Response& res,
+                                            const httplib::ContentReader& reader) {
+    HandleChatCompletion(chat, req, res, reader);
+  });
+
+  // Every other request with a body is read within the limit and refused, so that no
+  // route buffers an unbounded chunked body.
+  const size_t max_body = options_.max_body_bytes;
+  auto refuse = [max_body](const httplib::Request& req, httplib::Response& res,
+                           const httplib::ContentReader& reader) {
+    std::string body;
+    if (!ReadBody(reader, max_body, res, &body)) return;
+    ReplyError(res,
+               MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+  };
+  http_.Post(".*", refuse);
+  http_.Put(".*", refuse);
+  http_.Patch(".*", refuse);
+  http_.Delete(".*", refuse);
+  http_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleWebPage(req, res);
+  });
+}
+
+bool ApiServer::Authorized(const httplib::Request& req) const {
+  if (options_.api_key.empty()) return true;
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0) {
+    return false;
+  }
+  return ConstantTimeEquals(header.substr(kBearer.size()), options_.api_key);
+}
+
+void ApiServer::HandleHealth(httplib::Response& res) const {
+  if (shutting_down_.load()) {
+    ReplyJson(res, 503, {{"status", "shutting down"}});
+  } else if (engine_.load() == nullptr) {
+    res.set_header("Retry-After", "5");
+    ReplyJson(res, 503, {{"status", "loading"}});
+  } else {
+    ReplyJson(res, 200, {{"status", "ok"}, {"model", options_.model_names.front()}});
+  }
+}
+
+void ApiServer::HandleModels(const httplib::Request& req, httplib::Response& res) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  ReplyJson(res, 200, ModelListJson(options_.model_names, started_at_));
+}
+
+void ApiServer::HandleMetrics(const httplib::Request& req, httplib::Response& res) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  Engine* engine = engine_.load();
+  std::string text;
+  if (engine != nullptr) {
+    const EngineStats stats = engine->Stats();
+    text = metrics_.Render(&stats, true);
+  } else {
+    text = metrics_.Render(nullptr, false);
+  }
+  res.status = 200;
+  res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& res) const {
+  if (!ServeWebPage(req.path, res)) {
+    ReplyError(res, MakeApiError(ErrorCode::kNotFound, StrCat("no route GET ", req.path)));
+  }
+}
+
+void ApiServer::Start() {
+  if (options_.port == 0) {
+    port_ = http_.bind_to_any_port(options_.host);
+  } else {
+    port_ = http_.bind_to_port(options_.host, options_.port) ? options_.port : -1;
+  }
+  if (port_ <= 0) {
+    Fail(ErrorCode::kIo, "cannot listen on ", options_.host, ":", options_.port,
+         " (in use, or the address is not on this machine)");
+  }
+  if (!IsLoopbackHost(options_.host) && options_.api_key.empty()) {
+    LogWarn("listening on ", options_.host,
+            " without --api-key: anyone who can reach this address can use the server");
+  }
+  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  // httplib's stop() does nothing until the server runs; Stop() must not race it.
+  while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void ApiServer::SetEngine(Engine* engine) { engine_.store(engine); }
+
+void ApiServer::BeginShutdown() { shutting_down_.store(true); }
+
+void ApiServer::Stop(double wait_seconds) {
+  shutting_down_.store(true);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(wait_seconds * 1000));
+  while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  http_.stop();
+  if (listener_.joinable()) listener_.join();
+}
+
+}  // namespace qvl

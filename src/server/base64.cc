@@ -1,0 +1,85 @@
+#include "server/base64.h"
+
+#include <array>
+
+#include "server/field_error.h"
+
+namespace qvl {
+namespace {
+
+constexpr int8_t kInvalid = -1;
+constexpr int8_t kPadding = -2;
+
+constexpr std::array<int8_t, 256> MakeDecodeTable() {
+  std::array<int8_t, 256> table{};
+  for (int8_t& v : table) v = kInvalid;
+  constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (size_t i = 0; i < kAlphabet.size(); ++i) {
+    table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
+  }
+  table['='] = kPadding;
+  return table;
+}
+
+constexpr std::array<int8_t, 256> kDecodeTable = MakeDecodeTable();
+
+// How a character looks in an error message: printable ASCII as is, the rest as a code.
+std::string Describe(unsigned char c) {
+  if (c == '\n') return "'\\n' (line break)";
+  if (c == '\r') return "'\\r' (line break)";
+  if (c == ' ') return "' ' (space)";
+  if (c >= 0x21 && c < 0x7f) return StrCat("'", static_cast<char>(c), "'");
+  static const char kHex[] = "0123456789abcdef";
+  return StrCat("byte 0x", kHex[c >> 4], kHex[c & 15]);
+}
+
+}  // namespace
+
+size_t Base64DecodedSize(std::string_view text) {
+  size_t size = text.size() / 4 * 3;
+  if (!text.empty() && text.back() == '=') --size;
+  if (text.size() >= 2 && text[text.size() - 2] == '=') --size;
+  return size;
+}
+
+std::vector<uint8_t> DecodeBase64(std::string_view text, std::string_view field) {
+  if (text.empty()) FailField(ErrorCode::kInvalidArgument, field, "the base64 data is empty");
+  if (text.size() % 4 != 0) {
+    FailField(ErrorCode::kInvalidArgument, field, "invalid base64: length ", text.size(),
+              " is not a multiple of 4 (missing '=' padding or truncated data?)");
+  }
+  const size_t padding_start = text.size() - (text.back() != '='             ? 0
+                                              : text[text.size() - 2] == '=' ? 2
+                                                                             : 1);
+  std::vector<uint8_t> out;
+  out.reserve(Base64DecodedSize(text));
+  uint32_t accumulator = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const int8_t value = kDecodeTable[c];
+    if (value == kInvalid) {
+      FailField(ErrorCode::kInvalidArgument, field, "invalid base64: character ", Describe(c),
+                " at offset ", i);
+    }
+    if (value == kPadding) {
+      if (i < padding_start) {
+        FailField(ErrorCode::kInvalidArgument, field, "invalid base64: '=' at offset ", i,
+                  " before the end of the data");
+      }
+      accumulator <<= 6;
+    } else {
+      accumulator = (accumulator << 6) | static_cast<uint32_t>(value);
+    }
+    if (i % 4 == 3) {
+      out.push_back(static_cast<uint8_t>(accumulator >> 16));
+      out.push_back(static_cast<uint8_t>(accumulator >> 8));
+      out.push_back(static_cast<uint8_t>(accumulator));
+      accumulator = 0;
+    }
+  }
+  out.resize(Base64DecodedSize(text));
+  return out;
+}
+
+}  // namespace qvl

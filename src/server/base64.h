@@ -1,0 +1,20 @@
+// Strict base64 (RFC 4648, standard alphabet, '=' padding required): images arrive as
+// data: URLs, and a silently skipped character would turn into a corrupt image far from
+// its cause.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace qvl {
+
+// Decoded size of `text` if it is valid base64 of that length, computed without
+// decoding, so a size limit can be checked before memory is allocated.
+size_t Base64DecodedSize(std::string_view text);
+
+// Decodes `text`. Throws FieldError(kInvalidArgument, field, ...) naming the first bad
+// character and its offset, a length that is not a multiple of 4, or misplaced padding.
+std::vector<uint8_t> DecodeBase64(std::string_view text, std::string_view field);
+
+}  // namespace qvl

@@ -1,0 +1,70 @@
+#include "server/base64.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "server/field_error.h"
+
+namespace qvl {
+namespace {
+
+std::string Decode(std::string_view text) {
+  const std::vector<uint8_t> bytes = DecodeBase64(text, "f");
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string ErrorOf(std::string_view text) {
+  try {
+    DecodeBase64(text, "messages[0].content[0].image_url.url");
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(e.field(), "messages[0].content[0].image_url.url");
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Base64Test, DecodesRfc4648Vectors) {
+  EXPECT_EQ(Decode("Zg=="), "f");
+  EXPECT_EQ(Decode("Zm8="), "fo");
+  EXPECT_EQ(Decode("Zm9v"), "foo");
+  EXPECT_EQ(Decode("Zm9vYg=="), "foob");
+  EXPECT_EQ(Decode("Zm9vYmE="), "fooba");
+  EXPECT_EQ(Decode("Zm9vYmFy"), "foobar");
+  EXPECT_EQ(Decode("+/+/"), "\xfb\xff\xbf");
+}
+
+TEST(Base64Test, DecodedSizeMatchesWithoutDecoding) {
+  EXPECT_EQ(Base64DecodedSize("Zg=="), 1u);
+  EXPECT_EQ(Base64DecodedSize("Zm8="), 2u);
+  EXPECT_EQ(Base64DecodedSize("Zm9vYmFy"), 6u);
+  EXPECT_EQ(Base64DecodedSize(""), 0u);
+}
+
+TEST(Base64Test, RefusesMalformedInputNamingTheProblem) {
+  EXPECT_EQ(ErrorOf(""), "messages[0].content[0].image_url.url: the base64 data is empty");
+  EXPECT_EQ(ErrorOf("Zm9vY"),
+            "messages[0].content[0].image_url.url: invalid base64: length 5 is not a multiple "
+            "of 4 (missing '=' padding or truncated data?)");
+  EXPECT_EQ(ErrorOf("Zm9v\nYmFy"),
+            "messages[0].content[0].image_url.url: invalid base64: length 9 is not a multiple "
+            "of 4 (missing '=' padding or truncated data?)");
+  EXPECT_EQ(ErrorOf("Zm9v\nYmE"),
+            "messages[0].content[0].image_url.url: invalid base64: character '\\n' (line "
+            "break) at offset 4");
+  EXPECT_EQ(ErrorOf("Zm9-"),
+            "messages[0].content[0].image_url.url: invalid base64: character '-' at offset 3");
+  EXPECT_EQ(ErrorOf("Zg==Zm8="),
+            "messages[0].content[0].image_url.url: invalid base64: '=' at offset 2 before the "
+            "end of the data");
+  EXPECT_EQ(ErrorOf("Z==="),
+            "messages[0].content[0].image_url.url: invalid base64: '=' at offset 1 before the "
+            "end of the data");
+  EXPECT_EQ(ErrorOf(std::string("Zm9\xff", 4)),
+            "messages[0].content[0].image_url.url: invalid base64: character byte 0xff at "
+            "offset 3");
+}
+
+}  // namespace
+}  // namespace qvl

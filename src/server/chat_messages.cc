@@ -1,0 +1,198 @@
+#include "server/chat_messages.h"
+
+#include <string>
+#include <string_view>
+
+#include "server/field_error.h"
+#include "server/request_fields.h"
+
+namespace qvl {
+namespace {
+
+ChatPart TextPart(std::string text) {
+  ChatPart part;
+  part.kind = ChatPart::Kind::kText;
+  part.text = std::move(text);
+  return part;
+}
+
+ChatPart ImagePart() {
+  ChatPart part;
+  part.kind = ChatPart::Kind::kImage;
+  return part;
+}
+
+bool IsUnsupportedMediaType(std::string_view type) {
+  return type == "input_audio" || type == "audio" || type == "audio_url" || type == "video" ||
+         type == "video_url" || type == "file" || type == "input_file";
+}
+
+class MessageParser {
+ public:
+  MessageParser(const MessageLimits& limits, std::vector<ImageInput>* images)
+      : limits_(limits), images_(images) {}
+
+  ChatMessage Parse(const nlohmann::json& value, size_t index) {
+    const RequestObject message(value, IndexField("messages", index));
+    ChatMessage out;
+    out.role = ParseRole(message, index);
+    if (const nlohmann::json* calls = message.Find("tool_calls")) {
+      ParseToolCalls(*calls, message.Field("tool_calls"), out.role, &out.tool_calls);
+    }
+    const nlohmann::json* content = message.Find("content");
+    if (content == nullptr) {
+      if (out.role != "assistant") {
+        FailField(ErrorCode::kInvalidArgument, message.Field("content"), "is required");
+      }
+      out.content_is_string = true;
+    } else if (content->is_string()) {
+      out.content_is_string = true;
+      out.parts.push_back(TextPart(content->get<std::string>()));
+    } else if (content->is_array()) {
+      out.content_is_string = false;
+      for (size_t i = 0; i < content->size(); ++i) {
+        out.parts.push_back(
+            ParsePart((*content)[i], IndexField(message.Field("content"), i), out.role));
+      }
+    } else {
+      FailField(ErrorCode::kInvalidArgument, message.Field("content"),
+                "expected a string or an array of content parts, got ", JsonKind(*content));
+    }
+    return out;
+  }
+
+ private:
+  // [{"id", "type": "function", "function": {"name", "arguments"}}]: an assistant turn
+  // of the history that called tools.
+  static void ParseToolCalls(const nlohmann::json& value, const std::string& field,
+                             const std::string& role, std::vector<ChatToolCall>* calls) {
+    RequireArray(value, field);
+    if (!value.empty() && role != "assistant") {
+      FailField(ErrorCode::kInvalidArgument, field, "only assistant messages can have tool calls");
+    }
+    for (size_t i = 0; i < value.size(); ++i) {
+      const RequestObject call(value[i], IndexField(field, i));
+      const nlohmann::json* function_value = call.Find("function");
+      if (function_value == nullptr) {
+        FailField(ErrorCode::kInvalidArgument, call.Field("function"), "is required");
+      }
+      const RequestObject function(*function_value, call.Field("function"));
+      ChatToolCall out;
+      out.name = function.RequiredString("name");
+      const nlohmann::json* arguments = function.Find("arguments");
+      if (arguments == nullptr) {
+        out.arguments = "{}";
+      } else if (arguments->is_string()) {
+        out.arguments = arguments->get<std::string>();
+      } else if (arguments->is_object()) {
+        out.arguments = arguments->dump();
+      } else {
+        FailField(ErrorCode::kInvalidArgument, function.Field("arguments"),
+                  "expected a JSON string or object, got ", JsonKind(*arguments));
+      }
+      calls->push_back(std::move(out));
+    }
+  }
+
+  std::string ParseRole(const RequestObject& message, size_t index) {
+    const std::string role = message.RequiredString("role");
+    if (role == "system" || role == "developer") {
+      if (index != 0) {
+        FailField(ErrorCode::kInvalidArgument, message.Field("role"),
+                  "a system message must be the first message");
+      }
+      return "system";
+    }
+    if (role == "user" || role == "assistant" || role == "tool") return role;
+    FailField(ErrorCode::kInvalidArgument, message.Field("role"), "unknown role \"", role,
+              "\"; use system, user, assistant or tool");
+  }
+
+  ChatPart ParsePart(const nlohmann::json& value, const std::string& field,
+                     const std::string& role) {
+    const RequestObject part(value, field);
+    std::string type = part.String("type").value_or("");
+    if (type.empty()) {
+      // The chat template recognises parts by their keys as well; so do we.
+      if (part.Find("image_url") != nullptr) {
+        type = "image_url";
+      } else if (part.Find("image") != nullptr) {
+        type = "image";
+      } else if (part.Find("text") != nullptr) {
+        type = "text";
+      } else {
+        FailField(ErrorCode::kInvalidArgument, part.Field("type"), "is required");
+      }
+    }
+    if (type == "text") return TextPart(part.RequiredString("text"));
+    if (type == "image_url" || type == "image") {
+      if (role != "user" && role != "tool") {
+        FailField(ErrorCode::kInvalidArgument, field,
+                  "images are only accepted in user and tool "
+                  "messages (the chat template drops them from ",
+                  role, " messages)");
+      }
+      for (const char* key : {"min_pixels", "max_pixels", "resized_height", "resized_width"}) {
+        if (part.Find(key) != nullptr) {
+          FailField(ErrorCode::kInvalidArgument, part.Field(key),
+                    "per-image sizes are not supported; set min_pixels / max_pixels (or "
+                    "min_image_tokens / max_image_tokens) at the top level of the request");
+        }
+      }
+      return LoadImage(part, type, field);
+    }
+    if (IsUnsupportedMediaType(type)) {
+      FailField(ErrorCode::kInvalidArgument, part.Field("type"), "\"", type,
+                "\" parts are not supported; qvl reads text and images");
+    }
+    FailField(ErrorCode::kInvalidArgument, part.Field("type"), "unknown content part type \"", type,
+              "\"; use text, image_url or image");
+  }
+
+  ChatPart LoadImage(const RequestObject& part, const std::string& type, const std::string& field) {
+    std::string url_field;
+    std::string url;
+    const nlohmann::json* value = part.Find(type);
+    if (value == nullptr) FailField(ErrorCode::kInvalidArgument, part.Field(type), "is required");
+    if (value->is_string()) {
+      url_field = part.Field(type);
+      url = value->get<std::string>();
+    } else {
+      const RequestObject image_url(*value, part.Field(type));
+      url_field = image_url.Field("url");
+      url = image_url.RequiredString("url");
+      if (std::optional<std::string> detail = image_url.String("detail")) {
+        if (*detail != "auto" && *detail != "low" && *detail != "high") {
+          FailField(ErrorCode::kInvalidArgument, image_url.Field("detail"),
+                    "use auto, low or high, got \"", *detail, "\"");
+        }
+      }
+    }
+    if (static_cast<int>(images_->size()) >= limits_.max_images) {
+      FailField(ErrorCode::kInvalidArgument, field, "too many images: this server accepts at most ",
+                limits_.max_images, " per request");
+    }
+    ImageInput image;
+    image.name = StrCat("image ", images_->size() + 1, " (", field, ")");
+    image.bytes = LoadImageBytes(url, limits_.media, url_field);
+    images_->push_back(std::move(image));
+    return ImagePart();
+  }
+
+  const MessageLimits& limits_;
+  std::vector<ImageInput>* images_;
+};
+
+}  // namespace
+
+void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
+                       std::vector<ChatMessage>* messages, std::vector<ImageInput>* images) {
+  RequireArray(value, "messages");
+  if (value.empty()) {
+    FailField(ErrorCode::kInvalidArgument, "messages", "needs at least one message");
+  }
+  MessageParser parser(limits, images);
+  for (size_t i = 0; i < value.size(); ++i) messages->push_back(parser.Parse(value[i], i));
+}
+
+}  // namespace qvl

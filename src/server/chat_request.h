@@ -1,0 +1,45 @@
+// An OpenAI /v1/chat/completions request body -> what the engine needs. Everything a
+// client can get wrong is found here, before any engine work, and reported as a
+// FieldError that names the field ("messages[1].content[0].image_url.url: ...").
+// Works on raw bytes so that a fuzzer can drive it; with the default policy it never
+// touches the disk or the network.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/request.h"
+#include "server/image_source.h"
+
+namespace qvl {
+
+struct ChatRequestPolicy {
+  // Accepted values of "model" (served id first, then aliases); empty = any. A request
+  // without "model" is served by the one model.
+  std::vector<std::string> model_names;
+  MediaPolicy media;
+  int max_images = 16;
+  int max_stop_strings = 4;
+  int max_completion_tokens = 1 << 20;
+  // Pixels covered by one image token (patch_size * merge_size squared): turns
+  // min_image_tokens / max_image_tokens into pixels.
+  int64_t pixels_per_image_token = 32 * 32;
+};
+
+struct ChatRequest {
+  GenerationRequest generation;
+  std::string model;  // as the client named it; empty when absent
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool logprobs = false;
+};
+
+// Parses and checks `body`. Throws FieldError: kInvalidArgument for malformed JSON, wrong
+// types and values, unsupported features; kNotFound for an unknown model; kTooLarge for
+// an image over the byte limit. Image bytes are loaded (data URLs decoded, files read,
+// URLs fetched as the policy allows) but not decoded.
+ChatRequest ParseChatRequest(std::string_view body, const ChatRequestPolicy& policy);
+
+}  // namespace qvl

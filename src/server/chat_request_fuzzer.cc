@@ -1,0 +1,90 @@
+// libFuzzer target: a /v1/chat/completions body all the way to what the engine thread
+// gets. ParseChatRequest (with a policy that never touches the disk or the network)
+// maps the JSON to a GenerationRequest, and the engine's RequestPreparer, set up with
+// the tiny fixture model's config, tokenizer and image settings (no weights), decodes
+// the images, renders the chat template, tokenizes and lays out positions and cache
+// keys. Parsing may only throw FieldError, preparing only qvl::Error; an accepted
+// request must respect every limit of the policy.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "base/error.h"
+#include "engine/request_preparer.h"
+#include "image/preprocessor_config.h"
+#include "model/config.h"
+#include "server/chat_request.h"
+#include "server/field_error.h"
+#include "text/tokenizer.h"
+
+namespace {
+
+const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
+
+qvl::ChatRequestPolicy FuzzPolicy() {
+  qvl::ChatRequestPolicy policy;
+  policy.model_names = {"qwen3-vl", "qvl"};
+  policy.max_images = 4;
+  policy.media.max_image_bytes = 64 << 10;
+  return policy;
+}
+
+// The tiny model's request preparation, loaded once; the engine's limits made small so
+// a fuzzed request cannot ask for much work.
+struct Preparation {
+  qvl::ModelConfig model = qvl::LoadModelConfig(kModelDir + "/config.json");
+  qvl::GenerationConfig generation =
+      qvl::LoadGenerationConfig(kModelDir + "/generation_config.json", model);
+  qvl::Tokenizer tokenizer = qvl::Tokenizer::FromFile(kModelDir + "/tokenizer.json");
+  qvl::ImageProcessorParams image_params =
+      qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json");
+  qvl::RequestPreparer preparer{model, generation, tokenizer, image_params, Options()};
+
+  static qvl::EngineOptions Options() {
+    qvl::EngineOptions options;
+    options.context_tokens = 4096;
+    options.max_images_per_request = 4;
+    options.max_image_bytes = 64 << 10;
+    options.max_image_pixels = 1 << 20;
+    options.max_pixels = 256 * 256;
+    return options;
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const qvl::ChatRequestPolicy policy = FuzzPolicy();
+  static const Preparation* preparation = new Preparation();
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  qvl::ChatRequest request;
+  try {
+    request = qvl::ParseChatRequest(body, policy);
+  } catch (const qvl::FieldError&) {
+    return 0;
+  }
+  const qvl::GenerationRequest& g = request.generation;
+  if (g.messages.empty() || static_cast<int>(g.images.size()) > policy.max_images ||
+      static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
+      g.max_tokens > policy.max_completion_tokens || g.max_tokens < 0) {
+    std::abort();
+  }
+  for (const qvl::ImageInput& image : g.images) {
+    if (image.bytes.empty() ||
+        static_cast<int64_t>(image.bytes.size()) > policy.media.max_image_bytes) {
+      std::abort();
+    }
+  }
+  try {
+    const qvl::PreparedRequest prepared = preparation->preparer.Prepare(g, 1);
+    if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
+        prepared.output.max_tokens < 1) {
+      std::abort();
+    }
+  } catch (const qvl::Error& e) {
+    if (e.code() == qvl::ErrorCode::kInternal) std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,402 @@
+#include "server/chat_request.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/field_error.h"
+
+namespace qvl {
+namespace {
+
+const std::string kCases = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string Base64(const std::string& bytes) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 |
+                       uint8_t(bytes[i + 2]);
+    for (int s : {18, 12, 6, 0}) out.push_back(kAlphabet[(v >> s) & 63]);
+  }
+  if (i + 1 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == bytes.size()) {
+    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8;
+    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+const std::string& PhotoDataUrl() {
+  static const std::string url =
+      "data:image/jpeg;base64," + Base64(ReadFile(kCases + "/02_one_image_jpeg/images/photo.jpg"));
+  return url;
+}
+
+nlohmann::json UserWithImage(const std::string& url) {
+  return {{"role", "user"},
+          {"content",
+           {{{"type", "image_url"}, {"image_url", {{"url", url}}}},
+            {{"type", "text"}, {"text", "Describe this image."}}}}};
+}
+
+nlohmann::json Body(nlohmann::json messages) {
+  return {{"model", "qwen3-vl"}, {"messages", std::move(messages)}};
+}
+
+class ChatRequestTest : public ::testing::Test {
+ protected:
+  ChatRequest Parse(const nlohmann::json& body) { return ParseChatRequest(body.dump(), policy_); }
+
+  // The message of the FieldError the body raises; checks its code and field.
+  std::string RawErrorOf(const std::string& text, ErrorCode code, const std::string& field) {
+    try {
+      ParseChatRequest(text, policy_);
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
+      return e.what();
+    }
+    return "no error";
+  }
+  std::string ErrorOf(const nlohmann::json& body, ErrorCode code, const std::string& field) {
+    return RawErrorOf(body.dump(), code, field);
+  }
+
+  ChatRequestPolicy policy_ = [] {
+    ChatRequestPolicy p;
+    p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
+    return p;
+  }();
+};
+
+TEST_F(ChatRequestTest, ParsesAFixtureRequestWithADataUrl) {
+  nlohmann::json body = nlohmann::json::parse(ReadFile(kCases + "/03_two_images/request.json"));
+  for (auto& part : body["messages"][0]["content"]) {
+    if (part["type"] != "image_url") continue;
+    const std::string file = part["image_url"]["url"];
+    const bool png = file.size() > 4 && file.substr(file.size() - 4) == ".png";
+    part["image_url"]["url"] = StrCat("data:image/", png ? "png" : "jpeg", ";base64,",
+                                      Base64(ReadFile(kCases + "/03_two_images/" + file)));
+  }
+  const ChatRequest r = Parse(body);
+  EXPECT_EQ(r.model, "qwen3-vl");
+  EXPECT_FALSE(r.stream);
+  EXPECT_EQ(r.generation.max_tokens, 16);
+  ASSERT_TRUE(r.generation.sampling.temperature.has_value());
+  EXPECT_EQ(*r.generation.sampling.temperature, 0.0f);
+  ASSERT_EQ(r.generation.messages.size(), 1u);
+  const ChatMessage& m = r.generation.messages[0];
+  EXPECT_EQ(m.role, "user");
+  EXPECT_FALSE(m.content_is_string);
+  ASSERT_EQ(m.parts.size(), 5u);
+  EXPECT_EQ(m.parts[0].kind, ChatPart::Kind::kText);
+  EXPECT_EQ(m.parts[0].text, "Here are two pictures.");
+  EXPECT_EQ(m.parts[1].kind, ChatPart::Kind::kImage);
+  EXPECT_EQ(m.parts[3].kind, ChatPart::Kind::kImage);
+  ASSERT_EQ(r.generation.images.size(), 2u);
+  EXPECT_EQ(r.generation.images[0].name, "image 1 (messages[0].content[1])");
+  EXPECT_EQ(r.generation.images[1].name, "image 2 (messages[0].content[3])");
+  EXPECT_EQ(r.generation.images[1].bytes.size(),
+            ReadFile(kCases + "/03_two_images/images/second.jpg").size());
+  EXPECT_EQ(r.generation.top_logprobs, -1);
+}
+
+TEST_F(ChatRequestTest, ReadsEveryGenerationField) {
+  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
+  body.update({{"stream", true},
+               {"stream_options", {{"include_usage", true}}},
+               {"max_completion_tokens", 7},
+               {"max_tokens", 99},
+               {"temperature", 0.5},
+               {"top_p", 0.9},
+               {"top_k", -1},
+               {"min_p", 0.05},
+               {"presence_penalty", 0.5},
+               {"frequency_penalty", -0.5},
+               {"repetition_penalty", 1.1},
+               {"seed", -1},
+               {"stop", {"END", "\n\n"}},
+               {"n", 1},
+               {"logprobs", true},
+               {"top_logprobs", 3},
+               {"ignore_eos", true},
+               {"max_image_tokens", 256},
+               {"mm_processor_kwargs", {{"min_pixels", 65536}}},
+               {"user", "ignored"},
+               {"metadata", {{"a", "b"}}},
+               {"tool_choice", "none"},
+               {"response_format", {{"type", "text"}}}});
+  const ChatRequest r = Parse(body);
+  const GenerationRequest& g = r.generation;
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_TRUE(r.logprobs);
+  EXPECT_EQ(g.max_tokens, 7);
+  EXPECT_FLOAT_EQ(*g.sampling.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(*g.sampling.top_p, 0.9f);
+  EXPECT_EQ(*g.sampling.top_k, 0);
+  EXPECT_FLOAT_EQ(*g.sampling.min_p, 0.05f);
+  EXPECT_FLOAT_EQ(*g.sampling.presence_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(*g.sampling.frequency_penalty, -0.5f);
+  EXPECT_FLOAT_EQ(*g.sampling.repetition_penalty, 1.1f);
+  EXPECT_EQ(*g.sampling.seed, ~uint64_t{0});
+  EXPECT_EQ(g.stop, (std::vector<std::string>{"END", "\n\n"}));
+  EXPECT_EQ(g.top_logprobs, 3);
+  EXPECT_TRUE(g.ignore_eos);
+  EXPECT_EQ(g.image_budget.max_pixels, 256 * 1024);
+  EXPECT_EQ(g.image_budget.min_pixels, 65536);
+  ASSERT_EQ(g.messages.size(), 1u);
+  EXPECT_TRUE(g.messages[0].content_is_string);
+  EXPECT_EQ(g.messages[0].parts[0].text, "hi");
+}
+
+TEST_F(ChatRequestTest, AcceptsEveryImagePartSpellingAndRole) {
+  const nlohmann::json body = Body({
+      {{"role", "developer"}, {"content", {{{"type", "text"}, {"text", "Be brief."}}}}},
+      {{"role", "user"},
+       {"content",
+        {{{"type", "image"}, {"image", PhotoDataUrl()}},
+         {{"image_url", PhotoDataUrl()}},
+         {{"type", "image_url"}, {"image_url", {{"url", PhotoDataUrl()}, {"detail", "low"}}}}}}},
+      {{"role", "assistant"},
+       {"content", nullptr},
+       {"tool_calls",
+        {{{"id", "c1"},
+          {"type", "function"},
+          {"function", {{"name", "zoom"}, {"arguments", "{\"x\": 1}"}}}}}}},
+      {{"role", "tool"},
+       {"tool_call_id", "c1"},
+       {"content", {{{"type", "image"}, {"image", PhotoDataUrl()}}}}},
+  });
+  const ChatRequest r = Parse(body);
+  const auto& m = r.generation.messages;
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].role, "system");
+  EXPECT_EQ(m[2].role, "assistant");
+  EXPECT_TRUE(m[2].parts.empty());
+  ASSERT_EQ(m[2].tool_calls.size(), 1u);
+  EXPECT_EQ(m[2].tool_calls[0].name, "zoom");
+  EXPECT_EQ(m[2].tool_calls[0].arguments, "{\"x\": 1}");
+  EXPECT_EQ(m[3].role, "tool");
+  ASSERT_EQ(r.generation.images.size(), 4u);
+  EXPECT_EQ(r.generation.images[3].name, "image 4 (messages[3].content[0])");
+}
+
+TEST_F(ChatRequestTest, MalformedBodies) {
+  EXPECT_EQ(RawErrorOf("{\"messages\": [", ErrorCode::kInvalidArgument, ""),
+            "malformed JSON in the request body: parse error at line 1, column 15: syntax error "
+            "while parsing value - unexpected end of input; expected '[', '{', or a literal");
+  EXPECT_EQ(RawErrorOf("[1]", ErrorCode::kInvalidArgument, ""),
+            "the request body must be a JSON object, got array");
+  EXPECT_EQ(ErrorOf(nlohmann::json{{"model", "qwen3-vl"}}, ErrorCode::kInvalidArgument, "messages"),
+            "messages: is required");
+  EXPECT_EQ(ErrorOf(Body(nlohmann::json::array()), ErrorCode::kInvalidArgument, "messages"),
+            "messages: needs at least one message");
+  EXPECT_EQ(ErrorOf(Body("hi"), ErrorCode::kInvalidArgument, "messages"),
+            "messages: expected an array, got string");
+}
+
+// Regression (found while hardening): a deeply nested value used to reach nlohmann's
+// recursive dump() ("n" in the error message, tool call arguments) and overflow the
+// HTTP thread's stack, killing the server with one unauthenticated request.
+TEST_F(ChatRequestTest, DeeplyNestedBodiesAreRefusedNotACrash) {
+  const std::string messages = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::string deep = std::string(300000, '[') + std::string(300000, ']');
+  const std::string expected = "the request body nests JSON deeper than 128 levels";
+  EXPECT_EQ(RawErrorOf("{" + messages + R"(, "n": )" + deep + "}", ErrorCode::kInvalidArgument, ""),
+            expected);
+  const std::string deep_arguments =
+      R"({"messages": [{"role": "assistant", "content": null, "tool_calls": [{"function":
+          {"name": "f", "arguments": {"a": )" +
+      deep + "}}}]}]}";
+  EXPECT_EQ(RawErrorOf(deep_arguments, ErrorCode::kInvalidArgument, ""), expected);
+  // Nesting a real request needs is accepted.
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  EXPECT_EQ(Parse(nlohmann::json::parse(
+                      R"({"messages": [{"role": "assistant", "content": null, "tool_calls":
+                          [{"function": {"name": "f", "arguments": {"a": )" +
+                      nested + R"(}}}]}, {"role": "user", "content": "hi"}]})"))
+                .generation.messages[0]
+                .tool_calls[0]
+                .arguments,
+            R"({"a":)" + nested + "}");
+}
+
+TEST_F(ChatRequestTest, WrongFieldTypesAndValuesNameTheField) {
+  auto with = [](const char* key, nlohmann::json value) {
+    nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
+    body[key] = std::move(value);
+    return body;
+  };
+  const ErrorCode bad = ErrorCode::kInvalidArgument;
+  EXPECT_EQ(ErrorOf(with("temperature", "hot"), bad, "temperature"),
+            "temperature: expected a number, got string");
+  EXPECT_EQ(ErrorOf(with("temperature", 3), bad, "temperature"),
+            "temperature: must be between 0 and 2, got 3");
+  EXPECT_EQ(ErrorOf(with("top_p", 0), bad, "top_p"),
+            "top_p: must be greater than 0 and at most 1, got 0");
+  EXPECT_EQ(ErrorOf(with("max_tokens", 0), bad, "max_tokens"),
+            "max_tokens: must be between 1 and 1048576, got 0");
+  EXPECT_EQ(ErrorOf(with("max_tokens", 2.5), bad, "max_tokens"),
+            "max_tokens: expected an integer, got 2.5");
+  EXPECT_EQ(ErrorOf(with("stream", "yes"), bad, "stream"),
+            "stream: expected true or false, got string");
+  EXPECT_EQ(ErrorOf(with("n", 2), bad, "n"), "n: only n = 1 is supported, got 2");
+  EXPECT_EQ(ErrorOf(with("stop", {"a", "b", "c", "d", "e"}), bad, "stop"),
+            "stop: at most 4 stop strings are supported, got 5");
+  EXPECT_EQ(ErrorOf(with("stop", {"a", 5}), bad, "stop[1]"),
+            "stop[1]: expected a string, got integer");
+  EXPECT_EQ(ErrorOf(with("stop", ""), bad, "stop"), "stop: stop strings cannot be empty");
+  EXPECT_EQ(ErrorOf(with("top_logprobs", 2), bad, "top_logprobs"),
+            "top_logprobs: needs \"logprobs\": true");
+  EXPECT_EQ(ErrorOf(with("tools", {{{"type", "function"}}}), bad, "tools"),
+            "tools: function calling is not supported");
+  EXPECT_EQ(ErrorOf(with("logit_bias", {{"50256", -100}}), bad, "logit_bias"),
+            "logit_bias: is not supported by this server");
+  EXPECT_EQ(
+      ErrorOf(with("response_format", {{"type", "json_object"}}), bad, "response_format.type"),
+      "response_format.type: \"json_object\" is not supported; only plain text output is");
+  EXPECT_EQ(Parse(with("max_pixels", 1000)).generation.image_budget.max_pixels, 1000);
+}
+
+TEST_F(ChatRequestTest, ImageBudgetSpellingsMustAgree) {
+  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
+  body["max_pixels"] = 1024 * 100;
+  body["max_image_tokens"] = 100;
+  body["mm_processor_kwargs"] = {{"size", {{"longest_edge", 1024 * 100}}}};
+  EXPECT_EQ(Parse(body).generation.image_budget.max_pixels, 102400);
+  body["max_image_tokens"] = 50;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "max_image_tokens"),
+            "max_image_tokens: contradicts max_pixels (51200 vs 102400 pixels)");
+  body.erase("max_image_tokens");
+  body["min_pixels"] = 1024 * 200;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "min_pixels"),
+            "min_pixels: is larger than mm_processor_kwargs.size.longest_edge (204800 > 102400 "
+            "pixels)");
+}
+
+TEST_F(ChatRequestTest, ModelMustBeServed) {
+  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
+  body["model"] = "gpt-4o";
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kNotFound, "model"),
+            "model: the model \"gpt-4o\" does not exist; this server serves "
+            "\"Qwen/Qwen3-VL-2B-Instruct\", \"qwen3-vl\"");
+  body.erase("model");
+  EXPECT_EQ(Parse(body).model, "");
+}
+
+TEST_F(ChatRequestTest, MessageErrorsNameTheMessageAndPart) {
+  const ErrorCode bad = ErrorCode::kInvalidArgument;
+  EXPECT_EQ(ErrorOf(Body({{{"role", "robot"}, {"content", "hi"}}}), bad, "messages[0].role"),
+            "messages[0].role: unknown role \"robot\"; use system, user, assistant or tool");
+  EXPECT_EQ(ErrorOf(Body({{{"content", "hi"}}}), bad, "messages[0].role"),
+            "messages[0].role: is required");
+  EXPECT_EQ(
+      ErrorOf(Body({{{"role", "user"}, {"content", "a"}}, {{"role", "system"}, {"content", "b"}}}),
+              bad, "messages[1].role"),
+      "messages[1].role: a system message must be the first message");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}}}), bad, "messages[0].content"),
+            "messages[0].content: is required");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", 5}}}), bad, "messages[0].content"),
+            "messages[0].content: expected a string or an array of content parts, got integer");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", {{{"type", "input_audio"}}}}}}), bad,
+                    "messages[0].content[0].type"),
+            "messages[0].content[0].type: \"input_audio\" parts are not supported; qvl reads "
+            "text and images");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", {{{"type", "txt"}}}}}}), bad,
+                    "messages[0].content[0].type"),
+            "messages[0].content[0].type: unknown content part type \"txt\"; use text, image_url "
+            "or image");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", {{{"type", "text"}, {"text", 1}}}}}}), bad,
+                    "messages[0].content[0].text"),
+            "messages[0].content[0].text: expected a string, got integer");
+  nlohmann::json assistant_image = UserWithImage(PhotoDataUrl());
+  assistant_image["role"] = "assistant";
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", "a"}}, assistant_image}), bad,
+                    "messages[1].content[0]"),
+            "messages[1].content[0]: images are only accepted in user and tool messages (the "
+            "chat template drops them from assistant messages)");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"},
+                           {"content",
+                            {{{"type", "image_url"},
+                              {"image_url", {{"url", PhotoDataUrl()}, {"detail", "max"}}}}}}}}),
+                    bad, "messages[0].content[0].image_url.detail"),
+            "messages[0].content[0].image_url.detail: use auto, low or high, got \"max\"");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"},
+                           {"content",
+                            {{{"type", "image"}, {"image", PhotoDataUrl()}, {"max_pixels", 5}}}}}}),
+                    bad, "messages[0].content[0].max_pixels"),
+            "messages[0].content[0].max_pixels: per-image sizes are not supported; set "
+            "min_pixels / max_pixels (or min_image_tokens / max_image_tokens) at the top level "
+            "of the request");
+}
+
+TEST_F(ChatRequestTest, ImageSourceErrors) {
+  const std::string field = "messages[0].content[0].image_url.url";
+  auto error_for = [&](const std::string& url, ErrorCode code = ErrorCode::kInvalidArgument) {
+    return ErrorOf(Body({UserWithImage(url)}), code, field);
+  };
+  EXPECT_EQ(error_for("data:image/png;base64,iVBO!!=="),
+            field + ": invalid base64: character '!' at offset 4");
+  EXPECT_EQ(error_for("data:image/png,rawbytes"),
+            field + ": only base64 data URLs are supported (data:image/png;base64,...)");
+  EXPECT_EQ(error_for("data:text/plain;base64,aGVsbG8="),
+            field + ": the data URL holds text/plain, not an image");
+  EXPECT_EQ(error_for("data:image/png;base64,aGVsbG8gd29ybGQ="),
+            field + ": not an image qvl can read (JPEG, PNG, WebP, GIF or BMP)");
+  EXPECT_EQ(error_for("data:image/tiff;base64,SUkqAAgAAAA="),
+            field + ": unsupported image format TIFF; send JPEG, PNG, WebP, GIF or BMP");
+  EXPECT_EQ(error_for("https://example.com/cat.png"),
+            field +
+                ": this server does not fetch image URLs; send the image as a "
+                "data:image/...;base64 URL (the operator can enable fetching with "
+                "--allow-image-urls)");
+  EXPECT_EQ(error_for("ftp://example.com/cat.png"),
+            field +
+                ": unsupported URL scheme in ftp://; use a data: URL, an http(s) URL or a "
+                "file path");
+  EXPECT_EQ(error_for("/etc/passwd"),
+            field +
+                ": local files are not allowed on this server; send the image as a "
+                "data:image/...;base64 URL (the operator can allow a folder with "
+                "--allowed-local-media DIR)");
+  policy_.media.max_image_bytes = 1000;
+  EXPECT_EQ(error_for(PhotoDataUrl(), ErrorCode::kTooLarge),
+            field + ": the image is 16.5 KiB, over the limit of 1000 bytes per image");
+}
+
+TEST_F(ChatRequestTest, TooManyImages) {
+  policy_.max_images = 2;
+  nlohmann::json content = nlohmann::json::array();
+  for (int i = 0; i < 3; ++i) content.push_back({{"type", "image"}, {"image", PhotoDataUrl()}});
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", content}}}), ErrorCode::kInvalidArgument,
+                    "messages[0].content[2]"),
+            "messages[0].content[2]: too many images: this server accepts at most 2 per request");
+}
+
+TEST_F(ChatRequestTest, RelativeFilesResolveAgainstTheRequestFolder) {
+  policy_.media.local.enabled = true;
+  policy_.media.local.base_dir = kCases + "/02_one_image_jpeg";
+  const nlohmann::json body =
+      nlohmann::json::parse(ReadFile(kCases + "/02_one_image_jpeg/request.json"));
+  const ChatRequest r = Parse(body);
+  ASSERT_EQ(r.generation.images.size(), 1u);
+  EXPECT_EQ(r.generation.images[0].bytes.size(),
+            ReadFile(kCases + "/02_one_image_jpeg/images/photo.jpg").size());
+}
+
+}  // namespace
+}  // namespace qvl

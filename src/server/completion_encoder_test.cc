@@ -1,0 +1,136 @@
+#include "server/completion_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace qvl {
+namespace {
+
+CompletionIdentity Identity() { return {"chatcmpl-1", 1700000000, "qwen3-vl"}; }
+
+GenerationUpdate Text(const std::string& text) {
+  GenerationUpdate u;
+  u.text = text;
+  GeneratedToken t;
+  t.chosen = {42, text, -0.25f};
+  t.top = {{42, text, -0.25f}, {7, "\xe4\xb8", -2.0f}};
+  u.tokens.push_back(t);
+  return u;
+}
+
+GenerationUpdate Final(FinishReason reason) {
+  GenerationUpdate u;
+  u.finished = true;
+  u.finish_reason = reason;
+  u.usage = {12, 2, 8};
+  u.timings.prefill_ms = 3;
+  ImageGrid grid;
+  grid.width = 320;
+  grid.height = 240;
+  grid.resized_width = 320;
+  grid.resized_height = 256;
+  grid.grid_h = 16;
+  grid.grid_w = 20;
+  grid.tokens = 80;
+  u.timings.images.push_back(grid);
+  return u;
+}
+
+// The JSON payloads of "data: ..." events; "[DONE]" as a string.
+std::vector<nlohmann::json> Events(const std::string& sse) {
+  std::vector<nlohmann::json> events;
+  size_t start = 0;
+  while (start < sse.size()) {
+    const size_t end = sse.find("\n\n", start);
+    EXPECT_NE(end, std::string::npos);
+    const std::string event = sse.substr(start, end - start);
+    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+    const std::string data = event.substr(6);
+    events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
+    start = end + 2;
+  }
+  return events;
+}
+
+TEST(CompletionEncoderTest, StreamsOpenAiChunks) {
+  CompletionEncoder encoder(Identity(), {.stream = true, .include_usage = true});
+  std::string sse = encoder.Start();
+  sse += encoder.Encode(Text("Hel"));
+  sse += encoder.Encode(Text("lo"));
+  EXPECT_FALSE(encoder.finished());
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  EXPECT_TRUE(encoder.finished());
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 6u);
+  EXPECT_EQ(e[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(e[0]["id"], "chatcmpl-1");
+  EXPECT_EQ(e[0]["model"], "qwen3-vl");
+  EXPECT_EQ(e[0]["choices"][0]["delta"], (nlohmann::json{{"role", "assistant"}, {"content", ""}}));
+  EXPECT_EQ(e[1]["choices"][0]["delta"]["content"], "Hel");
+  EXPECT_TRUE(e[1]["choices"][0]["logprobs"].is_null());
+  EXPECT_TRUE(e[1]["choices"][0]["finish_reason"].is_null());
+  EXPECT_EQ(e[2]["choices"][0]["delta"]["content"], "lo");
+  EXPECT_EQ(e[3]["choices"][0]["delta"], nlohmann::json::object());
+  EXPECT_EQ(e[3]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(e[3]["timings"]["images"][0]["grid_thw"], (nlohmann::json{1, 16, 20}));
+  EXPECT_TRUE(e[3]["usage"].is_null());
+  EXPECT_EQ(e[4]["choices"], nlohmann::json::array());
+  EXPECT_EQ(e[4]["usage"]["prompt_tokens"], 12);
+  EXPECT_EQ(e[4]["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(e[4]["usage"]["total_tokens"], 14);
+  EXPECT_EQ(e[4]["usage"]["prompt_tokens_details"]["cached_tokens"], 8);
+  EXPECT_EQ(e[5], "[DONE]");
+}
+
+TEST(CompletionEncoderTest, StreamsLogprobsAndReplacesBrokenUtf8) {
+  CompletionEncoder encoder(Identity(), {.stream = true, .logprobs = true});
+  const std::vector<nlohmann::json> e = Events(encoder.Encode(Text("Hi")));
+  ASSERT_EQ(e.size(), 1u);
+  const nlohmann::json& content = e[0]["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), 1u);
+  EXPECT_EQ(content[0]["token"], "Hi");
+  EXPECT_FLOAT_EQ(content[0]["logprob"].get<float>(), -0.25f);
+  EXPECT_EQ(content[0]["bytes"], (nlohmann::json{72, 105}));
+  ASSERT_EQ(content[0]["top_logprobs"].size(), 2u);
+  EXPECT_EQ(content[0]["top_logprobs"][1]["token"], "\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(content[0]["top_logprobs"][1]["bytes"], (nlohmann::json{0xe4, 0xb8}));
+}
+
+TEST(CompletionEncoderTest, NonStreamedIsOneCompletion) {
+  CompletionEncoder encoder(Identity(), {.logprobs = true});
+  EXPECT_EQ(encoder.Start(), "");
+  EXPECT_EQ(encoder.Encode(Text("Hel")), "");
+  EXPECT_EQ(encoder.Encode(Text("lo")), "");
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kLength)));
+  EXPECT_EQ(c["object"], "chat.completion");
+  EXPECT_EQ(c["created"], 1700000000);
+  EXPECT_EQ(c["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "Hello");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(c["choices"][0]["logprobs"]["content"].size(), 2u);
+  EXPECT_EQ(c["usage"]["prompt_tokens_details"]["cached_tokens"], 8);
+  EXPECT_EQ(c["timings"]["prefill_ms"], 3.0);
+  EXPECT_EQ(c["timings"]["images"][0]["tokens"], 80);
+}
+
+TEST(CompletionEncoderTest, EngineErrorsBecomeErrorObjects) {
+  GenerationUpdate failed = Final(FinishReason::kError);
+  failed.error_code = ErrorCode::kTooLarge;
+  failed.error = "the prompt is 20000 tokens, over the context of 16384";
+  CompletionEncoder plain(Identity(), {});
+  const nlohmann::json body = nlohmann::json::parse(plain.Encode(GenerationUpdate(failed)));
+  EXPECT_EQ(body["error"]["message"], failed.error);
+  EXPECT_EQ(body["error"]["code"], "too_large");
+  CompletionEncoder streamed(Identity(), {.stream = true});
+  const std::vector<nlohmann::json> e = Events(streamed.Encode(GenerationUpdate(failed)));
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0]["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(e[1], "[DONE]");
+  EXPECT_TRUE(streamed.finished());
+}
+
+}  // namespace
+}  // namespace qvl

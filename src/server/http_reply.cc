@@ -1,0 +1,18 @@
+#include "server/http_reply.h"
+
+#include "server/openai_format.h"
+
+namespace qvl {
+
+void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(JsonText(body), "application/json");
+}
+
+void ReplyError(httplib::Response& res, const ApiError& error) {
+  if (error.status == 503) res.set_header("Retry-After", "5");
+  if (error.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+  ReplyJson(res, error.status, ApiErrorJson(error));
+}
+
+}  // namespace qvl

@@ -1,0 +1,28 @@
+// Downloads an image from an http(s) URL for a request, when the operator allows it
+// (--allow-image-urls). Bounded in bytes, time and redirects; proxies from the
+// environment are ignored so that the address checks see the real peer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qvl {
+
+struct ImageFetchOptions {
+  int64_t max_bytes = int64_t{32} << 20;
+  int timeout_ms = 10000;  // whole transfer, connection included
+  int max_redirects = 3;
+  // Allow loopback, private, link-local and other non-public addresses (the operator's
+  // own network); off by default because clients could reach internal services.
+  bool allow_private_addresses = false;
+};
+
+// GETs `url` (http or https only). Throws FieldError naming `field`: kInvalidArgument for
+// a bad URL, a refused address, a non-2xx status or a network failure; kTooLarge when the
+// body is over max_bytes (checked against Content-Length first, then while receiving).
+std::vector<uint8_t> FetchImage(const std::string& url, const ImageFetchOptions& options,
+                                std::string_view field);
+
+}  // namespace qvl

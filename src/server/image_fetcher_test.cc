@@ -1,0 +1,99 @@
+// Fetches from servers on 127.0.0.1 only: loopback is refused unless the test allows
+// private addresses, which is exactly the switch under test.
+#include "server/image_fetcher.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "server/field_error.h"
+
+namespace qvl {
+namespace {
+
+class ImageFetcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.Get("/image.png", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(100, 'x'), "image/png");
+    });
+    server_.Get("/redirect", [](const httplib::Request&, httplib::Response& res) {
+      res.set_redirect("/image.png");
+    });
+    server_.Get("/missing",
+                [](const httplib::Request&, httplib::Response& res) { res.status = 404; });
+    server_.Get("/slow", [](const httplib::Request&, httplib::Response& res) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      res.set_content("late", "image/png");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    ASSERT_GT(port_, 0);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() is a no-op until the server runs: wait, or TearDown could hang in join.
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    options_.allow_private_addresses = true;
+  }
+  void TearDown() override {
+    server_.stop();
+    thread_.join();
+  }
+
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+  std::string ErrorOf(const std::string& url, ErrorCode expected_code) {
+    try {
+      FetchImage(url, options_, "image_url.url");
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.code(), expected_code) << e.what();
+      EXPECT_EQ(e.field(), "image_url.url");
+      return e.what();
+    }
+    return "no error";
+  }
+
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = 0;
+  ImageFetchOptions options_;
+};
+
+TEST_F(ImageFetcherTest, FetchesAndFollowsRedirects) {
+  EXPECT_EQ(FetchImage(Url("/image.png"), options_, "f").size(), 100u);
+  EXPECT_EQ(FetchImage(Url("/redirect"), options_, "f").size(), 100u);
+}
+
+TEST_F(ImageFetcherTest, RefusesLoopbackUnlessAllowed) {
+  options_.allow_private_addresses = false;
+  EXPECT_EQ(ErrorOf(Url("/image.png"), ErrorCode::kInvalidArgument),
+            "image_url.url: the URL leads to 127.0.0.1, a loopback address, which this server "
+            "does not fetch from");
+}
+
+TEST_F(ImageFetcherTest, EnforcesSizeTimeAndStatus) {
+  options_.max_bytes = 50;
+  EXPECT_EQ(ErrorOf(Url("/image.png"), ErrorCode::kTooLarge),
+            "image_url.url: the image at the URL is over the limit of 50 bytes per image");
+  options_.max_bytes = 1000;
+  EXPECT_EQ(ErrorOf(Url("/missing"), ErrorCode::kInvalidArgument),
+            "image_url.url: fetching the image got HTTP status 404");
+  options_.timeout_ms = 300;
+  EXPECT_EQ(ErrorOf(Url("/slow"), ErrorCode::kInvalidArgument),
+            "image_url.url: fetching the image took longer than 0.3 s");
+  options_.max_redirects = 0;
+  options_.timeout_ms = 5000;
+  EXPECT_EQ(ErrorOf(Url("/redirect"), ErrorCode::kInvalidArgument),
+            "image_url.url: more than 0 redirects");
+}
+
+TEST_F(ImageFetcherTest, OnlyHttpAndHttps) {
+  EXPECT_EQ(ErrorOf("ftp://127.0.0.1/x.png", ErrorCode::kInvalidArgument),
+            "image_url.url: only http:// and https:// URLs can be fetched");
+}
+
+}  // namespace
+}  // namespace qvl

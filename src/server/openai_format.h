@@ -1,0 +1,52 @@
+// The JSON shapes of OpenAI's chat completion API that qvl sends back: completions,
+// stream chunks, usage, logprobs, the model list, plus qvl's `timings` object.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/request.h"
+
+namespace qvl {
+
+// What every response and chunk of one completion repeats.
+struct CompletionIdentity {
+  std::string id;       // "chatcmpl-..."
+  int64_t created = 0;  // Unix seconds
+  std::string model;
+};
+
+// "chatcmpl-" followed by 24 random hex digits.
+std::string NewCompletionId();
+
+// Compact JSON text; invalid UTF-8 (a token that ends inside a character) becomes U+FFFD
+// instead of an exception.
+std::string JsonText(const nlohmann::json& value);
+
+// "data: <json>\n\n": one server-sent event.
+std::string SseEvent(const nlohmann::json& value);
+
+// "stop", "length", or the engine's name for other reasons.
+std::string FinishReasonText(FinishReason reason);
+
+nlohmann::json UsageJson(const Usage& usage);
+// Milliseconds per stage, throughput, and the effective grid of every image.
+nlohmann::json TimingsJson(const Timings& timings);
+// {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
+nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);
+
+// A complete non-streamed response.
+nlohmann::json CompletionJson(const CompletionIdentity& identity, const std::string& text,
+                              const std::vector<GeneratedToken>* logprobs,
+                              const GenerationUpdate& final_update);
+
+// One chunk of a streamed response; `finish_reason` null until the last choice chunk.
+nlohmann::json ChunkJson(const CompletionIdentity& identity, nlohmann::json delta,
+                         nlohmann::json logprobs, nlohmann::json finish_reason);
+
+// GET /v1/models: the served model and its aliases.
+nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created);
+
+}  // namespace qvl

@@ -1,0 +1,147 @@
+#include "text/chat_template.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+
+namespace qvl {
+namespace {
+
+constexpr std::string_view kImagePlaceholder = "<|vision_start|><|image_pad|><|vision_end|>";
+constexpr std::string_view kImagePad = "<|image_pad|>";
+
+constexpr std::string_view kToolsPreamble =
+    "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+constexpr std::string_view kToolsPostamble =
+    "\n</tools>\n\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+    "<function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+
+void CheckMessages(const std::vector<ChatMessage>& messages) {
+  if (messages.empty()) Fail(ErrorCode::kInvalidArgument, "messages must not be empty");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& m = messages[i];
+    const bool user_or_tool = m.role == "user" || m.role == "tool";
+    if (!user_or_tool && m.role != "system" && m.role != "assistant") {
+      Fail(ErrorCode::kInvalidArgument, "messages[", i, "].role \"", m.role,
+           "\" is not one of system, user, assistant, tool");
+    }
+    if (!user_or_tool && std::any_of(m.parts.begin(), m.parts.end(), [](const ChatPart& p) {
+          return p.kind == ChatPart::Kind::kImage;
+        })) {
+      Fail(ErrorCode::kInvalidArgument, "messages[", i, "] (", m.role,
+           "): images are only allowed in user and tool messages");
+    }
+    if (!m.tool_calls.empty() && m.role != "assistant") {
+      Fail(ErrorCode::kInvalidArgument, "messages[", i, "] (", m.role,
+           "): only assistant messages can have tool_calls");
+    }
+  }
+}
+
+// Text and image parts (user and tool messages).
+void AppendParts(const ChatMessage& message, std::string* out) {
+  for (const ChatPart& part : message.parts) {
+    out->append(part.kind == ChatPart::Kind::kImage ? kImagePlaceholder : part.text);
+  }
+}
+
+// Jinja truthiness of message.content: a non-empty string or a non-empty list.
+bool HasContent(const ChatMessage& message) {
+  if (!message.content_is_string) return !message.parts.empty();
+  return std::any_of(message.parts.begin(), message.parts.end(),
+                     [](const ChatPart& p) { return !p.text.empty(); });
+}
+
+void AppendAssistant(const ChatMessage& message, std::string* out) {
+  out->append("<|im_start|>assistant\n");
+  AppendParts(message, out);
+  for (size_t k = 0; k < message.tool_calls.size(); ++k) {
+    if (k > 0 || HasContent(message)) out->push_back('\n');
+    const ChatToolCall& call = message.tool_calls[k];
+    out->append("<tool_call>\n{\"name\": \"").append(call.name).append("\", \"arguments\": ");
+    out->append(call.arguments).append("}\n</tool_call>");
+  }
+  out->append("<|im_end|>\n");
+}
+
+}  // namespace
+
+std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                               std::span<const std::string> tools_json) {
+  CheckMessages(messages);
+  std::string out;
+  const bool system_first = messages[0].role == "system";
+  if (!tools_json.empty()) {
+    out.append("<|im_start|>system\n");
+    if (system_first) {
+      AppendParts(messages[0], &out);
+      out.append("\n\n");
+    }
+    out.append(kToolsPreamble);
+    for (const std::string& tool : tools_json) out.append("\n").append(tool);
+    out.append(kToolsPostamble);
+  } else if (system_first) {
+    out.append("<|im_start|>system\n");
+    AppendParts(messages[0], &out);
+    out.append("<|im_end|>\n");
+  }
+
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& message = messages[i];
+    if (message.role == "user") {
+      out.append("<|im_start|>user\n");
+      AppendParts(message, &out);
+      out.append("<|im_end|>\n");
+    } else if (message.role == "assistant") {
+      AppendAssistant(message, &out);
+    } else if (message.role == "tool") {
+      // Consecutive tool results share one user turn.
+      if (i == 0 || messages[i - 1].role != "tool") out.append("<|im_start|>user");
+      out.append("\n<tool_response>\n");
+      AppendParts(message, &out);
+      out.append("\n</tool_response>");
+      if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.append("<|im_end|>\n");
+    }
+  }
+  if (add_generation_prompt) out.append("<|im_start|>assistant\n");
+  return out;
+}
+
+std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::string& rendered,
+                                    std::span<const int> image_token_counts) {
+  const int32_t pad = tokenizer.TokenToId(kImagePad);
+  if (pad < 0) Fail(ErrorCode::kInvalidArgument, "the tokenizer has no ", kImagePad, " token");
+  for (size_t i = 0; i < image_token_counts.size(); ++i) {
+    if (image_token_counts[i] < 1) {
+      Fail(ErrorCode::kInvalidArgument, "image ", i, " has ", image_token_counts[i],
+           " tokens; it needs at least 1");
+    }
+  }
+
+  // <|image_pad|> is an added token, matched before anything else is tokenized, so
+  // expanding it in the ids equals tokenizing the expanded text.
+  const std::vector<int32_t> ids = tokenizer.Encode(rendered);
+  const auto num_pads = static_cast<size_t>(std::count(ids.begin(), ids.end(), pad));
+  if (num_pads != image_token_counts.size()) {
+    Fail(ErrorCode::kInvalidArgument, "the prompt has ", num_pads, " ", kImagePad,
+         " placeholders but ", image_token_counts.size(), " images");
+  }
+  size_t total = ids.size() - num_pads;
+  for (const int count : image_token_counts) total += static_cast<size_t>(count);
+
+  std::vector<int32_t> expanded;
+  expanded.reserve(total);
+  size_t image = 0;
+  for (const int32_t id : ids) {
+    if (id == pad) {
+      expanded.insert(expanded.end(), static_cast<size_t>(image_token_counts[image++]), pad);
+    } else {
+      expanded.push_back(id);
+    }
+  }
+  return expanded;
+}
+
+}  // namespace qvl

@@ -1,0 +1,78 @@
+// The Qwen3-VL Instruct chat template, implemented directly instead of by a Jinja
+// engine: RenderChatTemplate gives exactly the text transformers' apply_chat_template
+// gives with the template in the model folder's chat_template.json, and
+// CheckChatTemplate refuses a folder whose template is anything else.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "text/tokenizer.h"
+
+namespace qvl {
+
+struct ChatPart {
+  enum class Kind { kText, kImage };
+  Kind kind = Kind::kText;
+  std::string text;  // for kText
+};
+
+// One call of an assistant message ("tool_calls" of the OpenAI API).
+struct ChatToolCall {
+  std::string name;
+  std::string arguments;  // JSON text, inserted verbatim (the API sends it as a string)
+};
+
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant" or "tool"
+  std::vector<ChatPart> parts;
+  // The content was a string (one text part, or none when empty or null) rather than
+  // a list of parts; the template treats the two differently in places.
+  bool content_is_string = false;
+  std::vector<ChatToolCall> tool_calls;  // assistant messages only
+};
+
+// Renders `messages` the way the template does:
+//   <|im_start|>system\n...<|im_end|>\n   only when the first message is a system one
+//   <|im_start|>user\n{parts}<|im_end|>\n  an image part is
+//                                         <|vision_start|><|image_pad|><|vision_end|>
+//   <|im_start|>assistant\n...<|im_end|>\n  (tool calls as <tool_call> blocks)
+//   <|im_start|>user\n<tool_response>\n...\n</tool_response><|im_end|>\n  for tool
+//                                         results, consecutive ones in one user turn
+//   <|im_start|>assistant\n                 with add_generation_prompt
+// `tools_json` are the tool definitions, each already serialized as the template's
+// tojson does (Python json.dumps: ", " and ": " separators, non-ASCII kept); they go
+// into the system turn. As in the template, a system message that is not first is
+// dropped. Throws Error(kInvalidArgument) for an empty list, an unknown role, an image
+// in a system or assistant message (the template would drop it) and tool calls
+// outside an assistant message.
+std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                               std::span<const std::string> tools_json = {});
+
+// The prompt's token ids: `rendered` is tokenized and its i-th <|image_pad|> repeated
+// image_token_counts[i] times (the image's patches / 4). Throws Error(kInvalidArgument)
+// when the number of placeholders differs from the number of counts or a count is
+// below 1.
+std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::string& rendered,
+                                    std::span<const int> image_token_counts);
+
+struct ChatTemplateFile {
+  std::string text;
+  std::string path;  // the file it came from
+};
+
+// The chat template of a model folder, looked up where transformers looks:
+// chat_template.jinja, chat_template.json ("chat_template"), then tokenizer_config.json
+// ("chat_template", a string or a list of named templates). Throws Error(kNotFound)
+// when there is none and Error(kCorrupt) naming the file when it is malformed.
+ChatTemplateFile FindChatTemplate(const std::string& model_dir);
+
+// Throws Error(kInvalidArgument) naming `source` unless `template_text` is the Qwen3-VL
+// Instruct template that RenderChatTemplate implements (line endings and trailing
+// whitespace aside).
+void CheckChatTemplate(std::string_view template_text, const std::string& source);
+
+}  // namespace qvl

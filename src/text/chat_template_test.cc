@@ -1,0 +1,249 @@
+// The chat template against the fixture prompts and against goldens rendered by
+// transformers' Jinja set-up (jinja2 sandbox, trim_blocks, lstrip_blocks, json.dumps
+// tojson) from tests/data/tiny-qwen3vl/model/chat_template.json.
+#include "text/chat_template.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "text/test_tokenizer.h"
+
+namespace qvl {
+namespace {
+
+const std::string kData = QVL_TEST_DATA;
+
+const Tokenizer& Qwen() { return QwenTokenizerForTest(); }
+
+nlohmann::json ReadJson(const std::string& path) {
+  return nlohmann::json::parse(ReadFileToString(path));
+}
+
+// OpenAI request messages as the server will map them.
+std::vector<ChatMessage> FromRequest(const nlohmann::json& request) {
+  std::vector<ChatMessage> messages;
+  for (const nlohmann::json& m : request["messages"]) {
+    ChatMessage message;
+    message.role = m["role"].get<std::string>();
+    const nlohmann::json& content = m["content"];
+    if (content.is_string()) {
+      message.content_is_string = true;
+      message.parts.push_back({ChatPart::Kind::kText, content.get<std::string>()});
+    } else {
+      for (const nlohmann::json& part : content) {
+        if (part["type"] == "text") {
+          message.parts.push_back({ChatPart::Kind::kText, part["text"].get<std::string>()});
+        } else {
+          message.parts.push_back({ChatPart::Kind::kImage, ""});
+        }
+      }
+    }
+    messages.push_back(std::move(message));
+  }
+  return messages;
+}
+
+ChatMessage Text(std::string role, std::string text) {
+  return {std::move(role), {{ChatPart::Kind::kText, std::move(text)}}, true, {}};
+}
+
+TEST(ChatTemplateTest, RendersAndTokenizesEveryFixtureCase) {
+  size_t cases = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(kData + "/tiny-qwen3vl/cases")) {
+    SCOPED_TRACE(dir.path().string());
+    const nlohmann::json meta = ReadJson(dir.path().string() + "/meta.json");
+    const std::string rendered =
+        RenderChatTemplate(FromRequest(ReadJson(dir.path().string() + "/request.json")), true);
+    EXPECT_EQ(rendered, meta["prompt_text"].get<std::string>());
+
+    std::vector<int> counts;
+    for (const nlohmann::json& image : meta["images"]) {
+      counts.push_back(image["num_image_tokens"].get<int>());
+    }
+    EXPECT_EQ(TokenizePrompt(Qwen(), rendered, counts),
+              meta["input_ids"].get<std::vector<int32_t>>());
+    ++cases;
+  }
+  EXPECT_EQ(cases, 6u);
+}
+
+TEST(ChatTemplateTest, ToolCallsAndToolResults) {
+  ChatMessage system{
+      "system",
+      {{ChatPart::Kind::kText, "You are terse."}, {ChatPart::Kind::kText, " Answer in English."}},
+      false,
+      {}};
+  ChatMessage calls = Text("assistant", "");
+  calls.tool_calls = {{"get_weather", R"({"city": "Paris"})"},
+                      {"get_weather", R"({"city": "Köln"})"}};
+  ChatMessage second_result{"tool", {{ChatPart::Kind::kText, "12 C, rain"}}, false, {}};
+  ChatMessage question{
+      "user", {{ChatPart::Kind::kText, "And this one?"}, {ChatPart::Kind::kImage, ""}}, false, {}};
+  const std::vector<ChatMessage> messages = {
+      system,        Text("user", "Weather in Paris and Köln?"),
+      calls,         Text("tool", "18 C, sunny"),
+      second_result, question};
+  EXPECT_EQ(RenderChatTemplate(messages, true),
+            "<|im_start|>system\nYou are terse. Answer in English.<|im_end|>\n<|im_start|>user\n"
+            "Weather in Paris and Köln?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": "
+            "\"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n"
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Köln\"}}\n</tool_call>"
+            "<|im_end|>\n<|im_start|>user\n<tool_response>\n18 C, sunny\n</tool_response>\n"
+            "<tool_response>\n12 C, rain\n</tool_response><|im_end|>\n<|im_start|>user\nAnd this "
+            "one?<|vision_start|><|image_pad|><|vision_end|><|im_end|>\n<|im_start|>assistant\n");
+
+  ChatMessage checked = Text("assistant", "Let me check.");
+  checked.tool_calls = {{"a", "{}"}, {"b", R"({"x": 1})"}};
+  EXPECT_EQ(RenderChatTemplate({Text("user", "q"), checked}, false),
+            "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nLet me check.\n<tool_call>\n"
+            "{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"b\", "
+            "\"arguments\": {\"x\": 1}}\n</tool_call><|im_end|>\n");
+
+  const ChatMessage tool_image{
+      "tool", {{ChatPart::Kind::kImage, ""}, {ChatPart::Kind::kText, "chart"}}, false, {}};
+  const ChatMessage reply{"assistant", {{ChatPart::Kind::kText, "A chart."}}, false, {}};
+  EXPECT_EQ(RenderChatTemplate({tool_image, reply}, true),
+            "<|im_start|>user\n<tool_response>\n<|vision_start|><|image_pad|><|vision_end|>chart\n"
+            "</tool_response><|im_end|>\n<|im_start|>assistant\nA chart.<|im_end|>\n"
+            "<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplateTest, ToolDefinitionsGoIntoTheSystemTurn) {
+  const std::vector<std::string> tools = {
+      R"({"type": "function", "function": {"name": "get_weather", "description": "Weather in a )"
+      R"(city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, )"
+      R"("required": ["city"]}}})"};
+  const std::string block =
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are "
+      "provided with function signatures within <tools></tools> XML tags:\n<tools>\n" +
+      tools[0] +
+      "\n</tools>\n\nFor each function call, return a json object with function name and "
+      "arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+      "<function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+  EXPECT_EQ(
+      RenderChatTemplate({Text("user", "hi")}, true, tools),
+      "<|im_start|>system\n" + block + "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(RenderChatTemplate({Text("system", "Be brief."), Text("user", "hi")}, false, tools),
+            "<|im_start|>system\nBe brief.\n\n" + block + "<|im_start|>user\nhi<|im_end|>\n");
+}
+
+TEST(ChatTemplateTest, DropsASystemMessageThatIsNotFirstLikeTheTemplate) {
+  EXPECT_EQ(RenderChatTemplate(
+                {Text("user", "one"), Text("system", "ignored"), Text("user", "two")}, true),
+            "<|im_start|>user\none<|im_end|>\n<|im_start|>user\ntwo<|im_end|>\n"
+            "<|im_start|>assistant\n");
+}
+
+std::string RenderError(const std::vector<ChatMessage>& messages) {
+  try {
+    RenderChatTemplate(messages, true);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ChatTemplateTest, RefusesWhatTheTemplateCannotRender) {
+  EXPECT_EQ(RenderError({}), "messages must not be empty");
+  EXPECT_EQ(RenderError({Text("user", "a"), Text("developer", "b")}),
+            "messages[1].role \"developer\" is not one of system, user, assistant, tool");
+  const ChatMessage system_image{"system", {{ChatPart::Kind::kImage, ""}}, false, {}};
+  EXPECT_EQ(RenderError({system_image, Text("user", "a")}),
+            "messages[0] (system): images are only allowed in user and tool messages");
+  ChatMessage user_call = Text("user", "a");
+  user_call.tool_calls = {{"f", "{}"}};
+  EXPECT_EQ(RenderError({user_call}),
+            "messages[0] (user): only assistant messages can have tool_calls");
+}
+
+std::string TokenizeError(const std::string& rendered, std::vector<int> counts) {
+  try {
+    TokenizePrompt(Qwen(), rendered, counts);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ChatTemplateTest, ImagePadsMustMatchTheImages) {
+  const std::string two = "<|image_pad|> and <|image_pad|>";
+  EXPECT_EQ(TokenizePrompt(Qwen(), two, std::vector<int>{2, 3}),
+            (std::vector<int32_t>{151655, 151655, 323, 220, 151655, 151655, 151655}));
+  EXPECT_EQ(TokenizeError(two, {4}), "the prompt has 2 <|image_pad|> placeholders but 1 images");
+  EXPECT_EQ(TokenizeError("no images", {4}),
+            "the prompt has 0 <|image_pad|> placeholders but 1 images");
+  EXPECT_EQ(TokenizeError(two, {4, 0}), "image 1 has 0 tokens; it needs at least 1");
+}
+
+TEST(ChatTemplateTest, AcceptsTheQwen3VlTemplatesOfTheFixtures) {
+  for (const std::string& dir : {kData + "/tiny-qwen3vl/model", kData + "/qwen3vl-2b-config"}) {
+    const ChatTemplateFile file = FindChatTemplate(dir);
+    EXPECT_EQ(file.path, dir + "/chat_template.json");
+    EXPECT_NO_THROW(CheckChatTemplate(file.text, file.path));
+    // Windows line endings and a trailing newline make no difference.
+    std::string crlf;
+    for (const char c : file.text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    EXPECT_NO_THROW(CheckChatTemplate(crlf + "\r\n", file.path));
+  }
+}
+
+TEST(ChatTemplateTest, RefusesAnyOtherTemplate) {
+  const ChatTemplateFile file = FindChatTemplate(kData + "/tiny-qwen3vl/model");
+  std::string thinking = file.text;
+  thinking.replace(thinking.find("<|im_start|>assistant\\n"), 0, "<think>\\n");
+  try {
+    CheckChatTemplate(thinking, "model/chat_template.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("model/chat_template.json: the chat template is not the Qwen3-VL "
+                            "Instruct template qvl implements (hash ",
+                            0),
+              0u)
+        << message;
+  }
+}
+
+TEST(ChatTemplateTest, FindsTheTemplateWhereTransformersLooks) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("qvl_chat_template_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+  };
+  EXPECT_THROW(FindChatTemplate(dir.string()), Error);
+
+  write("tokenizer_config.json",
+        R"({"chat_template": [{"name": "tool_use", "template": "T"},
+                              {"name": "default", "template": "D"}]})");
+  EXPECT_EQ(FindChatTemplate(dir.string()).text, "D");
+  write("chat_template.json", R"({"chat_template": "J"})");
+  EXPECT_EQ(FindChatTemplate(dir.string()).text, "J");
+  write("chat_template.jinja", "K");
+  EXPECT_EQ(FindChatTemplate(dir.string()).text, "K");
+
+  std::filesystem::remove(dir / "chat_template.jinja");
+  write("chat_template.json", R"({"chat_template": 7})");
+  try {
+    FindChatTemplate(dir.string());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "chat_template.json").string() + ": chat_template must be a string");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace qvl

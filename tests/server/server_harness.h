@@ -1,0 +1,62 @@
+// An ApiServer on 127.0.0.1 (a free port) in this process, answering from the tiny
+// fixture model, and a client for it.
+#pragma once
+
+#include <httplib.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/api_server.h"
+
+namespace qvl::testing {
+
+struct HarnessOptions {
+  ApiServerOptions server;
+  EngineOptions engine;
+  bool load_model = true;
+};
+
+// Defaults for the tests: the fixture's model name, f32 matmuls (greedy tokens equal
+// the goldens exactly), small limits.
+HarnessOptions DefaultHarnessOptions();
+
+class ServerHarness {
+ public:
+  explicit ServerHarness(const HarnessOptions& options = DefaultHarnessOptions());
+  ~ServerHarness();
+
+  int port() const { return server_->port(); }
+  httplib::Client Client() const;
+  ApiServer& server() { return *server_; }
+  Engine* engine() { return engine_.get(); }
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<ApiServer> server_;
+};
+
+struct HttpResult {
+  int status = 0;
+  std::string body;
+  nlohmann::json json;  // parsed body when it is JSON
+  std::string content_type;
+};
+
+HttpResult PostJson(const ServerHarness& harness, const std::string& path, const std::string& body,
+                    const httplib::Headers& headers = {});
+HttpResult Get(const ServerHarness& harness, const std::string& path,
+               const httplib::Headers& headers = {});
+
+// The payloads of an SSE body's "data:" events; "[DONE]" as a JSON string.
+std::vector<nlohmann::json> SseEvents(const std::string& body);
+// The concatenated delta contents of a stream.
+std::string StreamedText(const std::vector<nlohmann::json>& events);
+
+// A metric's value from /metrics ("qvl_active_sequences"), -1 if absent.
+double MetricValue(const std::string& metrics_text, const std::string& name);
+
+}  // namespace qvl::testing

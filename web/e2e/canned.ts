@@ -1,0 +1,79 @@
+// Answers served by the test in place of the model (Playwright's request routing), for
+// what the tiny random-weight model cannot say: grounding boxes, and a realistic
+// conversation for the README screenshots.
+import type { Page, Route } from "playwright-core";
+
+export const CANNED_TIMINGS = {
+  queue_ms: 0.3,
+  preprocess_ms: 18,
+  vision_ms: 2140,
+  prefill_ms: 1210,
+  decode_ms: 3900,
+  ttft_ms: 3390,
+  total_ms: 7290,
+  prefill_tokens_per_s: 690,
+  decode_tokens_per_s: 16.4,
+  images: [
+    {
+      width: 1024,
+      height: 768,
+      resized_width: 1024,
+      resized_height: 768,
+      grid_t: 1,
+      grid_h: 48,
+      grid_w: 64,
+      tokens: 768,
+      cached: false,
+    },
+  ],
+};
+
+export const BOXES_ANSWER = [
+  "```json",
+  "[",
+  '  {"bbox_2d": [47, 66, 554, 476], "label": "report text"},',
+  '  {"bbox_2d": [47, 534, 613, 961], "label": "bar chart"},',
+  '  {"bbox_2d": [651, 558, 736, 600], "label": "stop sign"},',
+  '  {"bbox_2d": [809, 63, 927, 224], "label": "sun"},',
+  '  {"bbox_2d": [631, 689, 947, 921], "label": "road sign"}',
+  "]",
+  "```",
+].join("\n");
+
+export const TABLE_ANSWER = [
+  "The bar chart *Sales by quarter (units)*:",
+  "",
+  "| Quarter | Units |",
+  "|---|---:|",
+  "| Q1 | 120 |",
+  "| Q2 | 185 |",
+  "| Q3 | 160 |",
+  "| Q4 | 240 |",
+  "| Q5 | 210 |",
+  "",
+  "Q4 is the best quarter, **240 units**.",
+].join("\n");
+
+/** An OpenAI-style event stream that says `text` in small pieces. */
+export function sseBody(text: string, timings: object = CANNED_TIMINGS): string {
+  const pieces = text.match(/[\s\S]{1,12}/g) ?? [];
+  const chunk = (choices: object[], extra: object = {}) =>
+    `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "qvl", choices, ...extra })}\n\n`;
+  return (
+    chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]) +
+    pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])).join("") +
+    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]) +
+    chunk([], { usage: { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 }, timings }) +
+    "data: [DONE]\n\n"
+  );
+}
+
+/** Answers the next chat requests with `answers`, in order; later ones reach the server. */
+export async function cannedAnswers(page: Page, answers: string[]): Promise<void> {
+  const queue = [...answers];
+  await page.route("**/v1/chat/completions", async (route: Route) => {
+    const answer = queue.shift();
+    if (answer === undefined) return route.continue();
+    await route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: sseBody(answer) });
+  });
+}

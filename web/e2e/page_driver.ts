@@ -1,0 +1,107 @@
+// What a person does on the page, as test steps: pick images with the camera button,
+// paste or drop them, ask, wait for the answer; plus a record of the API requests.
+import { readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { Page } from "playwright-core";
+import { TEST_DATA } from "./qvl_server";
+
+export interface ImageFile {
+  name: string;
+  mimeType: string;
+  buffer: Buffer;
+}
+
+export function fixtureImage(relativePath: string): ImageFile {
+  const name = basename(relativePath);
+  const mimeType = name.endsWith(".png") ? "image/png" : "image/jpeg";
+  return { name, mimeType, buffer: readFileSync(join(TEST_DATA, relativePath)) };
+}
+
+export const PHOTO = () => fixtureImage("tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg");
+export const FIRST_PNG = () => fixtureImage("tiny-qwen3vl/cases/03_two_images/images/first.png");
+export const SECOND_JPG = () => fixtureImage("tiny-qwen3vl/cases/03_two_images/images/second.jpg");
+
+/** The script has wired up the page once the suggestions it renders are there. */
+export async function waitForPageReady(page: Page): Promise<void> {
+  await page.locator("#quick-prompts .chip").first().waitFor();
+}
+
+export async function pickWithCamera(page: Page, files: ImageFile[]): Promise<void> {
+  const chooser = page.waitForEvent("filechooser");
+  await page.getByRole("button", { name: /Add images/ }).click();
+  await (await chooser).setFiles(files);
+}
+
+/** Fires the paste event a browser fires for Ctrl+V with images on the clipboard. */
+export async function pasteFiles(page: Page, files: ImageFile[]): Promise<void> {
+  const payload = files.map((f) => ({ name: f.name, type: f.mimeType, base64: f.buffer.toString("base64") }));
+  await page.locator("#prompt").focus();
+  await page.evaluate((items) => {
+    const data = new DataTransfer();
+    for (const item of items) {
+      const bytes = Uint8Array.from(atob(item.base64), (c) => c.charCodeAt(0));
+      data.items.add(new File([bytes], item.name, { type: item.type }));
+    }
+    document.activeElement?.dispatchEvent(
+      new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }),
+    );
+  }, payload);
+}
+
+/** Drags files over the page and drops them, as from a file manager. */
+export async function dropFiles(page: Page, files: ImageFile[]): Promise<void> {
+  const payload = files.map((f) => ({ name: f.name, type: f.mimeType, base64: f.buffer.toString("base64") }));
+  const data = await page.evaluateHandle((items) => {
+    const transfer = new DataTransfer();
+    for (const item of items) {
+      const bytes = Uint8Array.from(atob(item.base64), (c) => c.charCodeAt(0));
+      transfer.items.add(new File([bytes], item.name, { type: item.type }));
+    }
+    return transfer;
+  }, payload);
+  await page.dispatchEvent(".scroller", "dragenter", { dataTransfer: data });
+  await page.locator("#drop-overlay").waitFor({ state: "visible" });
+  await page.dispatchEvent(".scroller", "dragover", { dataTransfer: data });
+  await page.dispatchEvent(".scroller", "drop", { dataTransfer: data });
+}
+
+export async function ask(page: Page, text: string): Promise<void> {
+  await page.locator("#prompt").fill(text);
+  await page.locator("#prompt").press("Enter");
+}
+
+export function answers(page: Page) {
+  return page.locator("article.message.assistant");
+}
+
+/**
+ * Waits until every question has its answer and the latest one has finished (done,
+ * stopped or failed). The answer appears only after the page has stored the images,
+ * so counting answers alone could pick the previous one.
+ */
+export async function waitForAnswer(page: Page, timeout = 60_000): Promise<void> {
+  await page.waitForFunction(
+    () => {
+      const questions = document.querySelectorAll("article.message.user").length;
+      const replies = document.querySelectorAll("article.message.assistant");
+      return replies.length === questions && replies[replies.length - 1].getAttribute("aria-busy") === "false";
+    },
+    null,
+    { timeout },
+  );
+}
+
+export interface ChatRequestRecord {
+  messages: { role: string; content: string | { type: string; text?: string; image_url?: { url: string } }[] }[];
+  [field: string]: unknown;
+}
+
+/** Collects the JSON bodies of the page's chat requests, in order. */
+export function recordChatRequests(page: Page): ChatRequestRecord[] {
+  const bodies: ChatRequestRecord[] = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && request.url().endsWith("/v1/chat/completions"))
+      bodies.push(request.postDataJSON());
+  });
+  return bodies;
+}

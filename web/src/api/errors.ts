@@ -1,0 +1,66 @@
+// Turns failures into words for someone who has never seen an HTTP status: a short
+// title saying what happened and what to do, and the server's own message as detail.
+
+export class ChatError extends Error {
+  constructor(
+    readonly title: string,
+    readonly detail: string,
+    readonly status = 0,
+  ) {
+    super(detail ? `${title} ${detail}` : title);
+    this.name = "ChatError";
+  }
+}
+
+/** The `error.message` of an OpenAI error object, or "" when the body is not one. */
+export function serverMessage(body: unknown): string {
+  if (typeof body !== "object" || body === null) return "";
+  const error = (body as { error?: unknown }).error;
+  if (typeof error === "string") return error;
+  if (typeof error === "object" && error !== null) {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === "string") return message;
+  }
+  return "";
+}
+
+export function titleForStatus(status: number): string {
+  switch (status) {
+    case 400:
+      return "The server could not use this request.";
+    case 401:
+    case 403:
+      return "The server needs an API key: enter it in Settings.";
+    case 404:
+      return "This server has no chat API at /v1/chat/completions.";
+    case 413:
+      return "The image or message is too large for the server. Try a smaller image or lower image detail.";
+    case 429:
+      return "The server is busy with other requests. Please try again in a moment.";
+    case 503:
+      return "The server is busy or still starting. Please try again in a moment.";
+    default:
+      return status >= 500 ? "The server failed to answer." : `The server answered with status ${status}.`;
+  }
+}
+
+/** Reads an error response; works whether or not its body is JSON. */
+export async function errorFromResponse(response: Response): Promise<ChatError> {
+  let detail = "";
+  try {
+    const text = await response.text();
+    try {
+      detail = serverMessage(JSON.parse(text));
+    } catch {
+      detail = text.trim().slice(0, 300);
+    }
+  } catch {
+    // The body could not be read; the status alone has to do.
+  }
+  return new ChatError(titleForStatus(response.status), detail, response.status);
+}
+
+export function networkError(cause: unknown): ChatError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new ChatError("Cannot reach the qvl server. Check that it is still running.", detail);
+}

@@ -1,0 +1,83 @@
+// The conversation as the page keeps it. Images are referenced by id; their bytes
+// live in the image store (IndexedDB) so a conversation record stays small.
+import type { Timings, Usage } from "./api/types";
+
+export interface ImageRef {
+  id: string;
+  name: string;
+  width: number;
+  height: number;
+}
+
+export interface UserMessage {
+  id: string;
+  role: "user";
+  text: string;
+  images: ImageRef[];
+}
+
+export type AnswerStatus = "streaming" | "done" | "stopped" | "error";
+
+export interface AnswerError {
+  title: string;
+  detail: string;
+}
+
+export interface AssistantMessage {
+  id: string;
+  role: "assistant";
+  text: string;
+  status: AnswerStatus;
+  finishReason?: string;
+  error?: AnswerError;
+  usage?: Usage;
+  timings?: Timings;
+  /** Measured by the page: request sent -> first text, for servers without timings. */
+  clientTtftMs?: number;
+}
+
+export type Message = UserMessage | AssistantMessage;
+
+export interface Conversation {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  messages: Message[];
+}
+
+// crypto.randomUUID exists only in secure contexts, and a phone on the local network
+// opens the page over plain http.
+export function newId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function newConversation(now = Date.now()): Conversation {
+  return { id: newId(), title: "", createdAt: now, updatedAt: now, messages: [] };
+}
+
+const TITLE_LENGTH = 60;
+
+export function titleFor(conversation: Conversation): string {
+  const first = conversation.messages.find((m): m is UserMessage => m.role === "user");
+  if (!first) return "New conversation";
+  const text = first.text.replace(/\s+/g, " ").trim();
+  if (!text) return first.images.length > 1 ? "Images" : "Image";
+  return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text;
+}
+
+/** Images shown before `index`, oldest first: what grounding boxes can refer to. */
+export function imagesBefore(conversation: Conversation, index: number): ImageRef[] {
+  return conversation.messages.slice(0, index).flatMap((m) => (m.role === "user" ? m.images : []));
+}
+
+/** An answer still marked as streaming after a reload was cut off. */
+export function settleInterrupted(conversation: Conversation): Conversation {
+  return {
+    ...conversation,
+    messages: conversation.messages.map((m) =>
+      m.role === "assistant" && m.status === "streaming" ? { ...m, status: "stopped" } : m,
+    ),
+  };
+}

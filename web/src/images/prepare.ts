@@ -1,0 +1,77 @@
+// Gets a picked, pasted or dropped file ready to send. Files the server reads (JPEG,
+// PNG, WebP, GIF, BMP) of reasonable size go as they are, so the server sees the
+// original pixels and applies EXIF rotation itself. Anything else the browser can
+// decode (AVIF, HEIC on Safari, huge photos) is redrawn and sent as JPEG.
+
+export interface PreparedImage {
+  blob: Blob;
+  name: string;
+  width: number;
+  height: number;
+}
+
+export const SERVER_TYPES = ["image/jpeg", "image/png", "image/webp", "image/gif", "image/bmp"];
+// The model never uses more than 16.7 megapixels (its preprocessor's max_pixels);
+// larger files only cost upload time and browser storage.
+export const MAX_PIXELS = 4096 * 4096;
+export const MAX_BYTES = 8 * 1024 * 1024;
+const JPEG_QUALITY = 0.9;
+
+export class ImageError extends Error {}
+
+export function needsReencode(type: string, bytes: number, width: number, height: number): boolean {
+  return !SERVER_TYPES.includes(type) || bytes > MAX_BYTES || width * height > MAX_PIXELS;
+}
+
+/** The largest size with the same aspect ratio that stays within MAX_PIXELS. */
+export function fitWithin(width: number, height: number, maxPixels = MAX_PIXELS): { width: number; height: number } {
+  if (width * height <= maxPixels) return { width, height };
+  const scale = Math.sqrt(maxPixels / (width * height));
+  // A side rounded up to one pixel must be paid for by the other side.
+  const scaledWidth = Math.max(1, Math.floor(width * scale));
+  const scaledHeight = Math.max(1, Math.min(Math.floor(height * scale), Math.floor(maxPixels / scaledWidth)));
+  return { width: Math.min(scaledWidth, Math.floor(maxPixels / scaledHeight)), height: scaledHeight };
+}
+
+export function isImageFile(file: File): boolean {
+  // Files dropped from some file managers arrive without a type; let the decoder judge.
+  return file.type === "" || file.type.startsWith("image/");
+}
+
+export async function prepareImage(file: File): Promise<PreparedImage> {
+  const name = file.name || "pasted image";
+  let bitmap: ImageBitmap;
+  try {
+    bitmap = await createImageBitmap(file);
+  } catch {
+    throw new ImageError(`"${name}" is not an image this browser can read. Use a JPEG, PNG or WebP file.`);
+  }
+  try {
+    const { width, height } = bitmap;
+    if (!needsReencode(file.type, file.size, width, height)) return { blob: file, name, width, height };
+    const size = fitWithin(width, height);
+    const canvas = document.createElement("canvas");
+    canvas.width = size.width;
+    canvas.height = size.height;
+    const context = canvas.getContext("2d");
+    if (!context) throw new ImageError(`"${name}" could not be converted: the browser has no canvas.`);
+    // JPEG has no transparency: put transparent pixels on white, as viewers show them.
+    context.fillStyle = "#ffffff";
+    context.fillRect(0, 0, size.width, size.height);
+    context.drawImage(bitmap, 0, 0, size.width, size.height);
+    const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, "image/jpeg", JPEG_QUALITY));
+    if (!blob) throw new ImageError(`"${name}" could not be converted to JPEG.`);
+    return { blob, name, ...size };
+  } finally {
+    bitmap.close();
+  }
+}
+
+export function blobToDataUrl(blob: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error ?? new Error("could not read the image"));
+    reader.readAsDataURL(blob);
+  });
+}

@@ -1,0 +1,43 @@
+// @vitest-environment jsdom
+import { describe, expect, it } from "vitest";
+import { renderMarkdown } from "./markdown";
+
+function render(text: string): HTMLElement {
+  const root = document.createElement("div");
+  root.innerHTML = renderMarkdown(text);
+  return root;
+}
+
+describe("renderMarkdown", () => {
+  it("renders tables, lists and code", () => {
+    const root = render("| a | b |\n|---|---|\n| 1 | 2 |\n\n- one\n- two\n\n```js\nlet x = 1 < 2;\n```\n");
+    expect([...root.querySelectorAll("th")].map((th) => th.textContent)).toEqual(["a", "b"]);
+    expect([...root.querySelectorAll("td")].map((td) => td.textContent)).toEqual(["1", "2"]);
+    expect(root.querySelectorAll("li")).toHaveLength(2);
+    expect(root.querySelector("pre code")?.textContent).toBe("let x = 1 < 2;\n");
+  });
+
+  it("strips script, event handlers, javascript: links and remote images", () => {
+    const html = renderMarkdown(
+      '<script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n<p onclick="alert(3)">hi</p>\n\n' +
+        '[link](javascript:alert(4)) ![pic](https://example.com/t.png)\n\n<iframe src="https://example.com"></iframe>' +
+        '<a href="https://example.com" onmouseover="alert(5)">ok</a><svg><script>alert(6)</script></svg>',
+    );
+    expect(html).not.toMatch(/<script|onerror|onclick|onmouseover|javascript:|<img|<iframe|<svg|alert\(\d\)<\//i);
+    const root = render("[site](https://example.com)");
+    const link = root.querySelector("a");
+    expect(link?.getAttribute("href")).toBe("https://example.com");
+    expect(link?.getAttribute("rel")).toBe("noopener noreferrer");
+    expect(link?.getAttribute("target")).toBe("_blank");
+  });
+
+  it("drops style and class attributes", () => {
+    expect(renderMarkdown('<span style="position:fixed" class="overlay">x</span>')).toBe("<p><span>x</span></p>\n");
+  });
+
+  it("shows grounding tokens as readable text", () => {
+    const root = render("<|object_ref_start|>cat<|object_ref_end|><|box_start|>(1,2),(3,4)<|box_end|>");
+    expect(root.textContent?.trim()).toBe("cat (1,2),(3,4)");
+    expect(root.querySelector("code")?.textContent).toBe("(1,2),(3,4)");
+  });
+});

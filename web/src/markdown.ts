@@ -1,0 +1,47 @@
+// Renders model output as Markdown (GitHub flavour: tables, lists, code) and sanitizes
+// the HTML, so nothing the model writes can run script, load remote content or
+// restyle the page.
+import DOMPurify from "dompurify";
+import { marked } from "marked";
+import { readableGroundingMarkup } from "./grounding/parse";
+
+// Images and media would fetch remote URLs chosen by the model; forms and styles could
+// imitate or restyle the page.
+const FORBID_TAGS = [
+  "img",
+  "picture",
+  "video",
+  "audio",
+  "source",
+  "style",
+  "form",
+  "input",
+  "button",
+  "textarea",
+  "select",
+  "svg",
+  "math",
+];
+
+let hooksInstalled = false;
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+    if (node.tagName === "A" && node.hasAttribute("href")) {
+      node.setAttribute("target", "_blank");
+      node.setAttribute("rel", "noopener noreferrer");
+    }
+  });
+}
+
+export function renderMarkdown(text: string): string {
+  installHooks();
+  const html = marked.parse(readableGroundingMarkup(text), { async: false, gfm: true, breaks: false });
+  return DOMPurify.sanitize(html, {
+    FORBID_TAGS,
+    FORBID_ATTR: ["style", "class", "id"],
+    ALLOW_DATA_ATTR: false,
+  });
+}

@@ -1,0 +1,41 @@
+// @vitest-environment jsdom
+import { describe, expect, it } from "vitest";
+import {
+  apiHeaders,
+  DEFAULT_SETTINGS,
+  loadSettings,
+  normalizeSettings,
+  requestOptions,
+  saveSettings,
+} from "./settings";
+
+describe("settings", () => {
+  it("falls back per field when stored values are missing or out of range", () => {
+    expect(normalizeSettings({ temperature: 5, maxTokens: 100, detail: "huge", systemPrompt: 3 })).toEqual({
+      ...DEFAULT_SETTINGS,
+      maxTokens: 100,
+    });
+    expect(normalizeSettings(null)).toEqual(DEFAULT_SETTINGS);
+    expect(normalizeSettings({ maxTokens: 1.5 }).maxTokens).toBe(DEFAULT_SETTINGS.maxTokens);
+  });
+
+  it("round-trips through storage and survives broken JSON", () => {
+    const changed = { temperature: 0, maxTokens: 64, detail: "high" as const, systemPrompt: "Be brief.", apiKey: "k" };
+    saveSettings(localStorage, changed);
+    expect(loadSettings(localStorage)).toEqual(changed);
+    localStorage.setItem("qvl.settings", "{not json");
+    expect(loadSettings(localStorage)).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("maps image detail to max_pixels at 32 x 32 pixels per token", () => {
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" })).toEqual({ temperature: 0.7, max_tokens: 2048 });
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "low" }).max_pixels).toBe(262144);
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "medium" }).max_pixels).toBe(1048576);
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }).max_pixels).toBe(4194304);
+  });
+
+  it("sends the API key as a bearer token only when there is one", () => {
+    expect(apiHeaders(DEFAULT_SETTINGS)).toEqual({});
+    expect(apiHeaders(normalizeSettings({ apiKey: " sk-123 " }))).toEqual({ Authorization: "Bearer sk-123" });
+  });
+});

@@ -1,0 +1,95 @@
+// What a person can change in the settings drawer, kept in localStorage. Loading is
+// forgiving: a field that is missing or out of range falls back to its default, so an
+// old or hand-edited entry never breaks the page.
+
+export type ImageDetail = "auto" | "low" | "medium" | "high";
+
+export interface Settings {
+  temperature: number;
+  maxTokens: number;
+  detail: ImageDetail;
+  systemPrompt: string;
+  /** Sent as a bearer token; only needed when the server was started with a key. */
+  apiKey: string;
+}
+
+// One image token covers 32 x 32 pixels (16-pixel patches merged 2 x 2), so a token
+// budget maps to max_pixels. Medium is the least that OCR and grounding want.
+const PIXELS_PER_TOKEN = 32 * 32;
+export const DETAIL_TOKENS: Record<Exclude<ImageDetail, "auto">, number> = {
+  low: 256,
+  medium: 1024,
+  high: 4096,
+};
+
+// The most qvl serve accepts per request (its default context is 16384 tokens).
+export const MAX_TOKENS_LIMIT = 16384;
+
+export const DEFAULT_SETTINGS: Settings = {
+  temperature: 0.7,
+  maxTokens: 2048,
+  detail: "auto",
+  systemPrompt: "",
+  apiKey: "",
+};
+
+const STORAGE_KEY = "qvl.settings";
+
+export function normalizeSettings(raw: unknown): Settings {
+  const value = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+  const temperature = Number(value.temperature);
+  const maxTokens = Number(value.maxTokens);
+  const detail = value.detail;
+  return {
+    temperature:
+      Number.isFinite(temperature) && temperature >= 0 && temperature <= 2 ? temperature : DEFAULT_SETTINGS.temperature,
+    maxTokens:
+      Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= MAX_TOKENS_LIMIT
+        ? maxTokens
+        : DEFAULT_SETTINGS.maxTokens,
+    detail:
+      detail === "auto" || detail === "low" || detail === "medium" || detail === "high"
+        ? detail
+        : DEFAULT_SETTINGS.detail,
+    systemPrompt: typeof value.systemPrompt === "string" ? value.systemPrompt : DEFAULT_SETTINGS.systemPrompt,
+    apiKey: typeof value.apiKey === "string" ? value.apiKey.trim() : DEFAULT_SETTINGS.apiKey,
+  };
+}
+
+export function loadSettings(storage: Storage): Settings {
+  try {
+    const text = storage.getItem(STORAGE_KEY);
+    return normalizeSettings(text ? JSON.parse(text) : {});
+  } catch {
+    return { ...DEFAULT_SETTINGS };
+  }
+}
+
+export function saveSettings(storage: Storage, settings: Settings): void {
+  try {
+    storage.setItem(STORAGE_KEY, JSON.stringify(settings));
+  } catch {
+    // Storage full or disabled: settings then last for this visit only.
+  }
+}
+
+/** Headers for every API request. */
+export function apiHeaders(settings: Settings): Record<string, string> {
+  return settings.apiKey ? { Authorization: `Bearer ${settings.apiKey}` } : {};
+}
+
+/** The request fields that carry the settings (system prompt goes into messages). */
+export function requestOptions(settings: Settings): {
+  temperature: number;
+  max_tokens: number;
+  max_pixels?: number;
+} {
+  const options: { temperature: number; max_tokens: number; max_pixels?: number } = {
+    temperature: settings.temperature,
+    max_tokens: settings.maxTokens,
+  };
+  if (settings.detail !== "auto") {
+    options.max_pixels = DETAIL_TOKENS[settings.detail] * PIXELS_PER_TOKEN;
+  }
+  return options;
+}

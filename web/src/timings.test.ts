@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { answerStats, describeImage, formatDuration, normalizeTimings } from "./timings";
+
+describe("answerStats", () => {
+  it("summarizes a full qvl timings object", () => {
+    const stats = answerStats(
+      {
+        queue_ms: 0.4,
+        preprocess_ms: 12,
+        vision_ms: 1234,
+        prefill_ms: 800,
+        decode_ms: 3000,
+        ttft_ms: 2100,
+        total_ms: 5100,
+        prefill_tokens_per_s: 512.3,
+        decode_tokens_per_s: 15.27,
+        images: [
+          {
+            width: 1024,
+            height: 768,
+            resized_width: 1024,
+            resized_height: 768,
+            grid_t: 1,
+            grid_h: 48,
+            grid_w: 64,
+            tokens: 768,
+            cached: false,
+          },
+        ],
+      },
+      { prompt_tokens: 800, completion_tokens: 46, prompt_tokens_details: { cached_tokens: 20 } },
+    );
+    expect(stats.summary).toEqual(["image 1.23 s", "first token 2.10 s", "15.3 tok/s", "grid 48×64 (768 tokens)"]);
+    expect(stats.details).toEqual([
+      ["Waiting in queue", "0 ms"],
+      ["Reading images and text", "12 ms"],
+      ["Image encoding", "1.23 s"],
+      ["Prompt processing", "800 ms (512 tok/s)"],
+      ["Writing the answer", "3.00 s (15.3 tok/s)"],
+      ["Time to first token", "2.10 s"],
+      ["Total", "5.10 s"],
+      ["Prompt tokens", "800 (20 reused)"],
+      ["Answer tokens", "46"],
+      ["Image 1", "1024×768, grid 48×64, 768 tokens"],
+    ]);
+  });
+
+  it("copes with missing timings, partial fields and several cached images", () => {
+    expect(answerStats(undefined, undefined, 850)).toEqual({
+      summary: ["first token 850 ms"],
+      details: [["Time to first token", "850 ms"]],
+    });
+    expect(answerStats({}, {})).toEqual({ summary: [], details: [] });
+    const stats = answerStats({
+      vision_ms: 0,
+      images: [
+        { tokens: 64, cached: true },
+        { cached: true, tokens: 16 },
+      ],
+    });
+    expect(stats.summary).toEqual(["image cached", "2 images (80 tokens)"]);
+    expect(stats.details).toEqual([
+      ["Image encoding", "0 ms"],
+      ["Image 1", "64 tokens, cached"],
+      ["Image 2", "16 tokens, cached"],
+    ]);
+  });
+
+  it("ignores values of the wrong type", () => {
+    const stats = answerStats({ ttft_ms: "fast" as unknown as number, images: "none" as unknown as [] });
+    expect(stats).toEqual({ summary: [], details: [] });
+  });
+});
+
+describe("formatting", () => {
+  it("formats durations from milliseconds to minutes", () => {
+    expect(formatDuration(999.4)).toBe("999 ms");
+    expect(formatDuration(12_345)).toBe("12.3 s");
+    expect(formatDuration(125_000)).toBe("2 min 5 s");
+  });
+
+  it("shows a resize only when the size changed", () => {
+    expect(
+      describeImage({
+        width: 4000,
+        height: 3000,
+        resized_width: 1184,
+        resized_height: 896,
+        grid_t: 1,
+        grid_h: 56,
+        grid_w: 74,
+        tokens: 1036,
+      }),
+    ).toBe("4000×3000 → 1184×896, grid 56×74, 1036 tokens");
+  });
+});
+
+describe("normalizeTimings", () => {
+  it("reads vision_encode_ms and grid_thw as vision_ms and grid_t/h/w", () => {
+    expect(
+      normalizeTimings({
+        vision_encode_ms: 40,
+        ttft_ms: 90,
+        images: [{ width: 64, height: 48, grid_thw: [1, 4, 6], tokens: 6, cached: false }, null, "x"],
+      }),
+    ).toEqual({
+      vision_ms: 40,
+      vision_encode_ms: 40,
+      ttft_ms: 90,
+      images: [{ width: 64, height: 48, grid_t: 1, grid_h: 4, grid_w: 6, tokens: 6, cached: false }],
+    });
+  });
+
+  it("keeps the documented names when both are present and drops a malformed image list", () => {
+    expect(normalizeTimings({ vision_ms: 5, vision_encode_ms: 7, images: { a: 1 } })).toEqual({
+      vision_ms: 5,
+      vision_encode_ms: 7,
+    });
+  });
+});

@@ -1,0 +1,67 @@
+// The list of saved conversations: open one, delete one, or start a new one.
+import type { Conversation } from "../conversation";
+import { byId, element } from "../dom";
+import { iconSvg } from "./icons";
+import { closeOnBackdropClick } from "./settings_dialog";
+
+export interface HistoryHandlers {
+  list(): Promise<Conversation[]>;
+  currentId(): string;
+  open(id: string): void;
+  remove(id: string): Promise<void>;
+  startNew(): void;
+}
+
+const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+export class HistoryDialog {
+  private readonly dialog = byId<HTMLDialogElement>("history-dialog");
+  private readonly list = byId<HTMLUListElement>("history-list");
+
+  constructor(private readonly handlers: HistoryHandlers) {
+    byId<HTMLButtonElement>("history-close").addEventListener("click", () => this.dialog.close());
+    byId<HTMLButtonElement>("history-new").addEventListener("click", () => {
+      this.dialog.close();
+      this.handlers.startNew();
+    });
+    closeOnBackdropClick(this.dialog);
+  }
+
+  async open(): Promise<void> {
+    await this.render();
+    this.dialog.showModal();
+  }
+
+  private async render(): Promise<void> {
+    const conversations = (await this.handlers.list()).filter((c) => c.messages.length > 0);
+    if (conversations.length === 0) {
+      this.list.replaceChildren(element("li", "history-empty", "No saved conversations yet."));
+      return;
+    }
+    this.list.replaceChildren(...conversations.map((c) => this.entry(c)));
+  }
+
+  private entry(conversation: Conversation): HTMLLIElement {
+    const item = element("li", "history-item");
+    const open = element("button", "history-open");
+    open.type = "button";
+    if (conversation.id === this.handlers.currentId()) open.setAttribute("aria-current", "true");
+    open.append(
+      element("span", "history-title", conversation.title || "Untitled"),
+      element("span", "history-date", DATE_FORMAT.format(conversation.updatedAt)),
+    );
+    open.addEventListener("click", () => {
+      this.dialog.close();
+      this.handlers.open(conversation.id);
+    });
+    const remove = element("button", "icon-button small");
+    remove.type = "button";
+    remove.setAttribute("aria-label", `Delete “${conversation.title || "Untitled"}”`);
+    remove.innerHTML = iconSvg("trash");
+    remove.addEventListener("click", () => {
+      void this.handlers.remove(conversation.id).then(() => this.render());
+    });
+    item.append(open, remove);
+    return item;
+  }
+}

@@ -1,0 +1,175 @@
+// How one message looks. A user message shows its images and text; an answer renders
+// its Markdown as it streams in, draws any grounding boxes over the image they refer
+// to, and ends with its speed figures, a copy button, and errors with a retry button.
+import type { AssistantMessage, ImageRef, UserMessage } from "../conversation";
+import { copyText, element } from "../dom";
+import { GroundingView } from "../grounding/overlay";
+import { parseGrounding } from "../grounding/parse";
+import type { ImageCache } from "../images/image_cache";
+import { renderMarkdown } from "../markdown";
+import { answerStats } from "../timings";
+import { iconSvg } from "./icons";
+
+export function userMessageView(message: UserMessage, cache: ImageCache, firstImageNumber: number): HTMLElement {
+  const article = element("article", "message user");
+  article.setAttribute("aria-label", "You");
+  if (message.images.length > 0) {
+    const strip = element("div", "message-images");
+    message.images.forEach((image, i) => {
+      const img = element("img", "message-image");
+      img.alt = `Image ${firstImageNumber + i}: ${image.name}`;
+      img.width = image.width;
+      img.height = image.height;
+      void cache.displayUrl(image.id).then((url) => {
+        if (url) img.src = url;
+        else img.alt += " (no longer stored in this browser)";
+      });
+      strip.append(img);
+    });
+    article.append(strip);
+  }
+  if (message.text) article.append(element("div", "message-text", message.text));
+  return article;
+}
+
+export interface AnswerContext {
+  /** Images shown before this answer, oldest first: what its boxes can refer to. */
+  images: ImageRef[];
+  cache: ImageCache;
+  onRetry(): void;
+}
+
+export class AnswerView {
+  readonly element = element("article", "message assistant");
+  private readonly status = element("div", "answer-status");
+  private readonly body = element("div", "markdown");
+  private readonly groundingSlot = element("div", "grounding-slot");
+  private readonly errorBox = element("div", "answer-error");
+  private readonly meta = element("footer", "answer-meta");
+  private grounding: GroundingView | null = null;
+  private groundingPending = false;
+  private frame = 0;
+  private renderedText: string | null = null;
+
+  constructor(
+    private message: AssistantMessage,
+    private readonly context: AnswerContext,
+  ) {
+    this.element.setAttribute("aria-label", "Answer");
+    this.errorBox.setAttribute("role", "alert");
+    this.element.append(this.status, this.body, this.groundingSlot, this.errorBox, this.meta);
+    this.render();
+  }
+
+  /** Shows a newer state of the message; renders at most once per frame. */
+  update(message: AssistantMessage): void {
+    this.message = message;
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.render();
+    });
+  }
+
+  private render(): void {
+    const message = this.message;
+    const streaming = message.status === "streaming";
+    this.element.setAttribute("aria-busy", String(streaming));
+    this.element.classList.toggle("is-streaming", streaming);
+    this.status.hidden = !(streaming && !message.text);
+    this.status.innerHTML = '<span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>';
+    this.status.append(this.context.images.length > 0 ? "Looking at the image…" : "Thinking…");
+    if (message.text !== this.renderedText) {
+      this.body.innerHTML = renderMarkdown(message.text);
+      this.renderedText = message.text;
+      this.renderGrounding();
+    }
+    this.renderError();
+    this.renderMeta();
+  }
+
+  private renderGrounding(): void {
+    const items = parseGrounding(this.message.text);
+    if (items.length === 0 || this.context.images.length === 0) return;
+    this.foldCoordinateBlocks();
+    if (this.grounding) {
+      this.grounding.update(items);
+      return;
+    }
+    if (this.groundingPending) return;
+    this.groundingPending = true;
+    const refs = this.context.images;
+    void Promise.all(refs.map((ref) => this.context.cache.displayUrl(ref.id))).then((urls) => {
+      const images = refs.map((ref, i) => ({ url: urls[i] ?? "", alt: `Image ${i + 1}: ${ref.name}` }));
+      this.grounding = new GroundingView(images, images.length - 1);
+      this.grounding.update(parseGrounding(this.message.text));
+      this.groundingSlot.replaceChildren(this.grounding.element);
+    });
+  }
+
+  /** Once the boxes are drawn, the JSON they came from is detail: fold it away. */
+  private foldCoordinateBlocks(): void {
+    for (const pre of this.body.querySelectorAll("pre")) {
+      if (!/bbox_2d|point_2d/.test(pre.textContent ?? "")) continue;
+      const fold = element("details", "coordinates");
+      fold.append(element("summary", "", "Coordinates (JSON)"));
+      pre.replaceWith(fold);
+      fold.append(pre);
+    }
+  }
+
+  private renderError(): void {
+    const error = this.message.error;
+    this.errorBox.hidden = !error;
+    if (!error) return;
+    const retry = element("button", "text-button");
+    retry.type = "button";
+    retry.innerHTML = iconSvg("retry");
+    retry.append("Try again");
+    retry.addEventListener("click", () => this.context.onRetry());
+    const children: HTMLElement[] = [element("strong", "", error.title)];
+    if (error.detail) children.push(element("p", "answer-error-detail", error.detail));
+    children.push(retry);
+    this.errorBox.replaceChildren(...children);
+  }
+
+  private renderMeta(): void {
+    const message = this.message;
+    const parts: HTMLElement[] = [];
+    if (message.status === "stopped") parts.push(element("span", "answer-flag", "Stopped"));
+    if (message.finishReason === "length") {
+      parts.push(element("span", "answer-flag", "Cut off at the length limit (see Settings)"));
+    }
+    const stats = answerStats(message.timings, message.usage, message.clientTtftMs);
+    if (message.status !== "streaming" && stats.summary.length > 0) {
+      const details = element("details", "stats");
+      const summary = element("summary", "", stats.summary.join(" · "));
+      summary.setAttribute("aria-label", `Speed: ${stats.summary.join(", ")}. Show details`);
+      const list = element("dl");
+      for (const [label, value] of stats.details) list.append(element("dt", "", label), element("dd", "", value));
+      details.append(summary, list);
+      parts.push(details);
+    }
+    if (message.text && message.status !== "streaming") parts.push(this.copyButton());
+    this.meta.hidden = parts.length === 0;
+    this.meta.replaceChildren(...parts);
+  }
+
+  private copyButton(): HTMLButtonElement {
+    const button = element("button", "icon-button small");
+    button.type = "button";
+    button.setAttribute("aria-label", "Copy the answer");
+    button.innerHTML = iconSvg("copy");
+    button.addEventListener("click", () => {
+      void copyText(this.message.text).then(() => {
+        button.innerHTML = iconSvg("check");
+        button.setAttribute("aria-label", "Copied");
+        setTimeout(() => {
+          button.innerHTML = iconSvg("copy");
+          button.setAttribute("aria-label", "Copy the answer");
+        }, 1500);
+      });
+    });
+    return button;
+  }
+}

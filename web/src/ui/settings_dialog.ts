@@ -1,0 +1,78 @@
+// The settings drawer. Every change is applied and saved at once; there is no
+// separate save button to forget.
+import { byId } from "../dom";
+import { DEFAULT_SETTINGS, MAX_TOKENS_LIMIT, normalizeSettings, type Settings } from "../settings";
+
+export class SettingsDialog {
+  private readonly dialog = byId<HTMLDialogElement>("settings-dialog");
+  private readonly form = byId<HTMLFormElement>("settings-form");
+  private readonly temperature = byId<HTMLInputElement>("temperature");
+  private readonly temperatureValue = byId<HTMLOutputElement>("temperature-value");
+  private readonly maxTokens = byId<HTMLInputElement>("max-tokens");
+  private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
+  private readonly apiKey = byId<HTMLInputElement>("api-key");
+
+  constructor(
+    private settings: Settings,
+    private readonly onChange: (settings: Settings) => void,
+  ) {
+    this.show(settings);
+    this.form.addEventListener("input", () => this.read());
+    this.form.addEventListener("change", () => this.read());
+    this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = String(this.settings.maxTokens)));
+    byId<HTMLButtonElement>("settings-reset").addEventListener("click", () => {
+      this.show({ ...DEFAULT_SETTINGS });
+      this.read();
+    });
+    closeOnBackdropClick(this.dialog);
+  }
+
+  open(): void {
+    this.dialog.showModal();
+  }
+
+  private show(settings: Settings): void {
+    this.temperature.value = String(settings.temperature);
+    this.temperatureValue.value = settings.temperature.toFixed(2);
+    this.maxTokens.value = String(settings.maxTokens);
+    this.maxTokens.max = String(MAX_TOKENS_LIMIT);
+    this.systemPrompt.value = settings.systemPrompt;
+    this.apiKey.value = settings.apiKey;
+    for (const radio of this.form.querySelectorAll<HTMLInputElement>('input[name="detail"]')) {
+      radio.checked = radio.value === settings.detail;
+    }
+  }
+
+  private read(): void {
+    const detail = this.form.querySelector<HTMLInputElement>('input[name="detail"]:checked')?.value;
+    // An unfinished or out-of-range number (an empty box while typing) keeps the
+    // previous value; the box shows the value in force when it loses focus.
+    const typed = Number(this.maxTokens.value);
+    const maxTokens =
+      Number.isInteger(typed) && typed >= 1 && typed <= MAX_TOKENS_LIMIT ? typed : this.settings.maxTokens;
+    const next = normalizeSettings({
+      temperature: Number(this.temperature.value),
+      maxTokens,
+      detail,
+      systemPrompt: this.systemPrompt.value,
+      apiKey: this.apiKey.value,
+    });
+    this.settings = next;
+    this.temperatureValue.value = next.temperature.toFixed(2);
+    this.onChange(next);
+  }
+}
+
+/** A click on the dimmed area outside a modal dialog closes it. */
+export function closeOnBackdropClick(dialog: HTMLDialogElement): void {
+  dialog.addEventListener("click", (event) => {
+    if (event.target !== dialog) return;
+    const box = dialog.getBoundingClientRect();
+    const inside =
+      event.clientX >= box.left &&
+      event.clientX <= box.right &&
+      event.clientY >= box.top &&
+      event.clientY <= box.bottom;
+    if (!inside) dialog.close();
+  });
+}
