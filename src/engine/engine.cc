@@ -64,6 +64,8 @@ class Engine::Impl {
   void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
               ErrorCode code = ErrorCode::kInternal);
   void RemoveFinished();
+  // Queue depth, live sequences and KV use as /metrics shows them.
+  void PublishOccupancy();
 
   std::unique_ptr<Qwen3VLModel> model_;
   EngineOptions options_;
@@ -275,9 +277,16 @@ void Engine::Impl::AdmitWaiting() {
     active_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
   }
+  PublishOccupancy();
+}
+
+void Engine::Impl::PublishOccupancy() {
+  int64_t active = 0, queued = 0;
+  for (const SequencePtr& seq : active_) active += seq->finished ? 0 : 1;
+  for (const SequencePtr& seq : waiting_) queued += seq->finished ? 0 : 1;
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.queued = static_cast<int64_t>(waiting_.size());
-  stats_.active = static_cast<int64_t>(active_.size());
+  stats_.queued = queued;
+  stats_.active = active;
   stats_.kv_pages_used = kv_.num_pages() - kv_.free_pages();
   stats_.prefix_cache_pages = prefix_.size();
 }
@@ -571,6 +580,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
     }
   }
   ReleasePages(seq, reason != FinishReason::kError);
+  PublishOccupancy();
   seq.sink(std::move(update));
 }
 

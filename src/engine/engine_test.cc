@@ -197,6 +197,29 @@ TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   EXPECT_LE(s.kv_pages_used, s.prefix_cache_pages);
 }
 
+TEST(Engine, CancellingAQueuedRequestCountsAndNeverRunsIt) {
+  EngineOptions options;
+  options.max_sequences = 1;
+  auto engine = MakeEngine(options);
+  GenerationRequest running = LoadCase("01_text_only");
+  running.ignore_eos = true;
+  running.max_tokens = 100000;
+  Collector a, b;
+  const RequestId first = engine->Submit(std::move(running), a.Sink());
+  const RequestId queued = engine->Submit(LoadCase("02_one_image_jpeg"), b.Sink());
+  engine->Cancel(queued);
+  b.Wait();
+  EXPECT_EQ(b.last.finish_reason, FinishReason::kCancelled);
+  EXPECT_EQ(b.last.usage.completion_tokens, 0);
+  engine->Cancel(first);
+  a.Wait();
+  const EngineStats s = engine->Stats();
+  EXPECT_EQ(s.requests_cancelled, 2);
+  EXPECT_EQ(s.images_encoded, 0);
+  EXPECT_EQ(s.queued, 0);
+  EXPECT_EQ(s.active, 0);
+}
+
 TEST(Engine, SmallKvCachePreemptsAndStillAnswersCorrectly) {
   EngineOptions options;
   options.kv_page_tokens = 16;
