@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side speed of qvl and llama.cpp on this machine, in one session, same model,
 # same image, same prompt, same thread count: qvl bench against llama-bench (pp512,
-# tg128) and llama-mtmd-cli (the image request), medians of RUNS. Writes the logs and a
+# tg128, and the request's prompt / decode sizes) and llama-mtmd-cli (the image request:
+# vision encode, wall time, peak RSS), medians of RUNS. Writes the logs and a
 # markdown table (qvl / llama.cpp and their ratio per stage) to OUT_DIR.
 #
 # llama.cpp is built outside this repository and nothing of it is vendored: give its
@@ -56,15 +57,35 @@ done
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $THREADS threads; load: $(cut -d' ' -f1-3 /proc/loadavg)" \
   | tee "$OUT_DIR/machine.txt"
 
+# A step whose result is already in OUT_DIR is skipped, so an interrupted comparison can
+# be resumed by running the same command again.
+done_already() { [[ -s $1 ]] && grep -q "$2" "$1"; }
+
 for v in $VARIANTS; do
   text=$GGUF_DIR/text-$(gguf_name "$v").gguf
-  echo "== $v: qvl bench"
-  "$QVL" bench -m "$MODEL_DIR" --image "$IMAGE" --prompt "$PROMPT" --tokens "$TOKENS" \
-    --dtype "$v" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
-  echo "== $v: llama-bench pp512 / tg128"
-  "$BIN/llama-bench" -m "$text" -p 512 -n 128 -t "$THREADS" -r "$RUNS" -o json \
-    > "$OUT_DIR/llama-bench-$v.json" 2> "$OUT_DIR/llama-bench-$v.log"
+  if ! done_already "$OUT_DIR/qvl-$v.json" decode_tok_s; then
+    echo "== $v: qvl bench"
+    "$QVL" bench -m "$MODEL_DIR" --image "$IMAGE" --prompt "$PROMPT" --tokens "$TOKENS" \
+      --dtype "$v" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
+  fi
+  if ! done_already "$OUT_DIR/llama-bench-$v.json" avg_ts; then
+    echo "== $v: llama-bench pp512 / tg128"
+    "$BIN/llama-bench" -m "$text" -p 512 -n 128 -t "$THREADS" -r "$RUNS" -o json \
+      > "$OUT_DIR/llama-bench-$v.json" 2> "$OUT_DIR/llama-bench-$v.log"
+  fi
+  # llama-mtmd-cli times the vision encode but not the prompt and the decode (its
+  # closing perf report is lost on exit), so those come from llama-bench at the request's
+  # sizes: the prompt's tokens, then TOKENS decoded at that depth.
+  n_prompt=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['prompt_tokens'])" \
+    "$OUT_DIR/qvl-$v.json")
+  if ! done_already "$OUT_DIR/llama-request-$v.json" avg_ts; then
+    echo "== $v: llama-bench pp$n_prompt, tg$TOKENS at depth $n_prompt"
+    { "$BIN/llama-bench" -m "$text" -p "$n_prompt" -n 0 -t "$THREADS" -r "$RUNS" -o json
+      "$BIN/llama-bench" -m "$text" -p 0 -n "$TOKENS" -d "$n_prompt" -t "$THREADS" -r "$RUNS" \
+        -o json; } > "$OUT_DIR/llama-request-$v.json" 2> "$OUT_DIR/llama-request-$v.log"
+  fi
   for r in $(seq 1 "$RUNS"); do
+    done_already "$OUT_DIR/mtmd-$v-$r.log" "Exit status: 0" && continue
     echo "== $v: llama-mtmd-cli run $r"
     /usr/bin/time -v "$BIN/llama-mtmd-cli" -m "$text" --mmproj "$GGUF_DIR/mmproj-$MMPROJ.gguf" \
       --image "$IMAGE" -p "$PROMPT" -n "$TOKENS" --ignore-eos --temp 0 -t "$THREADS" -c "$CTX" \

@@ -19,7 +19,8 @@ def median(values):
 
 
 def mtmd_run(log_path):
-    """Stage times of one llama-mtmd-cli run from its stderr (llama_perf + GNU time)."""
+    """Vision encode, wall time and peak RSS of one llama-mtmd-cli run (its stderr, with
+    GNU time's report)."""
     text = Path(log_path).read_text(errors="replace")
 
     def find(pattern, cast=float):
@@ -28,10 +29,6 @@ def mtmd_run(log_path):
 
     run = {
         "vision_ms": find(r"mtmd batch encoding done in (\d+) ms"),
-        "prompt_ms": find(r"prompt eval time =\s+([\d.]+) ms"),
-        "prompt_tokens": find(r"prompt eval time =\s+[\d.]+ ms /\s+(\d+) tokens", int),
-        "decode_ms": find(r"\s eval time =\s+([\d.]+) ms"),
-        "decode_runs": find(r"\s eval time =\s+[\d.]+ ms /\s+(\d+) runs", int),
         "rss_kib": find(r"Maximum resident set size \(kbytes\): (\d+)", int),
         "cpu_s": None,
         "wall_s": None,
@@ -46,14 +43,25 @@ def mtmd_run(log_path):
 
 
 def llama_bench(path):
-    """tok/s of pp512 and tg128 from llama-bench -o json."""
+    """tok/s of the prompt test ("pp") and the generation test ("tg") in a file of one or
+    more concatenated llama-bench -o json arrays."""
     out = {}
     try:
-        for row in json.loads(Path(path).read_text()):
-            key = "pp" if row.get("n_gen", 0) == 0 else "tg"
-            out[key] = row.get("avg_ts")
-    except (OSError, ValueError):
-        pass
+        text = Path(path).read_text()
+    except OSError:
+        return out
+    decoder, pos = json.JSONDecoder(), 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            rows, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            break
+        for row in rows:
+            out["pp" if row.get("n_gen", 0) == 0 else "tg"] = row.get("avg_ts")
     return out
 
 
@@ -78,19 +86,20 @@ def main():
         q = json.loads((out_dir / f"qvl-{v}.json").read_text())
         runs = [mtmd_run(p) for p in sorted(glob.glob(str(out_dir / f"mtmd-{v}-*.log")))]
         lb = llama_bench(out_dir / f"llama-bench-{v}.json")
+        request = llama_bench(out_dir / f"llama-request-{v}.json")
         vision = median([r["vision_ms"] for r in runs])
-        prompt = median([r["prompt_ms"] for r in runs])
-        decode_ms = median([r["decode_ms"] for r in runs])
-        decode_runs = median([r["decode_runs"] for r in runs])
-        decode = decode_runs / decode_ms * 1e3 if decode_ms and decode_runs else None
+        prompt = q["prompt_tokens"] / request["pp"] * 1e3 if request.get("pp") else None
+        decode = request.get("tg")
         ttft = vision + prompt if vision is not None and prompt is not None else None
         wall = median([r["wall_s"] for r in runs])
         rss = median([r["rss_kib"] for r in runs])
         rows = [
             ("vision encode (ms)", q["vision_encode_ms"], vision, False),
-            ("prefill of the image prompt (ms)", q["prefill_ms"], prompt, False),
+            ("prefill of the image prompt (ms; llama.cpp: llama-bench)", q["prefill_ms"], prompt,
+             False),
             ("time to first token (ms)", q["time_to_first_token_ms"], ttft, False),
-            ("decode after the image prompt (tok/s)", q["decode_tok_s"], decode, True),
+            ("decode after the image prompt (tok/s; llama.cpp: llama-bench -d)", q["decode_tok_s"],
+             decode, True),
             ("warm start to last token (s)", q["start_to_done_ms"] / 1e3, wall, False),
             ("peak RSS (MiB)", q["peak_rss_mib"], rss / 1024 if rss else None, False),
             ("prefill pp512 (tok/s; qvl: image prompt)", q["prefill_tok_s"], lb.get("pp"), True),

@@ -95,7 +95,6 @@ void DetectArm(CpuFeatures& f) {
 }
 #endif
 
-// Counts distinct (package, core) pairs among the CPUs this process may use.
 void CountCpus(CpuFeatures& f) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -104,16 +103,8 @@ void CountCpus(CpuFeatures& f) {
     return;
   }
   f.logical_cpus = CPU_COUNT(&set);
-  std::set<std::pair<int, int>> cores;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-    int package = 0, core = cpu;
-    std::ifstream(dir + "physical_package_id") >> package;
-    std::ifstream(dir + "core_id") >> core;
-    cores.insert({package, core});
-  }
-  f.physical_cores = cores.empty() ? f.logical_cpus : static_cast<int>(cores.size());
+  const size_t cores = OneCpuPerPhysicalCore().size();
+  f.physical_cores = cores == 0 ? f.logical_cpus : static_cast<int>(cores);
 }
 
 CpuFeatures Detect() {
@@ -145,6 +136,23 @@ bool TierSupported(CpuTier tier, const CpuFeatures& f) {
 }
 
 }  // namespace
+
+std::vector<int> OneCpuPerPhysicalCore() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  std::set<std::pair<int, int>> seen;  // (package, core)
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    int package = 0, core = cpu;
+    std::ifstream(dir + "physical_package_id") >> package;
+    std::ifstream(dir + "core_id") >> core;
+    if (seen.insert({package, core}).second) cpus.push_back(cpu);
+  }
+  return cpus;
+}
 
 const char* CpuTierName(CpuTier tier) {
   switch (tier) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace qvl {
 
@@ -53,6 +54,10 @@ CpuTier DetectedTier();
 // QVL_CPU=scalar|avx2|avx512|avx512bf16|neon. Asking for a tier the CPU lacks, or an
 // unknown name, throws Error(kInvalidArgument) naming the variable.
 CpuTier ActiveTier();
+
+// The first logical CPU of each physical core this process may use (hyper-threads of a
+// core are skipped), for pinning one compute thread per core.
+std::vector<int> OneCpuPerPhysicalCore();
 
 // One line describing the CPU and its relevant features, for `qvl info` and logs.
 std::string DescribeCpu();

@@ -3,10 +3,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <fstream>
-#include <set>
-#include <string>
-
 #include "base/cpu_features.h"
 #include "base/timer.h"
 
@@ -25,24 +21,6 @@ namespace {
 // Polls between clock reads while spinning.
 constexpr int kPollsPerClockRead = 64;
 
-// The first logical CPU of each physical core this process may use.
-std::vector<int> OneCpuPerCore() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  std::set<std::pair<int, int>> seen;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &set)) continue;
-    const std::string dir = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-    int package = 0, core = cpu;
-    std::ifstream(dir + "physical_package_id") >> package;
-    std::ifstream(dir + "core_id") >> core;
-    if (seen.insert({package, core}).second) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 void PinTo(pthread_t thread, int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -57,7 +35,7 @@ int DefaultThreadCount() { return GetCpuFeatures().physical_cores; }
 ThreadPool::ThreadPool(int num_threads, bool pin) {
   num_threads_ = num_threads > 0 ? num_threads : DefaultThreadCount();
   if (num_threads_ < 1) num_threads_ = 1;
-  const std::vector<int> cpus = pin ? OneCpuPerCore() : std::vector<int>();
+  const std::vector<int> cpus = pin ? OneCpuPerPhysicalCore() : std::vector<int>();
   const bool do_pin = pin && static_cast<int>(cpus.size()) >= num_threads_ && num_threads_ > 1;
   workers_.reserve(num_threads_ - 1);
   for (int t = 1; t < num_threads_; ++t) {

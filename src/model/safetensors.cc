@@ -68,10 +68,13 @@ Entry ParseTensorEntry(const std::string& name, const json& entry, const std::st
     Fail(ErrorCode::kCorrupt, path, ": tensor ", name, ": shape must be a list of at most ",
          kMaxRank, " integers, got ", shape.is_array() ? "a longer list" : JsonTypeName(shape));
   }
+  // Every partial product must fit an int64_t, even when a later dimension is 0, so that
+  // TensorInfo::numel() cannot overflow.
   uint64_t bytes = DTypeSize(t.dtype);
   for (const json& dim : shape) {
     const uint64_t d = NonNegative(dim, path, name, "shape");
-    if (d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(bytes, d, &bytes)) {
+    if (d > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(bytes, d, &bytes) ||
+        bytes > static_cast<uint64_t>(INT64_MAX)) {
       Fail(ErrorCode::kCorrupt, path, ": tensor ", name, ": shape ", shape.dump(),
            " overflows a 64-bit byte count");
     }

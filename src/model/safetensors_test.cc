@@ -112,6 +112,22 @@ TEST(Safetensors, RefusesBadTensorEntries) {
             "t.safetensors: __metadata__ must map strings to strings, but \"n\" holds integer");
 }
 
+// Regression (found while hardening): a zero-sized tensor whose other dimensions
+// multiply past INT64_MAX was accepted, and TensorInfo::numel() then overflowed.
+TEST(Safetensors, RefusesShapesWhoseElementCountOverflows) {
+  EXPECT_EQ(
+      ParseError(Image(
+          Header(R"("a":{"dtype":"U8","shape":[9223372036854775807,2,0],"data_offsets":[0,0]})"),
+          0)),
+      "t.safetensors: tensor a: shape [9223372036854775807,2,0] overflows a 64-bit byte count");
+  const std::vector<uint8_t> image = Image(
+      Header(R"("a":{"dtype":"U8","shape":[4611686018427387904,0],"data_offsets":[0,0]})"), 0);
+  const std::vector<TensorInfo> empty =
+      ParseSafetensors(image.data(), image.size(), &kPath, nullptr);
+  ASSERT_EQ(empty.size(), 1u);
+  EXPECT_EQ(empty[0].numel(), 0);
+}
+
 TEST(Safetensors, RefusesBadOffsets) {
   EXPECT_EQ(
       ParseError(Image(Header(R"("a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]})"), 8)),

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/image_grid.h"
@@ -50,6 +51,8 @@ class VisionEncoding {
 class VisionTower {
  public:
   // `precision` applies to row-major (f32 / bf16) weights; `prepare` makes each weight.
+  // Attention runs in int8 (SageAttention style) when the blocks' weights are quantized
+  // (q8 / q4), in bf16 at bf16 precision and in f32 otherwise.
   VisionTower(const VisionConfig& config, const VisionWeights& weights, MatmulPrecision precision,
               const LinearPreparer& prepare);
 
@@ -85,6 +88,7 @@ class VisionTower {
   VisionConfig config_;
   const VisionWeights* weights_;
   MatmulPrecision precision_;
+  DType attention_dtype_;
   LinearWeight patch_embed_;
   std::vector<Block> blocks_;
   Merger merger_;

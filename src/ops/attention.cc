@@ -10,6 +10,7 @@
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "ops/attention_int8.h"
 #include "ops/attention_kernels.h"
 
 namespace qvl {
@@ -152,7 +153,9 @@ void AttendBlock(const KvLayerView& kv, int kv_head, int d, float scale, const R
     for (int j = 0; j < b.group; ++j) {
       const int r = i * b.group + j;
       float sum = 0.0f;
-      for (int i = 0; i < kernels::kSumLanes; ++i) sum += ws.l[r * kernels::kSumLanes + i];
+      for (int lane = 0; lane < kernels::kSumLanes; ++lane) {
+        sum += ws.l[r * kernels::kSumLanes + lane];
+      }
       const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
       float* dst = b.out + i * b.out_stride + static_cast<int64_t>(j) * d;
       for (int e = 0; e < d; ++e) dst[e] = ws.o[r * d + e] * inv;
@@ -221,7 +224,10 @@ Panel& ThreadPanel() {
 
 }  // namespace
 
-void ReleaseAttentionScratch() { ThreadPanel() = Panel(); }
+void ReleaseAttentionScratch() {
+  ThreadPanel() = Panel();
+  ReleaseInt8AttentionScratch();
+}
 
 void StoreKv(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int head_dim,
              const float* k, const float* v, int64_t stride) {
@@ -236,6 +242,15 @@ void StoreKv(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int hea
 void SegmentedFullAttention(const float* q, const float* k, const float* v, int64_t stride,
                             std::span<const int64_t> segments, int heads, int head_dim, float scale,
                             DType dtype, float* out, int64_t out_stride, ThreadPool& pool) {
+  if (dtype == DType::kI8) {
+    if (Int8AttentionAvailable()) {
+      CheckShape(DType::kF32, head_dim, kKeyGroup);
+      SegmentedFullAttentionInt8(q, k, v, stride, segments, heads, head_dim, scale, out, out_stride,
+                                 pool);
+      return;
+    }
+    dtype = head_dim % 2 == 0 ? DType::kBF16 : DType::kF32;
+  }
   CheckShape(dtype, head_dim, kKeyGroup);
   const size_t num_segments = segments.size() < 2 ? 0 : segments.size() - 1;
   int64_t padded = 0;

@@ -105,11 +105,6 @@ void RowMajorMatMul(const float* x, int64_t m, const LinearWeight& w, const floa
   });
 }
 
-kernels::QuantizedRows Offset(const kernels::QuantizedRows& q, int64_t rows) {
-  const int64_t blocks = q.kp / kQuantBlock;
-  return {q.codes + rows * q.kp, q.scales + rows * blocks, q.corr + rows * blocks, q.kp};
-}
-
 // Panels per task: few rows of x stream the weights from memory, so each thread takes
 // long contiguous runs; many rows are compute-bound, so tasks are small for balance.
 int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
@@ -124,7 +119,9 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
   const PackedLayout layout = PackedLayoutFor(w.format(), n, k);
   const int64_t kp = layout.padded_k;
   const kernels::PackedKernels& kern = Packed();
-  const int64_t row_grain = std::max<int64_t>(1, m / (pool.size() * 4));
+  // Converting a row of x takes about a microsecond, as long as waking the pool: decode's
+  // few rows are converted on the calling thread.
+  const int64_t row_grain = std::max<int64_t>(16, m / (pool.size() * 4));
 
   kernels::QuantizedRows q;
   const uint16_t* xb = nullptr;
@@ -140,22 +137,22 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     xb = dst;
   } else {
     thread_local std::vector<int8_t> codes;
-    thread_local std::vector<float> scales;
+    thread_local std::vector<float> factors, exps, row_scales;
     thread_local std::vector<int32_t> corr;
-    const int64_t blocks = kp / kQuantBlock;
+    const size_t blocks = static_cast<size_t>(m * (kp / kQuantBlock));
     q.codes = Scratch(codes, static_cast<size_t>(m * kp));
-    q.scales = Scratch(scales, static_cast<size_t>(m * blocks));
-    q.corr = Scratch(corr, static_cast<size_t>(m * blocks));
+    q.factors = Scratch(factors, blocks);
+    q.exps = Scratch(exps, blocks);
+    q.corr = Scratch(corr, blocks);
+    q.row_scales = Scratch(row_scales, static_cast<size_t>(m));
     q.kp = kp;
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
-      kern.quantize(x + begin * k, k, end - begin, k, kp, const_cast<int8_t*>(q.codes) + begin * kp,
-                    const_cast<float*>(q.scales) + begin * blocks,
-                    const_cast<int32_t*>(q.corr) + begin * blocks);
+      kern.quantize(x + begin * k, k, end - begin, k, q.Offset(begin));
     });
   }
 
   // Rows of x go through a task's panels in blocks that stay in L2 (about 256 KiB of
-  // converted x), a multiple of every tier's row tile (2, 5, 6).
+  // converted x), a multiple of every tier's row tile (2, 4, 6).
   const int64_t x_row_bytes = kp * (w.format() == WeightFormat::kBF16Packed ? 2 : 1);
   const int64_t row_block = std::max<int64_t>(60, (256 << 10) / x_row_bytes / 60 * 60);
   const uint8_t* data = static_cast<const uint8_t*>(w.data());
@@ -177,10 +174,10 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
                            kern.bf16(xb + i0 * kp, rows, r);
                            break;
                          case WeightFormat::kQ8:
-                           kern.q8(Offset(q, i0), rows, r);
+                           kern.q8(q.Offset(i0), rows, r);
                            break;
                          default:
-                           kern.q4(Offset(q, i0), rows, r);
+                           kern.q4(q.Offset(i0), rows, r);
                            break;
                        }
                      }

@@ -5,6 +5,8 @@
 // block sums as the VNNI kernels.
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "ops/packed_kernels.h"
@@ -29,8 +31,10 @@ inline __m256i Load256(const uint8_t* p) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
 
-// Adds the bias and stores the valid columns of one 16-output panel of row i.
-inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int64_t p) {
+// Stores the valid columns of one 16-output panel of row i: acc + bias, or for the
+// quantized formats fma(acc, row_scale, bias).
+inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int64_t p,
+                       const float* row_scale = nullptr) {
   const int64_t col = p * kLanes;
   const int64_t cols = r.n - col;
   if (cols <= 0) return;
@@ -38,8 +42,10 @@ inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int
   _mm256_store_ps(out, lo);
   _mm256_store_ps(out + 8, hi);
   float* y = r.y + i * r.ldy + col;
-  for (int64_t l = 0; l < kLanes && l < cols; ++l)
-    y[l] = out[l] + (r.bias ? r.bias[col + l] : 0.0f);
+  for (int64_t l = 0; l < kLanes && l < cols; ++l) {
+    const float b = r.bias ? r.bias[col + l] : 0.0f;
+    y[l] = row_scale ? std::fma(out[l], *row_scale, b) : out[l] + b;
+  }
 }
 
 // ---- bf16 ------------------------------------------------------------------------------
@@ -142,14 +148,16 @@ void QuantTile(const QuantizedRows& x, int64_t i0, const PanelRange& r, int64_t 
     const __m256 s_lo = _mm256_cvtph_ps(_mm_load_si128(sw));
     const __m256 s_hi = _mm256_cvtph_ps(_mm_load_si128(sw + 1));
     for (int i = 0; i < MR; ++i) {
-      const __m256 sx = _mm256_set1_ps(x.scales[(i0 + i) * blocks + b]);
+      // float(isum) * 2^e is exact, as vscalefps' on the AVX-512 tier.
+      const __m256 f = _mm256_set1_ps(x.factors[(i0 + i) * blocks + b]);
       acc[i][0] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][0]), _mm256_mul_ps(s_lo, sx), acc[i][0]);
+          _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[i][0]), f), s_lo, acc[i][0]);
       acc[i][1] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][1]), _mm256_mul_ps(s_hi, sx), acc[i][1]);
+          _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[i][1]), f), s_hi, acc[i][1]);
     }
   }
-  for (int i = 0; i < MR; ++i) StorePanel(acc[i][0], acc[i][1], r, i0 + i, p);
+  for (int i = 0; i < MR; ++i)
+    StorePanel(acc[i][0], acc[i][1], r, i0 + i, p, x.row_scales + i0 + i);
 }
 
 template <bool kQ4>
@@ -179,50 +187,56 @@ inline int32_t SumOf(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t kp, int8_t* codes,
-                  float* scales, int32_t* corr) {
-  const int64_t blocks = kp / kQuantBlock;
+void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
+  const int64_t blocks = out.kp / kQuantBlock;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  alignas(32) float tail[kQuantBlock];
+  // Block b of row i, zero past column k.
+  auto block = [&](int64_t i, int64_t b) {
+    const float* src = x + i * ldx + b * kQuantBlock;
+    if (b * kQuantBlock + kQuantBlock <= k) return src;
+    std::fill(tail, tail + kQuantBlock, 0.0f);
+    for (int64_t c = b * kQuantBlock; c < k; ++c) tail[c - b * kQuantBlock] = x[i * ldx + c];
+    return static_cast<const float*>(tail);
+  };
   for (int64_t i = 0; i < m; ++i) {
-    const float* xi = x + i * ldx;
+    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
     for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t c = b * kQuantBlock;
-      alignas(32) float tail[kQuantBlock] = {};
-      const float* src = xi + c;
-      if (c + kQuantBlock > k) {
-        for (int64_t j = c; j < k; ++j) tail[j - c] = xi[j];
-        src = tail;
-      }
-      __m256 v[4];
-      __m256 amax_v = _mm256_setzero_ps();
-      for (int j = 0; j < 4; ++j) {
-        v[j] = _mm256_loadu_ps(src + 8 * j);
-        amax_v = _mm256_max_ps(amax_v, _mm256_andnot_ps(sign, v[j]));
-      }
-      const float amax = MaxOf(amax_v);
-      int8_t* q = codes + i * kp + c;
-      if (amax > kQuantMinAmax) {
-        const __m256 inv = _mm256_set1_ps(127.0f / amax);
-        __m256i qi[4];
-        __m256i sum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-          qi[j] =
-              _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[j], inv), lo), hi));
-          sum = _mm256_add_epi32(sum, qi[j]);
-        }
-        const __m256i packed =
-            _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
-                            _mm256_permutevar8x32_epi32(packed, order));
-        scales[i * blocks + b] = amax / 127.0f;
-        corr[i * blocks + b] = -128 * SumOf(sum);
-      } else {
+      const float* src = block(i, b);
+      __m256 a = _mm256_setzero_ps();
+      for (int j = 0; j < 4; ++j)
+        a = _mm256_max_ps(a, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)));
+      amax[b] = MaxOf(a);
+    }
+    float* exps = out.exps + i * blocks;
+    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
+    out.row_scales[i] = kRowMantissa[mantissa];
+    for (int64_t b = 0; b < blocks; ++b) {
+      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
+      if (!Quantizable(amax[b])) {
         std::memset(q, 0, kQuantBlock);
-        scales[i * blocks + b] = 0.0f;
-        corr[i * blocks + b] = 0;
+        amax[b] = 0.0f;
+        out.corr[i * blocks + b] = 0;
+        continue;
       }
+      const int e = static_cast<int>(exps[b]);
+      const __m256 inv = _mm256_set1_ps(kRowMantissaInverse[mantissa] * Pow2(-e));
+      const float* src = block(i, b);
+      __m256i qi[4];
+      __m256i sum = _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {
+        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + 8 * j), inv);
+        qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+        sum = _mm256_add_epi32(sum, qi[j]);
+      }
+      const __m256i packed =
+          _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                          _mm256_permutevar8x32_epi32(packed, order));
+      amax[b] = Pow2(e);
+      out.corr[i * blocks + b] = -128 * SumOf(sum);
     }
   }
 }

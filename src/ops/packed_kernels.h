@@ -5,10 +5,15 @@
 //
 // Arithmetic every tier reproduces exactly (so tiers can be compared bit for bit where
 // the hardware allows):
-//   Q8 / Q4: x is quantized per block of 32 to int8 codes qx with scale sx
-//     (sx = amax / 127, qx = round_to_even(x * (127 / amax))); per block the integer
-//     sum isum = sum(qw * qx) of the weight's integer values (q8: q; q4: kQ4Levels[nibble])
-//     is exact, and acc = fma(float(isum), sw * sx, acc), blocks in K order.
+//   Q8 / Q4: x is quantized per block of 32 to int8 codes qx with the step c * 2^e: c is
+//     one mantissa per row (kRowMantissa, chosen by ChooseBlockExponents), e per block
+//     the smallest with 127 * c * 2^e >= amax; qx = round_to_even(x * inv),
+//     inv = kRowMantissaInverse * 2^-e. Per block the integer sum isum = sum(qw * qx) of
+//     the weight's integer values (q8: q; q4: kQ4Levels[nibble]) is exact, and
+//     acc = fma(float(isum) * 2^e, sw, acc) (an exact scaling), blocks in K order; then
+//     y = fma(acc, c, bias). With a power-of-two factor per block, the block's epilogue
+//     is one multiply-add on the vector pipes (vscalefps runs beside the dot products);
+//     a float scale per block would take two.
 //   BF16Packed: x rounded to bf16; per K pair acc = (acc + x1 * w1) + x0 * w0 (the
 //     products are exact in float). AVX512-BF16's vdpbf16ps follows the same order but
 //     flushes denormals, so it is compared with a tolerance.
@@ -17,20 +22,54 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 
 #include "base/cpu_features.h"
 
 namespace qvl::kernels {
 
-// Rows of x quantized for the Q8 / Q4 kernels; kp = padded K.
-// Blocks whose largest magnitude is at most this quantize to zero (no division by ~0).
+// Blocks whose largest magnitude is at most this quantize to zero (no division by ~0),
+// as do blocks holding an infinity.
 constexpr float kQuantMinAmax = 1e-30f;
+inline bool Quantizable(float amax) {
+  return amax > kQuantMinAmax && amax <= std::numeric_limits<float>::max();
+}
 
+// The row mantissas c = 2^(j / 8) an activation row may use, and their inverses.
+constexpr float kRowMantissa[8] = {1.0f,        1.09050773f, 1.18920712f, 1.29683955f,
+                                   1.41421356f, 1.54221083f, 1.68179283f, 1.83400809f};
+constexpr float kRowMantissaInverse[8] = {
+    1.0f / 1.0f,        1.0f / 1.09050773f, 1.0f / 1.18920712f, 1.0f / 1.29683955f,
+    1.0f / 1.41421356f, 1.0f / 1.54221083f, 1.0f / 1.68179283f, 1.0f / 1.83400809f};
+
+// 2^e for -126 <= e <= 127, built from its bits (std::ldexp is a library call).
+inline float Pow2(int e) {
+  const uint32_t bits = static_cast<uint32_t>(e + 127) << 23;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// For one row of x: given its blocks' largest magnitudes `amax`, returns the index j of
+// the row mantissa with the least total squared step (so the blocks' steps come closest
+// to amax / 127) and writes each block's exponent e to `exps` (0 for zero blocks). Plain
+// C++ shared by every tier, so all quantize alike.
+int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps);
+
+// Rows of x quantized for the Q8 / Q4 kernels; kp = padded K.
 struct QuantizedRows {
-  const int8_t* codes = nullptr;  // [m, kp]
-  const float* scales = nullptr;  // [m, kp / 32]
-  const int32_t* corr = nullptr;  // [m, kp / 32]: -128 * sum of the block's codes
+  int8_t* codes = nullptr;      // [m, kp]
+  float* factors = nullptr;     // [m, kp / 32]: 2^e, 0 for zero blocks
+  float* exps = nullptr;        // [m, kp / 32]: e as a float (vscalefps' operand)
+  int32_t* corr = nullptr;      // [m, kp / 32]: -128 * sum of the block's codes
+  float* row_scales = nullptr;  // [m]: c
   int64_t kp = 0;
+  QuantizedRows Offset(int64_t rows) const {  // the same, from row `rows` on
+    const int64_t blocks = kp / 32;
+    return {codes + rows * kp,    factors + rows * blocks, exps + rows * blocks,
+            corr + rows * blocks, row_scales + rows,       kp};
+  }
 };
 
 // The panels one call covers: panels [0, panels) of a packed weight starting at w.
@@ -48,10 +87,11 @@ struct PanelRange {
 // x bf16 [m, kp], rows kp apart, zero past K.
 using PackedBf16Fn = void (*)(const uint16_t* x, int64_t m, const PanelRange& r);
 using PackedQuantFn = void (*)(const QuantizedRows& x, int64_t m, const PanelRange& r);
-// Quantizes rows of x (k valid columns, ldx apart) to codes / scales / corr; columns
-// [k, kp) become zero. corr lets kernels multiply unsigned weight codes (value + 128).
-using QuantizeRowsFn = void (*)(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t kp,
-                                int8_t* codes, float* scales, int32_t* corr);
+// Quantizes rows of x (k valid columns, ldx apart) into `out` (sized for m rows, out.kp
+// columns); columns [k, kp) become zero. corr lets kernels multiply unsigned weight codes
+// (value + 128).
+using QuantizeRowsFn = void (*)(const float* x, int64_t ldx, int64_t m, int64_t k,
+                                const QuantizedRows& out);
 
 struct PackedKernels {
   PackedBf16Fn bf16;

@@ -1,6 +1,7 @@
 // Plain C++ twins of the packed-format kernels: the reference every SIMD tier is tested
 // against (bit for bit where the hardware allows, see ops/packed_kernels.h) and the
 // kernels of CPUs without a SIMD tier. Lanes of 16 outputs keep the loops vectorizable.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -25,6 +26,15 @@ void Store(const float* acc, const PanelRange& r, int64_t i, int64_t p) {
   for (int64_t l = 0; l < kLanes && l < cols; ++l) {
     const int64_t j = p * kLanes + l;
     r.y[i * r.ldy + j] = acc[l] + (r.bias ? r.bias[j] : 0.0f);
+  }
+}
+
+// y = fma(acc, row_scale, bias) for the quantized formats.
+void StoreScaled(const float* acc, float row_scale, const PanelRange& r, int64_t i, int64_t p) {
+  const int64_t cols = r.n - p * kLanes;
+  for (int64_t l = 0; l < kLanes && l < cols; ++l) {
+    const int64_t j = p * kLanes + l;
+    r.y[i * r.ldy + j] = std::fma(acc[l], row_scale, r.bias ? r.bias[j] : 0.0f);
   }
 }
 
@@ -73,55 +83,113 @@ void PackedQuant(const QuantizedRows& x, int64_t m, const PanelRange& r) {
         const uint8_t* group = w + (b / 2) * group_bytes;
         const int blk = static_cast<int>(b % 2);
         const int8_t* xq = x.codes + i * x.kp + b * kQuantBlock;
-        const float sx = x.scales[i * blocks + b];
+        const float factor = x.factors[i * blocks + b];
         const uint16_t* sw = reinterpret_cast<const uint16_t*>(group + scale_offset) + blk * kLanes;
         for (int l = 0; l < kLanes; ++l) {
           int32_t isum = 0;
           for (int kk = 0; kk < kQuantBlock; ++kk) {
             isum += (kQ4 ? Q4Value(group, blk, l, kk) : Q8Value(group, blk, l, kk)) * xq[kk];
           }
-          acc[l] = std::fma(static_cast<float>(isum), F16ToF32(sw[l]) * sx, acc[l]);
+          acc[l] = std::fma(static_cast<float>(isum) * factor, F16ToF32(sw[l]), acc[l]);
         }
       }
-      Store(acc, r, i, p);
+      StoreScaled(acc, x.row_scales[i], r, i, p);
     }
   }
 }
 
-void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, int64_t kp, int8_t* codes,
-                  float* scales, int32_t* corr) {
-  const int64_t blocks = kp / kQuantBlock;
+void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
+  const int64_t blocks = out.kp / kQuantBlock;
   for (int64_t i = 0; i < m; ++i) {
+    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
     for (int64_t b = 0; b < blocks; ++b) {
-      float v[kQuantBlock];
-      for (int kk = 0; kk < kQuantBlock; ++kk) {
-        const int64_t c = b * kQuantBlock + kk;
-        v[kk] = c < k ? x[i * ldx + c] : 0.0f;
+      amax[b] = 0.0f;
+      for (int64_t c = b * kQuantBlock; c < std::min(k, (b + 1) * kQuantBlock); ++c) {
+        amax[b] = std::fabs(x[i * ldx + c]) > amax[b] ? std::fabs(x[i * ldx + c]) : amax[b];
       }
-      float amax = 0.0f;
-      for (float e : v) amax = std::fabs(e) > amax ? std::fabs(e) : amax;
-      int8_t* q = codes + i * kp + b * kQuantBlock;
+    }
+    float* exps = out.exps + i * blocks;
+    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
+    out.row_scales[i] = kRowMantissa[mantissa];
+    for (int64_t b = 0; b < blocks; ++b) {
+      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
       int32_t sum = 0;
-      if (amax > kQuantMinAmax) {
-        const float inv = 127.0f / amax;
+      if (Quantizable(amax[b])) {
+        const int e = static_cast<int>(exps[b]);
+        const float inv = kRowMantissaInverse[mantissa] * Pow2(-e);
         for (int kk = 0; kk < kQuantBlock; ++kk) {
-          float s = v[kk] * inv;
-          s = s > -127.0f ? s : -127.0f;  // as vmaxps / vminps, NaN becomes -127
-          s = s < 127.0f ? s : 127.0f;
-          q[kk] = static_cast<int8_t>(std::nearbyint(s));
+          const int64_t c = b * kQuantBlock + kk;
+          float v = (c < k ? x[i * ldx + c] : 0.0f) * inv;
+          v = v > -127.0f ? v : -127.0f;  // as vmaxps / vminps, NaN becomes -127
+          v = v < 127.0f ? v : 127.0f;
+          q[kk] = static_cast<int8_t>(std::nearbyint(v));
           sum += q[kk];
         }
-        scales[i * blocks + b] = amax / 127.0f;
+        amax[b] = Pow2(e);
       } else {
         std::memset(q, 0, kQuantBlock);
-        scales[i * blocks + b] = 0.0f;
+        amax[b] = 0.0f;
       }
-      corr[i * blocks + b] = -128 * sum;
+      out.corr[i * blocks + b] = -128 * sum;
     }
   }
 }
 
 }  // namespace
+
+namespace {
+
+// amax / 127 = mant * 2^exp with mant in [1, 2) (a normal float for quantizable amax).
+void SplitStep(float amax, float* mant, int* exp) {
+  const float step = amax / 127.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &step, 4);
+  *exp = static_cast<int>((bits >> 23) & 0xffu) - 127;
+  bits = (bits & 0x007fffffu) | 0x3f800000u;
+  std::memcpy(mant, &bits, 4);
+}
+
+}  // namespace
+
+int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps) {
+  // Block b's step with mantissa c: the least c * 2^e >= amax / 127 = mant * 2^E is
+  // c * 2^E when mant <= c, else c * 2^(E + 1); its square is 4^E c^2, or 4 times that.
+  // So the row's cost for c_j is c_j^2 (sum of 4^E + 3 * sum of 4^E over blocks with
+  // mant > c_j); blocks are binned by how many mantissas lie below their own.
+  double above[9] = {};  // above[t]: sum of 4^E over blocks with t mantissas below mant
+  double total = 0.0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (!Quantizable(amax[b])) continue;
+    float mant;
+    int exp;
+    SplitStep(amax[b], &mant, &exp);
+    const uint64_t bits = static_cast<uint64_t>(2 * exp + 1023) << 52;  // 4^exp
+    double weight;
+    std::memcpy(&weight, &bits, 8);
+    int below = 0;
+    for (int j = 0; j < 8; ++j) below += mant > kRowMantissa[j];
+    above[below] += weight;
+    total += weight;
+  }
+  int best = 0;
+  double best_cost = 0.0, over = total;  // over: sum of 4^E over blocks with mant > c_j
+  for (int j = 0; j < 8; ++j) {
+    over -= above[j];
+    const double cost =
+        static_cast<double>(kRowMantissa[j]) * kRowMantissa[j] * (total + 3.0 * over);
+    if (j == 0 || cost < best_cost) {
+      best = j;
+      best_cost = cost;
+    }
+  }
+  for (int64_t b = 0; b < blocks; ++b) {
+    float mant;
+    int exp;
+    SplitStep(Quantizable(amax[b]) ? amax[b] : 1.0f, &mant, &exp);
+    exps[b] = Quantizable(amax[b]) ? static_cast<float>(exp + (mant > kRowMantissa[best])) : 0.0f;
+  }
+  return best;
+}
 
 PackedKernels ScalarPackedKernels() {
   return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows};

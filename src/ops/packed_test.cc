@@ -54,7 +54,7 @@ struct Problem {
   std::vector<uint8_t> packed;
   std::vector<uint16_t> xb;  // bf16 x, padded
   std::vector<int8_t> codes;
-  std::vector<float> scales;
+  std::vector<float> factors, exps, row_scales;
   std::vector<int32_t> corr;
 
   Problem(const Shape& shape, WeightFormat f, std::mt19937& rng) : s(shape), format(f) {
@@ -87,19 +87,23 @@ struct Problem {
         for (int64_t c = 0; c < s.k; ++c) xb[i * kp + c] = F32ToBf16(x[i * s.k + c]);
       kern.bf16(xb.data(), s.m, r);
     } else {
-      Quantize(kern);
-      kernels::QuantizedRows q{codes.data(), scales.data(), corr.data(), kp};
+      kernels::QuantizedRows q = Quantize(kern);
       (format == WeightFormat::kQ8 ? kern.q8 : kern.q4)(q, s.m, r);
     }
     return y;
   }
 
-  void Quantize(const kernels::PackedKernels& kern) {
+  kernels::QuantizedRows Quantize(const kernels::PackedKernels& kern) {
     const int64_t kp = layout.padded_k;
     codes.assign(s.m * kp, 99);
-    scales.assign(s.m * kp / 32, NAN);
+    factors.assign(s.m * kp / 32, NAN);
+    exps.assign(s.m * kp / 32, NAN);
     corr.assign(s.m * kp / 32, 99);
-    kern.quantize(x.data(), s.k, s.m, s.k, kp, codes.data(), scales.data(), corr.data());
+    row_scales.assign(s.m, NAN);
+    const kernels::QuantizedRows q{codes.data(), factors.data(),    exps.data(),
+                                   corr.data(),  row_scales.data(), kp};
+    kern.quantize(x.data(), s.k, s.m, s.k, q);
+    return q;
   }
 
   // y from the decoded weights and the x the kernels see, in double.
@@ -113,7 +117,8 @@ struct Problem {
         if (format == WeightFormat::kBF16Packed) {
           xs[i * s.k + c] = Bf16ToF32(F32ToBf16(x[i * s.k + c]));
         } else {
-          xs[i * s.k + c] = double(codes[i * kp + c]) * scales[i * kp / 32 + c / 32];
+          xs[i * s.k + c] =
+              double(codes[i * kp + c]) * factors[i * kp / 32 + c / 32] * row_scales[i];
         }
       }
     }
@@ -239,9 +244,43 @@ TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTier) {
       Problem got = want;
       got.Quantize(kernels::PackedKernelsFor(tier));
       EXPECT_EQ(got.codes, want.codes) << CpuTierName(tier);
-      EXPECT_EQ(0, std::memcmp(got.scales.data(), want.scales.data(), want.scales.size() * 4))
-          << CpuTierName(tier);
+      for (auto [g, w] : {std::pair(&got.factors, &want.factors), std::pair(&got.exps, &want.exps),
+                          std::pair(&got.row_scales, &want.row_scales)}) {
+        EXPECT_EQ(0, std::memcmp(g->data(), w->data(), w->size() * 4)) << CpuTierName(tier);
+      }
       EXPECT_EQ(got.corr, want.corr) << CpuTierName(tier);
+    }
+  }
+}
+
+// Steps are c * 2^e with one mantissa c per row: blocks whose amax share a mantissa get
+// the smallest c at or above it, and every x is within half a step of its code's value.
+TEST(PackedKernels, ActivationStepsFitTheRow) {
+  const int64_t k = 4 * 32;
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  std::vector<float> x(k);
+  for (float& v : x) v = u(rng);
+  for (int b = 0; b < 4; ++b) x[b * 32 + 5] = 127.0f * 1.35f * std::ldexp(1.0f, b - 2);
+  std::vector<int8_t> codes(k);
+  std::vector<float> factors(4), exps(4), row_scale(1);
+  std::vector<int32_t> corr(4);
+  for (CpuTier tier : CompiledTiers()) {
+    SCOPED_TRACE(CpuTierName(tier));
+    kernels::PackedKernelsFor(tier).quantize(
+        x.data(), k, 1, k,
+        {codes.data(), factors.data(), exps.data(), corr.data(), row_scale.data(), k});
+    EXPECT_EQ(row_scale[0], kernels::kRowMantissa[4]);  // 2^(4/8) = 1.414 >= 1.35
+    for (int b = 0; b < 4; ++b) {
+      EXPECT_EQ(exps[b], b - 2);
+      EXPECT_EQ(factors[b], std::ldexp(1.0f, b - 2));
+      int32_t sum = 0;
+      for (int c = b * 32; c < (b + 1) * 32; ++c) {
+        const double step = double(row_scale[0]) * factors[b];
+        EXPECT_LE(std::fabs(x[c] - codes[c] * step), 0.5 * step * (1 + 1e-6)) << c;
+        sum += codes[c];
+      }
+      EXPECT_EQ(corr[b], -128 * sum);
     }
   }
 }

@@ -35,12 +35,14 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return difference == 0;
 }
 
-ApiServer::ApiServer(ApiServerOptions options) : options_(std::move(options)) {
+ApiServer::ApiServer(ApiServerOptions options)
+    : options_(std::move(options)),
+      http_(GateLimits{.head_timeout_ms = options_.io_timeout_seconds * 1000}) {
   if (options_.model_names.empty()) options_.model_names.push_back("qvl");
   options_.request.model_names = options_.model_names;
   started_at_ = static_cast<int64_t>(std::time(nullptr));
   const int threads = std::max(options_.http_threads, 4);
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.SetWorkerThreads(threads);
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_read_timeout(options_.io_timeout_seconds, 0);
   http_.set_write_timeout(options_.io_timeout_seconds, 0);
@@ -118,13 +120,10 @@ void ApiServer::AddRoutes() {
     HandleChatCompletion(chat, req, res, reader);
   });
 
-  // Every other request with a body is read within the limit and refused, so that no
-  // route buffers an unbounded chunked body.
-  const size_t max_body = options_.max_body_bytes;
-  auto refuse = [max_body](const httplib::Request& req, httplib::Response& res,
-                           const httplib::ContentReader& reader) {
-    std::string body;
-    if (!ReadBody(reader, max_body, res, &body)) return;
+  // Every other request with a body is refused without reading it (GatedHttpServer then
+  // closes the connection), so that no route buffers a body it has no use for.
+  auto refuse = [](const httplib::Request& req, httplib::Response& res,
+                   const httplib::ContentReader&) {
     ReplyError(res,
                MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
   };
@@ -193,6 +192,7 @@ void ApiServer::Start() {
     Fail(ErrorCode::kIo, "cannot listen on ", options_.host, ":", options_.port,
          " (in use, or the address is not on this machine)");
   }
+  http_.WidenBacklog();
   if (!IsLoopbackHost(options_.host) && options_.api_key.empty()) {
     LogWarn("listening on ", options_.host,
             " without --api-key: anyone who can reach this address can use the server");
@@ -213,7 +213,7 @@ void ApiServer::Stop(double wait_seconds) {
   while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  http_.stop();
+  http_.Shutdown();
   if (listener_.joinable()) listener_.join();
 }
 

@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "server/chat_request.h"
+#include "server/gated_http_server.h"
 #include "server/server_metrics.h"
 
 namespace qvl {
@@ -62,7 +63,7 @@ class ApiServer {
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;
 
   ApiServerOptions options_;
-  httplib::Server http_;
+  GatedHttpServer http_;  // slow or oversized request heads never reach a thread
   std::thread listener_;
   int port_ = 0;
   std::atomic<Engine*> engine_{nullptr};

@@ -28,7 +28,8 @@ nlohmann::json ParseJsonBody(std::string_view body) {
       };
   try {
     return nlohmann::json::parse(body.begin(), body.end(), limit_depth);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number beyond double ("1e999").
     std::string what = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 9: ..." -> from "parse".
     const size_t bracket = what.find("] ");

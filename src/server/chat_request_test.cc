@@ -199,6 +199,10 @@ TEST_F(ChatRequestTest, MalformedBodies) {
   EXPECT_EQ(RawErrorOf("{\"messages\": [", ErrorCode::kInvalidArgument, ""),
             "malformed JSON in the request body: parse error at line 1, column 15: syntax error "
             "while parsing value - unexpected end of input; expected '[', '{', or a literal");
+  // Regression (long fuzz run): a number beyond double made nlohmann throw out_of_range,
+  // which escaped the request parser as an internal error instead of a 400.
+  EXPECT_EQ(RawErrorOf("{\"max_tokens\": 6e5536}", ErrorCode::kInvalidArgument, ""),
+            "malformed JSON in the request body: number overflow parsing '6e5536'");
   EXPECT_EQ(RawErrorOf("[1]", ErrorCode::kInvalidArgument, ""),
             "the request body must be a JSON object, got array");
   EXPECT_EQ(ErrorOf(nlohmann::json{{"model", "qwen3-vl"}}, ErrorCode::kInvalidArgument, "messages"),

@@ -108,13 +108,14 @@ bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::R
 
 void HandleChatCompletion(const ChatRouteContext& context, const httplib::Request& req,
                           httplib::Response& res, const httplib::ContentReader& reader) {
-  std::string body;
-  if (!ReadBody(reader, context.max_body_bytes, res, &body)) return;
+  // Before the body: a client without the key must not make the server buffer it.
   if (!context.authorized(req)) {
     ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
                                  "missing or wrong API key; send \"Authorization: Bearer <key>\""));
     return;
   }
+  std::string body;
+  if (!ReadBody(reader, context.max_body_bytes, res, &body)) return;
   Engine* engine = context.engine->load();
   if (context.shutting_down->load()) {
     ReplyError(res, MakeApiError(ErrorCode::kUnavailable, "the server is shutting down"));

@@ -1,5 +1,7 @@
 #include "server/malloc_tuning.h"
 
+#include <cstdlib>  // defines __GLIBC__ (via <features.h>) under glibc
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

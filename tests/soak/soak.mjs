@@ -32,9 +32,31 @@ const casesDir = path.join(options.data, 'tiny-qwen3vl/cases');
 
 // Small limits, so that every refusal path is reachable with small requests.
 const serverArgs = [
-  'serve', '-m', modelDir, '--dtype', 'f32', '--weight-cache', 'none', '--port', '0',
-  '--model-alias', 'qwen3-vl', '--parallel', '2', '--queue', '4', '--ctx-size', '1024',
-  '--max-image-mb', '1', '--max-body-mb', '4', '--timeout', '5', '--shutdown-grace', '5',
+  'serve',
+  '-m',
+  modelDir,
+  '--dtype',
+  'f32',
+  '--weight-cache',
+  'none',
+  '--port',
+  '0',
+  '--model-alias',
+  'qwen3-vl',
+  '--parallel',
+  '2',
+  '--queue',
+  '4',
+  '--ctx-size',
+  '1024',
+  '--max-image-mb',
+  '1',
+  '--max-body-mb',
+  '4',
+  '--timeout',
+  '5',
+  '--shutdown-grace',
+  '5',
 ];
 const kRssTolerance = 0.05;
 const kRequestTimeoutMs = 120_000;
@@ -61,20 +83,28 @@ function dataUrl(file) {
 }
 
 function loadCases() {
-  return fs.readdirSync(casesDir).sort().map((name) => {
-    const dir = path.join(casesDir, name);
-    const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
-    const request = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8'), (key, value) =>
-      key === 'url' && typeof value === 'string' && !value.startsWith('data:')
-        ? dataUrl(path.join(dir, value)) : value);
-    return { name, body: request, expected: meta.greedy_text };
-  });
+  return fs
+    .readdirSync(casesDir)
+    .sort()
+    .map((name) => {
+      const dir = path.join(casesDir, name);
+      const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+      const request = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8'), (key, value) =>
+        key === 'url' && typeof value === 'string' && !value.startsWith('data:')
+          ? dataUrl(path.join(dir, value))
+          : value,
+      );
+      return { name, body: request, expected: meta.greedy_text };
+    });
 }
 
 const cases = loadCases();
 const photo = fs.readFileSync(path.join(casesDir, '02_one_image_jpeg/images/photo.jpg'));
 const userWith = (content) => ({ model: 'qwen3-vl', max_tokens: 4, messages: [{ role: 'user', content }] });
-const imagePart = (url) => [{ type: 'image_url', image_url: { url } }, { type: 'text', text: 'What is it?' }];
+const imagePart = (url) => [
+  { type: 'image_url', image_url: { url } },
+  { type: 'text', text: 'What is it?' },
+];
 
 // ---------------------------------------------------------------- HTTP
 
@@ -86,14 +116,22 @@ function send(method, route, body, { abandon = false } = {}) {
   return new Promise((resolve) => {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const req = http.request({
-      host: '127.0.0.1', port, method, path: route, agent: false,
+      host: '127.0.0.1',
+      port,
+      method,
+      path: route,
+      agent: false,
       headers: {
         Connection: 'close',
-        ...(payload !== undefined ? { 'Content-Type': 'application/json',
-                                      'Content-Length': Buffer.byteLength(payload) } : {}),
+        ...(payload !== undefined
+          ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }
+          : {}),
       },
     });
-    const timer = setTimeout(() => { req.destroy(); resolve({ error: 'timeout (hang?)' }); }, kRequestTimeoutMs);
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve({ error: 'timeout (hang?)' });
+    }, kRequestTimeoutMs);
     req.on('response', (res) => {
       const chunks = [];
       res.on('data', (chunk) => {
@@ -104,10 +142,19 @@ function send(method, route, body, { abandon = false } = {}) {
           resolve({ status: res.statusCode, abandoned: true });
         }
       });
-      res.on('end', () => { clearTimeout(timer); resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() }); });
-      res.on('error', (e) => { clearTimeout(timer); resolve({ error: e.code || e.message }); });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() });
+      });
+      res.on('error', (e) => {
+        clearTimeout(timer);
+        resolve({ error: e.code || e.message });
+      });
     });
-    req.on('error', (e) => { clearTimeout(timer); resolve({ error: e.code || e.message }); });
+    req.on('error', (e) => {
+      clearTimeout(timer);
+      resolve({ error: e.code || e.message });
+    });
     req.end(payload);
   });
 }
@@ -118,7 +165,10 @@ function streamedText(body) {
   for (const line of body.split('\n')) {
     if (!line.startsWith('data: ')) continue;
     const data = line.slice(6).trim();
-    if (data === '[DONE]') { done = true; continue; }
+    if (data === '[DONE]') {
+      done = true;
+      continue;
+    }
     const event = JSON.parse(data);
     for (const choice of event.choices ?? []) text += choice.delta?.content ?? '';
   }
@@ -131,50 +181,135 @@ function streamedText(body) {
 // label /metrics counts it under.
 const chat = '/v1/chat/completions';
 const kinds = {
-  golden: { weight: 24, route: chat, async run() {
-    const c = pick(cases);
-    const r = await send('POST', chat, c.body);
-    if (r.status === 503) return r;
-    const content = r.status === 200 ? JSON.parse(r.body).choices[0].message.content : undefined;
-    return { ...r, ok: r.status === 200 && content === c.expected, why: `${c.name}: got ${JSON.stringify(content)}` };
-  } },
-  golden_stream: { weight: 20, route: chat, async run() {
-    const c = pick(cases);
-    const r = await send('POST', chat, { ...c.body, stream: true });
-    if (r.status === 503) return r;
-    const text = r.status === 200 ? streamedText(r.body) : undefined;
-    return { ...r, ok: r.status === 200 && text === c.expected, why: `${c.name}: streamed ${JSON.stringify(text)}` };
-  } },
-  abandoned_stream: { weight: 10, route: chat, async run() {
-    const c = pick(cases);
-    const r = await send('POST', chat, { ...c.body, stream: true, max_tokens: 64, ignore_eos: true }, { abandon: true });
-    return { ...r, ok: r.status === 503 || r.abandoned === true };
-  } },
-  malformed_json: { weight: 8, route: chat, expect: [400], run: () => send('POST', chat, '{"messages": [{"role": "user", ') },
-  wrong_type: { weight: 4, route: chat, expect: [400], run: () => send('POST', chat, { messages: 'hi', max_tokens: 'many' }) },
-  broken_image: { weight: 6, route: chat, expect: [400],
-    run: () => send('POST', chat, userWith(imagePart(`data:image/jpeg;base64,${photo.subarray(0, photo.length / 2).toString('base64')}`))) },
-  not_an_image: { weight: 3, route: chat, expect: [400],
-    run: () => send('POST', chat, userWith(imagePart(`data:image/png;base64,${Buffer.from('not an image at all').toString('base64')}`))) },
-  oversized_image: { weight: 4, route: chat, expect: [413],
-    run: () => send('POST', chat, userWith(imagePart(`data:image/png;base64,${Buffer.alloc(1200 * 1024, 7).toString('base64')}`))) },
+  golden: {
+    weight: 24,
+    route: chat,
+    async run() {
+      const c = pick(cases);
+      const r = await send('POST', chat, c.body);
+      if (r.status === 503) return r;
+      const content = r.status === 200 ? JSON.parse(r.body).choices[0].message.content : undefined;
+      return {
+        ...r,
+        ok: r.status === 200 && content === c.expected,
+        why: `${c.name}: got ${JSON.stringify(content)}`,
+      };
+    },
+  },
+  golden_stream: {
+    weight: 20,
+    route: chat,
+    async run() {
+      const c = pick(cases);
+      const r = await send('POST', chat, { ...c.body, stream: true });
+      if (r.status === 503) return r;
+      const text = r.status === 200 ? streamedText(r.body) : undefined;
+      return {
+        ...r,
+        ok: r.status === 200 && text === c.expected,
+        why: `${c.name}: streamed ${JSON.stringify(text)}`,
+      };
+    },
+  },
+  abandoned_stream: {
+    weight: 10,
+    route: chat,
+    async run() {
+      const c = pick(cases);
+      const r = await send(
+        'POST',
+        chat,
+        { ...c.body, stream: true, max_tokens: 64, ignore_eos: true },
+        { abandon: true },
+      );
+      return { ...r, ok: r.status === 503 || r.abandoned === true };
+    },
+  },
+  malformed_json: {
+    weight: 8,
+    route: chat,
+    expect: [400],
+    run: () => send('POST', chat, '{"messages": [{"role": "user", '),
+  },
+  wrong_type: {
+    weight: 4,
+    route: chat,
+    expect: [400],
+    run: () => send('POST', chat, { messages: 'hi', max_tokens: 'many' }),
+  },
+  broken_image: {
+    weight: 6,
+    route: chat,
+    expect: [400],
+    run: () =>
+      send(
+        'POST',
+        chat,
+        userWith(
+          imagePart(`data:image/jpeg;base64,${photo.subarray(0, photo.length / 2).toString('base64')}`),
+        ),
+      ),
+  },
+  not_an_image: {
+    weight: 3,
+    route: chat,
+    expect: [400],
+    run: () =>
+      send(
+        'POST',
+        chat,
+        userWith(imagePart(`data:image/png;base64,${Buffer.from('not an image at all').toString('base64')}`)),
+      ),
+  },
+  oversized_image: {
+    weight: 4,
+    route: chat,
+    expect: [413],
+    run: () =>
+      send(
+        'POST',
+        chat,
+        userWith(imagePart(`data:image/png;base64,${Buffer.alloc(1200 * 1024, 7).toString('base64')}`)),
+      ),
+  },
   // The server may answer 413 and hang up before the client has sent everything.
-  oversized_body: { weight: 3, route: chat, expect: [413], resetMeans: 413,
-    run: () => send('POST', chat, ' '.repeat(5 << 20)) },
-  over_context: { weight: 5, route: chat, expect: [400], run: () => send('POST', chat, userWith(' 7'.repeat(1500))) },
+  oversized_body: {
+    weight: 3,
+    route: chat,
+    expect: [413],
+    resetMeans: 413,
+    run: () => send('POST', chat, ' '.repeat(5 << 20)),
+  },
+  over_context: {
+    weight: 5,
+    route: chat,
+    expect: [400],
+    run: () => send('POST', chat, userWith(' 7'.repeat(1500))),
+  },
   unknown_route: { weight: 2, route: 'other', expect: [404], run: () => send('GET', '/v2/nothing') },
   wrong_method: { weight: 1, route: chat, expect: [404], run: () => send('PUT', chat, '{}') },
   models: { weight: 2, route: '/v1/models', expect: [200], run: () => send('GET', '/v1/models') },
-  burst: { weight: 3, route: chat, burst: 10, async run() {
-    const c = pick(cases);
-    const r = await send('POST', chat, { ...c.body, stream: true });
-    if (r.status === 503) return r;
-    return { ...r, ok: r.status === 200 && streamedText(r.body) === c.expected, why: `${c.name} in a burst` };
-  } },
+  burst: {
+    weight: 3,
+    route: chat,
+    burst: 10,
+    async run() {
+      const c = pick(cases);
+      const r = await send('POST', chat, { ...c.body, stream: true });
+      if (r.status === 503) return r;
+      return {
+        ...r,
+        ok: r.status === 200 && streamedText(r.body) === c.expected,
+        why: `${c.name} in a burst`,
+      };
+    },
+  },
 };
 
 const totalWeight = Object.values(kinds).reduce((s, k) => s + k.weight, 0);
-function pick(list) { return list[Math.floor(Math.random() * list.length)]; }
+function pick(list) {
+  return list[Math.floor(Math.random() * list.length)];
+}
 function pickKind() {
   let x = Math.random() * totalWeight;
   for (const [name, kind] of Object.entries(kinds)) {
@@ -186,24 +321,30 @@ function pickKind() {
 
 // ---------------------------------------------------------------- bookkeeping
 
-const counts = {};          // kind -> status -> n
-const routeCounts = {};     // "route code" -> n, as /metrics should count them
+const counts = {}; // kind -> status -> n
+const routeCounts = {}; // "route code" -> n, as /metrics should count them
 const failures = [];
-let chat200 = 0;            // chat responses the engine ran to the end or cancelled
+let chat200 = 0; // chat responses the engine ran to the end or cancelled
 
 function record(name, result) {
   const kind = kinds[name];
-  const status = result.error ? (kind.resetMeans && /ECONNRESET|EPIPE/.test(result.error) ? 'reset' : `error ${result.error}`) : result.status;
+  const status = result.error
+    ? kind.resetMeans && /ECONNRESET|EPIPE/.test(result.error)
+      ? 'reset'
+      : `error ${result.error}`
+    : result.status;
   counts[name] ??= {};
   counts[name][status] = (counts[name][status] ?? 0) + 1;
   const code = status === 'reset' ? kind.resetMeans : status;
-  if (typeof code === 'number') routeCounts[`${kind.route} ${code}`] = (routeCounts[`${kind.route} ${code}`] ?? 0) + 1;
+  if (typeof code === 'number')
+    routeCounts[`${kind.route} ${code}`] = (routeCounts[`${kind.route} ${code}`] ?? 0) + 1;
   if (kind.route === chat && code === 200) chat200++;
   let ok;
   if (result.error) ok = status === 'reset';
   else if (kind.expect) ok = kind.expect.includes(result.status);
   else ok = result.ok ?? result.status === 503;
-  if (!ok && failures.length < 20) failures.push({ kind: name, status, why: result.why ?? result.body?.slice(0, 300) });
+  if (!ok && failures.length < 20)
+    failures.push({ kind: name, status, why: result.why ?? result.body?.slice(0, 300) });
 }
 
 async function runKind(name) {
@@ -213,16 +354,22 @@ async function runKind(name) {
   for (const r of results) record(name, r);
 }
 
-const rssTimeline = [];  // [seconds since start, RSS kB] every 10 s of load
+const rssTimeline = []; // [seconds since start, RSS kB] every 10 s of load
 
 async function load(durationMs, pid) {
   const end = Date.now() + durationMs;
   const sampler = setInterval(() => {
-    try { rssTimeline.push([Math.round((Date.now() - started) / 1000), procStats(pid).rssKb]); } catch { /* exited */ }
+    try {
+      rssTimeline.push([Math.round((Date.now() - started) / 1000), procStats(pid).rssKb]);
+    } catch {
+      /* exited */
+    }
   }, 10_000);
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (Date.now() < end) await runKind(pickKind());
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) await runKind(pickKind());
+    }),
+  );
   clearInterval(sampler);
 }
 
@@ -264,9 +411,14 @@ function startServer() {
     child.stderr.on('data', (chunk) => {
       log += chunk;
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
-      if (m && !port) { port = Number(m[1]); resolve({ child, log: () => log }); }
+      if (m && !port) {
+        port = Number(m[1]);
+        resolve({ child, log: () => log });
+      }
     });
-    child.on('exit', (code, signal) => reject(new Error(`qvl serve exited (${code ?? signal}) before listening:\n${log}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`qvl serve exited (${code ?? signal}) before listening:\n${log}`)),
+    );
   });
 }
 
@@ -284,26 +436,37 @@ async function waitHealthy() {
 const started = Date.now();
 const server = await startServer();
 let exitInfo = null;
-const exited = new Promise((resolve) => server.child.on('exit', (code, signal) => { exitInfo = { code, signal }; resolve(); }));
+const exited = new Promise((resolve) =>
+  server.child.on('exit', (code, signal) => {
+    exitInfo = { code, signal };
+    resolve();
+  }),
+);
 await waitHealthy();
 
 // Warm-up: every kind once, then the same mix as the run, so that caches, thread
 // stacks and malloc arenas reach their working size before RSS is taken.
 for (const name of Object.keys(kinds)) await runKind(name);
-await load(Math.max(10, seconds * 0.15) * 1000, server.child.pid);
+await load(Math.max(20, seconds * 0.2) * 1000, server.child.pid);
 const warm = await idle(server.child.pid);
 const warmMetrics = await metrics();
 
 await load(seconds * 1000, server.child.pid);
-if (exitInfo) failures.push({ kind: 'server', why: `qvl serve died: ${JSON.stringify(exitInfo)}\n${server.log()}` });
+if (exitInfo)
+  failures.push({ kind: 'server', why: `qvl serve died: ${JSON.stringify(exitInfo)}\n${server.log()}` });
 const after = exitInfo ? { rssKb: 0, fds: 0 } : await idle(server.child.pid);
 const finalMetrics = exitInfo ? {} : await metrics();
 
 const checks = [];
-function check(name, ok, detail) { checks.push({ name, ok, detail }); }
+function check(name, ok, detail) {
+  checks.push({ name, ok, detail });
+}
 check('no failed requests', failures.length === 0, failures);
-check(`RSS within ${kRssTolerance * 100} % of warm-up`, after.rssKb <= warm.rssKb * (1 + kRssTolerance),
-      `warm-up ${warm.rssKb} kB, after ${after.rssKb} kB`);
+check(
+  `RSS within ${kRssTolerance * 100} % of warm-up`,
+  after.rssKb <= warm.rssKb * (1 + kRssTolerance),
+  `warm-up ${warm.rssKb} kB, after ${after.rssKb} kB`,
+);
 check('no file descriptors leaked', after.fds <= warm.fds, `warm-up ${warm.fds}, after ${after.fds}`);
 // /metrics counts a response when it is written: the final /metrics call is not in its own output.
 routeCounts['/metrics 200']--;
@@ -313,13 +476,17 @@ for (const [key, value] of Object.entries(finalMetrics)) {
   if (m && m[1] !== '/health') serverRoutes[`${m[1]} ${m[2]}`] = value;
 }
 const routeKeys = new Set([...Object.keys(serverRoutes), ...Object.keys(routeCounts)]);
-const mismatched = [...routeKeys].filter((k) => (serverRoutes[k] ?? 0) !== (routeCounts[k] ?? 0))
+const mismatched = [...routeKeys]
+  .filter((k) => (serverRoutes[k] ?? 0) !== (routeCounts[k] ?? 0))
   .map((k) => `${k}: server ${serverRoutes[k] ?? 0}, client ${routeCounts[k] ?? 0}`);
 check('/metrics responses equal the client counts', mismatched.length === 0, mismatched);
 const outcome = (m, o) => m[`qvl_requests_total{outcome="${o}"}`] ?? 0;
 const engineRan = outcome(finalMetrics, 'finished') + outcome(finalMetrics, 'cancelled');
-check('/metrics finished + cancelled generations equal the 200 chat answers', engineRan === chat200,
-      `engine ${engineRan}, client ${chat200}`);
+check(
+  '/metrics finished + cancelled generations equal the 200 chat answers',
+  engineRan === chat200,
+  `engine ${engineRan}, client ${chat200}`,
+);
 check('no failed generations', outcome(finalMetrics, 'failed') === 0, outcome(finalMetrics, 'failed'));
 check('bursts above the queue limit got 503', (counts.burst?.[503] ?? 0) > 0, counts.burst);
 
@@ -330,11 +497,17 @@ clearTimeout(stopTimer);
 check('SIGTERM stops the server with exit 0', exitInfo.code === 0, exitInfo);
 
 const report = {
-  seconds, concurrency, wall_seconds: (Date.now() - started) / 1000,
-  requests: counts, rss_kb: { warm_up: warm.rssKb, after: after.rssKb, timeline: rssTimeline }, fds: { warm_up: warm.fds, after: after.fds },
+  seconds,
+  concurrency,
+  wall_seconds: (Date.now() - started) / 1000,
+  requests: counts,
+  rss_kb: { warm_up: warm.rssKb, after: after.rssKb, timeline: rssTimeline },
+  fds: { warm_up: warm.fds, after: after.fds },
   engine: {
-    finished: outcome(finalMetrics, 'finished'), cancelled: outcome(finalMetrics, 'cancelled'),
-    failed: outcome(finalMetrics, 'failed'), completion_tokens: finalMetrics.qvl_completion_tokens_total,
+    finished: outcome(finalMetrics, 'finished'),
+    cancelled: outcome(finalMetrics, 'cancelled'),
+    failed: outcome(finalMetrics, 'failed'),
+    completion_tokens: finalMetrics.qvl_completion_tokens_total,
     finished_at_warm_up: outcome(warmMetrics, 'finished'),
     kv_pages_used: [warmMetrics.qvl_kv_cache_pages_used, finalMetrics.qvl_kv_cache_pages_used],
     prefix_cache_pages: [warmMetrics.qvl_prefix_cache_pages, finalMetrics.qvl_prefix_cache_pages],
@@ -342,8 +515,15 @@ const report = {
   checks,
 };
 if (options.report) fs.writeFileSync(options.report, JSON.stringify(report, null, 2));
-const total = Object.values(counts).reduce((s, byStatus) => s + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
-console.log(`soak: ${total} requests in ${report.wall_seconds.toFixed(0)} s; RSS ${warm.rssKb} -> ${after.rssKb} kB; fds ${warm.fds} -> ${after.fds}`);
-for (const [name, byStatus] of Object.entries(counts)) console.log(`  ${name.padEnd(18)} ${JSON.stringify(byStatus)}`);
-for (const c of checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${JSON.stringify(c.detail, null, 1)}`}`);
+const total = Object.values(counts).reduce(
+  (s, byStatus) => s + Object.values(byStatus).reduce((a, b) => a + b, 0),
+  0,
+);
+console.log(
+  `soak: ${total} requests in ${report.wall_seconds.toFixed(0)} s; RSS ${warm.rssKb} -> ${after.rssKb} kB; fds ${warm.fds} -> ${after.fds}`,
+);
+for (const [name, byStatus] of Object.entries(counts))
+  console.log(`  ${name.padEnd(18)} ${JSON.stringify(byStatus)}`);
+for (const c of checks)
+  console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${JSON.stringify(c.detail, null, 1)}`}`);
 process.exit(checks.every((c) => c.ok) ? 0 : 1);

@@ -1,0 +1,195 @@
+#!/usr/bin/env node
+// Server benchmark: time to first token and aggregate decode speed for 1, 4 and 8
+// concurrent streamed image requests (a different image each, same prompt, N tokens with
+// EOS ignored, greedy), against `qvl serve` and, when a llama.cpp build is given, against
+// llama-server on the same model, one server at a time.
+//
+//   node bench/serve_concurrency.mjs --model DIR [--qvl build/qvl] [--dtype q8]
+//       [--llama-cpp DIR --gguf TEXT.gguf --mmproj MMPROJ.gguf] [--levels 1,4,8]
+//       [--tokens 64] [--image bench/bench-1024x768.jpg] [--threads 2] [--out FILE.json]
+//
+// The images are colour variants of --image (channel orders, mirrored), written with
+// Pillow (python3-pil), so that no server can reuse one image's encoding for another.
+// Per level it reports: each request's time to first token (first, median, last), the
+// wall time until the last token, and aggregate decode: all generated tokens divided by
+// the time from the first first-token to the last token.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+function parseArgs(argv) {
+  const options = {
+    qvl: 'build/qvl',
+    dtype: 'q8',
+    levels: '1,4,8',
+    tokens: 64,
+    image: 'bench/bench-1024x768.jpg',
+    threads: 2,
+    prompt: 'Describe this image.',
+  };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (!(key in options) && !['model', 'llamaCpp', 'gguf', 'mmproj', 'out'].includes(key)) {
+      throw new Error(`unknown option ${argv[i]}`);
+    }
+    options[key] = argv[i + 1];
+  }
+  if (!options.model) throw new Error('--model DIR is required');
+  options.levels = String(options.levels).split(',').map(Number);
+  options.tokens = Number(options.tokens);
+  return options;
+}
+
+function writeVariants(image, count) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qvl-bench-'));
+  const script = `
+import sys, itertools
+from PIL import Image, ImageOps
+src = Image.open(sys.argv[1]).convert('RGB')
+orders = list(itertools.permutations(range(3)))
+for i in range(int(sys.argv[3])):
+    bands = src.split()
+    img = Image.merge('RGB', [bands[c] for c in orders[i % 6]])
+    if (i // 6) % 2: img = ImageOps.mirror(img)
+    img.save(f'{sys.argv[2]}/image-{i}.jpg', quality=90)
+`;
+  execFileSync('python3', ['-c', script, image, dir, String(count)]);
+  return Array.from({ length: count }, (_, i) => {
+    const bytes = fs.readFileSync(path.join(dir, `image-${i}.jpg`));
+    return `data:image/jpeg;base64,${bytes.toString('base64')}`;
+  });
+}
+
+async function waitHealthy(base, child) {
+  for (let i = 0; i < 3000; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(`${base}/health`);
+      if (r.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  throw new Error('server never became healthy');
+}
+
+// One streamed request; times are milliseconds since `t0`.
+async function streamOne(base, model, imageUrl, options, t0) {
+  const body = {
+    model,
+    stream: true,
+    max_tokens: options.tokens,
+    temperature: 0,
+    ignore_eos: true,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: imageUrl } },
+          { type: 'text', text: options.prompt },
+        ],
+      },
+    ],
+  };
+  const res = await fetch(`${base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let first = null;
+  let pieces = 0;
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, end).trim();
+      buffer = buffer.slice(end + 1);
+      if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+      const event = JSON.parse(line.slice(6));
+      const delta = event.choices?.[0]?.delta?.content;
+      if (delta) {
+        pieces++;
+        if (first === null) first = performance.now() - t0;
+      }
+    }
+  }
+  return { ttft: first, end: performance.now() - t0, pieces };
+}
+
+async function runLevel(base, model, images, level, options) {
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: level }, (_, i) => streamOne(base, model, images[i], options, t0)),
+  );
+  const ttfts = results.map((r) => r.ttft).sort((a, b) => a - b);
+  const lastEnd = Math.max(...results.map((r) => r.end));
+  const tokens = level * options.tokens;
+  return {
+    level,
+    ttft_first_s: ttfts[0] / 1000,
+    ttft_median_s: ttfts[Math.floor(ttfts.length / 2)] / 1000,
+    ttft_last_s: ttfts[ttfts.length - 1] / 1000,
+    total_s: lastEnd / 1000,
+    aggregate_decode_tps: tokens / ((lastEnd - ttfts[0]) / 1000),
+    streamed_pieces: results.map((r) => r.pieces),
+  };
+}
+
+async function benchServer(name, command, args, port, model, images, options) {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log = (log + d).slice(-4000);
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(base, child);
+    // Warm-up: one request on an image the timed runs do not use.
+    await streamOne(base, model, images[images.length - 1], { ...options, tokens: 4 }, 0);
+    const rows = [];
+    for (const level of options.levels) {
+      const row = await runLevel(base, model, images, level, options);
+      console.error(`${name}: ${JSON.stringify(row)}`);
+      rows.push({ server: name, ...row });
+    }
+    return rows;
+  } catch (e) {
+    throw new Error(`${name}: ${e.message}\n${log}`);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((res) => child.on('exit', res));
+  }
+}
+
+const options = parseArgs(process.argv.slice(2));
+const maxLevel = Math.max(...options.levels);
+const images = writeVariants(options.image, maxLevel + 1);
+const rows = [];
+const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--vision-dtype',
+  options.dtype, '-t', String(options.threads), '--port', '18531', '--parallel',
+  String(maxLevel), '--no-download'];
+rows.push(...(await benchServer('qvl', options.qvl, qvlArgs, 18531, 'qvl', images, options)));
+if (options.llamaCpp) {
+  const server = path.join(options.llamaCpp, 'build/bin/llama-server');
+  const llamaArgs = ['-m', options.gguf, '--mmproj', options.mmproj, '-t', String(options.threads),
+    '-np', String(maxLevel), '-c', String(1024 * maxLevel), '--port', '18532', '--host',
+    '127.0.0.1', '--temp', '0'];
+  rows.push(...(await benchServer('llama-server', server, llamaArgs, 18532, 'model', images, options)));
+}
+
+const lines = [
+  '| server | concurrent | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) |',
+  '|---|---|---|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.server} | ${r.level} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
+      `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} |`,
+  ),
+];
+console.log(lines.join('\n'));
+if (options.out) fs.writeFileSync(options.out, JSON.stringify({ options, rows }, null, 2));

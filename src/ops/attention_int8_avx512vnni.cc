@@ -1,0 +1,250 @@
+// AVX512-VNNI int8 flash-attention kernels: vpdpbusd multiplies a broadcast group of 4
+// unsigned bytes (4 dims of a query's codes, or the probabilities of 4 keys) with 16
+// groups of 4 signed bytes of the other operand and accumulates 16 int32 lanes. The
+// packed groups (Int8GroupLayout) are exactly that operand, so they are read with plain
+// loads. Built for the kAvx512Bf16 tier, which implies AVX512-VNNI.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/attention_int8_kernels.h"
+#include "ops/simd_math_avx512.h"
+
+namespace qvl::kernels {
+namespace {
+
+using avx512::FirstLanes;
+
+inline __m512i Broadcast4(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+template <int MR, int NG>
+void QkTile(const uint8_t* q, int64_t ldq, const int8_t* k, const int32_t* corr, int dp, int32_t* s,
+            int64_t lds) {
+  const int64_t gb = Int8GroupLayout::GroupBytes(dp);
+  __m512i acc[MR][NG];
+  for (int g = 0; g < NG; ++g) {
+    const __m512i c = _mm512_loadu_si512(corr + g * kKeyGroup);
+    for (int r = 0; r < MR; ++r) acc[r][g] = c;
+  }
+  for (int i = 0; i < dp; i += 4) {
+    __m512i kv[NG];
+    for (int g = 0; g < NG; ++g) kv[g] = _mm512_loadu_si512(k + g * gb + i * kKeyGroup);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i qv = Broadcast4(q + r * ldq + i);
+      for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_dpbusd_epi32(acc[r][g], qv, kv[g]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int g = 0; g < NG; ++g) _mm512_storeu_si512(s + r * lds + g * kKeyGroup, acc[r][g]);
+}
+
+template <int NG>
+void QkRows(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_t* corr, int dp,
+            int32_t* s, int64_t lds) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) QkTile<4, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
+  switch (rows - r) {
+    case 3:
+      return QkTile<3, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
+    case 2:
+      return QkTile<2, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
+    case 1:
+      return QkTile<1, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
+    default:
+      return;
+  }
+}
+
+void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_t* k_corr,
+          int n_groups, int dp, int32_t* s, int64_t lds) {
+  switch (n_groups) {
+    case 4:
+      return QkRows<4>(q, ldq, rows, k, k_corr, dp, s, lds);
+    case 3:
+      return QkRows<3>(q, ldq, rows, k, k_corr, dp, s, lds);
+    case 2:
+      return QkRows<2>(q, ldq, rows, k, k_corr, dp, s, lds);
+    default:
+      return QkRows<1>(q, ldq, rows, k, k_corr, dp, s, lds);
+  }
+}
+
+// 255 * 2^y for y <= 0: 2^frac from a cubic (relative error 7.5e-5, a fiftieth of a
+// code at 255), the integer part by vscalefps (flushing to 0 far below the maximum).
+inline __m512 Exp2Times255(__m512 y) {
+  const __m512 n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(y, n);
+  __m512 p = _mm512_set1_ps(255.0f * 0.0551716691f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.242611122f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.693260985f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.999928074f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Three passes over the rows: block maxima, then the new references and scales of 16
+// rows at a time in vectors (one exp2 per row: one of alpha and 255 p_scale is 1, the
+// other 2^-|m - mb|; a libm call per row and block cost more than the rest), then the
+// probability codes. At most kInt8MaxRows rows.
+void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
+                 const float* row_scale, const float* k_scale, float* m, float* l, float* alpha,
+                 float* p_scale, uint8_t* p, int64_t ldp) {
+  static_assert(kSumLanes == 16);
+  const int n = valid < cols ? valid : cols;
+  const int chunks = cols / 16;
+  if (n <= 0) {
+    for (int r = 0; r < rows; ++r) {
+      alpha[r] = 1.0f;
+      p_scale[r] = 0.0f;
+      std::memset(p + r * ldp, 0, cols);
+    }
+    return;
+  }
+  __m512 scale[kMaxGroups];
+  for (int c = 0; c < chunks; ++c) scale[c] = _mm512_loadu_ps(k_scale + 16 * c);
+  alignas(64) float mb[kInt8MaxRows];
+  for (int r = 0; r < rows; ++r) {
+    const __m512 rs = _mm512_set1_ps(row_scale[r]);
+    __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int c = 0; c < chunks; ++c) {
+      const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(s + r * lds + 16 * c)),
+                                     _mm512_mul_ps(scale[c], rs));
+      mx = _mm512_mask_max_ps(mx, FirstLanes(n - 16 * c), mx, x);
+    }
+    mb[r] = _mm512_reduce_max_ps(mx);
+  }
+  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512 inv255 = _mm512_set1_ps(1.0f / 255.0f);
+  for (int r0 = 0; r0 < rows; r0 += 16) {
+    const __mmask16 lanes = FirstLanes(rows - r0);
+    const __m512 mo = _mm512_maskz_loadu_ps(lanes, m + r0);
+    const __m512 mbv = _mm512_maskz_loadu_ps(lanes, mb + r0);
+    const __mmask16 first = _mm512_cmp_ps_mask(mo, neg_inf, _CMP_EQ_OQ);
+    const __mmask16 grew = _mm512_cmp_ps_mask(mo, mbv, _CMP_LT_OQ);
+    // |m - mb| is +inf for the first block: exp2 flushes it to 0.
+    const __m512 e = avx512::Exp2(_mm512_sub_ps(_mm512_min_ps(mo, mbv), _mm512_max_ps(mo, mbv)));
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 a = _mm512_mask_blend_ps(grew, one, e);
+    const __m512 ps = _mm512_mul_ps(_mm512_mask_blend_ps(grew & ~first, e, one), inv255);
+    _mm512_mask_storeu_ps(alpha + r0, lanes, _mm512_maskz_mov_ps(~first, a));
+    _mm512_mask_storeu_ps(p_scale + r0, lanes, _mm512_mask_blend_ps(first, ps, inv255));
+    _mm512_mask_storeu_ps(m + r0, lanes, _mm512_max_ps(mo, mbv));
+  }
+  for (int r = 0; r < rows; ++r) {
+    uint8_t* pr = p + r * ldp;
+    const __m512 rs = _mm512_set1_ps(row_scale[r]);
+    const __m512 mbv = _mm512_set1_ps(mb[r]);
+    __m512i sum = _mm512_setzero_si512();
+    for (int c = 0; c < chunks; ++c) {
+      const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(s + r * lds + 16 * c)),
+                                     _mm512_mul_ps(scale[c], rs));
+      const __m512 e = Exp2Times255(_mm512_sub_ps(x, mbv));
+      const __m512i code = _mm512_maskz_cvtps_epi32(FirstLanes(n - 16 * c), e);
+      sum = _mm512_add_epi32(sum, code);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(pr + 16 * c), _mm512_cvtusepi32_epi8(code));
+    }
+    const __m512 lv = _mm512_mul_ps(_mm512_loadu_ps(l + r * kSumLanes), _mm512_set1_ps(alpha[r]));
+    _mm512_storeu_ps(l + r * kSumLanes,
+                     _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(p_scale[r]), lv));
+  }
+}
+
+void SoftmaxI8(const int32_t* s, int64_t lds, int rows, int cols, int valid, const float* row_scale,
+               const float* k_scale, float* m, float* l, float* alpha, float* p_scale, uint8_t* p,
+               int64_t ldp) {
+  for (int r = 0; r < rows; r += kInt8MaxRows) {
+    SoftmaxRows(s + r * lds, lds, std::min(kInt8MaxRows, rows - r), cols, valid, row_scale + r,
+                k_scale, m + r, l + r * kSumLanes, alpha + r, p_scale + r, p + r * ldp, ldp);
+  }
+}
+
+// One loop over the key quads of all groups, so GCC keeps the accumulators in
+// registers; NC vectors of 16 dims from c0.
+template <int MR, int NC, int NG>
+void PvTile(const uint8_t* p, int64_t ldp, const int8_t* v, int dp, int c0, const float* alpha,
+            const float* p_scale, float* o, int64_t ldo) {
+  const int64_t gb = Int8GroupLayout::GroupBytes(dp);
+  __m512i acc[MR][NC];
+  for (int r = 0; r < MR; ++r)
+    for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_si512();
+  for (int quad = 0; quad < NG * kKeyGroup / 4; ++quad) {
+    const int8_t* vq = v + (quad / 4) * gb + (int64_t{quad % 4} * dp + c0) * 4;
+    __m512i vv[NC];
+    for (int c = 0; c < NC; ++c) vv[c] = _mm512_loadu_si512(vq + 64 * c);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i pv = Broadcast4(p + r * ldp + 4 * quad);
+      for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pv, vv[c]);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    const __m512 a = _mm512_set1_ps(alpha[r]);
+    const __m512 ps = _mm512_set1_ps(p_scale[r]);
+    float* orow = o + r * ldo + c0;
+    for (int c = 0; c < NC; ++c) {
+      const __m512 old = _mm512_mul_ps(_mm512_loadu_ps(orow + 16 * c), a);
+      _mm512_storeu_ps(orow + 16 * c, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[r][c]), ps, old));
+    }
+  }
+}
+
+template <int MR, int NG>
+void PvRowTile(const uint8_t* p, int64_t ldp, const int8_t* v, int dp, const float* alpha,
+               const float* p_scale, float* o, int64_t ldo) {
+  int c0 = 0;
+  for (; c0 + 64 <= dp; c0 += 64) PvTile<MR, 4, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
+  switch ((dp - c0) / 16) {
+    case 3:
+      return PvTile<MR, 3, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
+    case 2:
+      return PvTile<MR, 2, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
+    case 1:
+      return PvTile<MR, 1, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
+    default:
+      return;
+  }
+}
+
+template <int NG>
+void PvRows(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int dp, const float* alpha,
+            const float* p_scale, float* o, int64_t ldo) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    PvRowTile<4, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
+  }
+  switch (rows - r) {
+    case 3:
+      return PvRowTile<3, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
+    case 2:
+      return PvRowTile<2, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
+    case 1:
+      return PvRowTile<1, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
+    default:
+      return;
+  }
+}
+
+void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups, int dp,
+          const float* alpha, const float* p_scale, float* o, int64_t ldo) {
+  switch (n_groups) {
+    case 4:
+      return PvRows<4>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
+    case 3:
+      return PvRows<3>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
+    case 2:
+      return PvRows<2>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
+    default:
+      return PvRows<1>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
+  }
+}
+
+}  // namespace
+
+Int8AttentionKernels Avx512VnniInt8AttentionKernels() { return {QkI8, SoftmaxI8, PvI8}; }
+
+}  // namespace qvl::kernels

@@ -1,0 +1,73 @@
+// Per-tier inner kernels of the int8 (SageAttention-style) flash attention, internal to
+// ops/. One block step of a row block against up to kMaxGroups packed groups of 16 keys:
+//
+//   qk:      s[r][c] = corr[c] + sum_i q[r][i] * k[c][i]          (int32, exact)
+//   softmax: x = s * row_scale[r] * k_scale[c] (base 2); p = round(255 * 2^(x - block max))
+//   pv:      o[r] = o[r] * alpha[r] + p_scale[r] * sum_c p[r][c] v[c]    (int32 sums)
+//
+// q codes are unsigned (value + 128: vpdpbusd's unsigned operand), key codes signed;
+// corr[c] = -128 * sum_i k[c][i] removes the offset, so s is exactly the signed dot
+// product. Probabilities are unsigned bytes scaled to each row's maximum within the
+// block (every step carries a p_scale), value codes signed. All integer sums are exact,
+// so tiers differ only in the float parts (the score scaling and exp2).
+//
+// Head dims are padded with zeros to dp, a multiple of 16 (at most 256).
+#pragma once
+
+#include <cstdint>
+
+#include "base/cpu_features.h"
+#include "ops/attention_kernels.h"
+
+namespace qvl::kernels {
+
+// Query rows of the driver's row blocks (the kernels take any count; the vpdpbusd
+// softmax works through them in chunks of this many).
+constexpr int kInt8MaxRows = 32;
+
+// Byte offsets of (token j < kKeyGroup, dim i < dp) inside one packed int8 group.
+//   keys   [dp/4][16][4]   four dims per token (the signed vpdpbusd operand, 16 tokens)
+//   values [4][dp][4]      four tokens per dim (16 dims per vector)
+struct Int8GroupLayout {
+  static int64_t Key(int j, int i) { return int64_t{i / 4} * (4 * kKeyGroup) + j * 4 + (i & 3); }
+  static int64_t Value(int j, int i, int dp) { return (int64_t{j / 4} * dp + i) * 4 + (j & 3); }
+  static int64_t GroupBytes(int dp) { return int64_t{kKeyGroup} * dp; }
+};
+
+// Scores of `rows` query rows (codes q[r * ldq + i], i < dp) against n_groups
+// consecutive key groups (k, GroupBytes(dp) apart) with their per-key corrections.
+using QkI8Fn = void (*)(const uint8_t* q, int64_t ldq, int rows, const int8_t* k,
+                        const int32_t* k_corr, int n_groups, int dp, int32_t* s, int64_t lds);
+
+// Online softmax of a block of `cols` (= 16 n_groups) integer scores per row; keys
+// c >= valid are padding (p = 0). x = s * row_scale[r] * k_scale[c] is the score times
+// log2(e) / sqrt(d). Per row: mb = max of the block's x, m_new = max(m, mb); writes
+// p = round(255 * 2^(x - mb)) (0 .. 255), alpha = 2^(m - m_new) (0 while m was -inf),
+// p_scale = 2^(mb - m_new) / 255 (the block's probabilities are p * p_scale), and
+// updates the partial sums: l = l * alpha + p_scale * (sums of p, over kSumLanes lanes).
+using SoftmaxI8Fn = void (*)(const int32_t* s, int64_t lds, int rows, int cols, int valid,
+                             const float* row_scale, const float* k_scale, float* m, float* l,
+                             float* alpha, float* p_scale, uint8_t* p, int64_t ldp);
+
+// o[r][:dp] = o[r][:dp] * alpha[r] + p_scale[r] * (p[r][:16 n_groups] . values) for
+// n_groups consecutive value groups.
+using PvI8Fn = void (*)(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups,
+                        int dp, const float* alpha, const float* p_scale, float* o, int64_t ldo);
+
+struct Int8AttentionKernels {
+  QkI8Fn qk = nullptr;
+  SoftmaxI8Fn softmax = nullptr;
+  PvI8Fn pv = nullptr;
+};
+
+Int8AttentionKernels ScalarInt8AttentionKernels();
+#if defined(__x86_64__)
+Int8AttentionKernels Avx512VnniInt8AttentionKernels();
+#endif
+
+// The int8 kernels for `tier`: the scalar twins for kScalar, vpdpbusd for kAvx512Bf16
+// (which implies AVX512-VNNI); empty (all null) for the tiers in between, which have no
+// fast int8 dot product and keep to bf16 attention.
+Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
+
+}  // namespace qvl::kernels
