@@ -41,6 +41,8 @@ done
 [[ -x $QVL ]] || { echo "missing $QVL (make build)" >&2; exit 1; }
 mkdir -p "$OUT_DIR" "$GGUF_DIR"
 
+# qvl serve --dtype bf16 means packed bf16 panels; qvl bench names that bf16-packed.
+qvl_dtype() { [[ $1 == bf16 ]] && echo bf16-packed || echo "$1"; }
 gguf_name() { case $1 in bf16) echo BF16 ;; q8) echo Q8_0 ;; q4) echo Q4_K_M ;; esac; }
 
 # GGUF files, made once.
@@ -66,7 +68,7 @@ for v in $VARIANTS; do
   if ! done_already "$OUT_DIR/qvl-$v.json" decode_tok_s; then
     echo "== $v: qvl bench"
     "$QVL" bench -m "$MODEL_DIR" --image "$IMAGE" --prompt "$PROMPT" --tokens "$TOKENS" \
-      --dtype "$v" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
+      --dtype "$(qvl_dtype "$v")" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
   fi
   if ! done_already "$OUT_DIR/llama-bench-$v.json" avg_ts; then
     echo "== $v: llama-bench pp512 / tg128"

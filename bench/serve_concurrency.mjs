@@ -8,11 +8,14 @@
 //       [--llama-cpp DIR --gguf TEXT.gguf --mmproj MMPROJ.gguf] [--levels 1,4,8]
 //       [--tokens 64] [--image bench/bench-1024x768.jpg] [--threads 2] [--out FILE.json]
 //
-// The images are colour variants of --image (channel orders, mirrored), written with
-// Pillow (python3-pil), so that no server can reuse one image's encoding for another.
+// The images are colour variants of --image (channel orders, mirrored, flipped), written
+// with Pillow (python3-pil); every request of the run gets one of its own, so that no
+// server can reuse an encoding or a cached prefix from an earlier request.
 // Per level it reports: each request's time to first token (first, median, last), the
-// wall time until the last token, and aggregate decode: all generated tokens divided by
-// the time from the first first-token to the last token.
+// wall time until the last token, aggregate decode (all generated tokens divided by the
+// time from the first first-token to the last token, which includes other requests'
+// image encodes) and the decode rate once every request streams (tokens after the last
+// first-token, divided by the time from it to the last token).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -52,9 +55,10 @@ for i in range(int(sys.argv[3])):
     bands = src.split()
     img = Image.merge('RGB', [bands[c] for c in orders[i % 6]])
     if (i // 6) % 2: img = ImageOps.mirror(img)
+    if (i // 12) % 2: img = ImageOps.flip(img)
     img.save(f'{sys.argv[2]}/image-{i}.jpg', quality=90)
 `;
-  execFileSync('python3', ['-c', script, image, dir, String(count)]);
+  execFileSync(fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', ['-c', script, image, dir, String(count)]);
   return Array.from({ length: count }, (_, i) => {
     const bytes = fs.readFileSync(path.join(dir, `image-${i}.jpg`));
     return `data:image/jpeg;base64,${bytes.toString('base64')}`;
@@ -103,6 +107,7 @@ async function streamOne(base, model, imageUrl, options, t0) {
   let buffer = '';
   let first = null;
   let pieces = 0;
+  const times = [];
   for await (const chunk of res.body) {
     buffer += decoder.decode(chunk, { stream: true });
     let end;
@@ -114,21 +119,25 @@ async function streamOne(base, model, imageUrl, options, t0) {
       const delta = event.choices?.[0]?.delta?.content;
       if (delta) {
         pieces++;
-        if (first === null) first = performance.now() - t0;
+        times.push(performance.now() - t0);
+        if (first === null) first = times[0];
       }
     }
   }
-  return { ttft: first, end: performance.now() - t0, pieces };
+  return { ttft: first, end: performance.now() - t0, pieces, times };
 }
 
 async function runLevel(base, model, images, level, options) {
   const t0 = performance.now();
   const results = await Promise.all(
-    Array.from({ length: level }, (_, i) => streamOne(base, model, images[i], options, t0)),
+    Array.from({ length: level }, () => streamOne(base, model, images.shift(), options, t0)),
   );
   const ttfts = results.map((r) => r.ttft).sort((a, b) => a - b);
   const lastEnd = Math.max(...results.map((r) => r.end));
   const tokens = level * options.tokens;
+  // Once every request streams, all of them decode together: the batched decode rate.
+  const lastTtft = ttfts[ttfts.length - 1];
+  const together = results.reduce((n, r) => n + r.times.filter((t) => t > lastTtft).length, 0);
   return {
     level,
     ttft_first_s: ttfts[0] / 1000,
@@ -136,11 +145,13 @@ async function runLevel(base, model, images, level, options) {
     ttft_last_s: ttfts[ttfts.length - 1] / 1000,
     total_s: lastEnd / 1000,
     aggregate_decode_tps: tokens / ((lastEnd - ttfts[0]) / 1000),
+    all_streaming_decode_tps: together / ((lastEnd - lastTtft) / 1000),
     streamed_pieces: results.map((r) => r.pieces),
   };
 }
 
-async function benchServer(name, command, args, port, model, images, options) {
+async function benchServer(name, command, args, port, allImages, options) {
+  const [warmUpImage, ...images] = allImages;
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr.on('data', (d) => {
@@ -149,8 +160,9 @@ async function benchServer(name, command, args, port, model, images, options) {
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitHealthy(base, child);
+    const model = (await (await fetch(`${base}/v1/models`)).json()).data[0].id;
     // Warm-up: one request on an image the timed runs do not use.
-    await streamOne(base, model, images[images.length - 1], { ...options, tokens: 4 }, 0);
+    await streamOne(base, model, warmUpImage, { ...options, tokens: 4 }, 0);
     const rows = [];
     for (const level of options.levels) {
       const row = await runLevel(base, model, images, level, options);
@@ -168,27 +180,29 @@ async function benchServer(name, command, args, port, model, images, options) {
 
 const options = parseArgs(process.argv.slice(2));
 const maxLevel = Math.max(...options.levels);
-const images = writeVariants(options.image, maxLevel + 1);
+const images = writeVariants(options.image, 1 + options.levels.reduce((a, b) => a + b, 0));
+if (images.length > 24) throw new Error('at most 23 requests in all (24 image variants)');
 const rows = [];
 const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--vision-dtype',
   options.dtype, '-t', String(options.threads), '--port', '18531', '--parallel',
   String(maxLevel), '--no-download'];
-rows.push(...(await benchServer('qvl', options.qvl, qvlArgs, 18531, 'qvl', images, options)));
+rows.push(...(await benchServer('qvl', options.qvl, qvlArgs, 18531, images, options)));
 if (options.llamaCpp) {
   const server = path.join(options.llamaCpp, 'build/bin/llama-server');
   const llamaArgs = ['-m', options.gguf, '--mmproj', options.mmproj, '-t', String(options.threads),
     '-np', String(maxLevel), '-c', String(1024 * maxLevel), '--port', '18532', '--host',
     '127.0.0.1', '--temp', '0'];
-  rows.push(...(await benchServer('llama-server', server, llamaArgs, 18532, 'model', images, options)));
+  rows.push(...(await benchServer('llama-server', server, llamaArgs, 18532, images, options)));
 }
 
 const lines = [
-  '| server | concurrent | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) |',
-  '|---|---|---|---|---|---|---|',
+  '| server | concurrent | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) |',
+  '|---|---|---|---|---|---|---|---|',
   ...rows.map(
     (r) =>
       `| ${r.server} | ${r.level} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
-      `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} |`,
+      `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} | ` +
+      `${r.level > 1 ? r.all_streaming_decode_tps.toFixed(1) : '—'} |`,
   ),
 ];
 console.log(lines.join('\n'));
