@@ -100,23 +100,23 @@ class Puller {
   // Makes `names` available and returns where each one's content can be read now.
   std::vector<std::string> Fetch(const std::vector<std::string>& names) {
     std::vector<std::string> paths(names.size());
-    std::vector<size_t> todo;
+    std::vector<size_t> pending;
     for (size_t i = 0; i < names.size(); ++i) {
       ValidateRepoFilename(names[i]);
       ++result_.files;
       if (destination_->HasCurrent(names[i], commit_)) {
         paths[i] = destination_->CurrentPath(names[i], commit_);
       } else {
-        todo.push_back(i);
+        pending.push_back(i);
       }
     }
-    std::vector<RemoteFile> remote(todo.size());
-    RunOnWorkers(todo.size(), options_.jobs, options_, [&](size_t i, HttpSession& session) {
-      remote[i] = FetchFileMetadata(session, access_, options_.repo, commit_, names[todo[i]]);
+    std::vector<RemoteFile> remote(pending.size());
+    RunOnWorkers(pending.size(), options_.jobs, options_, [&](size_t i, HttpSession& session) {
+      remote[i] = FetchFileMetadata(session, access_, options_.repo, commit_, names[pending[i]]);
     });
     Download(remote);
-    for (size_t i = 0; i < todo.size(); ++i) {
-      paths[todo[i]] = destination_->ContentPath(remote[i]);
+    for (size_t i = 0; i < pending.size(); ++i) {
+      paths[pending[i]] = destination_->ContentPath(remote[i]);
       to_place_.push_back(remote[i]);
     }
     return paths;

@@ -218,16 +218,15 @@ bool GatedHttpServer::process_and_close_socket(socket_t sock) {
 void GatedHttpServer::Wait(Connection c) {
   c.head_bytes = HeadEnd(c.received, 0);
   if (c.head_bytes > 0) return Dispatch(std::move(c));
-  const int fd = c.fd;
-  bool queued = false;
+  Enqueue(std::move(c));
+}
+
+void GatedHttpServer::Enqueue(Connection c) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (!stopping_) {
-      incoming_.push_back(std::move(c));
-      queued = true;
-    }
+    if (stopping_) return Close(c.fd);
+    incoming_.push_back(std::move(c));
   }
-  if (!queued) return Close(fd);
   const uint64_t one = 1;
   [[maybe_unused]] const ssize_t ignored = ::write(wake_fd_, &one, sizeof(one));
 }
@@ -364,16 +363,7 @@ void GatedHttpServer::Linger(int fd) {
   c.fd = fd;
   c.draining = true;
   c.deadline = Clock::now() + std::chrono::milliseconds(kLingerMs);
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (!stopping_) {
-      incoming_.push_back(std::move(c));
-      fd = -1;
-    }
-  }
-  if (fd >= 0) return Close(fd);
-  const uint64_t one = 1;
-  [[maybe_unused]] const ssize_t ignored = ::write(wake_fd_, &one, sizeof(one));
+  Enqueue(std::move(c));
 }
 
 void GatedHttpServer::Close(int fd) {

@@ -69,6 +69,8 @@ class GatedHttpServer : public httplib::Server {
 
   // Hands `c` to the gate, or to a worker at once when `received` already holds a head.
   void Wait(Connection c);
+  // Hands `c` to the gate thread (closes it when the server is stopping).
+  void Enqueue(Connection c);
   void GateLoop();
   ReadResult ReadHead(Connection& c) const;
   void Dispatch(Connection c);
