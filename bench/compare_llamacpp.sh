@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side speed of qvl and llama.cpp on this machine, in one session, same model,
 # same image, same prompt, same thread count: qvl bench against llama-bench (pp512,
-# tg128, and the request's prompt / decode sizes) and llama-mtmd-cli (the image request:
-# vision encode, wall time, peak RSS), medians of RUNS. Writes the logs and a
+# tg128, and the request's prompt / decode sizes), and qvl run against llama-mtmd-cli
+# (the image request in a fresh process: wall time and peak RSS under GNU time; vision
+# encode), medians of RUNS. Writes the logs and a
 # markdown table (qvl / llama.cpp and their ratio per stage) to OUT_DIR.
 #
 # llama.cpp is built outside this repository and nothing of it is vendored: give its
@@ -70,6 +71,20 @@ for v in $VARIANTS; do
     "$QVL" bench -m "$MODEL_DIR" --image "$IMAGE" --prompt "$PROMPT" --tokens "$TOKENS" \
       --dtype "$(qvl_dtype "$v")" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
   fi
+  if ! done_already "$OUT_DIR/qvl-tg-$v.json" decode_tok_s; then
+    echo "== $v: qvl bench, text only, 128 tokens (llama-bench's tg128)"
+    "$QVL" bench -m "$MODEL_DIR" --prompt "Hi" --tokens 128 --dtype "$(qvl_dtype "$v")" \
+      --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-tg-$v.json"
+  fi
+  # Peak RSS and wall time of the whole request in a fresh process, measured the way
+  # llama-mtmd-cli's are below.
+  for r in $(seq 1 "$RUNS"); do
+    done_already "$OUT_DIR/qvl-run-$v-$r.log" "Exit status: 0" && continue
+    echo "== $v: qvl run $r"
+    /usr/bin/time -v "$QVL" run -m "$MODEL_DIR" --image "$IMAGE" -n "$TOKENS" --ignore-eos \
+      --dtype "$v" --vision-dtype q8 -t "$THREADS" "$PROMPT" \
+      > "$OUT_DIR/qvl-run-$v-$r.out" 2> "$OUT_DIR/qvl-run-$v-$r.log"
+  done
   if ! done_already "$OUT_DIR/llama-bench-$v.json" avg_ts; then
     echo "== $v: llama-bench pp512 / tg128"
     "$BIN/llama-bench" -m "$text" -p 512 -n 128 -t "$THREADS" -r "$RUNS" -o json \

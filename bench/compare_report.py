@@ -18,9 +18,9 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def mtmd_run(log_path):
-    """Vision encode, wall time and peak RSS of one llama-mtmd-cli run (its stderr, with
-    GNU time's report)."""
+def timed_run(log_path):
+    """Vision encode (llama-mtmd-cli only), wall time and peak RSS of one run of
+    llama-mtmd-cli or qvl run (its stderr, with GNU time's report)."""
     text = Path(log_path).read_text(errors="replace")
 
     def find(pattern, cast=float):
@@ -84,7 +84,10 @@ def main():
     print("Ratio = how many times better qvl is (time: llama/qvl, speed: qvl/llama).\n")
     for v in variants:
         q = json.loads((out_dir / f"qvl-{v}.json").read_text())
-        runs = [mtmd_run(p) for p in sorted(glob.glob(str(out_dir / f"mtmd-{v}-*.log")))]
+        runs = [timed_run(p) for p in sorted(glob.glob(str(out_dir / f"mtmd-{v}-*.log")))]
+        qvl_runs = [timed_run(p) for p in sorted(glob.glob(str(out_dir / f"qvl-run-{v}-*.log")))]
+        qvl_tg_path = out_dir / f"qvl-tg-{v}.json"
+        qvl_tg = json.loads(qvl_tg_path.read_text()) if qvl_tg_path.exists() else {}
         lb = llama_bench(out_dir / f"llama-bench-{v}.json")
         request = llama_bench(out_dir / f"llama-request-{v}.json")
         vision = median([r["vision_ms"] for r in runs])
@@ -93,6 +96,8 @@ def main():
         ttft = vision + prompt if vision is not None and prompt is not None else None
         wall = median([r["wall_s"] for r in runs])
         rss = median([r["rss_kib"] for r in runs])
+        qvl_wall = median([r["wall_s"] for r in qvl_runs])
+        qvl_rss = median([r["rss_kib"] for r in qvl_runs])
         rows = [
             ("vision encode (ms)", q["vision_encode_ms"], vision, False),
             ("prefill of the image prompt (ms; llama.cpp: llama-bench)", q["prefill_ms"], prompt,
@@ -100,10 +105,11 @@ def main():
             ("time to first token (ms)", q["time_to_first_token_ms"], ttft, False),
             ("decode after the image prompt (tok/s; llama.cpp: llama-bench -d)", q["decode_tok_s"],
              decode, True),
-            ("warm start to last token (s)", q["start_to_done_ms"] / 1e3, wall, False),
-            ("peak RSS (MiB)", q["peak_rss_mib"], rss / 1024 if rss else None, False),
+            ("process start to last token (s; qvl run, llama-mtmd-cli)", qvl_wall, wall, False),
+            ("peak RSS (MiB; qvl run, llama-mtmd-cli)", qvl_rss / 1024 if qvl_rss else None,
+             rss / 1024 if rss else None, False),
             ("prefill pp512 (tok/s; qvl: image prompt)", q["prefill_tok_s"], lb.get("pp"), True),
-            ("decode tg128 (tok/s; qvl: after the prompt)", q["decode_tok_s"], lb.get("tg"), True),
+            ("decode tg128 at depth 0 (tok/s)", qvl_tg.get("decode_tok_s"), lb.get("tg"), True),
         ]
         print(f"## {v} (qvl --dtype {q['dtype']}, vision {q['vision_dtype']}; "
               f"{q['prompt_tokens']} prompt tokens, {q['generated_tokens']} generated)\n")
@@ -111,6 +117,9 @@ def main():
         print("| --- | ---: | ---: | ---: |")
         for name, a, b, higher in rows:
             print(f"| {name} | {fmt(a)} | {fmt(b)} | {ratio(a, b, higher)} |")
+        if qvl_tg:
+            print(f"\nqvl tg128: {qvl_tg['decode_percent_of_bound']:.0f}% of the bandwidth bound "
+                  f"({qvl_tg['memory_bandwidth_gb_s']:.1f} GB/s measured in that run).")
         print(f"\nqvl: decode {q['decode_percent_of_bound']:.0f}% of the bandwidth bound "
               f"({q['memory_bandwidth_gb_s']:.1f} GB/s measured, "
               f"{q['decode_bytes_per_token'] / 1e9:.2f} GB per step); load cold "

@@ -7,6 +7,7 @@
 //   node bench/serve_concurrency.mjs --model DIR [--qvl build/qvl] [--dtype q8]
 //       [--llama-cpp DIR --gguf TEXT.gguf --mmproj MMPROJ.gguf] [--levels 1,4,8]
 //       [--tokens 64] [--image bench/bench-1024x768.jpg] [--threads 2] [--out FILE.json]
+//       [--decode-tokens 256 --decode-level 4]
 //
 // The images are colour variants of --image (channel orders, mirrored, flipped), written
 // with Pillow (python3-pil); every request of the run gets one of its own, so that no
@@ -15,7 +16,11 @@
 // wall time until the last token, aggregate decode (all generated tokens divided by the
 // time from the first first-token to the last token, which includes other requests'
 // image encodes) and the decode rate once every request streams (tokens after the last
-// first-token, divided by the time from it to the last token).
+// first-token up to the first request done, divided by that window; "—" when some request
+// is done before the last one starts).
+// --decode-tokens N adds one run of --decode-level requests with N tokens each, long
+// enough that they all stream together on any server: its batched decode rate is the
+// figure to compare between servers that schedule differently.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,6 +35,8 @@ function parseArgs(argv) {
     image: 'bench/bench-1024x768.jpg',
     threads: 2,
     prompt: 'Describe this image.',
+    decodeTokens: 0,
+    decodeLevel: 4,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -41,6 +48,8 @@ function parseArgs(argv) {
   if (!options.model) throw new Error('--model DIR is required');
   options.levels = String(options.levels).split(',').map(Number);
   options.tokens = Number(options.tokens);
+  options.decodeTokens = Number(options.decodeTokens);
+  options.decodeLevel = Number(options.decodeLevel);
   return options;
 }
 
@@ -135,9 +144,16 @@ async function runLevel(base, model, images, level, options) {
   const ttfts = results.map((r) => r.ttft).sort((a, b) => a - b);
   const lastEnd = Math.max(...results.map((r) => r.end));
   const tokens = level * options.tokens;
-  // Once every request streams, all of them decode together: the batched decode rate.
+  // While every request streams (from the last first token to the first request done),
+  // all of them decode together: the batched decode rate. A server that starts streaming
+  // early may finish some requests before the last one starts; then there is no window.
   const lastTtft = ttfts[ttfts.length - 1];
-  const together = results.reduce((n, r) => n + r.times.filter((t) => t > lastTtft).length, 0);
+  const firstDone = Math.min(...results.map((r) => r.times[r.times.length - 1]));
+  const together = results.reduce(
+    (n, r) => n + r.times.filter((t) => t > lastTtft && t <= firstDone).length,
+    0,
+  );
+  const window = (firstDone - lastTtft) / 1000;
   return {
     level,
     ttft_first_s: ttfts[0] / 1000,
@@ -145,7 +161,7 @@ async function runLevel(base, model, images, level, options) {
     ttft_last_s: ttfts[ttfts.length - 1] / 1000,
     total_s: lastEnd / 1000,
     aggregate_decode_tps: tokens / ((lastEnd - ttfts[0]) / 1000),
-    all_streaming_decode_tps: together / ((lastEnd - lastTtft) / 1000),
+    all_streaming_decode_tps: level > 1 && together >= level ? together / window : null,
     streamed_pieces: results.map((r) => r.pieces),
   };
 }
@@ -169,6 +185,12 @@ async function benchServer(name, command, args, port, allImages, options) {
       console.error(`${name}: ${JSON.stringify(row)}`);
       rows.push({ server: name, ...row });
     }
+    if (options.decodeTokens > 0) {
+      const decodeOptions = { ...options, tokens: options.decodeTokens };
+      const row = await runLevel(base, model, images, options.decodeLevel, decodeOptions);
+      console.error(`${name} (${options.decodeTokens} tokens): ${JSON.stringify(row)}`);
+      rows.push({ server: name, tokens: options.decodeTokens, ...row });
+    }
     return rows;
   } catch (e) {
     throw new Error(`${name}: ${e.message}\n${log}`);
@@ -179,8 +201,10 @@ async function benchServer(name, command, args, port, allImages, options) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const maxLevel = Math.max(...options.levels);
-const images = writeVariants(options.image, 1 + options.levels.reduce((a, b) => a + b, 0));
+const maxLevel = Math.max(...options.levels, options.decodeTokens > 0 ? options.decodeLevel : 0);
+const requests =
+  options.levels.reduce((a, b) => a + b, 0) + (options.decodeTokens > 0 ? options.decodeLevel : 0);
+const images = writeVariants(options.image, 1 + requests);
 if (images.length > 24) throw new Error('at most 23 requests in all (24 image variants)');
 const rows = [];
 const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--vision-dtype',
@@ -189,20 +213,21 @@ const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--visi
 rows.push(...(await benchServer('qvl', options.qvl, qvlArgs, 18531, images, options)));
 if (options.llamaCpp) {
   const server = path.join(options.llamaCpp, 'build/bin/llama-server');
+  const slotContext = 1024 + Math.max(options.tokens, options.decodeTokens);
   const llamaArgs = ['-m', options.gguf, '--mmproj', options.mmproj, '-t', String(options.threads),
-    '-np', String(maxLevel), '-c', String(1024 * maxLevel), '--port', '18532', '--host',
+    '-np', String(maxLevel), '-c', String(slotContext * maxLevel), '--port', '18532', '--host',
     '127.0.0.1', '--temp', '0'];
   rows.push(...(await benchServer('llama-server', server, llamaArgs, 18532, images, options)));
 }
 
 const lines = [
-  '| server | concurrent | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) |',
-  '|---|---|---|---|---|---|---|---|',
+  '| server | concurrent | tokens each | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) |',
+  '|---|---|---|---|---|---|---|---|---|',
   ...rows.map(
     (r) =>
-      `| ${r.server} | ${r.level} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
+      `| ${r.server} | ${r.level} | ${r.tokens ?? options.tokens} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
       `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} | ` +
-      `${r.level > 1 ? r.all_streaming_decode_tps.toFixed(1) : '—'} |`,
+      `${r.all_streaming_decode_tps !== null ? r.all_streaming_decode_tps.toFixed(1) : '—'} |`,
   ),
 ];
 console.log(lines.join('\n'));

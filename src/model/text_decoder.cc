@@ -1,5 +1,6 @@
 #include "model/text_decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -64,12 +65,8 @@ void TextDecoder::EnsureCapacity(int64_t tokens) {
                 kvd = int64_t{c.num_kv_heads} * c.head_dim, inter = c.intermediate_size;
   x_.resize(tokens * d);
   normed_.resize(tokens * d);
-  q_.resize(tokens * qd);
-  k_.resize(tokens * kvd);
-  v_.resize(tokens * kvd);
-  attn_.resize(tokens * qd);
-  gate_.resize(tokens * inter);
-  up_.resize(tokens * inter);
+  wide_a_.resize(tokens * std::max(qd + kvd, inter));
+  wide_b_.resize(tokens * std::max(kvd + qd, inter));
   cos_.resize(tokens * c.head_dim / 2);
   sin_.resize(tokens * c.head_dim / 2);
   for (auto& p : pos_) p.resize(tokens);
@@ -115,6 +112,14 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
   Embed(chunks);
   rope_.Compute(pos_[0].data(), pos_[1].data(), pos_[2].data(), total, cos_.data(), sin_.data());
 
+  // q [T, H, hd], k [T, KV, hd] | gate [T, I]   (wide_a_)
+  // v [T, KV, hd], attn [T, H, hd] | up [T, I]  (wide_b_)
+  float* const q = wide_a_.data();
+  float* const k = q + total * qd;
+  float* const v = wide_b_.data();
+  float* const attn = v + total * kvd;
+  float* const gate = wide_a_.data();
+  float* const up = wide_b_.data();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const size_t num_deepstack = config_.vision.deepstack_visual_indexes.size();
   for (size_t l = 0; l < layers_.size(); ++l) {
@@ -122,24 +127,24 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     // Attention: q [T, H, hd], k/v [T, KV, hd]; q/k normed per head, then rotated.
     RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data(),
             &pool);
-    MatMul(normed_.data(), total, layer.q, nullptr, q_.data(), precision_, pool);
-    MatMul(normed_.data(), total, layer.k, nullptr, k_.data(), precision_, pool);
-    MatMul(normed_.data(), total, layer.v, nullptr, v_.data(), precision_, pool);
-    RmsNormRope(q_.data(), layer.w->q_norm.data(), c.rms_norm_eps, total, heads,
-                static_cast<int>(hd), qd, cos_.data(), sin_.data(), &pool);
-    RmsNormRope(k_.data(), layer.w->k_norm.data(), c.rms_norm_eps, total, kv_heads,
-                static_cast<int>(hd), kvd, cos_.data(), sin_.data(), &pool);
+    MatMul(normed_.data(), total, layer.q, nullptr, q, precision_, pool);
+    MatMul(normed_.data(), total, layer.k, nullptr, k, precision_, pool);
+    MatMul(normed_.data(), total, layer.v, nullptr, v, precision_, pool);
+    RmsNormRope(q, layer.w->q_norm.data(), c.rms_norm_eps, total, heads, static_cast<int>(hd), qd,
+                cos_.data(), sin_.data(), &pool);
+    RmsNormRope(k, layer.w->k_norm.data(), c.rms_norm_eps, total, kv_heads, static_cast<int>(hd),
+                kvd, cos_.data(), sin_.data(), &pool);
 
     jobs_.clear();
     int64_t row = 0;
     for (const DecoderChunk& ch : chunks) {
       const int64_t n = static_cast<int64_t>(ch.tokens.size());
       const KvLayerView view = kv.Layer(static_cast<int>(l), ch.pages);
-      StoreKv(view, ch.cache_start, n, kv_heads, static_cast<int>(hd), &k_[row * kvd],
-              &v_[row * kvd], kvd);
+      StoreKv(view, ch.cache_start, n, kv_heads, static_cast<int>(hd), &k[row * kvd], &v[row * kvd],
+              kvd);
       CausalAttentionJob job;
-      job.q = &q_[row * qd];
-      job.out = &attn_[row * qd];
+      job.q = &q[row * qd];
+      job.out = &attn[row * qd];
       job.n_q = n;
       job.q_start = ch.cache_start;
       job.kv = view;
@@ -147,16 +152,16 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
       row += n;
     }
     CausalAttention(jobs_, heads, kv_heads, static_cast<int>(hd), scale, pool);
-    MatMul(attn_.data(), total, layer.o, nullptr, normed_.data(), precision_, pool);
+    MatMul(attn, total, layer.o, nullptr, normed_.data(), precision_, pool);
     AddInPlace(x_.data(), normed_.data(), total * d, &pool);
 
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
     RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
             normed_.data(), &pool);
-    MatMul(normed_.data(), total, layer.gate, nullptr, gate_.data(), precision_, pool);
-    MatMul(normed_.data(), total, layer.up, nullptr, up_.data(), precision_, pool);
-    SiluMul(gate_.data(), up_.data(), total * inter, gate_.data(), &pool);
-    MatMul(gate_.data(), total, layer.down, nullptr, normed_.data(), precision_, pool);
+    MatMul(normed_.data(), total, layer.gate, nullptr, gate, precision_, pool);
+    MatMul(normed_.data(), total, layer.up, nullptr, up, precision_, pool);
+    SiluMul(gate, up, total * inter, gate, &pool);
+    MatMul(gate, total, layer.down, nullptr, normed_.data(), precision_, pool);
     AddInPlace(x_.data(), normed_.data(), total * d, &pool);
 
     // DeepStack: the first layers add the vision tower's intermediate features at the
@@ -166,10 +171,10 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
       for (const DecoderChunk& ch : chunks) {
         if (ch.visual != nullptr && l < ch.visual->deepstack.size()) {
           const std::vector<const float*>& rows = ch.visual->deepstack[l];
-          int64_t k = ch.visual_offset;
+          int64_t feature = ch.visual_offset;
           for (size_t i = 0; i < ch.tokens.size(); ++i) {
             if (ch.tokens[i] != config_.image_token_id) continue;
-            AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], rows[k++], d);
+            AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], rows[feature++], d);
           }
         }
         row += static_cast<int64_t>(ch.tokens.size());

@@ -75,9 +75,11 @@ class TextDecoder {
   LinearWeight lm_head_;
   MropeTables rope_;
 
-  // Activations, grown to the largest batch seen and then reused.
+  // Activations, grown to the largest batch seen and then reused. Attention and MLP
+  // take turns in two wide buffers: q and k, then the gate, in wide_a_; v and the
+  // attention output, then the up projection, in wide_b_.
   int64_t capacity_ = 0;
-  std::vector<float> x_, normed_, q_, k_, v_, attn_, gate_, up_, cos_, sin_;
+  std::vector<float> x_, normed_, wide_a_, wide_b_, cos_, sin_;
   std::vector<int32_t> pos_[3];
   std::vector<CausalAttentionJob> jobs_;
   std::vector<float> last_;  // final-normed rows that produce logits

@@ -48,26 +48,28 @@ VisionTower::VisionTower(const VisionConfig& config, const VisionWeights& weight
   }
 }
 
-void VisionTower::RunMerger(const Merger& m, const float* x, int64_t n, bool norm_before_merge,
+void VisionTower::RunMerger(const Merger& m, VisionEncoding* enc, bool norm_before_merge,
                             ThreadPool& pool, std::vector<float>* out) const {
+  const float* x = enc->h_.data();
+  const int64_t n = enc->n_;
   const int64_t dv = config_.hidden_size;
   const int64_t merged = n / 4;
   const int64_t wide = 4 * dv;
   // Consecutive groups of 4 patches form one 2x2 block, so the merge is a reshape:
   // [N, Dv] -> [N/4, 4Dv]. The main merger normalizes each patch before it, a
-  // deepstack merger the concatenated vector after it.
-  std::vector<float> h(n * dv);
+  // deepstack merger the concatenated vector after it. Mergers run between blocks, when
+  // the blocks' scratch is free: h [N, Dv] in normed_, hidden [N/4, 4Dv] in wide_.
+  float* h = enc->normed_.data();
   if (norm_before_merge) {
-    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), n, dv, kLayerNormEps, h.data(), &pool);
+    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), n, dv, kLayerNormEps, h, &pool);
   } else {
-    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), merged, wide, kLayerNormEps, h.data(),
-              &pool);
+    LayerNorm(x, m.w->norm_w.data(), m.w->norm_b.data(), merged, wide, kLayerNormEps, h, &pool);
   }
-  std::vector<float> hidden(merged * wide);
-  MatMul(h.data(), merged, m.fc1, m.w->fc1_b.data(), hidden.data(), precision_, pool);
-  GeluErf(hidden.data(), merged * wide, &pool);
+  float* hidden = enc->wide_.data();
+  MatMul(h, merged, m.fc1, m.w->fc1_b.data(), hidden, precision_, pool);
+  GeluErf(hidden, merged * wide, &pool);
   out->resize(merged * m.fc2.rows());
-  MatMul(hidden.data(), merged, m.fc2, m.w->fc2_b.data(), out->data(), precision_, pool);
+  MatMul(hidden, merged, m.fc2, m.w->fc2_b.data(), out->data(), precision_, pool);
 }
 
 VisionOutput VisionTower::Encode(const float* pixel_values, std::span<const GridThw> grids,
@@ -109,9 +111,7 @@ void VisionTower::Begin(const float* pixel_values, std::span<const GridThw> grid
 
   VisionRotaryTables(grids, merge, hd, &enc->cos_, &enc->sin_);
   enc->normed_.resize(n * dv);
-  enc->qkv_.resize(n * 3 * dv);
-  enc->attn_.resize(n * dv);
-  enc->mlp_.resize(n * config_.intermediate_size);
+  enc->wide_.resize(n * std::max<int64_t>(3 * dv, config_.intermediate_size));
   enc->output_ = VisionOutput();
   enc->output_.tokens = n / 4;
   enc->output_.deepstack.resize(deepstack_.size());
@@ -126,21 +126,23 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   float* h = enc->h_.data();
   float* normed = enc->normed_.data();
-  float* qkv = enc->qkv_.data();
+  float* qkv = enc->wide_.data();
+  float* attn = normed;  // LN1's output is dead once qkv is computed
+  float* mlp = enc->wide_.data();
   // h += proj(attn(LN1(h)))
   LayerNorm(h, blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed, &pool);
   MatMul(normed, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool);
   // qkv [N, 3Dv] = [q | k | v], each [heads, hd]: q and k rotate as 2*heads heads.
   ApplyRope(qkv, n, 2 * heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data(), &pool);
   SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
-                         attention_dtype_, enc->attn_.data(), dv, pool);
-  MatMul(enc->attn_.data(), n, blk.proj, blk.w->proj_b.data(), enc->proj_.data(), precision_, pool);
+                         attention_dtype_, attn, dv, pool);
+  MatMul(attn, n, blk.proj, blk.w->proj_b.data(), enc->proj_.data(), precision_, pool);
   AddInPlace(h, enc->proj_.data(), n * dv, &pool);
   // h += fc2(gelu_tanh(fc1(LN2(h))))
   LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed, &pool);
-  MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), enc->mlp_.data(), precision_, pool);
-  GeluTanh(enc->mlp_.data(), n * config_.intermediate_size, &pool);
-  MatMul(enc->mlp_.data(), n, blk.fc2, blk.w->fc2_b.data(), enc->proj_.data(), precision_, pool);
+  MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool);
+  GeluTanh(mlp, n * config_.intermediate_size, &pool);
+  MatMul(mlp, n, blk.fc2, blk.w->fc2_b.data(), enc->proj_.data(), precision_, pool);
   AddInPlace(h, enc->proj_.data(), n * dv, &pool);
 }
 
@@ -153,7 +155,7 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
     RunBlock(blocks_[b], enc, pool);
     for (size_t j = 0; j < deepstack_.size(); ++j) {
       if (config_.deepstack_visual_indexes[j] == b) {
-        RunMerger(deepstack_[j], enc->h_.data(), n, /*norm_before_merge=*/false, pool,
+        RunMerger(deepstack_[j], enc, /*norm_before_merge=*/false, pool,
                   &enc->output_.deepstack[j]);
       }
     }
@@ -163,7 +165,7 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
 
   const int64_t dv = config_.hidden_size;
   if (tap != nullptr) (*tap)("vision.last_hidden", enc->h_.data(), {n, dv});
-  RunMerger(merger_, enc->h_.data(), n, /*norm_before_merge=*/true, pool, &enc->output_.embeds);
+  RunMerger(merger_, enc, /*norm_before_merge=*/true, pool, &enc->output_.embeds);
   const int64_t d = config_.out_hidden_size;
   if (tap != nullptr) {
     (*tap)("image_embeds", enc->output_.embeds.data(), {enc->output_.tokens, d});
@@ -173,8 +175,8 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
     }
   }
   // The scratch is large (hundreds of MB for big images); free it with the result ready.
-  for (std::vector<float>* v : {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->qkv_,
-                                &enc->attn_, &enc->proj_, &enc->mlp_}) {
+  for (std::vector<float>* v :
+       {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->wide_, &enc->proj_}) {
     std::vector<float>().swap(*v);
   }
   ReleaseAttentionScratch();

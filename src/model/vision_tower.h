@@ -44,7 +44,9 @@ class VisionEncoding {
   std::vector<int64_t> segments_;  // attention segments: one per frame
   int64_t n_ = 0;                  // patches
   int next_block_ = 0;             // -1 when finished
-  std::vector<float> h_, cos_, sin_, normed_, qkv_, attn_, proj_, mlp_;
+  // Scratch, reused where lifetimes allow: `normed_` also holds the attention output, and
+  // `wide_` the qkv projections, then the MLP's hidden layer.
+  std::vector<float> h_, cos_, sin_, normed_, wide_, proj_;
   VisionOutput output_;
 };
 
@@ -81,9 +83,9 @@ class VisionTower {
   };
 
   void RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& pool) const;
-  // x [N, Dv] -> [N/4, D]; `norm_before_merge` selects the main merger's per-patch norm.
-  void RunMerger(const Merger& m, const float* x, int64_t n, bool norm_before_merge,
-                 ThreadPool& pool, std::vector<float>* out) const;
+  // h [N, Dv] -> [N/4, D]; `norm_before_merge` selects the main merger's per-patch norm.
+  void RunMerger(const Merger& m, VisionEncoding* enc, bool norm_before_merge, ThreadPool& pool,
+                 std::vector<float>* out) const;
 
   VisionConfig config_;
   const VisionWeights* weights_;
