@@ -9,7 +9,8 @@
 #include <limits>
 
 #include "ops/attention_kernels.h"
-#include "ops/simd_math_avx2.h"
+#include "ops/simd_avx2.h"
+#include "ops/simd_math.h"
 
 namespace qvl::kernels {
 namespace {
@@ -133,7 +134,7 @@ void Softmax(const float* s, int64_t lds, int rows, int cols, const int* valid, 
     for (int c = 0; c < chunks; ++c) {
       const __m256 k = _mm256_castsi256_ps(FirstLanes(n - 8 * c));
       const __m256 x = _mm256_fmsub_ps(_mm256_loadu_ps(sr + 8 * c), scale, mv);
-      const __m256 ev = _mm256_and_ps(avx2::Exp2NonPositive(x), k);
+      const __m256 ev = _mm256_and_ps(simd::Exp2NonPositive<Avx2>(x), k);
       sum = _mm256_add_ps(sum, ev);
       const int width = std::min(8, cols - 8 * c);
       if constexpr (sizeof(T) == 4) {

@@ -9,7 +9,7 @@
 
 #include "ops/attention_kernels.h"
 #include "ops/attention_softmax_avx512.h"
-#include "ops/simd_math_avx512.h"
+#include "ops/simd_avx512.h"
 
 namespace qvl::kernels {
 namespace {

@@ -11,7 +11,8 @@
 #include <limits>
 
 #include "ops/attention_int8_kernels.h"
-#include "ops/simd_math_avx512.h"
+#include "ops/simd_avx512.h"
+#include "ops/simd_math.h"
 
 namespace qvl::kernels {
 namespace {
@@ -128,7 +129,8 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     const __mmask16 first = _mm512_cmp_ps_mask(mo, neg_inf, _CMP_EQ_OQ);
     const __mmask16 grew = _mm512_cmp_ps_mask(mo, mbv, _CMP_LT_OQ);
     // |m - mb| is +inf for the first block: exp2 flushes it to 0.
-    const __m512 e = avx512::Exp2(_mm512_sub_ps(_mm512_min_ps(mo, mbv), _mm512_max_ps(mo, mbv)));
+    const __m512 e = simd::Exp2NonPositive<Avx512>(
+        _mm512_sub_ps(_mm512_min_ps(mo, mbv), _mm512_max_ps(mo, mbv)));
     const __m512 one = _mm512_set1_ps(1.0f);
     const __m512 a = _mm512_mask_blend_ps(grew, one, e);
     const __m512 ps = _mm512_mul_ps(_mm512_mask_blend_ps(grew & ~first, e, one), inv255);

@@ -10,7 +10,8 @@
 #include <limits>
 
 #include "ops/attention_kernels.h"
-#include "ops/simd_math_avx512.h"
+#include "ops/simd_avx512.h"
+#include "ops/simd_math.h"
 
 namespace qvl::kernels {
 namespace {
@@ -61,7 +62,8 @@ void SoftmaxBlock(const float* s, int64_t lds, int rows, int cols, const int* va
     __m512 sum = _mm512_mul_ps(_mm512_loadu_ps(l + r * kSumLanes), _mm512_set1_ps(a));
     for (int c = 0; c < chunks; ++c) {
       const __mmask16 k = FirstLanes(n - 16 * c);
-      const __m512 e = _mm512_maskz_mov_ps(k, avx512::Exp2(_mm512_sub_ps(x[c], mv)));
+      const __m512 e =
+          _mm512_maskz_mov_ps(k, simd::Exp2NonPositive<Avx512>(_mm512_sub_ps(x[c], mv)));
       sum = _mm512_add_ps(sum, e);
       const __mmask16 store = FirstLanes(cols - 16 * c);
       if constexpr (sizeof(T) == 4) {

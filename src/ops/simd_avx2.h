@@ -1,0 +1,89 @@
+// The AVX2 + FMA tier of the vector layer (include only from files built with the AVX2
+// flags): Simd<Avx2> (__m256), 8 float lanes with masked tails, and this tier's own helpers.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "ops/simd.h"
+
+namespace qvl::kernels {
+namespace {
+
+namespace avx2 {
+
+// Lane mask (all-ones lanes) for the first n of 8 lanes, for maskload/maskstore.
+inline __m256i FirstLanes(int n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
+}
+
+// Even (low) and odd (high) bf16 halves of 8 32-bit lanes, as f32.
+inline __m256 EvenHalves(__m256i x) { return _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)); }
+inline __m256 OddHalves(__m256i x) {
+  return _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
+}  // namespace avx2
+
+struct Avx2 {};
+
+template <>
+struct Simd<Avx2> {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  // Scale2 builds 2^n from exponent bits, normal floats only: exp saturates early.
+  static constexpr float kExpLow = -87.3f, kExpHigh = 88.7f, kExp2Low = -126.0f;
+
+  static V Zero() { return _mm256_setzero_ps(); }
+  static V Set(float f) { return _mm256_set1_ps(f); }
+  static V Load(const float* p) { return _mm256_loadu_ps(p); }
+  // The first min(left, 8) lanes of p, zeros after.
+  static V Load(const float* p, int64_t left) {
+    if (left >= 8) return _mm256_loadu_ps(p);
+    return _mm256_maskload_ps(p, avx2::FirstLanes(static_cast<int>(left)));
+  }
+  static void Store(float* p, int64_t left, V v) {
+    if (left >= 8) {
+      _mm256_storeu_ps(p, v);
+    } else {
+      _mm256_maskstore_ps(p, avx2::FirstLanes(static_cast<int>(left)), v);
+    }
+  }
+  // v with lanes from `left` on set to zero.
+  static V KeepFirst(V v, int64_t left) {
+    return _mm256_and_ps(
+        v, _mm256_castsi256_ps(avx2::FirstLanes(static_cast<int>(left < 8 ? left : 8))));
+  }
+  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V Div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V MulAdd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }      // a * b + c
+  static V MulSub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }      // a * b - c
+  static V NegMulAdd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a * b
+  static V Min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V Max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V Abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static V Round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // p * 2^n for integral n in [-126, 128] (128 gives inf).
+  static V Scale2(V p, V n) {
+    const __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  }
+  // Lanes of `negative` where v < 0, of `other` elsewhere.
+  static V IfNegative(V v, V negative, V other) {
+    return _mm256_blendv_ps(other, negative, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+  static float ReduceAdd(V v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_movehdup_ps(x));
+    return _mm_cvtss_f32(x);
+  }
+};
+
+}  // namespace
+}  // namespace qvl::kernels

@@ -1,0 +1,77 @@
+// The AVX-512 tier of the vector layer (include only from files built with the AVX-512
+// flags): Simd<Avx512> (__m512), 16 float lanes with masked tails, and this tier's own helpers.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "ops/simd.h"
+
+namespace qvl::kernels {
+namespace {
+
+namespace avx512 {
+
+// Masks for the first n of 16 lanes.
+inline __mmask16 FirstLanes(int n) {
+  return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n > 0 ? n : 0)) - 1);
+}
+
+// f32 -> bf16 with round-to-nearest-even (finite inputs), as F32ToBf16.
+inline __m256i RoundToBf16(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
+}
+
+}  // namespace avx512
+
+struct Avx512 {};
+
+template <>
+struct Simd<Avx512> {
+  using V = __m512;
+  static constexpr int kLanes = 16;
+  // vscalefps reaches the subnormals, so exp saturates only where float does.
+  static constexpr float kExpLow = -104.0f, kExpHigh = 88.8f, kExp2Low = -150.0f;
+
+  static V Zero() { return _mm512_setzero_ps(); }
+  static V Set(float f) { return _mm512_set1_ps(f); }
+  static V Load(const float* p) { return _mm512_loadu_ps(p); }
+  // The first min(left, 16) lanes of p, zeros after.
+  static V Load(const float* p, int64_t left) { return _mm512_maskz_loadu_ps(Mask(left), p); }
+  static void Store(float* p, int64_t left, V v) { _mm512_mask_storeu_ps(p, Mask(left), v); }
+  // v with lanes from `left` on set to zero.
+  static V KeepFirst(V v, int64_t left) { return _mm512_maskz_mov_ps(Mask(left), v); }
+  static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V Sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V Div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V MulAdd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }      // a * b + c
+  static V MulSub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }      // a * b - c
+  static V NegMulAdd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a * b
+  static V Min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V Max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V Abs(V a) { return _mm512_abs_ps(a); }
+  static V Round(V a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  // p * 2^n for integral n.
+  static V Scale2(V p, V n) { return _mm512_scalef_ps(p, n); }
+  // Lanes of `negative` where v < 0, of `other` elsewhere.
+  static V IfNegative(V v, V negative, V other) {
+    return _mm512_mask_mov_ps(other, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ),
+                              negative);
+  }
+  static float ReduceAdd(V v) { return _mm512_reduce_add_ps(v); }
+
+ private:
+  static __mmask16 Mask(int64_t left) {
+    return avx512::FirstLanes(static_cast<int>(left < 16 ? left : 16));
+  }
+};
+
+}  // namespace
+}  // namespace qvl::kernels
