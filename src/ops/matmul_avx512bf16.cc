@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include "ops/matmul_kernels.h"
+#include "ops/matmul_tiles.h"
 
 namespace qvl::kernels {
 namespace {
@@ -34,25 +35,10 @@ void Tile(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t ldw, int64_
 
 void DotTileBf16(const uint16_t* x, int64_t ldx, int64_t m, const uint16_t* w, int64_t ldw,
                  int64_t n, int64_t k, const float* bias, float* y, int64_t ldy) {
-  int64_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    int64_t j = 0;
-    for (; j + 2 <= n; j += 2)
-      Tile<4, 2>(x + i * ldx, ldx, w + j * ldw, ldw, k, bias ? bias + j : nullptr, y + i * ldy + j,
+  ForDotTiles(m, n, [&]<int MR, int NR>(int64_t i, int64_t j) {
+    Tile<MR, NR>(x + i * ldx, ldx, w + j * ldw, ldw, k, bias ? bias + j : nullptr, y + i * ldy + j,
                  ldy);
-    if (j < n)
-      Tile<4, 1>(x + i * ldx, ldx, w + j * ldw, ldw, k, bias ? bias + j : nullptr, y + i * ldy + j,
-                 ldy);
-  }
-  for (; i < m; ++i) {
-    int64_t j = 0;
-    for (; j + 4 <= n; j += 4)
-      Tile<1, 4>(x + i * ldx, ldx, w + j * ldw, ldw, k, bias ? bias + j : nullptr, y + i * ldy + j,
-                 ldy);
-    for (; j < n; ++j)
-      Tile<1, 1>(x + i * ldx, ldx, w + j * ldw, ldw, k, bias ? bias + j : nullptr, y + i * ldy + j,
-                 ldy);
-  }
+  });
 }
 
 }  // namespace

@@ -44,6 +44,18 @@ struct Simd<Avx2> {
     if (left >= 8) return _mm256_loadu_ps(p);
     return _mm256_maskload_ps(p, avx2::FirstLanes(static_cast<int>(left)));
   }
+  // bf16 values widened to f32 (exact), the first min(left, 8), zeros after.
+  static V LoadBf16(const uint16_t* p, int64_t left) {
+    __m128i h;
+    if (left >= 8) {
+      h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    } else {
+      alignas(16) uint16_t tail[8] = {};
+      for (int64_t i = 0; i < left; ++i) tail[i] = p[i];
+      h = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
   static void Store(float* p, int64_t left, V v) {
     if (left >= 8) {
       _mm256_storeu_ps(p, v);

@@ -42,6 +42,11 @@ struct Simd<Avx512> {
   static V Load(const float* p) { return _mm512_loadu_ps(p); }
   // The first min(left, 16) lanes of p, zeros after.
   static V Load(const float* p, int64_t left) { return _mm512_maskz_loadu_ps(Mask(left), p); }
+  // bf16 values widened to f32 (exact), the first min(left, 16), zeros after.
+  static V LoadBf16(const uint16_t* p, int64_t left) {
+    const __m256i h = _mm256_maskz_loadu_epi16(Mask(left), p);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
   static void Store(float* p, int64_t left, V v) { _mm512_mask_storeu_ps(p, Mask(left), v); }
   // v with lanes from `left` on set to zero.
   static V KeepFirst(V v, int64_t left) { return _mm512_maskz_mov_ps(Mask(left), v); }
