@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ops/attention_kernels.h"
+#include "ops/attention_tiles.h"
 #include "ops/simd_avx2.h"
 #include "ops/simd_math.h"
 
@@ -205,36 +206,12 @@ void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const fl
   }
 }
 
-template <int MR, int NG, typename T>
-void PvRowTile(const T* p, int64_t ldp, const T* const* vg, int d, const float* alpha, float* o,
-               int64_t ldo) {
-  int c0 = 0;
-  for (; c0 + 32 <= d; c0 += 32) PvTile<MR, 4, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-  for (; c0 < d; c0 += 8) PvTile<MR, 1, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-}
-
-template <int NG, typename T>
-void PvRows(const T* p, int64_t ldp, int rows, const T* const* vg, int d, const float* alpha,
-            float* o, int64_t ldo) {
-  int r = 0;
-  for (; r + 2 <= rows; r += 2)
-    PvRowTile<2, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-  if (r < rows) PvRowTile<1, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-}
-
 template <typename T>
 void Pv(const T* p, int64_t ldp, int rows, const T* const* vg, int n_groups, int d,
         const float* alpha, float* o, int64_t ldo) {
-  switch (n_groups) {
-    case 4:
-      return PvRows<4>(p, ldp, rows, vg, d, alpha, o, ldo);
-    case 3:
-      return PvRows<3>(p, ldp, rows, vg, d, alpha, o, ldo);
-    case 2:
-      return PvRows<2>(p, ldp, rows, vg, d, alpha, o, ldo);
-    default:
-      return PvRows<1>(p, ldp, rows, vg, d, alpha, o, ldo);
-  }
+  ForPvTiles<2, 8>(rows, n_groups, d, [&]<int MR, int NC, int NG>(int r, int c0) {
+    PvTile<MR, NC, NG>(p + r * ldp, ldp, vg, d, c0, alpha + r, o + r * ldo, ldo);
+  });
 }
 
 void PvF32(const float* p, int64_t ldp, int rows, const float* const* vg, int n_groups, int d,

@@ -9,6 +9,7 @@
 
 #include "ops/attention_kernels.h"
 #include "ops/attention_softmax_avx512.h"
+#include "ops/attention_tiles.h"
 #include "ops/simd_avx512.h"
 
 namespace qvl::kernels {
@@ -40,38 +41,11 @@ void QkTile(const uint16_t* q, int64_t ldq, const uint16_t* const* kg, int d, fl
     for (int g = 0; g < NG; ++g) _mm512_storeu_ps(s + r * lds + g * kKeyGroup, acc[r][g]);
 }
 
-template <int NG>
-void QkRows(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int d, float* s,
-            int64_t lds) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) QkTile<4, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
-  switch (rows - r) {
-    case 3:
-      QkTile<3, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
-      break;
-    case 2:
-      QkTile<2, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
-      break;
-    case 1:
-      QkTile<1, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
-      break;
-    default:
-      break;
-  }
-}
-
 void QkBf16(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int n_groups,
             int d, float* s, int64_t lds) {
-  switch (n_groups) {
-    case 4:
-      return QkRows<4>(q, ldq, rows, kg, d, s, lds);
-    case 3:
-      return QkRows<3>(q, ldq, rows, kg, d, s, lds);
-    case 2:
-      return QkRows<2>(q, ldq, rows, kg, d, s, lds);
-    default:
-      return QkRows<1>(q, ldq, rows, kg, d, s, lds);
-  }
+  ForQkTiles<4>(rows, n_groups, [&]<int MR, int NG>(int r) {
+    QkTile<MR, NG>(q + r * ldq, ldq, kg, d, s + r * lds, lds);
+  });
 }
 
 // A single loop over the 8 key pairs of a group, the groups unrolled inside it: GCC
@@ -107,48 +81,11 @@ void PvTile(const uint16_t* p, int64_t ldp, const uint16_t* const* vg, int d, in
   }
 }
 
-template <int MR, int NG>
-void PvRowTile(const uint16_t* p, int64_t ldp, const uint16_t* const* vg, int d, const float* alpha,
-               float* o, int64_t ldo) {
-  int c0 = 0;
-  for (; c0 + 64 <= d; c0 += 64) PvTile<MR, 4, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-  const int rest = (d - c0 + 15) / 16;
-  if (rest == 3) PvTile<MR, 3, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-  if (rest == 2) PvTile<MR, 2, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-  if (rest == 1) PvTile<MR, 1, NG>(p, ldp, vg, d, c0, alpha, o, ldo);
-}
-
-template <int NG>
-void PvRows(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int d,
-            const float* alpha, float* o, int64_t ldo) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4)
-    PvRowTile<4, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-  // The rest in one tile, so the values are read once (decode has 1-2 rows per group).
-  switch (rows - r) {
-    case 3:
-      return PvRowTile<3, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-    case 2:
-      return PvRowTile<2, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-    case 1:
-      return PvRowTile<1, NG>(p + r * ldp, ldp, vg, d, alpha + r, o + r * ldo, ldo);
-    default:
-      return;
-  }
-}
-
 void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg, int n_groups,
             int d, const float* alpha, float* o, int64_t ldo) {
-  switch (n_groups) {
-    case 4:
-      return PvRows<4>(p, ldp, rows, vg, d, alpha, o, ldo);
-    case 3:
-      return PvRows<3>(p, ldp, rows, vg, d, alpha, o, ldo);
-    case 2:
-      return PvRows<2>(p, ldp, rows, vg, d, alpha, o, ldo);
-    default:
-      return PvRows<1>(p, ldp, rows, vg, d, alpha, o, ldo);
-  }
+  ForPvTiles<4, 16>(rows, n_groups, d, [&]<int MR, int NC, int NG>(int r, int c0) {
+    PvTile<MR, NC, NG>(p + r * ldp, ldp, vg, d, c0, alpha + r, o + r * ldo, ldo);
+  });
 }
 
 // vcvtneps2bf16 rounds to nearest even like F32ToBf16 (it flushes denormals, which only
