@@ -29,6 +29,7 @@
 #include "model/mrope.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
+#include "model/visual_features.h"
 #include "ops/weight_format.h"
 #include "text/chat_template.h"
 #include "text/tokenizer.h"
@@ -150,12 +151,8 @@ RunTimes RunOnce(Loaded& l, const BenchFlags& flags, const MappedFile* image, Th
   VisualFeatures features;
   if (!grids.empty()) {
     vision = l.model->vision().Encode(pre.pixel_values.data(), grids, pool);
-    const int64_t d = cfg.text.hidden_size;
-    for (int64_t k = 0; k < vision.tokens; ++k) features.embeds.push_back(&vision.embeds[k * d]);
-    for (const std::vector<float>& ds : vision.deepstack) {
-      features.deepstack.emplace_back();
-      for (int64_t k = 0; k < vision.tokens; ++k) features.deepstack.back().push_back(&ds[k * d]);
-    }
+    AppendVisualFeatures(&vision, vision.tokens, cfg.text.hidden_size, vision.deepstack.size(),
+                         &features);
   }
   t.vision = stage.Millis();
 

@@ -17,6 +17,7 @@
 #include "engine/sequence.h"
 #include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
+#include "model/visual_features.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -358,16 +359,9 @@ void Engine::Impl::BuildFeatures(Sequence& seq) {
   // Every needed image is encoded: point each pad token at its feature rows.
   const int64_t d = model_->config().text.hidden_size;
   const size_t layers = model_->config().vision.deepstack_visual_indexes.size();
-  seq.features.embeds.clear();
-  seq.features.deepstack.assign(layers, {});
+  seq.features = VisualFeatures();
   for (size_t i = 0; i < images.size(); ++i) {
-    const VisionOutput* v = seq.vision[i].get();
-    for (int64_t k = 0; k < images[i].info.tokens; ++k) {
-      seq.features.embeds.push_back(v ? v->embeds.data() + k * d : nullptr);
-      for (size_t l = 0; l < layers; ++l) {
-        seq.features.deepstack[l].push_back(v ? v->deepstack[l].data() + k * d : nullptr);
-      }
-    }
+    AppendVisualFeatures(seq.vision[i].get(), images[i].info.tokens, d, layers, &seq.features);
   }
   seq.phase = Sequence::Phase::kPrefill;
   if (seq.vision_done == 0) seq.vision_done = NowSeconds();

@@ -6,6 +6,7 @@
 
 #include "base/thread_pool.h"
 #include "model/kv_pool.h"
+#include "model/visual_features.h"
 
 namespace qvl {
 namespace {
@@ -68,14 +69,8 @@ std::vector<TensorData> DumpRequest(Qwen3VLModel& model, const RequestPreparer& 
                              pixels.data()));
     out.push_back(I64Tensor("image_grid_thw", {static_cast<int64_t>(grids.size()), 3}, thw));
     vision = model.vision().Encode(pixels.data(), grids, pool, &tap);
-    const int64_t d = cfg.text.hidden_size;
-    features.deepstack.resize(vision.deepstack.size());
-    for (int64_t k = 0; k < vision.tokens; ++k) {
-      features.embeds.push_back(vision.embeds.data() + k * d);
-      for (size_t l = 0; l < vision.deepstack.size(); ++l) {
-        features.deepstack[l].push_back(vision.deepstack[l].data() + k * d);
-      }
-    }
+    AppendVisualFeatures(&vision, vision.tokens, cfg.text.hidden_size, vision.deepstack.size(),
+                         &features);
   }
 
   // Prefill, then greedy decode through the cache.

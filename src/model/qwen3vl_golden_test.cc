@@ -17,6 +17,7 @@
 #include "model/mrope.h"
 #include "model/qwen3vl.h"
 #include "model/safetensors.h"
+#include "model/visual_features.h"
 
 namespace qvl {
 namespace {
@@ -153,13 +154,7 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   prefill.want_logits = true;
   VisualFeatures features;
   if (!vis.embeds.empty()) {
-    const int64_t d = cfg.text.hidden_size;
-    features.deepstack.resize(vis.deepstack.size());
-    for (int64_t k = 0; k < vis.tokens; ++k) {
-      features.embeds.push_back(vis.embeds.data() + k * d);
-      for (size_t l = 0; l < vis.deepstack.size(); ++l)
-        features.deepstack[l].push_back(vis.deepstack[l].data() + k * d);
-    }
+    AppendVisualFeatures(&vis, vis.tokens, cfg.text.hidden_size, vis.deepstack.size(), &features);
     prefill.visual = &features;
   }
   const int64_t vocab = cfg.text.vocab_size;
