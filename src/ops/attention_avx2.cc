@@ -27,9 +27,6 @@ inline float Bf16Scalar(uint16_t h) {
   return f;
 }
 
-inline float Widen(float v) { return v; }
-inline float Widen(uint16_t v) { return Bf16Scalar(v); }
-
 // One key group (16 keys = 2 vectors) against MR query rows.
 template <int MR, typename T>
 void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) {
@@ -53,8 +50,8 @@ void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) 
       const __m256 e0 = EvenHalves(x0), o0 = OddHalves(x0);
       const __m256 e1 = EvenHalves(x1), o1 = OddHalves(x1);
       for (int r = 0; r < MR; ++r) {
-        const __m256 q0 = _mm256_set1_ps(Widen(q[r * ldq + i]));
-        const __m256 q1 = _mm256_set1_ps(Widen(q[r * ldq + i + 1]));
+        const __m256 q0 = _mm256_set1_ps(Bf16Scalar(q[r * ldq + i]));
+        const __m256 q1 = _mm256_set1_ps(Bf16Scalar(q[r * ldq + i + 1]));
         acc[r][0] = _mm256_fmadd_ps(q1, o0, _mm256_fmadd_ps(q0, e0, acc[r][0]));
         acc[r][1] = _mm256_fmadd_ps(q1, o1, _mm256_fmadd_ps(q0, e1, acc[r][1]));
       }
@@ -188,8 +185,8 @@ void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const fl
           odd[c] = OddHalves(x);
         }
         for (int r = 0; r < MR; ++r) {
-          const __m256 p0 = _mm256_set1_ps(Widen(p[r * ldp + g * kKeyGroup + j]));
-          const __m256 p1 = _mm256_set1_ps(Widen(p[r * ldp + g * kKeyGroup + j + 1]));
+          const __m256 p0 = _mm256_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j]));
+          const __m256 p1 = _mm256_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j + 1]));
           for (int c = 0; c < NC; ++c)
             acc[r][c] = _mm256_fmadd_ps(p1, odd[c], _mm256_fmadd_ps(p0, even[c], acc[r][c]));
         }
