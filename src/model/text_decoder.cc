@@ -65,8 +65,9 @@ void TextDecoder::EnsureCapacity(int64_t tokens) {
                 kvd = int64_t{c.num_kv_heads} * c.head_dim, inter = c.intermediate_size;
   x_.resize(tokens * d);
   normed_.resize(tokens * d);
-  wide_a_.resize(tokens * std::max(qd + kvd, inter));
-  wide_b_.resize(tokens * std::max(kvd + qd, inter));
+  const int64_t wide = std::max(qd + kvd, inter);
+  wide_a_.resize(tokens * wide);
+  wide_b_.resize(tokens * wide);
   cos_.resize(tokens * c.head_dim / 2);
   sin_.resize(tokens * c.head_dim / 2);
   for (auto& p : pos_) p.resize(tokens);

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "ops/attention_int8_kernels.h"
+#include "ops/attention_tiles.h"
 #include "ops/simd_avx512.h"
 #include "ops/simd_math.h"
 
@@ -46,35 +47,11 @@ void QkTile(const uint8_t* q, int64_t ldq, const int8_t* k, const int32_t* corr,
     for (int g = 0; g < NG; ++g) _mm512_storeu_si512(s + r * lds + g * kKeyGroup, acc[r][g]);
 }
 
-template <int NG>
-void QkRows(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_t* corr, int dp,
-            int32_t* s, int64_t lds) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) QkTile<4, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
-  switch (rows - r) {
-    case 3:
-      return QkTile<3, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
-    case 2:
-      return QkTile<2, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
-    case 1:
-      return QkTile<1, NG>(q + r * ldq, ldq, k, corr, dp, s + r * lds, lds);
-    default:
-      return;
-  }
-}
-
 void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_t* k_corr,
           int n_groups, int dp, int32_t* s, int64_t lds) {
-  switch (n_groups) {
-    case 4:
-      return QkRows<4>(q, ldq, rows, k, k_corr, dp, s, lds);
-    case 3:
-      return QkRows<3>(q, ldq, rows, k, k_corr, dp, s, lds);
-    case 2:
-      return QkRows<2>(q, ldq, rows, k, k_corr, dp, s, lds);
-    default:
-      return QkRows<1>(q, ldq, rows, k, k_corr, dp, s, lds);
-  }
+  ForQkTiles<4>(rows, n_groups, [&]<int MR, int NG>(int r) {
+    QkTile<MR, NG>(q + r * ldq, ldq, k, k_corr, dp, s + r * lds, lds);
+  });
 }
 
 // 255 * 2^y for y <= 0: 2^frac from a cubic (relative error 7.5e-5, a fiftieth of a
@@ -195,54 +172,11 @@ void PvTile(const uint8_t* p, int64_t ldp, const int8_t* v, int dp, int c0, cons
   }
 }
 
-template <int MR, int NG>
-void PvRowTile(const uint8_t* p, int64_t ldp, const int8_t* v, int dp, const float* alpha,
-               const float* p_scale, float* o, int64_t ldo) {
-  int c0 = 0;
-  for (; c0 + 64 <= dp; c0 += 64) PvTile<MR, 4, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
-  switch ((dp - c0) / 16) {
-    case 3:
-      return PvTile<MR, 3, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
-    case 2:
-      return PvTile<MR, 2, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
-    case 1:
-      return PvTile<MR, 1, NG>(p, ldp, v, dp, c0, alpha, p_scale, o, ldo);
-    default:
-      return;
-  }
-}
-
-template <int NG>
-void PvRows(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int dp, const float* alpha,
-            const float* p_scale, float* o, int64_t ldo) {
-  int r = 0;
-  for (; r + 4 <= rows; r += 4) {
-    PvRowTile<4, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
-  }
-  switch (rows - r) {
-    case 3:
-      return PvRowTile<3, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
-    case 2:
-      return PvRowTile<2, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
-    case 1:
-      return PvRowTile<1, NG>(p + r * ldp, ldp, v, dp, alpha + r, p_scale + r, o + r * ldo, ldo);
-    default:
-      return;
-  }
-}
-
 void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups, int dp,
           const float* alpha, const float* p_scale, float* o, int64_t ldo) {
-  switch (n_groups) {
-    case 4:
-      return PvRows<4>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
-    case 3:
-      return PvRows<3>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
-    case 2:
-      return PvRows<2>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
-    default:
-      return PvRows<1>(p, ldp, rows, v, dp, alpha, p_scale, o, ldo);
-  }
+  ForPvTiles<4, 16>(rows, n_groups, dp, [&]<int MR, int NC, int NG>(int r, int c0) {
+    PvTile<MR, NC, NG>(p + r * ldp, ldp, v, dp, c0, alpha + r, p_scale + r, o + r * ldo, ldo);
+  });
 }
 
 }  // namespace

@@ -181,37 +181,32 @@ function streamedText(body) {
 // Each kind sends one request and says whether the answer is right. `route` is the
 // label /metrics counts it under.
 const chat = '/v1/chat/completions';
-const kinds = {
-  golden: {
-    weight: 24,
+
+// A fixture case, streamed or not: a 200 must carry the case's greedy text.
+function goldenKind(weight, stream) {
+  return {
+    weight,
     route: chat,
     async run() {
       const c = pick(cases);
-      const r = await send('POST', chat, c.body);
+      const r = await send('POST', chat, stream ? { ...c.body, stream: true } : c.body);
       if (r.status === 503) return r;
-      const content = r.status === 200 ? JSON.parse(r.body).choices[0].message.content : undefined;
-      return {
-        ...r,
-        ok: r.status === 200 && content === c.expected,
-        why: `${c.name}: got ${JSON.stringify(content)}`,
-      };
-    },
-  },
-  golden_stream: {
-    weight: 20,
-    route: chat,
-    async run() {
-      const c = pick(cases);
-      const r = await send('POST', chat, { ...c.body, stream: true });
-      if (r.status === 503) return r;
-      const text = r.status === 200 ? streamedText(r.body) : undefined;
+      let text;
+      if (r.status === 200) {
+        text = stream ? streamedText(r.body) : JSON.parse(r.body).choices[0].message.content;
+      }
       return {
         ...r,
         ok: r.status === 200 && text === c.expected,
-        why: `${c.name}: streamed ${JSON.stringify(text)}`,
+        why: `${c.name}: ${stream ? 'streamed' : 'got'} ${JSON.stringify(text)}`,
       };
     },
-  },
+  };
+}
+
+const kinds = {
+  golden: goldenKind(24, false),
+  golden_stream: goldenKind(20, true),
   abandoned_stream: {
     weight: 10,
     route: chat,
