@@ -188,57 +188,43 @@ inline int32_t SumOf(__m256i v) {
 }
 
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
-  const int64_t blocks = out.kp / kQuantBlock;
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   alignas(32) float tail[kQuantBlock];
-  // Block b of row i, zero past column k.
-  auto block = [&](int64_t i, int64_t b) {
-    const float* src = x + i * ldx + b * kQuantBlock;
+  // Block b of row xi, zero past column k.
+  auto block = [&](const float* xi, int64_t b) {
+    const float* src = xi + b * kQuantBlock;
     if (b * kQuantBlock + kQuantBlock <= k) return src;
     std::fill(tail, tail + kQuantBlock, 0.0f);
-    for (int64_t c = b * kQuantBlock; c < k; ++c) tail[c - b * kQuantBlock] = x[i * ldx + c];
+    for (int64_t c = b * kQuantBlock; c < k; ++c) tail[c - b * kQuantBlock] = xi[c];
     return static_cast<const float*>(tail);
   };
-  for (int64_t i = 0; i < m; ++i) {
-    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float* src = block(i, b);
-      __m256 a = _mm256_setzero_ps();
-      for (int j = 0; j < 4; ++j)
-        a = _mm256_max_ps(a, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)));
-      amax[b] = MaxOf(a);
-    }
-    float* exps = out.exps + i * blocks;
-    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
-    out.row_scales[i] = kRowMantissa[mantissa];
-    for (int64_t b = 0; b < blocks; ++b) {
-      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
-      if (!Quantizable(amax[b])) {
-        std::memset(q, 0, kQuantBlock);
-        amax[b] = 0.0f;
-        out.corr[i * blocks + b] = 0;
-        continue;
-      }
-      const int e = static_cast<int>(exps[b]);
-      const __m256 inv = _mm256_set1_ps(kRowMantissaInverse[mantissa] * Pow2(-e));
-      const float* src = block(i, b);
-      __m256i qi[4];
-      __m256i sum = _mm256_setzero_si256();
-      for (int j = 0; j < 4; ++j) {
-        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + 8 * j), inv);
-        qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-        sum = _mm256_add_epi32(sum, qi[j]);
-      }
-      const __m256i packed =
-          _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
-                          _mm256_permutevar8x32_epi32(packed, order));
-      amax[b] = Pow2(e);
-      out.corr[i * blocks + b] = -128 * SumOf(sum);
-    }
-  }
+  QuantizeRowsWith(
+      x, ldx, m, out,
+      [&](const float* xi, int64_t b) {
+        const float* src = block(xi, b);
+        __m256 a = _mm256_setzero_ps();
+        for (int j = 0; j < 4; ++j)
+          a = _mm256_max_ps(a, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)));
+        return MaxOf(a);
+      },
+      [&](const float* xi, int64_t b, float inv_scale, int8_t* q) {
+        const __m256 inv = _mm256_set1_ps(inv_scale);
+        const float* src = block(xi, b);
+        __m256i qi[4];
+        __m256i sum = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+          const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + 8 * j), inv);
+          qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+          sum = _mm256_add_epi32(sum, qi[j]);
+        }
+        const __m256i packed =
+            _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                            _mm256_permutevar8x32_epi32(packed, order));
+        return SumOf(sum);
+      });
 }
 
 }  // namespace

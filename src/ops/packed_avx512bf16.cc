@@ -326,43 +326,28 @@ void PackedQ4(const QuantizedRows& x, int64_t m, const PanelRange& r) {
 }
 
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
-  const int64_t blocks = out.kp / kQuantBlock;
   const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  for (int64_t i = 0; i < m; ++i) {
-    const float* xi = x + i * ldx;
-    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t c = b * kQuantBlock;
-      const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
-      const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
-      amax[b] = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-    }
-    float* exps = out.exps + i * blocks;
-    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
-    out.row_scales[i] = kRowMantissa[mantissa];
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t c = b * kQuantBlock;
-      int8_t* q = out.codes + i * out.kp + c;
-      if (!Quantizable(amax[b])) {
-        std::memset(q, 0, kQuantBlock);
-        amax[b] = 0.0f;
-        out.corr[i * blocks + b] = 0;
-        continue;
-      }
-      const int e = static_cast<int>(exps[b]);
-      const __m512 inv = _mm512_set1_ps(kRowMantissaInverse[mantissa] * Pow2(-e));
-      const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
-      const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
-      const __m512i q0 =
-          _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, inv), lo), hi));
-      const __m512i q1 =
-          _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, inv), lo), hi));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
-      amax[b] = Pow2(e);
-      out.corr[i * blocks + b] = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-    }
-  }
+  QuantizeRowsWith(
+      x, ldx, m, out,
+      [&](const float* xi, int64_t b) {
+        const int64_t c = b * kQuantBlock;
+        const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
+        const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
+        return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+      },
+      [&](const float* xi, int64_t b, float inv_scale, int8_t* q) {
+        const int64_t c = b * kQuantBlock;
+        const __m512 inv = _mm512_set1_ps(inv_scale);
+        const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
+        const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
+        const __m512i q0 =
+            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, inv), lo), hi));
+        const __m512i q1 =
+            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, inv), lo), hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
+        return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+      });
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <limits>
 
 #include "base/cpu_features.h"
+#include "ops/weight_format.h"
 
 namespace qvl::kernels {
 
@@ -71,6 +72,37 @@ struct QuantizedRows {
             corr + rows * blocks, row_scales + rows,       kp};
   }
 };
+
+// The quantization every tier's QuantizeRows follows; the tier supplies the two vector
+// parts. block_amax(xi, b) is the largest magnitude of block b of row xi (zero past
+// column k); quantize_block(xi, b, inv, q) writes the block's 32 codes
+// round_to_even(clamp(x * inv, -127, 127)) to q and returns their sum.
+template <typename BlockAmax, typename QuantizeBlock>
+void QuantizeRowsWith(const float* x, int64_t ldx, int64_t m, const QuantizedRows& out,
+                      const BlockAmax& block_amax, const QuantizeBlock& quantize_block) {
+  const int64_t blocks = out.kp / kQuantBlock;
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = x + i * ldx;
+    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
+    for (int64_t b = 0; b < blocks; ++b) amax[b] = block_amax(xi, b);
+    float* exps = out.exps + i * blocks;
+    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
+    out.row_scales[i] = kRowMantissa[mantissa];
+    for (int64_t b = 0; b < blocks; ++b) {
+      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
+      if (!Quantizable(amax[b])) {
+        std::memset(q, 0, kQuantBlock);
+        amax[b] = 0.0f;
+        out.corr[i * blocks + b] = 0;
+        continue;
+      }
+      const int e = static_cast<int>(exps[b]);
+      out.corr[i * blocks + b] =
+          -128 * quantize_block(xi, b, kRowMantissaInverse[mantissa] * Pow2(-e), q);
+      amax[b] = Pow2(e);
+    }
+  }
+}
 
 // The panels one call covers: panels [0, panels) of a packed weight starting at w.
 struct PanelRange {

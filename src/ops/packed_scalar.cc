@@ -99,40 +99,27 @@ void PackedQuant(const QuantizedRows& x, int64_t m, const PanelRange& r) {
 }
 
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
-  const int64_t blocks = out.kp / kQuantBlock;
-  for (int64_t i = 0; i < m; ++i) {
-    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
-    for (int64_t b = 0; b < blocks; ++b) {
-      amax[b] = 0.0f;
-      for (int64_t c = b * kQuantBlock; c < std::min(k, (b + 1) * kQuantBlock); ++c) {
-        amax[b] = std::fabs(x[i * ldx + c]) > amax[b] ? std::fabs(x[i * ldx + c]) : amax[b];
-      }
-    }
-    float* exps = out.exps + i * blocks;
-    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
-    out.row_scales[i] = kRowMantissa[mantissa];
-    for (int64_t b = 0; b < blocks; ++b) {
-      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
-      int32_t sum = 0;
-      if (Quantizable(amax[b])) {
-        const int e = static_cast<int>(exps[b]);
-        const float inv = kRowMantissaInverse[mantissa] * Pow2(-e);
+  auto value = [&](const float* xi, int64_t c) { return c < k ? xi[c] : 0.0f; };
+  QuantizeRowsWith(
+      x, ldx, m, out,
+      [&](const float* xi, int64_t b) {
+        float amax = 0.0f;
+        for (int64_t c = b * kQuantBlock; c < (b + 1) * kQuantBlock; ++c) {
+          amax = std::fabs(value(xi, c)) > amax ? std::fabs(value(xi, c)) : amax;
+        }
+        return amax;
+      },
+      [&](const float* xi, int64_t b, float inv, int8_t* q) {
+        int32_t sum = 0;
         for (int kk = 0; kk < kQuantBlock; ++kk) {
-          const int64_t c = b * kQuantBlock + kk;
-          float v = (c < k ? x[i * ldx + c] : 0.0f) * inv;
+          float v = value(xi, b * kQuantBlock + kk) * inv;
           v = v > -127.0f ? v : -127.0f;  // as vmaxps / vminps, NaN becomes -127
           v = v < 127.0f ? v : 127.0f;
           q[kk] = static_cast<int8_t>(std::nearbyint(v));
           sum += q[kk];
         }
-        amax[b] = Pow2(e);
-      } else {
-        std::memset(q, 0, kQuantBlock);
-        amax[b] = 0.0f;
-      }
-      out.corr[i * blocks + b] = -128 * sum;
-    }
-  }
+        return sum;
+      });
 }
 
 }  // namespace
