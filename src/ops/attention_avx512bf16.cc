@@ -5,8 +5,6 @@
 // with plain loads. The f32 kernels are the AVX-512 tier's.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "ops/attention_kernels.h"
 #include "ops/attention_softmax_avx512.h"
 #include "ops/attention_tiles.h"
@@ -17,11 +15,7 @@ namespace {
 
 using avx512::FirstLanes;
 
-inline __m512bh BroadcastPair(const uint16_t* p) {
-  int32_t pair;
-  std::memcpy(&pair, p, 4);
-  return (__m512bh)_mm512_set1_epi32(pair);
-}
+inline __m512bh BroadcastPair(const uint16_t* p) { return (__m512bh)avx512::Broadcast4Bytes(p); }
 
 template <int MR, int NG>
 void QkTile(const uint16_t* q, int64_t ldq, const uint16_t* const* kg, int d, float* s,

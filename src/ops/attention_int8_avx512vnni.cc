@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "ops/attention_int8_kernels.h"
@@ -19,12 +18,6 @@ namespace qvl::kernels {
 namespace {
 
 using avx512::FirstLanes;
-
-inline __m512i Broadcast4(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
 
 template <int MR, int NG>
 void QkTile(const uint8_t* q, int64_t ldq, const int8_t* k, const int32_t* corr, int dp, int32_t* s,
@@ -39,7 +32,7 @@ void QkTile(const uint8_t* q, int64_t ldq, const int8_t* k, const int32_t* corr,
     __m512i kv[NG];
     for (int g = 0; g < NG; ++g) kv[g] = _mm512_loadu_si512(k + g * gb + i * kKeyGroup);
     for (int r = 0; r < MR; ++r) {
-      const __m512i qv = Broadcast4(q + r * ldq + i);
+      const __m512i qv = avx512::Broadcast4Bytes(q + r * ldq + i);
       for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_dpbusd_epi32(acc[r][g], qv, kv[g]);
     }
   }
@@ -157,7 +150,7 @@ void PvTile(const uint8_t* p, int64_t ldp, const int8_t* v, int dp, int c0, cons
     __m512i vv[NC];
     for (int c = 0; c < NC; ++c) vv[c] = _mm512_loadu_si512(vq + 64 * c);
     for (int r = 0; r < MR; ++r) {
-      const __m512i pv = Broadcast4(p + r * ldp + 4 * quad);
+      const __m512i pv = avx512::Broadcast4Bytes(p + r * ldp + 4 * quad);
       for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], pv, vv[c]);
     }
   }

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "ops/simd.h"
 
@@ -16,6 +17,14 @@ namespace avx512 {
 // Masks for the first n of 16 lanes.
 inline __mmask16 FirstLanes(int n) {
   return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n > 0 ? n : 0)) - 1);
+}
+
+// The 4 bytes at p in every 32-bit lane: the broadcast operand of vpdpbusd (4 int8) and
+// vdpbf16ps (2 bf16).
+inline __m512i Broadcast4Bytes(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
 }
 
 // f32 -> bf16 with round-to-nearest-even (finite inputs), as F32ToBf16.
