@@ -119,8 +119,10 @@ void Serve(const ServeFlags& flags) {
     try {
       const Stopwatch watch;
       const std::string dir = flags.model.ResolveFolder();
+      EngineOptions engine_options = flags.engine;
+      engine_options.on_idle = ReleaseFreeMemory;
       engine =
-          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), flags.engine);
+          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
               " s");

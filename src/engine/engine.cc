@@ -175,6 +175,7 @@ EngineStats Engine::Impl::Stats() const {
 
 void Engine::Impl::Run() {
   pool_ = std::make_unique<ThreadPool>(options_.threads);
+  bool idle_hook_due = false;  // work was done since on_idle last ran
   for (;;) {
     bool worked = false;
     try {
@@ -200,8 +201,16 @@ void Engine::Impl::Run() {
     }
     const bool idle = !worked && incoming_.empty() && cancel_requests_.empty();
     if (stop_ && idle && active_.empty() && waiting_.empty()) return;
+    idle_hook_due |= worked;
     if (idle) {
-      wake_.wait_for(lock, std::chrono::milliseconds(stop_ ? 10 : 500));
+      const bool slept =
+          wake_.wait_for(lock, std::chrono::milliseconds(stop_ ? 10 : kIdleHookMs)) ==
+          std::cv_status::timeout;
+      if (slept && idle_hook_due && options_.on_idle && incoming_.empty()) {
+        idle_hook_due = false;
+        lock.unlock();
+        options_.on_idle();
+      }
     }
   }
 }

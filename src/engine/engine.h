@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,7 +36,12 @@ struct EngineOptions {
   int max_images_per_request = 16;
   size_t max_image_bytes = size_t{32} << 20;
   int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
+  // Called on the engine thread once it has had nothing to do for kIdleHookMs after
+  // some work: the server hands freed memory back to the system there.
+  std::function<void()> on_idle;
 };
+
+constexpr int kIdleHookMs = 500;
 
 // Counters for /metrics; a consistent snapshot.
 struct EngineStats {

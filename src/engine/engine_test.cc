@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "base/mapped_file.h"
 #include "model/qwen3vl.h"
@@ -195,6 +198,26 @@ TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   // Everything but what the prefix cache keeps is free again.
   const EngineStats s = engine->Stats();
   EXPECT_LE(s.kv_pages_used, s.prefix_cache_pages);
+}
+
+TEST(Engine, IdleHookRunsOnceAfterWorkAndNotWhileIdle) {
+  std::atomic<int> calls{0};
+  EngineOptions options;
+  options.on_idle = [&] { ++calls; };
+  auto engine = MakeEngine(options);
+  // Nothing has run yet: the hook waits for work.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kIdleHookMs));
+  EXPECT_EQ(calls.load(), 0);
+  Collector c;
+  engine->Submit(LoadCase("01_text_only"), c.Sink());
+  c.Wait();
+  for (int i = 0; i < 100 && calls.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(kIdleHookMs / 5));
+  }
+  EXPECT_EQ(calls.load(), 1);
+  // Staying idle does not call it again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * kIdleHookMs));
+  EXPECT_EQ(calls.load(), 1);
 }
 
 TEST(Engine, CancellingAQueuedRequestCountsAndNeverRunsIt) {

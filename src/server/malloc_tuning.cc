@@ -15,4 +15,10 @@ void TuneMallocForServing() {
 #endif
 }
 
+void ReleaseFreeMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace qvl

@@ -11,4 +11,8 @@ namespace qvl {
 // Call before threads start. No effect outside glibc.
 void TuneMallocForServing();
 
+// Returns the free pages of every arena to the system (malloc_trim), so that RSS at rest
+// is what is in use. Meant for the engine's idle hook. No effect outside glibc.
+void ReleaseFreeMemory();
+
 }  // namespace qvl
