@@ -9,9 +9,8 @@
 // types, broken, non-image and oversized images, oversized bodies, prompts over the
 // context, unknown routes and bursts above the queue limit. It passes when the server
 // never crashes, every answer is either the golden greedy text or the documented
-// 4xx/503, RSS after the run is within 5 % of RSS after warm-up (the largest idle RSS
-// of its rounds), no file descriptor is left open, /metrics counts what the clients
-// counted, and SIGTERM stops it with exit 0.
+// 4xx/503, RSS after the run is within 5 % of RSS after warm-up, no file descriptor is
+// left open, /metrics counts what the clients counted, and SIGTERM stops it with exit 0.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -440,19 +439,11 @@ const exited = new Promise((resolve) =>
 );
 await waitHealthy();
 
-// Warm-up: every kind once, then rounds of the run's mix until RSS at idle stops
-// growing (under 2 % a round, at most 6 rounds), so that caches, thread stacks and
-// malloc arenas reach their working size however busy the machine is. Idle RSS moves
-// by a few MB with the allocator's luck, so the baseline is the largest of the rounds.
+// Warm-up: every kind once, then the same mix as the run, so that caches, thread
+// stacks and malloc arenas reach their working size before RSS is taken.
 for (const name of Object.keys(kinds)) await runKind(name);
-let warm = null;
-for (let round = 0; round < 6; round++) {
-  await load(Math.max(5, seconds * 0.1) * 1000, server.child.pid);
-  const now = await idle(server.child.pid);
-  const settled = warm !== null && now.rssKb <= warm.rssKb * 1.02;
-  if (warm === null || now.rssKb > warm.rssKb) warm = now;
-  if (settled) break;
-}
+await load(Math.max(20, seconds * 0.2) * 1000, server.child.pid);
+const warm = await idle(server.child.pid);
 const warmMetrics = await metrics();
 
 await load(seconds * 1000, server.child.pid);
