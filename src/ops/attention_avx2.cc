@@ -31,11 +31,13 @@ inline float Bf16Scalar(uint16_t h) {
 template <int MR, typename T>
 void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) {
   __m256 acc[MR][2];
+  QVL_UNROLL_TILE
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   if constexpr (sizeof(T) == 4) {
     for (int i = 0; i < d; ++i) {
       const __m256 k0 = _mm256_loadu_ps(kg + i * kKeyGroup);
       const __m256 k1 = _mm256_loadu_ps(kg + i * kKeyGroup + 8);
+      QVL_UNROLL_TILE
       for (int r = 0; r < MR; ++r) {
         const __m256 qv = _mm256_set1_ps(q[r * ldq + i]);
         acc[r][0] = _mm256_fmadd_ps(qv, k0, acc[r][0]);
@@ -49,6 +51,7 @@ void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) 
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kg + i * kKeyGroup + 16));
       const __m256 e0 = EvenHalves(x0), o0 = OddHalves(x0);
       const __m256 e1 = EvenHalves(x1), o1 = OddHalves(x1);
+      QVL_UNROLL_TILE
       for (int r = 0; r < MR; ++r) {
         const __m256 q0 = _mm256_set1_ps(Bf16Scalar(q[r * ldq + i]));
         const __m256 q1 = _mm256_set1_ps(Bf16Scalar(q[r * ldq + i + 1]));
@@ -57,6 +60,7 @@ void QkTile(const T* q, int64_t ldq, const T* kg, int d, float* s, int64_t lds) 
       }
     }
   }
+  QVL_UNROLL_TILE
   for (int r = 0; r < MR; ++r) {
     _mm256_storeu_ps(s + r * lds, acc[r][0]);
     _mm256_storeu_ps(s + r * lds + 8, acc[r][1]);
@@ -157,45 +161,59 @@ template <int MR, int NC, int NG, typename T>
 void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const float* alpha,
             float* o, int64_t ldo) {
   __m256 acc[MR][NC];
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
   __m256i mask[NC];
+  QVL_UNROLL_TILE
   for (int c = 0; c < NC; ++c) mask[c] = FirstLanes(d - c0 - 8 * c);
   if constexpr (sizeof(T) == 4) {
     for (int j = 0; j < kKeyGroup; ++j) {
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) {
         const float* vrow = vg[g] + j * d + c0;
         __m256 v[NC];
+        QVL_UNROLL_TILE
         for (int c = 0; c < NC; ++c) v[c] = _mm256_maskload_ps(vrow + 8 * c, mask[c]);
+        QVL_UNROLL_TILE
         for (int r = 0; r < MR; ++r) {
           const __m256 pv = _mm256_set1_ps(p[r * ldp + g * kKeyGroup + j]);
+          QVL_UNROLL_TILE
           for (int c = 0; c < NC; ++c) acc[r][c] = _mm256_fmadd_ps(pv, v[c], acc[r][c]);
         }
       }
     }
   } else {
     for (int j = 0; j < kKeyGroup; j += 2) {
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) {
         const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
         __m256 even[NC], odd[NC];
+        QVL_UNROLL_TILE
         for (int c = 0; c < NC; ++c) {
           const __m256i x =
               _mm256_maskload_epi32(reinterpret_cast<const int*>(vpair + 16 * c), mask[c]);
           even[c] = EvenHalves(x);
           odd[c] = OddHalves(x);
         }
+        QVL_UNROLL_TILE
         for (int r = 0; r < MR; ++r) {
           const __m256 p0 = _mm256_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j]));
           const __m256 p1 = _mm256_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j + 1]));
+          QVL_UNROLL_TILE
           for (int c = 0; c < NC; ++c)
             acc[r][c] = _mm256_fmadd_ps(p1, odd[c], _mm256_fmadd_ps(p0, even[c], acc[r][c]));
         }
       }
     }
   }
+  QVL_UNROLL_TILE
   for (int r = 0; r < MR; ++r) {
     const __m256 a = _mm256_set1_ps(alpha[r]);
     float* orow = o + r * ldo + c0;
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) {
       const __m256 old = _mm256_maskload_ps(orow + 8 * c, mask[c]);
       _mm256_maskstore_ps(orow + 8 * c, mask[c], _mm256_fmadd_ps(old, a, acc[r][c]));

@@ -35,28 +35,37 @@ inline __m512 OddHalves(__m512i x) {
 template <int MR, int NG, typename T>
 void QkTile(const T* q, int64_t ldq, const T* const* kg, int d, float* s, int64_t lds) {
   __m512 acc[MR][NG];
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+  }
   if constexpr (sizeof(T) == 4) {
     for (int i = 0; i < d; ++i) {
       __m512 kv[NG];
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) kv[g] = _mm512_loadu_ps(kg[g] + i * kKeyGroup);
+      QVL_UNROLL_TILE
       for (int r = 0; r < MR; ++r) {
         const __m512 qv = _mm512_set1_ps(q[r * ldq + i]);
+        QVL_UNROLL_TILE
         for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_fmadd_ps(qv, kv[g], acc[r][g]);
       }
     }
   } else {
     for (int i = 0; i < d; i += 2) {
       __m512 even[NG], odd[NG];
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) {
         const __m512i x = _mm512_loadu_si512(kg[g] + i * kKeyGroup);
         even[g] = EvenHalves(x);
         odd[g] = OddHalves(x);
       }
+      QVL_UNROLL_TILE
       for (int r = 0; r < MR; ++r) {
         const __m512 q0 = _mm512_set1_ps(Bf16Scalar(q[r * ldq + i]));
         const __m512 q1 = _mm512_set1_ps(Bf16Scalar(q[r * ldq + i + 1]));
+        QVL_UNROLL_TILE
         for (int g = 0; g < NG; ++g) {
           acc[r][g] = _mm512_fmadd_ps(q0, even[g], acc[r][g]);
           acc[r][g] = _mm512_fmadd_ps(q1, odd[g], acc[r][g]);
@@ -64,8 +73,11 @@ void QkTile(const T* q, int64_t ldq, const T* const* kg, int d, float* s, int64_
       }
     }
   }
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) _mm512_storeu_ps(s + r * lds + g * kKeyGroup, acc[r][g]);
+  }
 }
 
 template <typename T>
@@ -107,36 +119,48 @@ template <int MR, int NC, int NG, typename T>
 void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const float* alpha,
             float* o, int64_t ldo) {
   __m512 acc[MR][NC];
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
   __mmask16 mask[NC];
+  QVL_UNROLL_TILE
   for (int c = 0; c < NC; ++c) mask[c] = FirstLanes(d - c0 - 16 * c);
   if constexpr (sizeof(T) == 4) {
     for (int j = 0; j < kKeyGroup; ++j) {
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) {
         const float* vrow = vg[g] + j * d + c0;
         __m512 v[NC];
+        QVL_UNROLL_TILE
         for (int c = 0; c < NC; ++c) v[c] = _mm512_maskz_loadu_ps(mask[c], vrow + 16 * c);
+        QVL_UNROLL_TILE
         for (int r = 0; r < MR; ++r) {
           const __m512 pv = _mm512_set1_ps(p[r * ldp + g * kKeyGroup + j]);
+          QVL_UNROLL_TILE
           for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_fmadd_ps(pv, v[c], acc[r][c]);
         }
       }
     }
   } else {
     for (int j = 0; j < kKeyGroup; j += 2) {
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) {
         // Dims c0 + 16c .. +16 of tokens j, j+1: 32 interleaved bf16.
         const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
         __m512 even[NC], odd[NC];
+        QVL_UNROLL_TILE
         for (int c = 0; c < NC; ++c) {
           const __m512i x = _mm512_maskz_loadu_epi32(mask[c], vpair + 32 * c);
           even[c] = EvenHalves(x);
           odd[c] = OddHalves(x);
         }
+        QVL_UNROLL_TILE
         for (int r = 0; r < MR; ++r) {
           const __m512 p0 = _mm512_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j]));
           const __m512 p1 = _mm512_set1_ps(Bf16Scalar(p[r * ldp + g * kKeyGroup + j + 1]));
+          QVL_UNROLL_TILE
           for (int c = 0; c < NC; ++c) {
             acc[r][c] = _mm512_fmadd_ps(p0, even[c], acc[r][c]);
             acc[r][c] = _mm512_fmadd_ps(p1, odd[c], acc[r][c]);
@@ -145,9 +169,11 @@ void PvTile(const T* p, int64_t ldp, const T* const* vg, int d, int c0, const fl
       }
     }
   }
+  QVL_UNROLL_TILE
   for (int r = 0; r < MR; ++r) {
     const __m512 a = _mm512_set1_ps(alpha[r]);
     float* orow = o + r * ldo + c0;
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) {
       const __m512 old = _mm512_maskz_loadu_ps(mask[c], orow + 16 * c);
       _mm512_mask_storeu_ps(orow + 16 * c, mask[c], _mm512_fmadd_ps(old, a, acc[r][c]));

@@ -21,18 +21,27 @@ template <int MR, int NG>
 void QkTile(const uint16_t* q, int64_t ldq, const uint16_t* const* kg, int d, float* s,
             int64_t lds) {
   __m512 acc[MR][NG];
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_setzero_ps();
+  }
   for (int i = 0; i < d; i += 2) {
     __m512bh kv[NG];
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) kv[g] = (__m512bh)_mm512_loadu_si512(kg[g] + i * kKeyGroup);
+    QVL_UNROLL_TILE
     for (int r = 0; r < MR; ++r) {
       const __m512bh qv = BroadcastPair(q + r * ldq + i);
+      QVL_UNROLL_TILE
       for (int g = 0; g < NG; ++g) acc[r][g] = _mm512_dpbf16_ps(acc[r][g], qv, kv[g]);
     }
   }
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) _mm512_storeu_ps(s + r * lds + g * kKeyGroup, acc[r][g]);
+  }
 }
 
 void QkBf16(const uint16_t* q, int64_t ldq, int rows, const uint16_t* const* kg, int n_groups,
@@ -48,25 +57,34 @@ template <int MR, int NC, int NG>
 void PvTile(const uint16_t* p, int64_t ldp, const uint16_t* const* vg, int d, int c0,
             const float* alpha, float* o, int64_t ldo) {
   __m512 acc[MR][NC];
-  for (int r = 0; r < MR; ++r)
+  QVL_UNROLL_TILE
+  for (int r = 0; r < MR; ++r) {
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_setzero_ps();
+  }
   // Only the last column vector can be partial; full ones take plain loads.
   const __mmask16 last = FirstLanes(d - c0 - 16 * (NC - 1));
   for (int j = 0; j < kKeyGroup; j += 2) {
+    QVL_UNROLL_TILE
     for (int g = 0; g < NG; ++g) {
       const uint16_t* vpair = vg[g] + (j / 2) * (2 * d) + 2 * c0;
       __m512bh v[NC];
+      QVL_UNROLL_TILE
       for (int c = 0; c + 1 < NC; ++c) v[c] = (__m512bh)_mm512_loadu_si512(vpair + 32 * c);
       v[NC - 1] = (__m512bh)_mm512_maskz_loadu_epi32(last, vpair + 32 * (NC - 1));
+      QVL_UNROLL_TILE
       for (int r = 0; r < MR; ++r) {
         const __m512bh pv = BroadcastPair(p + r * ldp + g * kKeyGroup + j);
+        QVL_UNROLL_TILE
         for (int c = 0; c < NC; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], pv, v[c]);
       }
     }
   }
+  QVL_UNROLL_TILE
   for (int r = 0; r < MR; ++r) {
     const __m512 a = _mm512_set1_ps(alpha[r]);
     float* orow = o + r * ldo + c0;
+    QVL_UNROLL_TILE
     for (int c = 0; c < NC; ++c) {
       const __mmask16 k = c + 1 < NC ? __mmask16(0xffff) : last;
       const __m512 old = _mm512_maskz_loadu_ps(k, orow + 16 * c);
