@@ -16,42 +16,15 @@ namespace {
 using kernels::Int8GroupLayout;
 using kernels::kKeyBlock;
 using kernels::kKeyGroup;
+using kernels::kMaxDp;
 using kernels::kSumLanes;
 
 constexpr int kQueryRows = kernels::kInt8MaxRows;  // query rows of one head per task
-constexpr int kMaxDp = 256;
 constexpr float kLog2e = 1.44269504088896341f;
 
 const kernels::Int8AttentionKernels& Kernels() {
   static const kernels::Int8AttentionKernels k = kernels::Int8AttentionKernelsFor(ActiveTier());
   return k;
-}
-
-// Round half to even for |x| < 2^22 by the float adder itself: the baseline x86-64 build
-// has no roundss, and nearbyint would be a library call per element.
-inline int RoundToInt(float x) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: leaves no fraction bits
-  return static_cast<int>((x + kMagic) - kMagic);
-}
-
-// Rotates each block of 16 dims by the orthonormal Hadamard matrix H16 / 4. Queries and
-// keys get the same rotation, so their dot products stay as they are, but a few outlier
-// channels (common in vision activations) are spread over 16 dims: per-token int8 scales
-// then fit the other channels instead of the outliers (scores 4x closer to float).
-void RotateBlocks16(float* x, int dp) {
-  for (int b = 0; b < dp; b += 16) {
-    float* y = x + b;
-    for (int h = 1; h < 16; h *= 2) {
-      for (int i = 0; i < 16; i += 2 * h) {
-        for (int j = i; j < i + h; ++j) {
-          const float a = y[j], c = y[j + h];
-          y[j] = a + c;
-          y[j + h] = a - c;
-        }
-      }
-    }
-    for (int i = 0; i < 16; ++i) y[i] *= 0.25f;
-  }
 }
 
 int64_t Padded(int64_t len) { return (len + kKeyGroup - 1) / kKeyGroup * kKeyGroup; }
@@ -114,10 +87,10 @@ PairView Pair(Int8Panel& panel, size_t s, int h, int heads, int64_t len, int dp)
 // Quantizes `len` tokens of one head (rows `stride` floats apart) into the pair's groups.
 void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d, int dp,
               const PairView& out) {
+  const kernels::Int8AttentionKernels& kern = Kernels();
   const int64_t padded = Padded(len);
   const int64_t gb = Int8GroupLayout::GroupBytes(dp);
   std::memset(out.k, 0, padded * dp);
-  std::memset(out.v, 0, padded * dp);
   std::fill(out.k_scale, out.k_scale + padded, 0.0f);
   std::fill(out.k_corr, out.k_corr + padded, 0);
   std::fill(out.v_scale, out.v_scale + dp, 0.0f);
@@ -130,24 +103,18 @@ void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d
   for (int64_t t = 0; t < len; ++t)
     for (int i = 0; i < d; ++i) mean[i] += k[t * stride + i];
   for (int i = 0; i < d; ++i) mean[i] *= inv_len;
-  float centered[kMaxDp];
-  for (int64_t t = 0; t < len; ++t) {
-    for (int i = 0; i < d; ++i) centered[i] = k[t * stride + i] - mean[i];
-    std::fill(centered + d, centered + dp, 0.0f);
-    RotateBlocks16(centered, dp);
-    float amax = 0.0f;
-    for (int i = 0; i < dp; ++i) amax = std::max(amax, std::fabs(centered[i]));
-    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-    int8_t* group = out.k + (t / kKeyGroup) * gb;
-    const int j = static_cast<int>(t % kKeyGroup);
-    int32_t sum = 0;
-    for (int i = 0; i < dp; ++i) {
-      const int code = std::clamp(RoundToInt(centered[i] * inv), -127, 127);
-      group[Int8GroupLayout::Key(j, i)] = static_cast<int8_t>(code);
-      sum += code;
+  alignas(64) int8_t codes[kKeyGroup * kMaxDp];
+  int32_t sums[kKeyGroup];
+  for (int64_t t0 = 0; t0 < len; t0 += kKeyGroup) {
+    const int n = static_cast<int>(std::min<int64_t>(kKeyGroup, len - t0));
+    kern.quantize_rotated(k + t0 * stride, stride, n, d, dp, mean, codes, out.k_scale + t0, sums);
+    int8_t* group = out.k + t0 / kKeyGroup * gb;
+    for (int j = 0; j < n; ++j) {
+      out.k_corr[t0 + j] = -128 * sums[j];
+      for (int i = 0; i < dp; i += 4) {
+        std::memcpy(group + Int8GroupLayout::Key(j, i), codes + j * dp + i, 4);
+      }
     }
-    out.k_scale[t] = amax / 127.0f;
-    out.k_corr[t] = -128 * sum;
   }
 
   // Values: the probabilities sum to 1, so the mean comes back as an added constant.
@@ -169,13 +136,10 @@ void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d
     inv[i] = amax > 0.0f ? 127.0f / amax : 0.0f;
     out.v_scale[i] = amax / 127.0f;
   }
-  for (int64_t t = 0; t < len; ++t) {
-    int8_t* group = out.v + (t / kKeyGroup) * gb;
-    const int j = static_cast<int>(t % kKeyGroup);
-    for (int i = 0; i < d; ++i) {
-      const int code = RoundToInt((v[t * stride + i] - out.v_mean[i]) * inv[i]);
-      group[Int8GroupLayout::Value(j, i, dp)] = static_cast<int8_t>(std::clamp(code, -127, 127));
-    }
+  for (int64_t t0 = 0; t0 < padded; t0 += kKeyGroup) {
+    const int n = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(kKeyGroup, len - t0)));
+    kern.quantize_values(v + t0 * stride, stride, n, d, dp, out.v_mean, inv,
+                         out.v + t0 / kKeyGroup * gb);
   }
 }
 
@@ -184,19 +148,13 @@ void AttendRows(const PairView& pair, int64_t len, const float* q, int64_t q_str
                 int d, int dp, float scale_log2, float* out, int64_t out_stride) {
   const kernels::Int8AttentionKernels& kern = Kernels();
   Workspace& ws = ThreadWorkspace();
-  float rotated[kMaxDp];
+  int32_t sums[kQueryRows];
+  kern.quantize_rotated(q, q_stride, rows, d, dp, nullptr, reinterpret_cast<int8_t*>(ws.q),
+                        ws.row_scale, sums);
+  // Codes + 128 (vpdpbusd's unsigned operand): flipping the sign bit.
+  for (int i = 0; i < rows * dp; ++i) ws.q[i] ^= 0x80;
   for (int r = 0; r < rows; ++r) {
-    std::copy(q + r * q_stride, q + r * q_stride + d, rotated);
-    std::fill(rotated + d, rotated + dp, 0.0f);
-    RotateBlocks16(rotated, dp);
-    float amax = 0.0f;
-    for (int i = 0; i < dp; ++i) amax = std::max(amax, std::fabs(rotated[i]));
-    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
-    uint8_t* codes = ws.q + r * dp;
-    for (int i = 0; i < dp; ++i) {
-      codes[i] = static_cast<uint8_t>(std::clamp(RoundToInt(rotated[i] * inv), -127, 127) + 128);
-    }
-    ws.row_scale[r] = amax / 127.0f * scale_log2;
+    ws.row_scale[r] *= scale_log2;
     ws.m[r] = -std::numeric_limits<float>::infinity();
   }
   std::fill(ws.l, ws.l + rows * kSumLanes, 0.0f);

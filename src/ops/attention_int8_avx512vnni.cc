@@ -194,8 +194,83 @@ void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups
   });
 }
 
+// One butterfly stage of H16 on the 16 lanes: lanes with bit h clear get x[j] + x[j + h],
+// the others x[j - h] - x[j], as the scalar twin computes them.
+template <int kH>
+inline __m512 Butterfly(__m512 x) {
+  __m512 swapped;
+  if constexpr (kH == 1) swapped = _mm512_permute_ps(x, 0xB1);
+  if constexpr (kH == 2) swapped = _mm512_permute_ps(x, 0x4E);
+  if constexpr (kH == 4) swapped = _mm512_shuffle_f32x4(x, x, 0xB1);
+  if constexpr (kH == 8) swapped = _mm512_shuffle_f32x4(x, x, 0x4E);
+  constexpr __mmask16 kUpper = kH == 1 ? 0xAAAA : kH == 2 ? 0xCCCC : kH == 4 ? 0xF0F0 : 0xFF00;
+  return _mm512_mask_sub_ps(_mm512_add_ps(x, swapped), kUpper, swapped, x);
+}
+
+// Rounds half to even (the default MXCSR mode) and clamps to -127 .. 127.
+inline __m512i Codes127(__m512 x) {
+  const __m512i c = _mm512_cvtps_epi32(x);
+  return _mm512_max_epi32(_mm512_min_epi32(c, _mm512_set1_epi32(127)), _mm512_set1_epi32(-127));
+}
+
+void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, const float* center,
+                     int8_t* codes, float* scale, int32_t* sum) {
+  const int blocks = dp / 16;
+  const __m512 quarter = _mm512_set1_ps(0.25f);
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + r * stride;
+    __m512 y[kMaxDp / 16];
+    __m512 amax = _mm512_setzero_ps();
+    for (int b = 0; b < blocks; ++b) {
+      const __mmask16 lanes = FirstLanes(d - 16 * b);
+      __m512 v = _mm512_maskz_loadu_ps(lanes, xr + 16 * b);
+      if (center != nullptr) {
+        v = _mm512_maskz_sub_ps(lanes, v, _mm512_maskz_loadu_ps(lanes, center + 16 * b));
+      }
+      v = _mm512_mul_ps(Butterfly<8>(Butterfly<4>(Butterfly<2>(Butterfly<1>(v)))), quarter);
+      y[b] = v;
+      amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
+    }
+    const float m = _mm512_reduce_max_ps(amax);
+    const __m512 inv = _mm512_set1_ps(m > 0.0f ? 127.0f / m : 0.0f);
+    __m512i total = _mm512_setzero_si512();
+    for (int b = 0; b < blocks; ++b) {
+      const __m512i c = Codes127(_mm512_mul_ps(y[b], inv));
+      total = _mm512_add_epi32(total, c);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + r * dp + 16 * b),
+                       _mm512_cvtepi32_epi8(c));
+    }
+    scale[r] = m / 127.0f;
+    sum[r] = _mm512_reduce_add_epi32(total);
+  }
+}
+
+// Four tokens' codes of 16 dims packed per dim: byte t of lane i is token t's code.
+void QuantizeValues(const float* x, int64_t stride, int rows, int d, int dp, const float* mean,
+                    const float* inv_scale, int8_t* group) {
+  const __m512i low_byte = _mm512_set1_epi32(0xff);
+  for (int quad = 0; quad < kKeyGroup / 4; ++quad) {
+    for (int b = 0; b < dp / 16; ++b) {
+      const __mmask16 lanes = FirstLanes(d - 16 * b);
+      const __m512 mu = _mm512_maskz_loadu_ps(lanes, mean + 16 * b);
+      const __m512 inv = _mm512_maskz_loadu_ps(lanes, inv_scale + 16 * b);
+      __m512i packed = _mm512_setzero_si512();
+      for (int t = 0; t < 4; ++t) {
+        const int j = 4 * quad + t;
+        if (j >= rows) break;
+        const __m512 v = _mm512_maskz_loadu_ps(lanes, x + j * stride + 16 * b);
+        const __m512i c = Codes127(_mm512_mul_ps(_mm512_sub_ps(v, mu), inv));
+        packed = _mm512_or_si512(packed, _mm512_slli_epi32(_mm512_and_si512(c, low_byte), 8 * t));
+      }
+      _mm512_storeu_si512(group + (int64_t{quad} * dp + 16 * b) * 4, packed);
+    }
+  }
+}
+
 }  // namespace
 
-Int8AttentionKernels Avx512VnniInt8AttentionKernels() { return {QkI8, SoftmaxI8, PvI8}; }
+Int8AttentionKernels Avx512VnniInt8AttentionKernels() {
+  return {QkI8, SoftmaxI8, PvI8, QuantizeRotated, QuantizeValues};
+}
 
 }  // namespace qvl::kernels

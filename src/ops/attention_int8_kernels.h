@@ -25,6 +25,9 @@ namespace qvl::kernels {
 // softmax works through them in chunks of this many).
 constexpr int kInt8MaxRows = 32;
 
+// The widest padded head dim.
+constexpr int kMaxDp = 256;
+
 // Byte offsets of (token j < kKeyGroup, dim i < dp) inside one packed int8 group.
 //   keys   [dp/4][16][4]   four dims per token (the signed vpdpbusd operand, 16 tokens)
 //   values [4][dp][4]      four tokens per dim (16 dims per vector)
@@ -54,10 +57,26 @@ using SoftmaxI8Fn = void (*)(const int32_t* s, int64_t lds, int rows, int cols, 
 using PvI8Fn = void (*)(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups,
                         int dp, const float* alpha, const float* p_scale, float* o, int64_t ldo);
 
+// Codes of `rows` query or key rows for the q.k products: row r is x[r * stride + i]
+// minus center[i] (i < d; center may be null), zero-padded to dp, rotated by the
+// orthonormal Hadamard matrix H16 / 4 per block of 16 dims (butterflies in the order
+// h = 1, 2, 4, 8, then the factor), and rounded half to even to codes[r * dp + i] in
+// -127 .. 127 with the row's scale[r] = amax / 127; sum[r] is the sum of its codes.
+using QuantizeRotatedFn = void (*)(const float* x, int64_t stride, int rows, int d, int dp,
+                                   const float* center, int8_t* codes, float* scale, int32_t* sum);
+
+// Value codes of one group: token j < rows is x[j * stride + i] (i < d), its code
+// round((x - mean[i]) * inv_scale[i]) (half to even, clamped to -127 .. 127), written at
+// Int8GroupLayout::Value; tokens rows .. kKeyGroup - 1 and dims d .. dp - 1 get 0.
+using QuantizeValuesFn = void (*)(const float* x, int64_t stride, int rows, int d, int dp,
+                                  const float* mean, const float* inv_scale, int8_t* group);
+
 struct Int8AttentionKernels {
   QkI8Fn qk = nullptr;
   SoftmaxI8Fn softmax = nullptr;
   PvI8Fn pv = nullptr;
+  QuantizeRotatedFn quantize_rotated = nullptr;
+  QuantizeValuesFn quantize_values = nullptr;
 };
 
 Int8AttentionKernels ScalarInt8AttentionKernels();

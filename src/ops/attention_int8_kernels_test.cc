@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/cpu_features.h"
@@ -159,6 +160,70 @@ TEST(Int8AttentionKernels, SoftmaxMatchesScalarTwin) {
   }
   // The cubic exp2 moves a code across a rounding boundary only rarely.
   EXPECT_LT(off_by_one, codes / 100) << off_by_one << " of " << codes;
+}
+
+// Rows with a few outlier channels, as vision activations have them, and one all-zero row.
+std::vector<float> ActivationRows(int rows, int64_t stride, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(rows * stride);
+  for (float& v : x) v = normal(rng);
+  for (int r = 0; r < rows; ++r) x[r * stride + (r * 7) % 16] *= 40.0f;
+  if (rows > 2) std::fill_n(x.begin() + 2 * stride, stride, 0.0f);
+  return x;
+}
+
+TEST(Int8AttentionKernels, QuantizersAreBitIdentical) {
+  if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
+  const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
+  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const int d : {16, 40, 64, 72, 128, 256}) {
+    const int dp = (d + 15) / 16 * 16;
+    const int64_t stride = 3 * d + 5;  // rows inside a wider qkv row, as in the tower
+    for (const int rows : {1, 5, 16}) {
+      SCOPED_TRACE("d=" + std::to_string(d) + " rows=" + std::to_string(rows));
+      const auto x = ActivationRows(rows, stride, rng);
+      std::vector<float> center(d);
+      for (float& c : center) c = normal(rng);
+      for (const float* ctr : {static_cast<const float*>(nullptr), std::as_const(center).data()}) {
+        std::vector<int8_t> c_ref(rows * dp, 9), c_simd(rows * dp, -9);
+        std::vector<float> s_ref(rows), s_simd(rows, -1.0f);
+        std::vector<int32_t> sum_ref(rows), sum_simd(rows, -1);
+        ref.quantize_rotated(x.data(), stride, rows, d, dp, ctr, c_ref.data(), s_ref.data(),
+                             sum_ref.data());
+        simd.quantize_rotated(x.data(), stride, rows, d, dp, ctr, c_simd.data(), s_simd.data(),
+                              sum_simd.data());
+        EXPECT_EQ(c_simd, c_ref);
+        EXPECT_EQ(s_simd, s_ref);
+        EXPECT_EQ(sum_simd, sum_ref);
+        int32_t total = 0, amax = 0;
+        for (int i = 0; i < dp; ++i) {
+          total += c_ref[i];
+          amax = std::max(amax, std::abs(int32_t{c_ref[i]}));
+        }
+        EXPECT_EQ(sum_ref[0], total);
+        EXPECT_EQ(amax, 127) << "the row's largest value sets its scale";
+      }
+
+      std::vector<float> mean(d), inv(d);
+      for (int i = 0; i < d; ++i) {
+        mean[i] = normal(rng);
+        inv[i] = i % 9 == 4 ? 0.0f : 30.0f * std::fabs(normal(rng));  // some constant channels
+      }
+      const int64_t gb = Int8GroupLayout::GroupBytes(dp);
+      std::vector<int8_t> g_ref(gb, 9), g_simd(gb, -9);
+      ref.quantize_values(x.data(), stride, rows, d, dp, mean.data(), inv.data(), g_ref.data());
+      simd.quantize_values(x.data(), stride, rows, d, dp, mean.data(), inv.data(), g_simd.data());
+      EXPECT_EQ(g_simd, g_ref);
+      const int j = rows - 1, i = d - 1;
+      const float want = std::nearbyint((x[j * stride + i] - mean[i]) * inv[i]);
+      EXPECT_EQ(g_ref[Int8GroupLayout::Value(j, i, dp)], std::clamp(want, -127.0f, 127.0f));
+      if (rows < kKeyGroup) {
+        EXPECT_EQ(g_ref[Int8GroupLayout::Value(rows, 0, dp)], 0);
+      }
+    }
+  }
 }
 
 TEST(Int8AttentionKernels, TierSelection) {

@@ -74,9 +74,69 @@ void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups
   }
 }
 
+// Round half to even for |x| < 2^22 by the float adder itself: the baseline x86-64 build
+// has no roundss, and nearbyint would be a library call per element.
+inline int RoundToInt(float x) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23: leaves no fraction bits
+  return static_cast<int>((x + kMagic) - kMagic);
+}
+
+void RotateBlocks16(float* x, int dp) {
+  for (int b = 0; b < dp; b += 16) {
+    float* y = x + b;
+    for (int h = 1; h < 16; h *= 2) {
+      for (int i = 0; i < 16; i += 2 * h) {
+        for (int j = i; j < i + h; ++j) {
+          const float a = y[j], c = y[j + h];
+          y[j] = a + c;
+          y[j + h] = a - c;
+        }
+      }
+    }
+    for (int i = 0; i < 16; ++i) y[i] *= 0.25f;
+  }
+}
+
+void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, const float* center,
+                     int8_t* codes, float* scale, int32_t* sum) {
+  float y[kMaxDp];
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + r * stride;
+    for (int i = 0; i < d; ++i) y[i] = center ? xr[i] - center[i] : xr[i];
+    std::fill(y + d, y + dp, 0.0f);
+    RotateBlocks16(y, dp);
+    float amax = 0.0f;
+    for (int i = 0; i < dp; ++i) amax = std::max(amax, std::fabs(y[i]));
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int32_t total = 0;
+    for (int i = 0; i < dp; ++i) {
+      const int code = std::clamp(RoundToInt(y[i] * inv), -127, 127);
+      codes[r * dp + i] = static_cast<int8_t>(code);
+      total += code;
+    }
+    scale[r] = amax / 127.0f;
+    sum[r] = total;
+  }
+}
+
+void QuantizeValues(const float* x, int64_t stride, int rows, int d, int dp, const float* mean,
+                    const float* inv_scale, int8_t* group) {
+  for (int j = 0; j < kKeyGroup; ++j) {
+    for (int i = 0; i < dp; ++i) {
+      int code = 0;
+      if (j < rows && i < d) {
+        code = std::clamp(RoundToInt((x[j * stride + i] - mean[i]) * inv_scale[i]), -127, 127);
+      }
+      group[Int8GroupLayout::Value(j, i, dp)] = static_cast<int8_t>(code);
+    }
+  }
+}
+
 }  // namespace
 
-Int8AttentionKernels ScalarInt8AttentionKernels() { return {QkI8, SoftmaxI8, PvI8}; }
+Int8AttentionKernels ScalarInt8AttentionKernels() {
+  return {QkI8, SoftmaxI8, PvI8, QuantizeRotated, QuantizeValues};
+}
 
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
   switch (tier) {
