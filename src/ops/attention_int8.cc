@@ -90,9 +90,11 @@ void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d
   const kernels::Int8AttentionKernels& kern = Kernels();
   const int64_t padded = Padded(len);
   const int64_t gb = Int8GroupLayout::GroupBytes(dp);
-  std::memset(out.k, 0, padded * dp);
-  std::fill(out.k_scale, out.k_scale + padded, 0.0f);
-  std::fill(out.k_corr, out.k_corr + padded, 0);
+  // The quantizers write every token of the panel; only the last group's padding tokens
+  // need their zero codes, scales and corrections.
+  if (padded > len) std::memset(out.k + (padded - kKeyGroup) * dp, 0, gb);
+  std::fill(out.k_scale + len, out.k_scale + padded, 0.0f);
+  std::fill(out.k_corr + len, out.k_corr + padded, 0);
   std::fill(out.v_scale, out.v_scale + dp, 0.0f);
   std::fill(out.v_mean, out.v_mean + dp, 0.0f);
   const float inv_len = 1.0f / static_cast<float>(len);
@@ -136,8 +138,8 @@ void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d
     inv[i] = amax > 0.0f ? 127.0f / amax : 0.0f;
     out.v_scale[i] = amax / 127.0f;
   }
-  for (int64_t t0 = 0; t0 < padded; t0 += kKeyGroup) {
-    const int n = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(kKeyGroup, len - t0)));
+  for (int64_t t0 = 0; t0 < len; t0 += kKeyGroup) {
+    const int n = static_cast<int>(std::min<int64_t>(kKeyGroup, len - t0));
     kern.quantize_values(v + t0 * stride, stride, n, d, dp, out.v_mean, inv,
                          out.v + t0 / kKeyGroup * gb);
   }

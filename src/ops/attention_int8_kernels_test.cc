@@ -40,16 +40,23 @@ std::vector<int8_t> Codes(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// The vpdpbusd tier's kernels beside their scalar twins; skipped without AVX512-VNNI.
+class Int8KernelTwins : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
+  }
+  const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
+  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+};
+
 struct Case {
   int rows, n_groups, dp;
 };
 const Case kCases[] = {{1, 1, 16},  {3, 2, 32}, {5, 3, 48},   {4, 4, 64},  {7, 4, 64},
                        {32, 4, 64}, {9, 1, 80}, {13, 3, 128}, {2, 4, 256}, {6, 2, 208}};
 
-TEST(Int8AttentionKernels, QkAndPvSumsAreBitIdentical) {
-  if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
-  const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
-  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+TEST_F(Int8KernelTwins, QkAndPvSumsAreBitIdentical) {
   std::mt19937 rng(21);
   for (const Case& c : kCases) {
     SCOPED_TRACE("rows=" + std::to_string(c.rows) + " groups=" + std::to_string(c.n_groups) +
@@ -98,10 +105,7 @@ TEST(Int8AttentionKernels, QkAndPvSumsAreBitIdentical) {
   }
 }
 
-TEST(Int8AttentionKernels, SoftmaxMatchesScalarTwin) {
-  if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
-  const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
-  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+TEST_F(Int8KernelTwins, SoftmaxMatchesScalarTwin) {
   std::mt19937 rng(22);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   int64_t codes = 0, off_by_one = 0;
@@ -172,10 +176,7 @@ std::vector<float> ActivationRows(int rows, int64_t stride, std::mt19937& rng) {
   return x;
 }
 
-TEST(Int8AttentionKernels, QuantizersAreBitIdentical) {
-  if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
-  const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
-  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+TEST_F(Int8KernelTwins, QuantizersAreBitIdentical) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const int d : {16, 40, 64, 72, 128, 256}) {
