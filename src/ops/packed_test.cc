@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include "base/bf16.h"
 #include "base/cpu_features.h"
+#include "base/error.h"
 #include "ops/linear.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
@@ -249,6 +251,34 @@ TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTier) {
         EXPECT_EQ(0, std::memcmp(g->data(), w->data(), w->size() * 4)) << CpuTierName(tier);
       }
       EXPECT_EQ(got.corr, want.corr) << CpuTierName(tier);
+    }
+  }
+}
+
+// Rows of many blocks (the vectorized tiers work on 16 at a time), with blocks that are
+// zero, tiny, infinite, or far apart in magnitude, and a ragged last block.
+TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTierForLongRows) {
+  std::mt19937 rng(9);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (const int64_t k : {512, 1000, 1100, 4096}) {
+    Problem want({3, 16, k}, WeightFormat::kQ8, rng);
+    std::fill(want.x.begin() + 64, want.x.begin() + 96, 0.0f);
+    std::fill(want.x.begin() + 96, want.x.begin() + 128, 1e-33f);
+    want.x[200] = std::numeric_limits<float>::infinity();
+    want.x[k + 300] = 3e37f;
+    want.x[k + 340] = 1e-25f;
+    for (int64_t c = 2 * k + 32; c < 2 * k + 64; ++c) want.x[c] *= 1e20f;
+    want.Quantize(scalar);
+    for (CpuTier tier : CompiledTiers()) {
+      SCOPED_TRACE(StrCat(CpuTierName(tier), " k=", k));
+      Problem got = want;
+      got.Quantize(kernels::PackedKernelsFor(tier));
+      EXPECT_EQ(got.codes, want.codes);
+      for (auto [g, w] : {std::pair(&got.factors, &want.factors), std::pair(&got.exps, &want.exps),
+                          std::pair(&got.row_scales, &want.row_scales)}) {
+        EXPECT_EQ(0, std::memcmp(g->data(), w->data(), w->size() * 4));
+      }
+      EXPECT_EQ(got.corr, want.corr);
     }
   }
 }
