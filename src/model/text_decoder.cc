@@ -153,8 +153,7 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
       row += n;
     }
     CausalAttention(jobs_, heads, kv_heads, static_cast<int>(hd), scale, pool);
-    MatMul(attn, total, layer.o, nullptr, normed_.data(), precision_, pool);
-    AddInPlace(x_.data(), normed_.data(), total * d, &pool);
+    MatMulAdd(attn, total, layer.o, nullptr, x_.data(), precision_, pool);
 
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
     RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
@@ -162,8 +161,7 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     MatMul(normed_.data(), total, layer.gate, nullptr, gate, precision_, pool);
     MatMul(normed_.data(), total, layer.up, nullptr, up, precision_, pool);
     SiluMul(gate, up, total * inter, gate, &pool);
-    MatMul(gate, total, layer.down, nullptr, normed_.data(), precision_, pool);
-    AddInPlace(x_.data(), normed_.data(), total * d, &pool);
+    MatMulAdd(gate, total, layer.down, nullptr, x_.data(), precision_, pool);
 
     // DeepStack: the first layers add the vision tower's intermediate features at the
     // image positions.

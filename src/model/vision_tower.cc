@@ -102,15 +102,14 @@ void VisionTower::Begin(const float* pixel_values, std::span<const GridThw> grid
   enc->h_.resize(n * dv);
   MatMul(pixel_values, n, patch_embed_, weights_->patch_embed_b.data(), enc->h_.data(), precision_,
          pool);
-  std::vector<float>& pos = enc->proj_;
-  pos.resize(n * dv);
-  InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos.data());
-  if (tap != nullptr) (*tap)("vision.pos_embed", pos.data(), {n, dv});
-  AddInPlace(enc->h_.data(), pos.data(), n * dv, &pool);
+  enc->normed_.resize(n * dv);
+  float* pos = enc->normed_.data();  // free until the first block's LayerNorm
+  InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos);
+  if (tap != nullptr) (*tap)("vision.pos_embed", pos, {n, dv});
+  AddInPlace(enc->h_.data(), pos, n * dv, &pool);
   if (tap != nullptr) (*tap)("vision.embed", enc->h_.data(), {n, dv});
 
   VisionRotaryTables(grids, merge, hd, &enc->cos_, &enc->sin_);
-  enc->normed_.resize(n * dv);
   enc->wide_.resize(n * std::max<int64_t>(3 * dv, config_.intermediate_size));
   enc->output_ = VisionOutput();
   enc->output_.tokens = n / 4;
@@ -136,14 +135,12 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   ApplyRope(qkv, n, 2 * heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data(), &pool);
   SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
                          attention_dtype_, attn, dv, pool);
-  MatMul(attn, n, blk.proj, blk.w->proj_b.data(), enc->proj_.data(), precision_, pool);
-  AddInPlace(h, enc->proj_.data(), n * dv, &pool);
+  MatMulAdd(attn, n, blk.proj, blk.w->proj_b.data(), h, precision_, pool);
   // h += fc2(gelu_tanh(fc1(LN2(h))))
   LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed, &pool);
   MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool);
   GeluTanh(mlp, n * config_.intermediate_size, &pool);
-  MatMul(mlp, n, blk.fc2, blk.w->fc2_b.data(), enc->proj_.data(), precision_, pool);
-  AddInPlace(h, enc->proj_.data(), n * dv, &pool);
+  MatMulAdd(mlp, n, blk.fc2, blk.w->fc2_b.data(), h, precision_, pool);
 }
 
 void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
@@ -175,8 +172,7 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
     }
   }
   // The scratch is large (hundreds of MB for big images); free it with the result ready.
-  for (std::vector<float>* v :
-       {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->wide_, &enc->proj_}) {
+  for (std::vector<float>* v : {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->wide_}) {
     std::vector<float>().swap(*v);
   }
   ReleaseAttentionScratch();

@@ -44,9 +44,10 @@ class VisionEncoding {
   std::vector<int64_t> segments_;  // attention segments: one per frame
   int64_t n_ = 0;                  // patches
   int next_block_ = 0;             // -1 when finished
-  // Scratch, reused where lifetimes allow: `normed_` also holds the attention output, and
-  // `wide_` the qkv projections, then the MLP's hidden layer.
-  std::vector<float> h_, cos_, sin_, normed_, wide_, proj_;
+  // Scratch, reused where lifetimes allow: `normed_` also holds the position embeddings
+  // and the attention output, and `wide_` the qkv projections, then the MLP's hidden
+  // layer. Projections back to the residual stream add into `h_` in their stores.
+  std::vector<float> h_, cos_, sin_, normed_, wide_;
   VisionOutput output_;
 };
 

@@ -113,7 +113,7 @@ int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
 }
 
 void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                  ThreadPool& pool) {
+                  bool accumulate, ThreadPool& pool) {
   const int64_t n = w.rows();
   const int64_t k = w.cols();
   const PackedLayout layout = PackedLayoutFor(w.format(), n, k);
@@ -166,6 +166,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
                      r.bias = bias ? bias + p0 * kPanelRows : nullptr;
                      r.ldy = n;
                      r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
+                     r.accumulate = accumulate;
                      for (int64_t i0 = 0; i0 < m; i0 += row_block) {
                        const int64_t rows = std::min(row_block, m - i0);
                        r.y = y + i0 * n + p0 * kPanelRows;
@@ -262,10 +263,27 @@ void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias,
             MatmulPrecision precision, ThreadPool& pool) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, pool);
+    PackedMatMul(x, m, w, bias, y, /*accumulate=*/false, pool);
   } else {
     RowMajorMatMul(x, m, w, bias, y, precision, pool);
   }
+}
+
+void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+               MatmulPrecision precision, ThreadPool& pool) {
+  if (m <= 0 || w.rows() <= 0) return;
+  if (IsPacked(w.format())) {
+    PackedMatMul(x, m, w, bias, y, /*accumulate=*/true, pool);
+    return;
+  }
+  // The row-major kernels store only; they are the f32 reference path, not the fast one.
+  const int64_t n = w.rows();
+  thread_local std::vector<float> buffer;
+  float* t = Scratch(buffer, static_cast<size_t>(m * n));
+  RowMajorMatMul(x, m, w, bias, t, precision, pool);
+  pool.ParallelFor(m, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin * n; i < end * n; ++i) y[i] += t[i];
+  });
 }
 
 }  // namespace qvl

@@ -67,4 +67,10 @@ class LinearWeight {
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
             MatmulPrecision precision, ThreadPool& pool);
 
+// y[M, N] += x[M, K] . W^T (+ bias): a residual add folded into the matmul's stores (for
+// the packed formats), so the product never makes a round trip through memory. Bit for
+// bit the same as MatMul into a temporary t followed by y[i] = y[i] + t[i].
+void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+               MatmulPrecision precision, ThreadPool& pool);
+
 }  // namespace qvl

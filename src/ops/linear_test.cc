@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -118,6 +119,34 @@ TEST(MatMul, ThreadedMatchesReferenceInBothPrecisions) {
   MatMul(x.data(), m, lf, nullptr, y.data(), MatmulPrecision::kF32, pool);
   want = Reference(x, w_dec, {}, m, n, k);
   for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-3f);
+}
+
+// MatMulAdd is MatMul followed by the residual add, bit for bit, in every weight format
+// (packed formats add in the kernels' stores, row-major ones after the product).
+TEST(MatMul, MatMulAddIsMatMulThenAdd) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2, /*pin=*/false);
+  for (const int64_t m : {1, 3, 37}) {
+    const int64_t n = 70, k = 96;
+    const auto x = RandomVector(m * k, rng);
+    const auto wb = ToBf16(RandomVector(n * k, rng));
+    const auto b = RandomVector(n, rng);
+    const auto base = RandomVector(m * n, rng);
+    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                           WeightFormat::kQ8, WeightFormat::kQ4}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m));
+      const LinearWeight lw = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
+      const MatmulPrecision precision =
+          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      std::vector<float> product(m * n), y = base;
+      MatMul(x.data(), m, lw, b.data(), product.data(), precision, pool);
+      MatMulAdd(x.data(), m, lw, b.data(), y.data(), precision, pool);
+      for (size_t i = 0; i < y.size(); ++i) {
+        const float want = base[i] + product[i];
+        ASSERT_EQ(0, std::memcmp(&y[i], &want, 4)) << i;
+      }
+    }
+  }
 }
 
 TEST(MatMul, Bf16PrecisionNeedsBf16Weights) {

@@ -32,7 +32,7 @@ inline __m256i Load256(const uint8_t* p) {
 }
 
 // Stores the valid columns of one 16-output panel of row i: acc + bias, or for the
-// quantized formats fma(acc, row_scale, bias).
+// quantized formats fma(acc, row_scale, bias); added to y when r.accumulate.
 inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int64_t p,
                        const float* row_scale = nullptr) {
   const int64_t col = p * kLanes;
@@ -44,7 +44,8 @@ inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int
   float* y = r.y + i * r.ldy + col;
   for (int64_t l = 0; l < kLanes && l < cols; ++l) {
     const float b = r.bias ? r.bias[col + l] : 0.0f;
-    y[l] = row_scale ? std::fma(out[l], *row_scale, b) : out[l] + b;
+    const float v = row_scale ? std::fma(out[l], *row_scale, b) : out[l] + b;
+    y[l] = r.accumulate ? y[l] + v : v;
   }
 }
 

@@ -53,7 +53,7 @@ inline __mmask16 ColumnMask(int64_t cols) {
 }
 
 // Stores the valid columns of a tile: acc + bias, or for the quantized formats (with
-// `row_scales`) fma(acc, row_scale, bias).
+// `row_scales`) fma(acc, row_scale, bias); added to y when r.accumulate.
 template <int MR, int NP>
 inline void StoreTile(const __m512 (&acc)[MR][NP], const PanelRange& r, int64_t i0, int64_t p0,
                       const float* row_scales = nullptr) {
@@ -62,9 +62,11 @@ inline void StoreTile(const __m512 (&acc)[MR][NP], const PanelRange& r, int64_t 
     const __mmask16 mask = ColumnMask(r.n - col);
     const __m512 b = r.bias ? _mm512_maskz_loadu_ps(mask, r.bias + col) : _mm512_setzero_ps();
     for (int i = 0; i < MR; ++i) {
-      const __m512 y = row_scales ? _mm512_fmadd_ps(acc[i][p], _mm512_set1_ps(row_scales[i]), b)
-                                  : _mm512_add_ps(acc[i][p], b);
-      _mm512_mask_storeu_ps(r.y + (i0 + i) * r.ldy + col, mask, y);
+      __m512 y = row_scales ? _mm512_fmadd_ps(acc[i][p], _mm512_set1_ps(row_scales[i]), b)
+                            : _mm512_add_ps(acc[i][p], b);
+      float* dst = r.y + (i0 + i) * r.ldy + col;
+      if (r.accumulate) y = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), y);
+      _mm512_mask_storeu_ps(dst, mask, y);
     }
   }
 }

@@ -114,6 +114,8 @@ struct PanelRange {
   float* y = nullptr;           // y of row 0, column 0 of panel 0
   int64_t ldy = 0;
   int64_t n = 0;  // valid columns from panel 0 (the last panel may be partial)
+  // y += result (y + result, rounded once) instead of y = result.
+  bool accumulate = false;
 };
 
 // x bf16 [m, kp], rows kp apart, zero past K.

@@ -21,11 +21,15 @@ inline float BitsToF32(uint32_t bits) {
   return f;
 }
 
+inline void Put(float v, const PanelRange& r, int64_t at) {
+  r.y[at] = r.accumulate ? r.y[at] + v : v;
+}
+
 void Store(const float* acc, const PanelRange& r, int64_t i, int64_t p) {
   const int64_t cols = r.n - p * kLanes;
   for (int64_t l = 0; l < kLanes && l < cols; ++l) {
     const int64_t j = p * kLanes + l;
-    r.y[i * r.ldy + j] = acc[l] + (r.bias ? r.bias[j] : 0.0f);
+    Put(acc[l] + (r.bias ? r.bias[j] : 0.0f), r, i * r.ldy + j);
   }
 }
 
@@ -34,7 +38,7 @@ void StoreScaled(const float* acc, float row_scale, const PanelRange& r, int64_t
   const int64_t cols = r.n - p * kLanes;
   for (int64_t l = 0; l < kLanes && l < cols; ++l) {
     const int64_t j = p * kLanes + l;
-    r.y[i * r.ldy + j] = std::fma(acc[l], row_scale, r.bias ? r.bias[j] : 0.0f);
+    Put(std::fma(acc[l], row_scale, r.bias ? r.bias[j] : 0.0f), r, i * r.ldy + j);
   }
 }
 

@@ -71,9 +71,11 @@ struct Problem {
     return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(packed.data()) + 63) & ~63ull);
   }
 
-  std::vector<float> Run(const kernels::PackedKernels& kern) {
+  // y = x W^T + bias, or with `base`, y = base + (x W^T + bias) in the kernels' stores.
+  std::vector<float> Run(const kernels::PackedKernels& kern,
+                         const std::vector<float>* base = nullptr) {
     const int64_t kp = layout.padded_k;
-    std::vector<float> y(s.m * s.n, NAN);
+    std::vector<float> y = base ? *base : std::vector<float>(s.m * s.n, NAN);
     kernels::PanelRange r;
     r.w = Aligned();
     r.panels = layout.panels;
@@ -83,6 +85,7 @@ struct Problem {
     r.y = y.data();
     r.ldy = s.n;
     r.n = s.n;
+    r.accumulate = base != nullptr;
     if (format == WeightFormat::kBF16Packed) {
       xb.assign(s.m * kp, 0);
       for (int64_t i = 0; i < s.m; ++i)
@@ -360,6 +363,28 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
 
 // A row's result must not depend on how many rows share the call, how they are chunked,
 // or how many threads split the panels.
+// The residual add in the stores (MatMulAdd) is the plain sum of y and the stored value.
+TEST(PackedKernels, AccumulatingStoresAddToYBitForBit) {
+  std::mt19937 rng(11);
+  for (CpuTier tier : CompiledTiers()) {
+    const kernels::PackedKernels kern = kernels::PackedKernelsFor(tier);
+    for (WeightFormat f : kPackedFormats) {
+      for (const Shape& s : kShapes) {
+        SCOPED_TRACE(StrCat(CpuTierName(tier), " ", WeightFormatName(f), " m=", s.m, " n=", s.n,
+                            " k=", s.k));
+        Problem p(s, f, rng);
+        const std::vector<float> base = RandomVector(s.m * s.n, rng);
+        const std::vector<float> alone = p.Run(kern);
+        const std::vector<float> added = p.Run(kern, &base);
+        for (size_t i = 0; i < base.size(); ++i) {
+          const float want = base[i] + alone[i];
+          ASSERT_EQ(0, std::memcmp(&added[i], &want, 4)) << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(MatMul, RowsAreBatchInvariantForEveryFormat) {
   std::mt19937 rng(9);
   ThreadPool pool3(3, /*pin=*/false), pool1(1, false);
