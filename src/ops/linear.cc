@@ -10,6 +10,7 @@
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "ops/activation.h"
 #include "ops/matmul_kernels.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
@@ -281,9 +282,7 @@ void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bi
   thread_local std::vector<float> buffer;
   float* t = Scratch(buffer, static_cast<size_t>(m * n));
   RowMajorMatMul(x, m, w, bias, t, precision, pool);
-  pool.ParallelFor(m, 16, [&](int64_t begin, int64_t end, int) {
-    for (int64_t i = begin * n; i < end * n; ++i) y[i] += t[i];
-  });
+  AddInPlace(y, t, m * n, &pool);
 }
 
 }  // namespace qvl
