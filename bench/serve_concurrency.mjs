@@ -7,7 +7,7 @@
 //   node bench/serve_concurrency.mjs --model DIR [--qvl build/qvl] [--dtype q8]
 //       [--llama-cpp DIR --gguf TEXT.gguf --mmproj MMPROJ.gguf] [--levels 1,4,8]
 //       [--tokens 64] [--image bench/bench-1024x768.jpg] [--threads 2] [--out FILE.json]
-//       [--decode-tokens 256 --decode-level 4]
+//       [--decode-tokens 256 --decode-level 4] [--qvl-args "--max-stall-ms 1000"]
 //
 // The images are colour variants of --image (channel orders, mirrored, flipped), written
 // with Pillow (python3-pil); every request of the run gets one of its own, so that no
@@ -18,6 +18,7 @@
 // image encodes) and the decode rate once every request streams (tokens after the last
 // first-token up to the first request done, divided by that window; "—" when some request
 // is done before the last one starts).
+// It also reports the longest pause between two streamed pieces of any answer.
 // --decode-tokens N adds one run of --decode-level requests with N tokens each, long
 // enough that they all stream together on any server: its batched decode rate is the
 // figure to compare between servers that schedule differently.
@@ -37,6 +38,7 @@ function parseArgs(argv) {
     prompt: 'Describe this image.',
     decodeTokens: 0,
     decodeLevel: 4,
+    qvlArgs: '',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -162,6 +164,9 @@ async function runLevel(base, model, images, level, options) {
     total_s: lastEnd / 1000,
     aggregate_decode_tps: tokens / ((lastEnd - ttfts[0]) / 1000),
     all_streaming_decode_tps: level > 1 && together >= level ? together / window : null,
+    longest_pause_s:
+      Math.max(...results.map((r) => Math.max(0, ...r.times.slice(1).map((t, i) => t - r.times[i])))) /
+      1000,
     streamed_pieces: results.map((r) => r.pieces),
   };
 }
@@ -209,7 +214,7 @@ if (images.length > 24) throw new Error('at most 23 requests in all (24 image va
 const rows = [];
 const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--vision-dtype',
   options.dtype, '-t', String(options.threads), '--port', '18531', '--parallel',
-  String(maxLevel), '--no-download'];
+  String(maxLevel), '--no-download', ...options.qvlArgs.split(' ').filter((a) => a)];
 rows.push(...(await benchServer('qvl', options.qvl, qvlArgs, 18531, images, options)));
 if (options.llamaCpp) {
   const server = path.join(options.llamaCpp, 'build/bin/llama-server');
@@ -221,13 +226,14 @@ if (options.llamaCpp) {
 }
 
 const lines = [
-  '| server | concurrent | tokens each | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| server | concurrent | tokens each | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) | longest pause (s) |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map(
     (r) =>
       `| ${r.server} | ${r.level} | ${r.tokens ?? options.tokens} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
       `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} | ` +
-      `${r.all_streaming_decode_tps !== null ? r.all_streaming_decode_tps.toFixed(1) : '—'} |`,
+      `${r.all_streaming_decode_tps !== null ? r.all_streaming_decode_tps.toFixed(1) : '—'} | ` +
+      `${r.longest_pause_s.toFixed(1)} |`,
   ),
 ];
 console.log(lines.join('\n'));

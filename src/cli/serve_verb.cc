@@ -42,6 +42,7 @@ struct ServeFlags {
   int64_t max_body_mb = 0;
   int image_url_timeout = 10;
   double shutdown_grace = 10;
+  int64_t max_stall_ms = 2000;
 };
 
 // The id clients send as "model": ORG/NAME as given, or the folder's name.
@@ -71,6 +72,7 @@ void Finish(ServeFlags& f) {
     Fail(ErrorCode::kInvalidArgument, "the minimum image size (", f.engine.min_pixels,
          " pixels) is larger than the maximum (", f.engine.max_pixels, ")");
   }
+  f.engine.max_stall_seconds = static_cast<double>(f.max_stall_ms) / 1e3;
   f.engine.kv_cache_bytes = static_cast<size_t>(f.kv_cache_mb) << 20;
   f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
@@ -174,6 +176,15 @@ void AddServeVerb(CLI::App& app) {
   verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
       ->capture_default_str();
   verb->add_option("--queue", f->engine.max_queue, "requests waiting beyond that; more get 503")
+      ->capture_default_str();
+  verb->add_option("--prefill-chunk", f->engine.prefill_chunk_tokens,
+                   "prompt tokens per engine step")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  verb->add_option("--max-stall-ms", f->max_stall_ms,
+                   "longest pause in a streaming answer while other requests' images and "
+                   "prompts are processed; higher favours their time to first token")
+      ->check(CLI::Range(0, 3600000))
       ->capture_default_str();
   verb->add_option("-c,--ctx-size", f->engine.context_tokens,
                    "tokens per request (prompt + answer)")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -23,9 +24,10 @@
 namespace qvl {
 namespace {
 
-// Vision blocks per engine step while other sequences are decoding: a few hundred
-// milliseconds of vision work between two decode steps for the 2B tower on 2 cores.
-constexpr int kVisionBlocksPerStep = 4;
+// The smallest prompt chunk a stall budget shrinks chunks to (one KV page): every chunk
+// reads all the weights, so a prompt still advances at a useful rate under a tiny budget.
+constexpr int64_t kMinPrefillChunk = 16;
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
@@ -58,9 +60,13 @@ class Engine::Impl {
   bool EnsurePages(Sequence& seq, int64_t slots);
   void Preempt(Sequence& seq);
   void ReleasePages(Sequence& seq, bool keep_in_prefix_cache);
-  void RunVision(Sequence& seq, int max_blocks);
+  // Vision blocks for `seq` until the next block would end past `budget_seconds`
+  // (at least one).
+  void RunVision(Sequence& seq, double budget_seconds);
   void BuildFeatures(Sequence& seq);
-  void RunBatch();
+  // Decode steps of every streaming sequence plus prompt chunks that fit `stall_left`
+  // seconds; none when that is below one chunk and the step has done vision work.
+  void RunBatch(double stall_left, bool vision_ran);
   void OnLogits(Sequence& seq, float* logits);
   void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
               ErrorCode code = ErrorCode::kInternal);
@@ -96,6 +102,8 @@ class Engine::Impl {
   std::vector<Sequence*> chunk_owner_;
   std::vector<int32_t> decode_tokens_;
   std::vector<std::array<int32_t, 3>> decode_positions_;
+  // Measured by the last step with prompt chunks; sizes chunks to the stall budget.
+  double prefill_tokens_per_second_ = 0;
   std::unique_ptr<ThreadPool> pool_;
   std::thread thread_;
 };
@@ -262,10 +270,15 @@ bool Engine::Impl::Step() {
   }
   bool decoding = false;
   for (SequencePtr& s : active_) decoding |= s->phase == Sequence::Phase::kDecode;
-  if (!prefill_pending && vision_next != nullptr) {
-    RunVision(*vision_next, decoding ? kVisionBlocksPerStep : model_->vision().depth());
+  // While answers stream, vision and prompt chunks share one stall budget per step.
+  double stall_left = decoding ? options_.max_stall_seconds : kNoLimit;
+  const bool vision_ran = !prefill_pending && vision_next != nullptr;
+  if (vision_ran) {
+    const double start = NowSeconds();
+    RunVision(*vision_next, stall_left);
+    stall_left -= NowSeconds() - start;
   }
-  RunBatch();
+  RunBatch(stall_left, vision_ran);
   RemoveFinished();
   return true;
 }
@@ -376,7 +389,7 @@ void Engine::Impl::BuildFeatures(Sequence& seq) {
   if (seq.vision_done == 0) seq.vision_done = NowSeconds();
 }
 
-void Engine::Impl::RunVision(Sequence& seq, int max_blocks) {
+void Engine::Impl::RunVision(Sequence& seq, double budget_seconds) {
   const PreparedImage& img = seq.request.images[seq.next_image];
   const double start = NowSeconds();
   if (seq.encoding == nullptr) {
@@ -385,7 +398,13 @@ void Engine::Impl::RunVision(Sequence& seq, int max_blocks) {
     model_->vision().Begin(img.pixels.data(), std::span<const GridThw>(&grid, 1), *pool_,
                            seq.encoding.get());
   }
-  model_->vision().Step(seq.encoding.get(), max_blocks, *pool_);
+  // Vision blocks of one image take about the same time: the last one predicts the next.
+  for (double block_start = start; !seq.encoding->done();) {
+    model_->vision().Step(seq.encoding.get(), 1, *pool_);
+    const double now = NowSeconds();
+    if (now + (now - block_start) - start > budget_seconds) break;
+    block_start = now;
+  }
   const double spent = NowSeconds() - start;
   seq.vision_seconds += spent;
   if (!seq.encoding->done()) return;
@@ -421,7 +440,7 @@ void Engine::Impl::Preempt(Sequence& seq) {
   seq.phase = Sequence::Phase::kQueued;
 }
 
-void Engine::Impl::RunBatch() {
+void Engine::Impl::RunBatch(double stall_left, bool vision_ran) {
   chunks_.clear();
   chunk_owner_.clear();
   decode_tokens_.clear();
@@ -469,8 +488,16 @@ void Engine::Impl::RunBatch() {
     chunks_.push_back(c);
     chunk_owner_.push_back(&seq);
   }
-  // Prompt chunks, oldest first, within the token budget.
+  // Prompt chunks, oldest first, within the token budget, which keeps a pause in the
+  // streams decoding beside them within the stall budget.
   int64_t budget = options_.prefill_chunk_tokens;
+  const bool streaming = !chunks_.empty();
+  const double fits = streaming ? prefill_tokens_per_second_ * std::max(0.0, stall_left) : 0;
+  if (streaming && prefill_tokens_per_second_ > 0 && fits < static_cast<double>(budget)) {
+    const int64_t least = std::min(kMinPrefillChunk, budget);
+    budget = fits < least && vision_ran ? 0 : std::max(least, static_cast<int64_t>(fits));
+  }
+  const int64_t prompt_budget = budget;
   for (SequencePtr& s : active_) {
     Sequence& seq = *s;
     if (seq.phase != Sequence::Phase::kPrefill || seq.finished || budget <= 0) continue;
@@ -495,7 +522,12 @@ void Engine::Impl::RunBatch() {
   }
   if (chunks_.empty()) return;
 
+  const double start = NowSeconds();
   model_->text().Forward(chunks_, kv_, *pool_, logits_.data());
+  if (budget < prompt_budget) {
+    prefill_tokens_per_second_ =
+        static_cast<double>(prompt_budget - budget) / (NowSeconds() - start);
+  }
 
   int64_t row = 0;
   for (size_t i = 0; i < chunks_.size(); ++i) {

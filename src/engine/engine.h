@@ -28,6 +28,11 @@ struct EngineOptions {
   int64_t context_tokens = 16384;  // per sequence: prompt + completion
   int default_max_tokens = 2048;   // when a request gives none
   int prefill_chunk_tokens = 512;  // prompt tokens per engine step
+  // While answers stream, the longest the engine works on other requests' images and
+  // prompts between two of their tokens: vision runs in slices of whole blocks and prompt
+  // chunks shrink to fit it. Higher favours the newcomers' time to first token (each
+  // pause costs the newcomers one decode step); lower, smoother streams.
+  double max_stall_seconds = 2.0;
   size_t kv_cache_bytes = size_t{1} << 30;
   int kv_page_tokens = 16;
   size_t image_cache_bytes = size_t{256} << 20;  // vision encodings kept for reuse

@@ -171,6 +171,63 @@ TEST(Engine, ConcurrentRequestsGiveTheSameAnswersAsAlone) {
   EXPECT_GT(stats.image_cache_hits + stats.cached_prompt_tokens, 0);
 }
 
+// How many tokens a long text answer streams while a newcomer's image is encoded and
+// its prompt prefilled, up to the newcomer's first token; both answers must still be
+// the reference's.
+struct Alongside {
+  int64_t streamed = 0;         // the long answer's tokens in that time
+  int64_t newcomer_prompt = 0;  // the newcomer's prompt tokens
+};
+
+Alongside StreamAlongsideAnImage(double max_stall_seconds) {
+  EngineOptions options;
+  options.max_stall_seconds = max_stall_seconds;
+  auto engine = MakeEngine(options);
+  GenerationRequest long_answer = LoadCase("01_text_only");
+  long_answer.ignore_eos = true;
+  long_answer.max_tokens = 400;
+  long_answer.top_logprobs = 0;  // so that updates carry token ids
+  Collector a;
+  engine->Submit(std::move(long_answer), a.Sink());
+  auto streamed = [&a] {
+    std::lock_guard<std::mutex> lock(a.mu);
+    return a.done ? int64_t{-1} : static_cast<int64_t>(a.tokens.size());
+  };
+  while (streamed() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  GenerationRequest newcomer = LoadCase("02_one_image_jpeg");
+  newcomer.ignore_eos = true;
+  newcomer.top_logprobs = 0;
+  Collector b;
+  std::atomic<int64_t> at_first_token{-1};
+  const UpdateSink collect = b.Sink();
+  const int64_t at_submit = streamed();
+  engine->Submit(std::move(newcomer), [&](GenerationUpdate&& u) {
+    if (!u.tokens.empty() && at_first_token.load() < 0) at_first_token = streamed();
+    collect(std::move(u));
+  });
+  b.Wait();
+  a.Wait();
+  std::vector<int32_t> head = a.tokens;
+  head.resize(GoldenTokens("01_text_only").size());
+  EXPECT_EQ(head, GoldenTokens("01_text_only"));
+  EXPECT_EQ(b.tokens, GoldenTokens("02_one_image_jpeg"));
+  EXPECT_EQ(a.tokens.size(), 400u);
+  return {at_first_token.load() - at_submit, b.last.usage.prompt_tokens};
+}
+
+TEST(Engine, AStreamKeepsGoingWhileAnotherImageIsEncodedAndPrefilled) {
+  // No stall allowed: one vision block per step and the smallest prompt chunks (16
+  // tokens), each followed by a token of the long answer.
+  const Alongside smooth = StreamAlongsideAnImage(0.0);
+  const int64_t depth = ReadJson(kModelDir + "/config.json")["vision_config"]["depth"];
+  EXPECT_GE(smooth.streamed, depth + (smooth.newcomer_prompt + 15) / 16 - 1);
+  // Any stall allowed: the image is encoded in one go and the prompt is one chunk, so the
+  // long answer pauses for the newcomer's first token.
+  const Alongside eager = StreamAlongsideAnImage(1e9);
+  EXPECT_LE(eager.streamed, 3);
+}
+
 TEST(Engine, RepeatedConversationReusesCachedPrefixAndImage) {
   auto engine = MakeEngine();
   Collector first, second;

@@ -30,7 +30,7 @@ struct VisionOutput {
   std::vector<std::vector<float>> deepstack;  // per deepstack merger, [tokens, D]
 };
 
-// An encoding in progress. The engine runs a few blocks at a time so that other
+// An encoding in progress. The engine runs it in slices of whole blocks so that other
 // requests' decode steps run in between (a large image takes seconds).
 class VisionEncoding {
  public:

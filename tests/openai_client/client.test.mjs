@@ -33,12 +33,14 @@ function loadCase(name) {
 }
 
 // Starts `qvl serve` on a free port; resolves with the base URL once /health says 200.
+// Prompts go in 32-token chunks with no stall allowed: answers must not depend on the
+// schedule.
 function startServer() {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, [
       'serve', '-m', path.join(data, 'tiny-qwen3vl', 'model'), '--port', '0',
       '--model-alias', 'qwen3-vl', '--dtype', 'f32', '--weight-cache', 'none',
-      '--api-key', 'test-key', '--threads', '2',
+      '--api-key', 'test-key', '--threads', '2', '--prefill-chunk', '32', '--max-stall-ms', '0',
     ], { stdio: ['ignore', 'inherit', 'pipe'] });
     let log = '';
     child.on('exit', (code) => reject(new Error(`qvl serve exited with ${code}:\n${log}`)));
