@@ -25,6 +25,10 @@ class MappedFile {
 
   // Hints that [offset, offset + length) will be read soon (MADV_WILLNEED).
   void Prefetch(size_t offset, size_t length) const;
+  // Maps every page into this process now (reads a byte of each; pages not yet in the
+  // page cache are read from disk), so that the first real pass over the data does not
+  // stop on page faults.
+  void Touch() const;
 
  private:
   void Reset();

@@ -132,6 +132,9 @@ void Serve(const ServeFlags& flags) {
       load_error = e.what();
     }
     load_done.store(true);
+    // While the server waits for its first request: that request would otherwise take
+    // the page faults of every mapped weight (0.2-0.4 s for the 2B model).
+    if (engine) engine->model().packed_weights().Touch();
   });
 
   int signal_number = 0;

@@ -241,6 +241,7 @@ std::unique_ptr<PackedWeightCache> PackedWeightCache::Open(const std::string& di
     }
     if (mapped) cache->path_ = path;
   }
+  cache->file_ = mapped;
 
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];

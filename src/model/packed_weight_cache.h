@@ -58,10 +58,16 @@ class PackedWeightCache {
   Source source() const { return source_; }
   const std::string& path() const { return path_; }  // the file; empty for kMemory
   size_t bytes() const { return bytes_; }            // packed bytes of all entries
+  // Maps every page of the cache file now (see MappedFile::Touch); a server does this
+  // once it is ready, so that its first request does not pay the page faults.
+  void Touch() const {
+    if (file_) file_->Touch();
+  }
 
  private:
   PackedWeightCache() = default;
 
+  std::shared_ptr<MappedFile> file_;  // null when packed in memory
   Source source_ = Source::kMemory;
   std::string path_;
   size_t bytes_ = 0;
