@@ -60,13 +60,13 @@ class Engine::Impl {
   bool EnsurePages(Sequence& seq, int64_t slots);
   void Preempt(Sequence& seq);
   void ReleasePages(Sequence& seq, bool keep_in_prefix_cache);
-  // Vision blocks for `seq` until the next block would end past `budget_seconds`
-  // (at least one).
-  void RunVision(Sequence& seq, double budget_seconds);
+  // Vision blocks for `seq` until the next block would end past `deadline` (at least
+  // one).
+  void RunVision(Sequence& seq, double deadline);
   void BuildFeatures(Sequence& seq);
-  // Decode steps of every streaming sequence plus prompt chunks that fit `stall_left`
-  // seconds; none when that is below one chunk and the step has done vision work.
-  void RunBatch(double stall_left, bool vision_ran);
+  // Decode steps of every streaming sequence plus prompt chunks that end by `deadline`;
+  // none when not even one chunk fits and the step has done vision work.
+  void RunBatch(double deadline, bool vision_ran);
   void OnLogits(Sequence& seq, float* logits);
   void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
               ErrorCode code = ErrorCode::kInternal);
@@ -271,14 +271,10 @@ bool Engine::Impl::Step() {
   bool decoding = false;
   for (SequencePtr& s : active_) decoding |= s->phase == Sequence::Phase::kDecode;
   // While answers stream, vision and prompt chunks share one stall budget per step.
-  double stall_left = decoding ? options_.max_stall_seconds : kNoLimit;
+  const double deadline = decoding ? NowSeconds() + options_.max_stall_seconds : kNoLimit;
   const bool vision_ran = !prefill_pending && vision_next != nullptr;
-  if (vision_ran) {
-    const double start = NowSeconds();
-    RunVision(*vision_next, stall_left);
-    stall_left -= NowSeconds() - start;
-  }
-  RunBatch(stall_left, vision_ran);
+  if (vision_ran) RunVision(*vision_next, deadline);
+  RunBatch(deadline, vision_ran);
   RemoveFinished();
   return true;
 }
@@ -389,7 +385,7 @@ void Engine::Impl::BuildFeatures(Sequence& seq) {
   if (seq.vision_done == 0) seq.vision_done = NowSeconds();
 }
 
-void Engine::Impl::RunVision(Sequence& seq, double budget_seconds) {
+void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   const PreparedImage& img = seq.request.images[seq.next_image];
   const double start = NowSeconds();
   if (seq.encoding == nullptr) {
@@ -402,7 +398,7 @@ void Engine::Impl::RunVision(Sequence& seq, double budget_seconds) {
   for (double block_start = start; !seq.encoding->done();) {
     model_->vision().Step(seq.encoding.get(), 1, *pool_);
     const double now = NowSeconds();
-    if (now + (now - block_start) - start > budget_seconds) break;
+    if (now + (now - block_start) > deadline) break;
     block_start = now;
   }
   const double spent = NowSeconds() - start;
@@ -440,7 +436,7 @@ void Engine::Impl::Preempt(Sequence& seq) {
   seq.phase = Sequence::Phase::kQueued;
 }
 
-void Engine::Impl::RunBatch(double stall_left, bool vision_ran) {
+void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   chunks_.clear();
   chunk_owner_.clear();
   decode_tokens_.clear();
@@ -491,11 +487,12 @@ void Engine::Impl::RunBatch(double stall_left, bool vision_ran) {
   // Prompt chunks, oldest first, within the token budget, which keeps a pause in the
   // streams decoding beside them within the stall budget.
   int64_t budget = options_.prefill_chunk_tokens;
-  const bool streaming = !chunks_.empty();
-  const double fits = streaming ? prefill_tokens_per_second_ * std::max(0.0, stall_left) : 0;
-  if (streaming && prefill_tokens_per_second_ > 0 && fits < static_cast<double>(budget)) {
+  if (!chunks_.empty() && prefill_tokens_per_second_ > 0) {
+    const double fits = prefill_tokens_per_second_ * std::max(0.0, deadline - NowSeconds());
     const int64_t least = std::min(kMinPrefillChunk, budget);
-    budget = fits < least && vision_ran ? 0 : std::max(least, static_cast<int64_t>(fits));
+    if (fits < static_cast<double>(budget)) {
+      budget = fits < least && vision_ran ? 0 : std::max(least, static_cast<int64_t>(fits));
+    }
   }
   const int64_t prompt_budget = budget;
   for (SequencePtr& s : active_) {

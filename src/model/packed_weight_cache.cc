@@ -239,7 +239,6 @@ std::unique_ptr<PackedWeightCache> PackedWeightCache::Open(const std::string& di
         LogWarn("cannot cache packed weights (", e.what(), "); packing in memory for this run");
       }
     }
-    if (mapped) cache->path_ = path;
   }
   cache->file_ = mapped;
 

@@ -56,8 +56,9 @@ class PackedWeightCache {
   LinearWeight Find(const WeightView& view, WeightFormat format) const;
 
   Source source() const { return source_; }
-  const std::string& path() const { return path_; }  // the file; empty for kMemory
-  size_t bytes() const { return bytes_; }            // packed bytes of all entries
+  // The file; empty for kMemory.
+  std::string path() const { return file_ ? file_->path() : std::string(); }
+  size_t bytes() const { return bytes_; }  // packed bytes of all entries
   // Maps every page of the cache file now (see MappedFile::Touch); a server does this
   // once it is ready, so that its first request does not pay the page faults.
   void Touch() const {
@@ -69,7 +70,6 @@ class PackedWeightCache {
 
   std::shared_ptr<MappedFile> file_;  // null when packed in memory
   Source source_ = Source::kMemory;
-  std::string path_;
   size_t bytes_ = 0;
   std::unordered_map<const void*, std::vector<LinearWeight>> by_data_;
 };
