@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "server/base64.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 #include "server/image_source.h"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

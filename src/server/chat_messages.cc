@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 #include "server/request_fields.h"
 
 namespace qvl {

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/chat_messages.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 #include "server/request_fields.h"
 
 namespace qvl {

@@ -16,7 +16,7 @@
 #include "image/preprocessor_config.h"
 #include "model/config.h"
 #include "server/chat_request.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 #include "text/tokenizer.h"
 
 namespace {

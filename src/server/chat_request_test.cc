@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "server/address_policy.h"
 #include "server/byte_size.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

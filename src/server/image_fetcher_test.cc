@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

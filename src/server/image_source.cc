@@ -7,7 +7,7 @@
 #include "image/image_format.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

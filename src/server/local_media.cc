@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "server/byte_size.h"
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "server/field_error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 

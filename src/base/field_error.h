@@ -1,6 +1,6 @@
-// An error in one field of a client's request. The message starts with the field's path
-// ("messages[1].content[0].image_url.url: ...") and the path is kept apart so the HTTP
-// layer can fill OpenAI's `param`.
+// An error in one field of a request (an HTTP body, a JSON Schema, an image part). The
+// message starts with the field's path ("messages[1].content[0].image_url.url: ...") and
+// the path is kept apart, as data, so the HTTP layer can fill OpenAI's `param`.
 #pragma once
 
 #include <string>
