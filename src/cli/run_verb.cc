@@ -2,6 +2,7 @@
 // generated, through the same engine the server uses. --request takes an OpenAI-style
 // chat request instead; --json prints the OpenAI response object with usage and timings.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -88,7 +89,7 @@ void Run(const RunFlags& f) {
   Stopwatch load;
   EngineOptions options;
   options.threads = f.model.threads;
-  options.max_sequences = 1;
+  options.max_sequences = std::max(1, request.n);
   options.context_tokens = f.context;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
@@ -99,7 +100,17 @@ void Run(const RunFlags& f) {
   std::string text;
   std::vector<GeneratedToken> tokens;
   GenerationUpdate last;
+  // Only the first answer is shown; a --request with n > 1 still waits for every one.
+  int unfinished = request.n;
   engine.Submit(std::move(request), [&](GenerationUpdate&& u) {
+    if (u.choice != 0) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (u.finished && --unfinished == 0) {
+        done = true;
+        cv.notify_all();
+      }
+      return;
+    }
     if (!f.json) {
       std::fwrite(u.text.data(), 1, u.text.size(), stdout);
       std::fflush(stdout);
@@ -108,7 +119,7 @@ void Run(const RunFlags& f) {
     text += u.text;
     if (u.finished) {
       last = std::move(u);
-      done = true;
+      done = --unfinished == 0;
       cv.notify_all();
     }
   });
@@ -120,7 +131,13 @@ void Run(const RunFlags& f) {
   if (f.json) {
     CompletionIdentity id{NewCompletionId(), static_cast<int64_t>(std::time(nullptr)),
                           f.model.model};
-    std::printf("%s\n", JsonText(CompletionJson(id, text, nullptr, last)).c_str());
+    std::printf(
+        "%s\n",
+        JsonText(CompletionJson(id,
+                                nlohmann::json::array({ChoiceJson(
+                                    0, text, {}, nullptr, FinishReasonText(last.finish_reason))}),
+                                last))
+            .c_str());
   } else {
     std::printf("\n");
   }

@@ -16,6 +16,7 @@
 #include "engine/prefix_cache.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
+#include "grammar/grammar_matcher.h"
 #include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
@@ -67,6 +68,13 @@ class Engine::Impl {
   // Decode steps of every streaming sequence plus prompt chunks that end by `deadline`;
   // none when not even one chunk fits and the step has done vision work.
   void RunBatch(double deadline, bool vision_ran);
+  // Slots of --parallel taken: each live sequence and the choices it will fork.
+  int64_t SlotsInUse() const;
+  // The token tables of constrained decoding, built when the first request needs them.
+  std::shared_ptr<const TokenTable> GrammarTokens();
+  // Starts choices 1..n-1 of `leader`'s request from its prefilled prompt: they share its
+  // full KV pages, copy its last partial one, and sample from the same `logits`.
+  void ForkChoices(Sequence& leader, const float* logits);
   void OnLogits(Sequence& seq, float* logits);
   void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
               ErrorCode code = ErrorCode::kInternal);
@@ -79,6 +87,9 @@ class Engine::Impl {
   Tokenizer tokenizer_;
   std::unique_ptr<RequestPreparer> preparer_;
   int64_t vocab_;
+  std::vector<int32_t> eos_ids_;
+  std::once_flag grammar_tokens_once_;
+  std::shared_ptr<const TokenTable> grammar_tokens_;
 
   // Shared with submitting threads.
   mutable std::mutex mu_;
@@ -98,6 +109,7 @@ class Engine::Impl {
   std::deque<SequencePtr> waiting_;
   std::vector<SequencePtr> active_;
   std::vector<float> logits_;
+  std::vector<float> fork_logits_;  // a forked choice's copy of its leader's logits
   std::vector<DecoderChunk> chunks_;
   std::vector<Sequence*> chunk_owner_;
   std::vector<int32_t> decode_tokens_;
@@ -125,6 +137,7 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
       LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
   preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
                                                 tokenizer_, image_params, options_);
+  eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
   stats_.kv_pages_total = kv_.num_pages();
   thread_ = std::thread([this] { Run(); });
@@ -140,7 +153,10 @@ RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
     if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
     fallback_seed = std::random_device()() ^ (next_id_ * 0x9e3779b97f4a7c15ull);
   }
-  PreparedRequest prepared = preparer_->Prepare(request, fallback_seed);
+  auto prepared =
+      std::make_shared<const PreparedRequest>(preparer_->Prepare(request, fallback_seed));
+  std::shared_ptr<const TokenTable> grammar_tokens =
+      prepared->grammar != nullptr ? GrammarTokens() : nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
   if (static_cast<int64_t>(incoming_.size()) + stats_.queued >= options_.max_queue) {
@@ -148,12 +164,19 @@ RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
          " requests are already waiting; retry later");
   }
   const RequestId id = next_id_++;
-  auto seq =
-      std::make_unique<Sequence>(id, std::move(prepared), std::move(sink), tokenizer_, vocab_);
+  auto seq = std::make_unique<Sequence>(id, 0, prepared, std::move(sink), tokenizer_,
+                                        std::move(grammar_tokens), vocab_);
+  seq->unforked_choices = prepared->choices - 1;
   seq->submitted = submitted;
   incoming_.push_back(std::move(seq));
   wake_.notify_one();
   return id;
+}
+
+std::shared_ptr<const TokenTable> Engine::Impl::GrammarTokens() {
+  std::call_once(grammar_tokens_once_,
+                 [&] { grammar_tokens_ = BuildTokenTable(tokenizer_, vocab_, eos_ids_); });
+  return grammar_tokens_;
 }
 
 void Engine::Impl::Cancel(RequestId id) {
@@ -280,8 +303,9 @@ bool Engine::Impl::Step() {
 }
 
 void Engine::Impl::AdmitWaiting() {
-  while (!waiting_.empty() && static_cast<int>(active_.size()) < options_.max_sequences) {
+  while (!waiting_.empty()) {
     Sequence& seq = *waiting_.front();
+    if (SlotsInUse() + 1 + seq.unforked_choices > options_.max_sequences) break;
     if (!TryStart(seq)) {
       if (active_.empty()) {
         Finish(seq, FinishReason::kError,
@@ -297,6 +321,12 @@ void Engine::Impl::AdmitWaiting() {
     waiting_.pop_front();
   }
   PublishOccupancy();
+}
+
+int64_t Engine::Impl::SlotsInUse() const {
+  int64_t slots = 0;
+  for (const SequencePtr& seq : active_) slots += seq->finished ? 0 : 1 + seq->unforked_choices;
+  return slots;
 }
 
 void Engine::Impl::PublishOccupancy() {
@@ -343,7 +373,7 @@ bool Engine::Impl::TryStart(Sequence& seq) {
   }
 
   // Vision features are needed only for pad tokens that are not cached.
-  const std::vector<PreparedImage>& images = seq.request.images;
+  const std::vector<PreparedImage>& images = seq.request->images;
   seq.vision.assign(images.size(), nullptr);
   seq.grids.clear();
   seq.next_image = 0;
@@ -368,7 +398,7 @@ bool Engine::Impl::TryStart(Sequence& seq) {
 }
 
 void Engine::Impl::BuildFeatures(Sequence& seq) {
-  const std::vector<PreparedImage>& images = seq.request.images;
+  const std::vector<PreparedImage>& images = seq.request->images;
   for (; seq.next_image < images.size(); ++seq.next_image) {
     const PreparedImage& img = images[seq.next_image];
     const bool needed = img.first_token + img.info.tokens > seq.cached;
@@ -386,7 +416,7 @@ void Engine::Impl::BuildFeatures(Sequence& seq) {
 }
 
 void Engine::Impl::RunVision(Sequence& seq, double deadline) {
-  const PreparedImage& img = seq.request.images[seq.next_image];
+  const PreparedImage& img = seq.request->images[seq.next_image];
   const double start = NowSeconds();
   if (seq.encoding == nullptr) {
     seq.encoding = std::make_unique<VisionEncoding>();
@@ -508,7 +538,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     c.cache_start = seq.cached;
     c.pages = seq.pages.data();
     c.want_logits = seq.cached + n == static_cast<int64_t>(seq.tokens.size());
-    if (!seq.request.images.empty()) {
+    if (!seq.request->images.empty()) {
       c.visual = &seq.features;
       c.visual_offset = std::count(seq.tokens.begin(), seq.tokens.begin() + seq.cached,
                                    model_->config().image_token_id);
@@ -536,16 +566,59 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   }
 }
 
+void Engine::Impl::ForkChoices(Sequence& leader, const float* logits) {
+  const int64_t page = kv_.page_size();
+  const int64_t full = leader.cached / page;
+  const int64_t partial = leader.cached % page;
+  for (int choice = 1; leader.unforked_choices > 0; ++choice, --leader.unforked_choices) {
+    std::unique_ptr<Sequence> seq =
+        ForkChoice(leader, choice, tokenizer_,
+                   leader.constraints.constrained() ? GrammarTokens() : nullptr, vocab_);
+    for (int64_t p = 0; p < full; ++p) {
+      kv_.AddRef(leader.pages[p]);
+      seq->pages.push_back(leader.pages[p]);
+    }
+    const int32_t copy = partial > 0 ? AllocatePage() : 0;
+    if (copy < 0) {
+      // No page for its own copy of the last partial page: it prefills again later, most
+      // of it from the prefix cache once the leader's pages are there.
+      ReleasePages(*seq, false);
+      seq->cached = 0;
+      seq->phase = Sequence::Phase::kQueued;
+      waiting_.push_front(std::move(seq));
+      continue;
+    }
+    if (partial > 0) {
+      kv_.CopyPage(leader.pages[full], copy, static_cast<int>(partial));
+      seq->pages.push_back(copy);
+    }
+    fork_logits_.assign(logits, logits + vocab_);
+    Sequence& forked = *seq;
+    active_.push_back(std::move(seq));
+    OnLogits(forked, fork_logits_.data());
+  }
+}
+
 void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
+  if (seq.unforked_choices > 0) ForkChoices(seq, logits);
   GenerationUpdate update;
+  update.choice = seq.choice;
   // Logprobs describe the model's distribution, so they are taken before sampling
   // applies penalties and temperature.
   std::vector<float> raw;
-  if (seq.request.output.top_logprobs >= 0) raw.assign(logits, logits + vocab_);
+  if (seq.request->output.top_logprobs >= 0) raw.assign(logits, logits + vocab_);
+  const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
+  if (!seq.constraints.Apply(logits, tokens_left)) {
+    // The grammar cannot be completed within max_tokens: the answer is cut.
+    Finish(seq, FinishReason::kLength);
+    return;
+  }
   const int32_t token = seq.sampler.Sample(logits);
   seq.sampler.Accept(token);
-  const FinishReason reason =
+  seq.constraints.Accept(token);
+  FinishReason reason =
       seq.output.Accept(token, raw.empty() ? logits : raw.data(), vocab_, &update);
+  if (reason == FinishReason::kNone && seq.constraints.Terminated()) reason = FinishReason::kStop;
   const double now = NowSeconds();
   if (seq.first_token == 0) seq.first_token = now;
   seq.usage.completion_tokens = seq.output.generated();
@@ -565,38 +638,20 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
                           ErrorCode code) {
   if (seq.finished) return;
   seq.finished = true;
-  GenerationUpdate update;
-  update.finished = true;
-  update.finish_reason = reason;
+  // Choices not forked yet never will be: they end with their leader.
+  for (; seq.unforked_choices > 0; --seq.unforked_choices) {
+    GenerationUpdate unstarted = FinalUpdate(seq, reason, NowSeconds());
+    unstarted.choice = seq.choice + seq.unforked_choices;
+    unstarted.usage.completion_tokens = 0;
+    unstarted.error = error;
+    unstarted.error_code = code;
+    seq.sink(std::move(unstarted));
+  }
+  GenerationUpdate update = FinalUpdate(seq, reason, NowSeconds());
   update.error = error;
   update.error_code = code;
   if (reason == FinishReason::kStop || reason == FinishReason::kLength) {
     update.text = seq.output.Flush();
-  }
-  const double now = NowSeconds();
-  update.usage.prompt_tokens = static_cast<int64_t>(seq.request.prompt.size());
-  update.usage.completion_tokens = seq.output.generated();
-  update.usage.cached_tokens = seq.reused;
-  Timings& t = update.timings;
-  t.preprocess_ms = seq.request.preprocess_ms;
-  if (seq.started > 0) t.queue_ms = (seq.started - seq.submitted) * 1e3;
-  t.vision_ms = seq.vision_seconds * 1e3;
-  if (seq.first_token > 0) {
-    const double prefill_start = seq.vision_done > 0 ? seq.vision_done : seq.started;
-    t.prefill_ms = (seq.first_token - prefill_start) * 1e3;
-    t.ttft_ms = (seq.first_token - seq.submitted) * 1e3 + seq.request.preprocess_ms;
-    t.decode_ms = (now - seq.first_token) * 1e3;
-    const int64_t prefilled = update.usage.prompt_tokens - seq.reused;
-    if (t.prefill_ms > 0) t.prefill_tokens_per_s = prefilled / (t.prefill_ms / 1e3);
-    if (t.decode_ms > 0 && update.usage.completion_tokens > 1) {
-      t.decode_tokens_per_s = (update.usage.completion_tokens - 1) / (t.decode_ms / 1e3);
-    }
-  }
-  t.total_ms = (now - seq.submitted) * 1e3 + seq.request.preprocess_ms;
-  if (seq.grids.empty()) {
-    for (const PreparedImage& img : seq.request.images) t.images.push_back(img.info);
-  } else {
-    t.images = seq.grids;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

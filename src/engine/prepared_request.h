@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ struct PreparedRequest {
   std::vector<uint64_t> keys;   // prefix-cache key per prompt token
   MropePositions positions;     // of the prompt
   std::vector<PreparedImage> images;
-  SamplerConfig sampling;
+  SamplerConfig sampling;  // of choice 0; choice i draws with seed + i
+  int choices = 1;
+  std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
+  std::shared_ptr<const Grammar> grammar;
   OutputLimits output;
   double preprocess_ms = 0;
 };

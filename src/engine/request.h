@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "text/chat_template.h"
 
 namespace qvl {
+
+class Grammar;
 
 // One image of the request, in the order its part appears in the messages.
 struct ImageInput {
@@ -39,10 +42,25 @@ struct ImageBudgetRequest {
   int64_t max_pixels = 0;
 };
 
+// Added to a token's logit before sampling (OpenAI's logit_bias); -100 all but bans it.
+struct LogitBias {
+  int32_t token = 0;
+  float bias = 0;
+};
+
 struct GenerationRequest {
   std::vector<ChatMessage> messages;
   std::vector<ImageInput> images;
+  // Tool definitions for the chat template's system turn, serialized as it does (see
+  // RenderChatTemplate).
+  std::vector<std::string> tools_json;
   SamplingParams sampling;
+  // Answers to the same prompt: they share its KV pages and image encodings, and choice i
+  // samples with seed + i.
+  int n = 1;
+  std::vector<LogitBias> logit_bias;
+  // Constrained decoding: every answer is a sentence of this grammar (null = free text).
+  std::shared_ptr<const Grammar> grammar;
   int max_tokens = 0;  // 0 = the server's default, capped by the context
   std::vector<std::string> stop;
   bool ignore_eos = false;
@@ -91,10 +109,11 @@ struct Timings {
   std::vector<ImageGrid> images;
 };
 
-// A step of progress of one request. Text arrives in UTF-8-complete pieces with stop
-// strings already removed. The last update has finished == true and carries usage and
-// timings (and the error message when finish_reason is kError).
+// A step of progress of one answer of a request. Text arrives in UTF-8-complete pieces
+// with stop strings already removed. The last update of each answer has finished == true
+// and carries usage and timings (and the error message when finish_reason is kError).
 struct GenerationUpdate {
+  int choice = 0;  // which of the request's n answers this is about
   std::string text;
   std::vector<GeneratedToken> tokens;
   bool finished = false;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/field_error.h"
 #include "base/timer.h"
 #include "engine/prefix_cache.h"
 #include "text/chat_template.h"
@@ -32,6 +33,29 @@ int CountImageParts(const std::vector<ChatMessage>& messages) {
     for (const ChatPart& p : m.parts) n += p.kind == ChatPart::Kind::kImage ? 1 : 0;
   }
   return n;
+}
+
+// n, logit_bias and the grammar, checked against the vocabulary and the engine's slots.
+void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_sequences,
+                    PreparedRequest* out) {
+  if (request.n < 1 || request.n > max_sequences) {
+    FailField(ErrorCode::kInvalidArgument, "n", "must be between 1 and ", max_sequences,
+              " (the answers this server generates at once, --parallel), got ", request.n);
+  }
+  out->choices = request.n;
+  for (const LogitBias& b : request.logit_bias) {
+    const std::string field = StrCat("logit_bias.", b.token);
+    if (b.token < 0 || b.token >= vocab) {
+      FailField(ErrorCode::kInvalidArgument, field, "token id ", b.token,
+                " is not in the vocabulary (0 to ", vocab - 1, ")");
+    }
+    if (!(b.bias >= -100 && b.bias <= 100)) {
+      FailField(ErrorCode::kInvalidArgument, field, "bias must be between -100 and 100, got ",
+                b.bias);
+    }
+  }
+  out->logit_bias = request.logit_bias;
+  out->grammar = request.grammar;
 }
 
 }  // namespace
@@ -107,7 +131,8 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Prompt: chat template, image pads expanded, tokens.
-  const std::string rendered = RenderChatTemplate(request.messages, /*add_generation_prompt=*/true);
+  const std::string rendered =
+      RenderChatTemplate(request.messages, /*add_generation_prompt=*/true, request.tools_json);
   out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts);
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   if (n + 1 > options_.context_tokens) {
@@ -145,6 +170,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;
   out.output.stop = request.stop;
+  PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
   out.preprocess_ms = clock.Millis();
   return out;
 }

@@ -22,6 +22,9 @@ class RequestPreparer {
   // context, kTooLarge for images over the byte/pixel limits.
   PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
 
+  // Tokens that end an answer: generation_config.json's and config.json's.
+  const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
+
  private:
   ImageBudget BudgetFor(const ImageBudgetRequest& request) const;
 

@@ -10,31 +10,28 @@
 #include "engine/output_stream.h"
 #include "engine/prepared_request.h"
 #include "engine/sampler.h"
+#include "engine/token_constraints.h"
 #include "model/text_decoder.h"
 #include "model/vision_tower.h"
 
 namespace qvl {
 
+// One answer of a request: a request with n choices runs as n sequences, the first of
+// which prefills the prompt for all (see ForkChoice).
 struct Sequence {
   enum class Phase { kQueued, kVision, kPrefill, kDecode };
 
-  Sequence(RequestId id, PreparedRequest req, UpdateSink sink, const Tokenizer& tokenizer,
-           int64_t vocab)
-      : id(id),
-        request(std::move(req)),
-        sink(std::move(sink)),
-        sampler(request.sampling, vocab),
-        output(tokenizer, request.output) {
-    tokens = request.prompt;
-    keys = request.keys;
-    positions = request.positions;
-    sampler.AddPromptTokens(tokens);
-  }
+  Sequence(RequestId id, int choice, std::shared_ptr<const PreparedRequest> req, UpdateSink sink,
+           const Tokenizer& tokenizer, std::shared_ptr<const TokenTable> token_table,
+           int64_t vocab);
 
   RequestId id;
-  PreparedRequest request;
+  int choice;  // 0 .. n-1
+  std::shared_ptr<const PreparedRequest> request;
   UpdateSink sink;
   Phase phase = Phase::kQueued;
+  // Choices still to fork from this one when its prompt is prefilled (choice 0 only).
+  int unforked_choices = 0;
 
   // Every token whose KV is or will be in the cache: the prompt, then each generated
   // token once sampled (the newest is fed by the next decode step).
@@ -52,6 +49,7 @@ struct Sequence {
   VisualFeatures features;                   // row pointers into `vision`
 
   Sampler sampler;
+  TokenConstraints constraints;
   OutputStream output;
   bool finished = false;  // the final update was sent
 
@@ -61,5 +59,14 @@ struct Sequence {
   Usage usage;
   std::vector<ImageGrid> grids;
 };
+
+// Choice `choice` of `leader`'s request at the point where the leader's prompt is
+// prefilled and its first token not yet sampled: the same tokens, positions, timings and
+// vision encodings, its own sampler stream and grammar state. The engine gives it pages.
+std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const Tokenizer& tokenizer,
+                                     std::shared_ptr<const TokenTable> token_table, int64_t vocab);
+
+// The last update of `seq`: usage and the timings of every stage, as of `now`.
+GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now);
 
 }  // namespace qvl

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/base64.h"
 #include "base/field_error.h"
+#include "server/base64.h"
 #include "server/image_source.h"
 
 namespace {

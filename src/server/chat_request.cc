@@ -2,8 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/chat_messages.h"
 #include "base/field_error.h"
+#include "server/chat_messages.h"
+#include "server/output_controls.h"
 #include "server/request_fields.h"
 
 namespace qvl {
@@ -56,35 +57,8 @@ void CheckModel(const RequestObject& body, const ChatRequestPolicy& policy, Chat
 
 // Features that change the answer: refused rather than silently ignored.
 void RefuseUnsupported(const RequestObject& body) {
-  if (const nlohmann::json* n = body.Find("n")) {
-    if (!(n->is_number_integer() && n->get<int64_t>() == 1)) {
-      FailField(ErrorCode::kInvalidArgument, "n", "only n = 1 is supported, got ", n->dump());
-    }
-  }
-  if (const nlohmann::json* tools = body.Find("tools");
-      tools != nullptr && !(tools->is_array() && tools->empty())) {
-    FailField(ErrorCode::kInvalidArgument, "tools", "function calling is not supported");
-  }
-  if (const nlohmann::json* choice = body.Find("tool_choice");
-      choice != nullptr && !(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
-    FailField(ErrorCode::kInvalidArgument, "tool_choice", "function calling is not supported");
-  }
-  for (const char* key : {"functions", "function_call", "audio"}) {
-    if (body.Find(key) != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, key, "is not supported by this server");
-    }
-  }
-  if (const nlohmann::json* bias = body.Find("logit_bias");
-      bias != nullptr && !(bias->is_object() && bias->empty())) {
-    FailField(ErrorCode::kInvalidArgument, "logit_bias", "is not supported by this server");
-  }
-  if (const nlohmann::json* format = body.Find("response_format")) {
-    const RequestObject response_format(*format, "response_format");
-    const std::string type = response_format.String("type").value_or("text");
-    if (type != "text") {
-      FailField(ErrorCode::kInvalidArgument, "response_format.type", "\"", type,
-                "\" is not supported; only plain text output is");
-    }
+  if (body.Find("audio") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "audio", "is not supported by this server");
   }
   if (const nlohmann::json* modalities = body.Find("modalities")) {
     RequireArray(*modalities, "modalities");
@@ -207,6 +181,7 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   CheckModel(body, policy, &out);
   RefuseUnsupported(body);
   GenerationRequest& g = out.generation;
+  out.parse_tool_calls = ParseOutputControls(body, text, &g).parse_tool_calls;
   out.stream = body.Bool("stream").value_or(false);
   if (const nlohmann::json* options = body.Find("stream_options")) {
     out.include_usage =

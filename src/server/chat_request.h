@@ -34,6 +34,7 @@ struct ChatRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
+  bool parse_tool_calls = false;  // tools are offered: answers are split into tool_calls
 };
 
 // Parses and checks `body`. Throws FieldError: kInvalidArgument for malformed JSON, wrong

@@ -12,11 +12,11 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "base/field_error.h"
 #include "engine/request_preparer.h"
 #include "image/preprocessor_config.h"
 #include "model/config.h"
 #include "server/chat_request.h"
-#include "base/field_error.h"
 #include "text/tokenizer.h"
 
 namespace {

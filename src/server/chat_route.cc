@@ -68,11 +68,11 @@ bool Provide(ResponseState& state, httplib::DataSink& sink) {
   if (!state.channel->Take(kClientCheckInterval, &state.updates)) return sink.is_writable();
   std::string out;
   for (GenerationUpdate& update : state.updates) {
-    if (update.finished) {
-      state.final_seen = true;
-      state.metrics->ObserveGeneration(update);
-    }
     out += state.encoder.Encode(std::move(update));
+    if (state.encoder.finished() && !state.final_seen) {
+      state.final_seen = true;
+      state.metrics->ObserveGeneration(state.encoder.summary());
+    }
   }
   if (!out.empty() && !sink.write(out.data(), out.size())) return false;
   if (state.encoder.finished()) sink.done();
@@ -142,6 +142,12 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
   }
   std::string().swap(body);
 
+  EncoderOptions options;
+  options.stream = request.stream;
+  options.include_usage = request.include_usage;
+  options.logprobs = request.logprobs;
+  options.choices = request.generation.n;
+  options.parse_tool_calls = request.parse_tool_calls;
   auto channel = std::make_shared<UpdateChannel>();
   RequestId id = 0;
   try {
@@ -157,10 +163,6 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
   identity.model = !request.model.empty()                ? request.model
                    : !context.policy.model_names.empty() ? context.policy.model_names.front()
                                                          : "qvl";
-  EncoderOptions options;
-  options.stream = request.stream;
-  options.include_usage = request.include_usage;
-  options.logprobs = request.logprobs;
   auto state = std::make_shared<ResponseState>(engine, id, channel,
                                                CompletionEncoder(std::move(identity), options),
                                                context.metrics, context.in_flight);

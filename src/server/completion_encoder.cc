@@ -5,55 +5,128 @@
 namespace qvl {
 
 CompletionEncoder::CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options)
-    : identity_(std::move(identity)), options_(options) {}
+    : identity_(std::move(identity)),
+      options_(options),
+      choices_(static_cast<size_t>(std::max(options.choices, 1))),
+      unfinished_(static_cast<int>(choices_.size())) {}
 
 std::string CompletionEncoder::Start() {
   if (!options_.stream) return "";
-  nlohmann::json delta = {{"role", "assistant"}, {"content", ""}};
-  return SseEvent(ChunkJson(identity_, std::move(delta), nullptr, nullptr));
+  std::string out;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    nlohmann::json delta = {{"role", "assistant"}, {"content", ""}};
+    out += SseEvent(ChunkJson(identity_, static_cast<int>(i), std::move(delta), nullptr, nullptr));
+  }
+  return out;
+}
+
+std::string CompletionEncoder::FinishReasonFor(const Choice& choice) const {
+  if (choice.reason == FinishReason::kStop && choice.tools.calls() > 0) return "tool_calls";
+  return FinishReasonText(choice.reason);
+}
+
+void CompletionEncoder::Summarize(const GenerationUpdate& update) {
+  if (update.choice == 0) {
+    const int64_t completion = summary_.usage.completion_tokens;
+    summary_.finish_reason = update.finish_reason;
+    summary_.timings = update.timings;
+    summary_.usage = update.usage;
+    summary_.usage.completion_tokens += completion;
+  } else {
+    summary_.usage.completion_tokens += update.usage.completion_tokens;
+  }
+  summary_.finished = true;
 }
 
 std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
-  if (finished_) return "";
-  if (update.finished) finished_ = true;
+  if (finished_ || update.choice < 0 || update.choice >= static_cast<int>(choices_.size())) {
+    return "";
+  }
+  Choice& choice = choices_[update.choice];
+  if (choice.finished) return "";
   if (update.finished && update.finish_reason == FinishReason::kError) {
+    // One failed choice fails the request: the client gets the error, not a partial set.
+    finished_ = true;
+    summary_ = update;
     const ApiError error = MakeApiError(update.error_code, update.error);
     const nlohmann::json body = ApiErrorJson(error);
     return options_.stream ? SseEvent(body) + "data: [DONE]\n\n" : JsonText(body);
   }
-  return options_.stream ? EncodeStreamed(std::move(update)) : EncodeFinal(std::move(update));
-}
-
-std::string CompletionEncoder::EncodeStreamed(GenerationUpdate&& update) {
-  std::string out;
-  if (!update.text.empty() || (options_.logprobs && !update.tokens.empty())) {
-    nlohmann::json logprobs =
-        options_.logprobs ? LogprobsJson(update.tokens) : nlohmann::json(nullptr);
-    out += SseEvent(ChunkJson(identity_, {{"content", update.text}}, std::move(logprobs), nullptr));
+  if (update.finished) {
+    choice.finished = true;
+    choice.reason = update.finish_reason;
+    Summarize(update);
+    finished_ = --unfinished_ == 0;
   }
-  if (!update.finished) return out;
-  nlohmann::json last = ChunkJson(identity_, nlohmann::json::object(), nullptr,
-                                  FinishReasonText(update.finish_reason));
-  last["timings"] = TimingsJson(update.timings);
-  if (options_.include_usage) last["usage"] = nullptr;
-  out += SseEvent(last);
+  if (!options_.stream) {
+    Accumulate(choice, std::move(update));
+    return finished_ ? EncodeFinal() : "";
+  }
+  std::string out = EncodeStreamed(choice, std::move(update));
+  if (!finished_) return out;
   if (options_.include_usage) {
-    nlohmann::json usage = ChunkJson(identity_, nullptr, nullptr, nullptr);
+    nlohmann::json usage = ChunkJson(identity_, 0, nullptr, nullptr, nullptr);
     usage["choices"] = nlohmann::json::array();
-    usage["usage"] = UsageJson(update.usage);
+    usage["usage"] = UsageJson(summary_.usage);
     out += SseEvent(usage);
   }
   out += "data: [DONE]\n\n";
   return out;
 }
 
-std::string CompletionEncoder::EncodeFinal(GenerationUpdate&& update) {
-  text_ += update.text;
-  if (options_.logprobs) {
-    for (GeneratedToken& t : update.tokens) tokens_.push_back(std::move(t));
+std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&& update) {
+  const int index = update.choice;
+  ToolCallParser::Output parsed;
+  if (options_.parse_tool_calls) {
+    choice.tools.Feed(update.text, &parsed);
+    if (update.finished) choice.tools.Finish(&parsed);
+  } else {
+    parsed.content = std::move(update.text);
   }
-  if (!update.finished) return "";
-  return JsonText(CompletionJson(identity_, text_, options_.logprobs ? &tokens_ : nullptr, update));
+  std::string out;
+  if (!parsed.content.empty() || (options_.logprobs && !update.tokens.empty())) {
+    nlohmann::json logprobs =
+        options_.logprobs ? LogprobsJson(update.tokens) : nlohmann::json(nullptr);
+    out += SseEvent(
+        ChunkJson(identity_, index, {{"content", parsed.content}}, std::move(logprobs), nullptr));
+  }
+  if (!parsed.calls.empty()) {
+    const int first = choice.tools.calls() - static_cast<int>(parsed.calls.size());
+    out += SseEvent(ChunkJson(
+        identity_, index, {{"tool_calls", ToolCallsJson(parsed.calls, first)}}, nullptr, nullptr));
+  }
+  if (!update.finished) return out;
+  nlohmann::json last =
+      ChunkJson(identity_, index, nlohmann::json::object(), nullptr, FinishReasonFor(choice));
+  last["timings"] = TimingsJson(update.timings);
+  if (options_.include_usage) last["usage"] = nullptr;
+  out += SseEvent(last);
+  return out;
+}
+
+void CompletionEncoder::Accumulate(Choice& choice, GenerationUpdate&& update) {
+  if (options_.parse_tool_calls) {
+    ToolCallParser::Output parsed;
+    choice.tools.Feed(update.text, &parsed);
+    if (update.finished) choice.tools.Finish(&parsed);
+    choice.text += parsed.content;
+    for (ParsedToolCall& call : parsed.calls) choice.calls.push_back(std::move(call));
+  } else {
+    choice.text += update.text;
+  }
+  if (options_.logprobs) {
+    for (GeneratedToken& t : update.tokens) choice.tokens.push_back(std::move(t));
+  }
+}
+
+std::string CompletionEncoder::EncodeFinal() {
+  nlohmann::json choices = nlohmann::json::array();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    choices.push_back(ChoiceJson(static_cast<int>(i), c.text, c.calls,
+                                 options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c)));
+  }
+  return JsonText(CompletionJson(identity_, std::move(choices), summary_));
 }
 
 }  // namespace qvl

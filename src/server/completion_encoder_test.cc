@@ -132,5 +132,99 @@ TEST(CompletionEncoderTest, EngineErrorsBecomeErrorObjects) {
   EXPECT_TRUE(streamed.finished());
 }
 
+GenerationUpdate ForChoice(GenerationUpdate u, int choice) {
+  u.choice = choice;
+  return u;
+}
+
+TEST(CompletionEncoderTest, NonStreamedChoicesAreOneCompletionWhenAllAreDone) {
+  CompletionEncoder encoder(Identity(), {.choices = 2});
+  EXPECT_EQ(encoder.Encode(ForChoice(Text("A"), 1)), "");
+  EXPECT_EQ(encoder.Encode(ForChoice(Text("B"), 0)), "");
+  EXPECT_EQ(encoder.Encode(ForChoice(Final(FinishReason::kStop), 1)), "");
+  EXPECT_FALSE(encoder.finished());
+  const nlohmann::json c =
+      nlohmann::json::parse(encoder.Encode(ForChoice(Final(FinishReason::kLength), 0)));
+  EXPECT_TRUE(encoder.finished());
+  ASSERT_EQ(c["choices"].size(), 2u);
+  EXPECT_EQ(c["choices"][0]["index"], 0);
+  EXPECT_EQ(c["choices"][0]["message"]["content"], "B");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(c["choices"][1]["index"], 1);
+  EXPECT_EQ(c["choices"][1]["message"]["content"], "A");
+  EXPECT_EQ(c["choices"][1]["finish_reason"], "stop");
+  // The prompt counts once, the answers add up.
+  EXPECT_EQ(c["usage"]["prompt_tokens"], 12);
+  EXPECT_EQ(c["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(encoder.summary().usage.completion_tokens, 4);
+}
+
+TEST(CompletionEncoderTest, StreamedChoicesCarryTheirIndexAndEndTogether) {
+  CompletionEncoder encoder(Identity(), {.stream = true, .include_usage = true, .choices = 2});
+  std::string sse = encoder.Start();
+  sse += encoder.Encode(ForChoice(Text("x"), 1));
+  sse += encoder.Encode(ForChoice(Final(FinishReason::kStop), 1));
+  EXPECT_EQ(sse.find("[DONE]"), std::string::npos);
+  sse += encoder.Encode(ForChoice(Text("y"), 0));
+  sse += encoder.Encode(ForChoice(Final(FinishReason::kStop), 0));
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 8u);
+  EXPECT_EQ(e[0]["choices"][0]["index"], 0);
+  EXPECT_EQ(e[1]["choices"][0]["index"], 1);
+  EXPECT_EQ(e[2]["choices"][0]["index"], 1);
+  EXPECT_EQ(e[2]["choices"][0]["delta"]["content"], "x");
+  EXPECT_EQ(e[3]["choices"][0]["index"], 1);
+  EXPECT_EQ(e[3]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(e[4]["choices"][0]["delta"]["content"], "y");
+  EXPECT_EQ(e[5]["choices"][0]["index"], 0);
+  EXPECT_EQ(e[5]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(e[6]["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(e[7], "[DONE]");
+}
+
+constexpr char kCall[] =
+    "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+    "\"Paris\"}}\n</tool_call>";
+
+TEST(CompletionEncoderTest, NonStreamedToolCallsBecomeToolCalls) {
+  CompletionEncoder encoder(Identity(), {.parse_tool_calls = true});
+  encoder.Encode(Text(kCall));
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kStop)));
+  const nlohmann::json& message = c["choices"][0]["message"];
+  EXPECT_EQ(message["content"], "Checking.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u);
+  EXPECT_EQ(message["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], R"({"city":"Paris"})");
+  EXPECT_EQ(message["tool_calls"][0]["id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "tool_calls");
+}
+
+TEST(CompletionEncoderTest, StreamedToolCallsArriveAsToolCallDeltas) {
+  CompletionEncoder encoder(Identity(), {.stream = true, .parse_tool_calls = true});
+  std::string sse = encoder.Start();
+  const std::string call = kCall;
+  for (size_t i = 0; i < call.size(); i += 5) sse += encoder.Encode(Text(call.substr(i, 5)));
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  std::string content;
+  nlohmann::json calls = nlohmann::json::array();
+  std::string finish;
+  for (const nlohmann::json& event : Events(sse)) {
+    if (event == "[DONE]") continue;
+    const nlohmann::json& choice = event["choices"][0];
+    if (choice["delta"].contains("content")) content += choice["delta"]["content"];
+    if (choice["delta"].contains("tool_calls")) {
+      for (const auto& c : choice["delta"]["tool_calls"]) calls.push_back(c);
+    }
+    if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
+  }
+  EXPECT_EQ(content, "Checking.\n");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]["index"], 0);
+  EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
+  EXPECT_EQ(calls[0]["function"]["arguments"], R"({"city":"Paris"})");
+  EXPECT_EQ(finish, "tool_calls");
+}
+
 }  // namespace
 }  // namespace qvl

@@ -7,9 +7,9 @@
 #include <memory>
 #include <mutex>
 
+#include "base/field_error.h"
 #include "server/address_policy.h"
 #include "server/byte_size.h"
-#include "base/field_error.h"
 
 namespace qvl {
 namespace {

@@ -4,10 +4,10 @@
 #include <cctype>
 #include <string>
 
+#include "base/field_error.h"
 #include "image/image_format.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
-#include "base/field_error.h"
 
 namespace qvl {
 namespace {

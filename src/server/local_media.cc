@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "server/byte_size.h"
 #include "base/field_error.h"
+#include "server/byte_size.h"
 
 namespace qvl {
 namespace {

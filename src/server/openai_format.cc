@@ -74,26 +74,48 @@ nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens) {
   return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 
-nlohmann::json CompletionJson(const CompletionIdentity& identity, const std::string& text,
-                              const std::vector<GeneratedToken>* logprobs,
-                              const GenerationUpdate& final_update) {
-  nlohmann::json choice = {
-      {"index", 0},
-      {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
-      {"logprobs", logprobs != nullptr ? LogprobsJson(*logprobs) : nlohmann::json(nullptr)},
-      {"finish_reason", FinishReasonText(final_update.finish_reason)}};
+nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first_index) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out.push_back({{"index", first_index + static_cast<int>(i)},
+                   {"id", calls[i].id},
+                   {"type", "function"},
+                   {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}});
+  }
+  return out;
+}
+
+nlohmann::json ChoiceJson(int index, const std::string& text,
+                          const std::vector<ParsedToolCall>& calls,
+                          const std::vector<GeneratedToken>* logprobs,
+                          const std::string& finish_reason) {
+  nlohmann::json message = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
+  if (!calls.empty()) {
+    const size_t end = text.find_last_not_of(" \t\r\n");
+    message["content"] = end == std::string::npos ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(text.substr(0, end + 1));
+    message["tool_calls"] = ToolCallsJson(calls, 0);
+  }
+  return {{"index", index},
+          {"message", std::move(message)},
+          {"logprobs", logprobs != nullptr ? LogprobsJson(*logprobs) : nlohmann::json(nullptr)},
+          {"finish_reason", finish_reason}};
+}
+
+nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json choices,
+                              const GenerationUpdate& summary) {
   return {{"id", identity.id},
           {"object", "chat.completion"},
           {"created", identity.created},
           {"model", identity.model},
-          {"choices", nlohmann::json::array({std::move(choice)})},
-          {"usage", UsageJson(final_update.usage)},
-          {"timings", TimingsJson(final_update.timings)}};
+          {"choices", std::move(choices)},
+          {"usage", UsageJson(summary.usage)},
+          {"timings", TimingsJson(summary.timings)}};
 }
 
-nlohmann::json ChunkJson(const CompletionIdentity& identity, nlohmann::json delta,
+nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason) {
-  nlohmann::json choice = {{"index", 0},
+  nlohmann::json choice = {{"index", index},
                            {"delta", std::move(delta)},
                            {"logprobs", std::move(logprobs)},
                            {"finish_reason", std::move(finish_reason)}};

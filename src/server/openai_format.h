@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "server/tool_call_parser.h"
 
 namespace qvl {
 
@@ -37,13 +38,24 @@ nlohmann::json TimingsJson(const Timings& timings);
 // {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);
 
-// A complete non-streamed response.
-nlohmann::json CompletionJson(const CompletionIdentity& identity, const std::string& text,
-                              const std::vector<GeneratedToken>* logprobs,
-                              const GenerationUpdate& final_update);
+// [{"index", "id", "type": "function", "function": {"name", "arguments"}}], the first
+// numbered `first_index` (a choice's calls are numbered from 0 across chunks).
+nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first_index);
 
-// One chunk of a streamed response; `finish_reason` null until the last choice chunk.
-nlohmann::json ChunkJson(const CompletionIdentity& identity, nlohmann::json delta,
+// One choice of a non-streamed response. With tool calls, text that is only whitespace
+// is no content (null), as OpenAI sends it.
+nlohmann::json ChoiceJson(int index, const std::string& text,
+                          const std::vector<ParsedToolCall>& calls,
+                          const std::vector<GeneratedToken>* logprobs,
+                          const std::string& finish_reason);
+
+// A complete non-streamed response: `choices`, and usage and timings from `summary`.
+nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json choices,
+                              const GenerationUpdate& summary);
+
+// One chunk of a streamed response for choice `index`; `finish_reason` null until that
+// choice's last chunk.
+nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason);
 
 // GET /v1/models: the served model and its aliases.

@@ -1,0 +1,80 @@
+#include "engine/sequence.h"
+
+namespace qvl {
+namespace {
+
+SamplerConfig ChoiceSampling(SamplerConfig config, int choice) {
+  config.seed += static_cast<uint64_t>(choice);
+  return config;
+}
+
+}  // namespace
+
+Sequence::Sequence(RequestId id, int choice, std::shared_ptr<const PreparedRequest> req,
+                   UpdateSink sink, const Tokenizer& tokenizer,
+                   std::shared_ptr<const TokenTable> token_table, int64_t vocab)
+    : id(id),
+      choice(choice),
+      request(std::move(req)),
+      sink(std::move(sink)),
+      sampler(ChoiceSampling(request->sampling, choice), vocab),
+      constraints(request->logit_bias, request->grammar, std::move(token_table), vocab),
+      output(tokenizer, request->output) {
+  tokens = request->prompt;
+  keys = request->keys;
+  positions = request->positions;
+  sampler.AddPromptTokens(tokens);
+}
+
+std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const Tokenizer& tokenizer,
+                                     std::shared_ptr<const TokenTable> token_table, int64_t vocab) {
+  auto seq = std::make_unique<Sequence>(leader.id, choice, leader.request, leader.sink, tokenizer,
+                                        std::move(token_table), vocab);
+  seq->phase = leader.phase;
+  seq->cached = leader.cached;
+  seq->reused = leader.reused;
+  seq->vision = leader.vision;
+  seq->next_image = leader.next_image;
+  seq->features = leader.features;
+  seq->submitted = leader.submitted;
+  seq->started = leader.started;
+  seq->vision_done = leader.vision_done;
+  seq->vision_seconds = leader.vision_seconds;
+  seq->grids = leader.grids;
+  return seq;
+}
+
+GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now) {
+  GenerationUpdate update;
+  update.choice = seq.choice;
+  update.finished = true;
+  update.finish_reason = reason;
+  const PreparedRequest& request = *seq.request;
+  update.usage.prompt_tokens = static_cast<int64_t>(request.prompt.size());
+  update.usage.completion_tokens = seq.output.generated();
+  update.usage.cached_tokens = seq.reused;
+  Timings& t = update.timings;
+  t.preprocess_ms = request.preprocess_ms;
+  if (seq.started > 0) t.queue_ms = (seq.started - seq.submitted) * 1e3;
+  t.vision_ms = seq.vision_seconds * 1e3;
+  if (seq.first_token > 0) {
+    const double prefill_start = seq.vision_done > 0 ? seq.vision_done : seq.started;
+    t.prefill_ms = (seq.first_token - prefill_start) * 1e3;
+    t.ttft_ms = (seq.first_token - seq.submitted) * 1e3 + request.preprocess_ms;
+    t.decode_ms = (now - seq.first_token) * 1e3;
+    const int64_t prefilled = update.usage.prompt_tokens - seq.reused;
+    if (t.prefill_ms > 0) t.prefill_tokens_per_s = prefilled / (t.prefill_ms / 1e3);
+    if (t.decode_ms > 0 && update.usage.completion_tokens > 1) {
+      t.decode_tokens_per_s = (update.usage.completion_tokens - 1) / (t.decode_ms / 1e3);
+    }
+  }
+  t.total_ms = (now - seq.submitted) * 1e3 + request.preprocess_ms;
+  if (seq.grids.empty()) {
+    for (const PreparedImage& img : request.images) t.images.push_back(img.info);
+  } else {
+    t.images = seq.grids;
+  }
+  return update;
+}
+
+}  // namespace qvl
