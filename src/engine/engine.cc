@@ -16,7 +16,7 @@
 #include "engine/prefix_cache.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
-#include "grammar/grammar_matcher.h"
+#include "grammar/token_table.h"
 #include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"

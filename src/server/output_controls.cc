@@ -3,7 +3,7 @@
 #include <charconv>
 
 #include "base/field_error.h"
-#include "grammar/json_schema.h"
+#include "grammar/grammar.h"
 #include "text/template_json.h"
 
 namespace qvl {
@@ -125,14 +125,15 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
     function.String("description");
     function.Bool("strict");
     const nlohmann::ordered_json& ordered_tool = ordered["tools"][i];
-    if (function.Find("parameters") != nullptr) {
-      schema.parameters = ordered_tool["function"]["parameters"];
+    if (const nlohmann::json* parameters = function.Find("parameters")) {
+      schema.parameters = *parameters;
+      schema.parameters_path = function.Field("parameters");
       // Checked for every tool, called or not: a schema qvl could not constrain to is
       // refused whatever tool_choice says.
       try {
-        CompileJsonSchema(schema.parameters);
+        CompileJsonSchema(ordered_tool["function"]["parameters"]);
       } catch (const FieldError& e) {
-        RethrowUnder(e, function.Field("parameters"));
+        RethrowUnder(e, schema.parameters_path);
       }
     }
     out.json.push_back(TemplateJson(ordered_tool));
