@@ -13,7 +13,7 @@
 #include "base/thread_pool.h"
 #include "base/timer.h"
 #include "engine/image_cache.h"
-#include "engine/prefix_cache.h"
+#include "engine/kv_paging.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
 #include "grammar/token_table.h"
@@ -56,11 +56,7 @@ class Engine::Impl {
   void AdmitWaiting();
   // Claims KV pages (reusing a cached prefix) and looks up vision encodings.
   bool TryStart(Sequence& seq);
-  // A free page, evicting cached prefixes if needed; -1 when the pool is exhausted.
-  int32_t AllocatePage();
-  bool EnsurePages(Sequence& seq, int64_t slots);
   void Preempt(Sequence& seq);
-  void ReleasePages(Sequence& seq, bool keep_in_prefix_cache);
   // Vision blocks for `seq` until the next block would end past `deadline` (at least
   // one).
   void RunVision(Sequence& seq, double deadline);
@@ -103,8 +99,7 @@ class Engine::Impl {
   EngineStats stats_;
 
   // Engine thread only.
-  KvPool kv_;
-  PrefixCache prefix_;
+  KvPaging kv_;
   ImageCache images_;
   std::deque<SequencePtr> waiting_;
   std::vector<SequencePtr> active_;
@@ -127,7 +122,6 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
       vocab_(model_->config().text.vocab_size),
       kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
           options.kv_cache_bytes),
-      prefix_(kv_),
       images_(options.image_cache_bytes) {
   // Prompts are rendered by a built-in Qwen3-VL template: refuse a folder whose own
   // template is different rather than silently render it wrong.
@@ -139,7 +133,7 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
                                                 tokenizer_, image_params, options_);
   eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
-  stats_.kv_pages_total = kv_.num_pages();
+  stats_.kv_pages_total = kv_.pool().num_pages();
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -310,7 +304,7 @@ void Engine::Impl::AdmitWaiting() {
       if (active_.empty()) {
         Finish(seq, FinishReason::kError,
                StrCat("the prompt (", seq.tokens.size(), " tokens) does not fit the KV cache (",
-                      kv_.num_pages() * kv_.page_size(), " tokens); raise --kv-cache-mb"),
+                      kv_.pool().num_pages() * kv_.page_tokens(), " tokens); raise --kv-cache-mb"),
                ErrorCode::kTooLarge);
         waiting_.pop_front();
         continue;
@@ -336,37 +330,12 @@ void Engine::Impl::PublishOccupancy() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.queued = queued;
   stats_.active = active;
-  stats_.kv_pages_used = kv_.num_pages() - kv_.free_pages();
-  stats_.prefix_cache_pages = prefix_.size();
-}
-
-int32_t Engine::Impl::AllocatePage() {
-  int32_t page = kv_.Allocate();
-  if (page < 0 && prefix_.EvictUntilFree(1)) page = kv_.Allocate();
-  return page;
-}
-
-bool Engine::Impl::EnsurePages(Sequence& seq, int64_t slots) {
-  while (static_cast<int64_t>(seq.pages.size()) * kv_.page_size() < slots) {
-    const int32_t page = AllocatePage();
-    if (page < 0) return false;
-    seq.pages.push_back(page);
-  }
-  return true;
+  stats_.kv_pages_used = kv_.pool().num_pages() - kv_.pool().free_pages();
+  stats_.prefix_cache_pages = kv_.prefix().size();
 }
 
 bool Engine::Impl::TryStart(Sequence& seq) {
-  const int64_t n = static_cast<int64_t>(seq.tokens.size());
-  const int64_t page = kv_.page_size();
-  // At least the last token is computed: its logits pick the next token.
-  seq.pages = prefix_.Match(seq.keys, (n - 1) / page);
-  seq.cached = static_cast<int64_t>(seq.pages.size()) * page;
-  const int64_t needed = (n + page - 1) / page - static_cast<int64_t>(seq.pages.size());
-  if (kv_.free_pages() < needed && !prefix_.EvictUntilFree(needed)) {
-    ReleasePages(seq, false);
-    return false;
-  }
-  EnsurePages(seq, n);
+  if (!kv_.Start(seq)) return false;
   if (seq.started == 0) {
     seq.started = NowSeconds();
     seq.reused = seq.cached;
@@ -446,21 +415,10 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   BuildFeatures(seq);
 }
 
-void Engine::Impl::ReleasePages(Sequence& seq, bool keep_in_prefix_cache) {
-  if (keep_in_prefix_cache) {
-    const int64_t full = seq.cached / kv_.page_size();
-    prefix_.Insert(
-        std::span<const uint64_t>(seq.keys).first(std::min<size_t>(seq.keys.size(), seq.cached)),
-        std::span<const int32_t>(seq.pages).first(full));
-  }
-  for (int32_t p : seq.pages) kv_.Release(p);
-  seq.pages.clear();
-}
-
 void Engine::Impl::Preempt(Sequence& seq) {
   // Recompute later: its KV goes to the prefix cache (likely still there on resume).
   LogInfo("KV cache full: preempting request ", seq.id, " (", seq.tokens.size(), " tokens)");
-  ReleasePages(seq, true);
+  kv_.Release(seq, true);
   seq.cached = 0;
   seq.encoding.reset();
   seq.phase = Sequence::Phase::kQueued;
@@ -477,7 +435,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   for (size_t i = 0; i < active_.size(); ++i) {
     Sequence& seq = *active_[i];
     if (seq.phase != Sequence::Phase::kDecode) continue;
-    if (!EnsurePages(seq, seq.cached + 1)) {
+    if (!kv_.Ensure(seq, seq.cached + 1)) {
       // Out of KV memory: give it back from the youngest other sequence.
       Sequence* victim = nullptr;
       for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
@@ -491,7 +449,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
         continue;
       }
       Preempt(*victim);
-      if (!EnsurePages(seq, seq.cached + 1)) {
+      if (!kv_.Ensure(seq, seq.cached + 1)) {
         Finish(seq, FinishReason::kLength);
         continue;
       }
@@ -550,7 +508,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   if (chunks_.empty()) return;
 
   const double start = NowSeconds();
-  model_->text().Forward(chunks_, kv_, *pool_, logits_.data());
+  model_->text().Forward(chunks_, kv_.pool(), *pool_, logits_.data());
   if (budget < prompt_budget) {
     prefill_tokens_per_second_ =
         static_cast<double>(prompt_budget - budget) / (NowSeconds() - start);
@@ -567,30 +525,17 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
 }
 
 void Engine::Impl::ForkChoices(Sequence& leader, const float* logits) {
-  const int64_t page = kv_.page_size();
-  const int64_t full = leader.cached / page;
-  const int64_t partial = leader.cached % page;
   for (int choice = 1; leader.unforked_choices > 0; ++choice, --leader.unforked_choices) {
     std::unique_ptr<Sequence> seq =
         ForkChoice(leader, choice, tokenizer_,
                    leader.constraints.constrained() ? GrammarTokens() : nullptr, vocab_);
-    for (int64_t p = 0; p < full; ++p) {
-      kv_.AddRef(leader.pages[p]);
-      seq->pages.push_back(leader.pages[p]);
-    }
-    const int32_t copy = partial > 0 ? AllocatePage() : 0;
-    if (copy < 0) {
+    if (!kv_.Share(leader, *seq)) {
       // No page for its own copy of the last partial page: it prefills again later, most
       // of it from the prefix cache once the leader's pages are there.
-      ReleasePages(*seq, false);
       seq->cached = 0;
       seq->phase = Sequence::Phase::kQueued;
       waiting_.push_front(std::move(seq));
       continue;
-    }
-    if (partial > 0) {
-      kv_.CopyPage(leader.pages[full], copy, static_cast<int>(partial));
-      seq->pages.push_back(copy);
     }
     fork_logits_.assign(logits, logits + vocab_);
     Sequence& forked = *seq;
@@ -666,7 +611,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
       ++stats_.requests_finished;
     }
   }
-  ReleasePages(seq, reason != FinishReason::kError);
+  kv_.Release(seq, reason != FinishReason::kError);
   PublishOccupancy();
   seq.sink(std::move(update));
 }
