@@ -563,7 +563,12 @@ void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
   seq.constraints.Accept(token);
   FinishReason reason =
       seq.output.Accept(token, raw.empty() ? logits : raw.data(), vocab_, &update);
-  if (reason == FinishReason::kNone && seq.constraints.Terminated()) reason = FinishReason::kStop;
+  // A grammar that is complete with nothing allowed after it ends the answer, also on its
+  // last allowed token: the answer is whole, not cut.
+  if ((reason == FinishReason::kNone || reason == FinishReason::kLength) &&
+      seq.constraints.Terminated()) {
+    reason = FinishReason::kStop;
+  }
   const double now = NowSeconds();
   if (seq.first_token == 0) seq.first_token = now;
   seq.usage.completion_tokens = seq.output.generated();

@@ -3,64 +3,11 @@
 // and errors must surface as the client's typed errors.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import OpenAI from 'openai';
+import { loadCase, startServer } from './qvl_server.mjs';
 
-const binary = process.env.QVL_BINARY;
-const data = process.env.QVL_TEST_DATA;
-const cases = path.join(data, 'tiny-qwen3vl', 'cases');
 let server;
 let client;
-
-function dataUrl(file) {
-  const type = file.endsWith('.png') ? 'png' : 'jpeg';
-  return `data:image/${type};base64,${readFileSync(file).toString('base64')}`;
-}
-
-function loadCase(name) {
-  const dir = path.join(cases, name);
-  const request = JSON.parse(readFileSync(path.join(dir, 'request.json'), 'utf8'));
-  for (const message of request.messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const part of message.content) {
-      if (part.type === 'image_url') part.image_url.url = dataUrl(path.join(dir, part.image_url.url));
-    }
-  }
-  const meta = JSON.parse(readFileSync(path.join(dir, 'meta.json'), 'utf8'));
-  return { request, meta };
-}
-
-// Starts `qvl serve` on a free port; resolves with the base URL once /health says 200.
-// Prompts go in 32-token chunks with no stall allowed: answers must not depend on the
-// schedule.
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary, [
-      'serve', '-m', path.join(data, 'tiny-qwen3vl', 'model'), '--port', '0',
-      '--model-alias', 'qwen3-vl', '--dtype', 'f32', '--weight-cache', 'none',
-      '--api-key', 'test-key', '--threads', '2', '--prefill-chunk', '32', '--max-stall-ms', '0',
-    ], { stdio: ['ignore', 'inherit', 'pipe'] });
-    let log = '';
-    child.on('exit', (code) => reject(new Error(`qvl serve exited with ${code}:\n${log}`)));
-    child.stderr.on('data', async (chunk) => {
-      log += chunk;
-      process.stderr.write(chunk);
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
-      if (!match || child.baseUrl) return;
-      child.baseUrl = match[1];
-      for (let i = 0; i < 600; i++) {
-        try {
-          const health = await fetch(`${child.baseUrl}/health`);
-          if (health.status === 200) return resolve(child);
-        } catch { /* not up yet */ }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      reject(new Error('qvl serve never became healthy'));
-    });
-  });
-}
 
 before(async () => {
   server = await startServer();
