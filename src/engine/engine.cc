@@ -548,27 +548,8 @@ void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
   if (seq.unforked_choices > 0) ForkChoices(seq, logits);
   GenerationUpdate update;
   update.choice = seq.choice;
-  // Logprobs describe the model's distribution, so they are taken before sampling
-  // applies penalties and temperature.
-  std::vector<float> raw;
-  if (seq.request->output.top_logprobs >= 0) raw.assign(logits, logits + vocab_);
-  const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
-  if (!seq.constraints.Apply(logits, tokens_left)) {
-    // The grammar cannot be completed within max_tokens: the answer is cut.
-    Finish(seq, FinishReason::kLength);
-    return;
-  }
-  const int32_t token = seq.sampler.Sample(logits);
-  seq.sampler.Accept(token);
-  seq.constraints.Accept(token);
-  FinishReason reason =
-      seq.output.Accept(token, raw.empty() ? logits : raw.data(), vocab_, &update);
-  // A grammar that is complete with nothing allowed after it ends the answer, also on its
-  // last allowed token: the answer is whole, not cut.
-  if ((reason == FinishReason::kNone || reason == FinishReason::kLength) &&
-      seq.constraints.Terminated()) {
-    reason = FinishReason::kStop;
-  }
+  int32_t token = 0;
+  const FinishReason reason = SampleNextToken(seq, logits, vocab_, &token, &update);
   const double now = NowSeconds();
   if (seq.first_token == 0) seq.first_token = now;
   seq.usage.completion_tokens = seq.output.generated();

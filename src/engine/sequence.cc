@@ -44,6 +44,28 @@ std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const T
   return seq;
 }
 
+FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_t* token,
+                             GenerationUpdate* update) {
+  // Logprobs describe the model's distribution, so they are taken before constraints,
+  // penalties and temperature change it.
+  const bool logprobs = seq.request->output.top_logprobs >= 0;
+  if (logprobs) seq.raw_logits.assign(logits, logits + vocab);
+  const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
+  if (!seq.constraints.Apply(logits, tokens_left)) return FinishReason::kLength;
+  *token = seq.sampler.Sample(logits);
+  seq.sampler.Accept(*token);
+  seq.constraints.Accept(*token);
+  FinishReason reason =
+      seq.output.Accept(*token, logprobs ? seq.raw_logits.data() : logits, vocab, update);
+  // A grammar that is complete with nothing allowed after it ends the answer, also on its
+  // last allowed token: the answer is whole, not cut.
+  if ((reason == FinishReason::kNone || reason == FinishReason::kLength) &&
+      seq.constraints.Terminated()) {
+    reason = FinishReason::kStop;
+  }
+  return reason;
+}
+
 GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now) {
   GenerationUpdate update;
   update.choice = seq.choice;

@@ -51,7 +51,8 @@ struct Sequence {
   Sampler sampler;
   TokenConstraints constraints;
   OutputStream output;
-  bool finished = false;  // the final update was sent
+  std::vector<float> raw_logits;  // the model's own distribution, for logprobs
+  bool finished = false;          // the final update was sent
 
   // Timing (seconds since the epoch of NowSeconds()).
   double submitted = 0, started = 0, vision_done = 0, first_token = 0;
@@ -65,6 +66,13 @@ struct Sequence {
 // vision encodings, its own sampler stream and grammar state. The engine gives it pages.
 std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const Tokenizer& tokenizer,
                                      std::shared_ptr<const TokenTable> token_table, int64_t vocab);
+
+// The next token of `seq` from its row of `logits` (modified in place): the request's
+// constraints, then its sampler, then the output stream, which fills `update` with what
+// the client now sees. Returns why the answer ends with this token, or kNone; a grammar
+// with no completion left within max_tokens ends it with kLength before any token.
+FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_t* token,
+                             GenerationUpdate* update);
 
 // The last update of `seq`: usage and the timings of every stage, as of `now`.
 GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now);
