@@ -1,7 +1,7 @@
 // A server started with --api-key: the page asks for the key as soon as it loads (its
 // model list is refused), takes it, and then answers.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "./browser";
+import { DESKTOP, type Browser } from "./browser";
 import { answers, ask, openPage, PHOTO, pickWithCamera, recordChatRequests, waitForAnswer } from "./page_driver";
 import { EXTERNAL_SERVER, startServer, type RunningServer } from "./qvl_server";
 
@@ -33,6 +33,10 @@ describe.skipIf(EXTERNAL_SERVER)("the web page with a server that needs an API k
     const status = page.locator("#api-key-status");
     expect(await status.innerText()).toMatch(/^This server needs an API key\. Enter it here/);
     expect(await status.getAttribute("role")).toBe("alert");
+    // In view without scrolling, below the field.
+    const statusBox = (await status.boundingBox())!;
+    expect(statusBox.y + statusBox.height).toBeLessThanOrEqual(DESKTOP.height);
+    expect(statusBox.y).toBeGreaterThan((await page.getByLabel("API key").boundingBox())!.y);
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("api-key");
     expect(await page.locator("#model-name").innerText()).toBe("");
 

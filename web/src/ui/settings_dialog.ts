@@ -40,8 +40,10 @@ export class SettingsDialog {
     this.askingForKey = true;
     if (this.dialog.open) return;
     this.dialog.showModal();
-    this.apiKey.focus();
+    this.apiKey.focus({ preventScroll: true });
     this.apiKey.select();
+    // The field is the last one: bring it into view with the message under it.
+    this.apiKeyStatus.scrollIntoView({ block: "nearest" });
   }
 
   /** The server took the key: if the dialog was opened to ask for it, its job is done.
