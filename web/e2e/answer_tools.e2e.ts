@@ -69,7 +69,7 @@ describe("answers and questions", () => {
 
     const question = page.locator("article.message.user").last();
     await question.getByRole("button", { name: "Edit the question" }).click();
-    const box = question.getByRole("textbox", { name: "Your question" });
+    const box = question.getByRole("textbox", { name: "Your question, edited" });
     expect(await box.inputValue()).toBe("And the colour?");
     await box.fill("Never mind");
     await box.press("Escape");
@@ -131,7 +131,7 @@ describe("answers and questions", () => {
   it("asks for JSON with the JSON suggestion and shows the answer as a JSON block", async () => {
     const page = await openPage();
     const requests = recordChatRequests(page);
-    await cannedAnswers(page, ['{"vendor":"ACME","total":12.5}', '{"vendor":"ACME"}']);
+    await cannedAnswers(page, ['{"vendor":"ACME","total":12.5}', '{"vendor":"ACME"}', "Vendor: ACME"]);
     await pickWithCamera(page, [PHOTO()]);
     await page.getByRole("button", { name: "JSON", exact: true }).click();
     await waitForAnswer(page);
@@ -140,14 +140,22 @@ describe("answers and questions", () => {
     const block = answers(page).last().locator(".markdown pre code");
     expect(await block.textContent()).toBe('{\n  "vendor": "ACME",\n  "total": 12.5\n}\n');
 
-    // Written again, it is still asked for as JSON; a typed follow-up is not.
+    // Written again, it is still asked for as JSON; edited into other words, or a typed
+    // follow-up, it is not.
     await page.getByRole("button", { name: "Regenerate the answer" }).click();
     await waitForAnswer(page);
     expect(requests[1].response_format).toEqual({ type: "json_object" });
+    await page.getByRole("button", { name: "Edit the question" }).click();
+    const editor = page.getByRole("form", { name: "Edit the question" });
+    await editor.getByRole("textbox", { name: "Your question, edited" }).fill("List the fields.");
+    await editor.getByRole("button", { name: "Send" }).click();
+    await waitForAnswer(page);
+    expect(requests[2].response_format).toBeUndefined();
+    expect(await answers(page).last().locator(".markdown").innerHTML()).toBe("<p>Vendor: ACME</p>\n");
     await setMaxTokens(page, 4);
     await ask(page, "Thanks.");
     await waitForAnswer(page);
-    expect(requests[2].response_format).toBeUndefined();
+    expect(requests[3].response_format).toBeUndefined();
   });
 });
 

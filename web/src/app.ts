@@ -20,8 +20,8 @@ import { byId } from "./dom";
 import { ImageCache } from "./images/image_cache";
 import { ImageError } from "./images/prepare";
 import { apiHeaders, loadSettings, saveSettings, type Settings } from "./settings";
-import { countChunk } from "./timings";
 import { writeMakingRoom, type ConversationStore } from "./storage/conversation_store";
+import { countChunk } from "./timings";
 import { Composer, type PendingImage } from "./ui/composer";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
@@ -123,15 +123,15 @@ export class App {
         return;
       }
       if (!response.ok) return;
+      if (this.settingsDialog.keyAccepted()) {
+        this.composer.showNote("The server accepted the API key.");
+        this.composer.focus();
+      }
       const body = (await response.json()) as { data?: { id?: unknown }[] };
       const id = body.data?.[0]?.id;
       if (typeof id !== "string" || !id || attempt !== this.modelLoads) return;
       this.model = id;
       byId("model-name").textContent = id.split("/").pop() ?? id;
-      if (this.settingsDialog.keyAccepted()) {
-        this.composer.showNote("The server accepted the API key.");
-        this.composer.focus();
-      }
     } catch {
       // The first request will explain an unreachable server in its own words.
     }

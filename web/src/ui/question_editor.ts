@@ -16,7 +16,7 @@ export function questionEditor(text: string, handlers: QuestionEditorHandlers): 
   const box = element("textarea", "question-editor-text");
   box.value = text;
   box.rows = Math.min(8, Math.max(2, text.split("\n").length));
-  box.setAttribute("aria-label", "Your question");
+  box.setAttribute("aria-label", "Your question, edited");
   box.setAttribute("enterkeyhint", "send");
   const cancel = element("button", "text-button", "Cancel");
   cancel.type = "button";
