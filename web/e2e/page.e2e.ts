@@ -2,7 +2,7 @@
 // what a person does, from picking an image to stopping an answer and reloading.
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, PHONE, type Browser } from "./browser";
+import { PHONE, type Browser } from "./browser";
 import { BOXES_ANSWER, cannedAnswers } from "./canned";
 import {
   answers,
@@ -10,13 +10,14 @@ import {
   dropFiles,
   FIRST_PNG,
   fixtureImage,
+  openPage as openDriverPage,
   pasteFiles,
   PHOTO,
   pickWithCamera,
   recordChatRequests,
   SECOND_JPG,
+  setMaxTokens,
   waitForAnswer,
-  waitForPageReady,
 } from "./page_driver";
 import { startServer, type RunningServer } from "./qvl_server";
 
@@ -37,21 +38,9 @@ afterEach(async () => {
 });
 
 async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  browser = await launchBrowser(viewport);
-  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.setDefaultTimeout(15_000);
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await page.goto(server.url);
-  await waitForPageReady(page);
-  expect(errors).toEqual([]);
-  return page;
-}
-
-async function setMaxTokens(page: Page, tokens: number): Promise<void> {
-  await page.getByRole("button", { name: "Settings" }).click();
-  await page.getByLabel("Longest answer, in tokens").fill(String(tokens));
-  await page.getByRole("button", { name: "Close settings" }).click();
+  const opened = await openDriverPage(server.url, viewport);
+  browser = opened.browser;
+  return opened.page;
 }
 
 /** The server's count of requests cancelled because their client went away. */
@@ -129,6 +118,9 @@ describe("the web page with qvl serve", () => {
     expect(imageUrlsOf(followUp.messages[0].content)[0]).toMatch(/^data:image\/png;base64,/);
     expect(typeof followUp.messages[1].content === "string" && followUp.messages[1].content.length > 0).toBe(true);
     expect(followUp.messages[2].content).toBe("Which bar is highest?");
+    // Both requests name the conversation, for a load balancer to keep it on one server.
+    expect(requests.headers[0]["x-session-id"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(requests.headers[1]["x-session-id"]).toBe(requests.headers[0]["x-session-id"]);
     // The server reused the cached prefix (images included) for the follow-up.
     await answers(page).last().locator(".stats summary").click();
     expect(await answers(page).last().locator(".stats dl").innerText()).toMatch(/Prompt tokens\s+\d+ \(\d+ reused\)/);
@@ -141,10 +133,18 @@ describe("the web page with qvl serve", () => {
     await pickWithCamera(page, [PHOTO()]);
     await ask(page, "Describe this image in great detail.");
     const answer = answers(page).last();
-    await answer.locator(".markdown").filter({ hasText: /\S/ }).waitFor();
+    // Some chunks in, so that the page has a speed to show.
+    await expect.poll(async () => (await answer.locator(".markdown").innerText()).length).toBeGreaterThan(40);
     await page.getByRole("button", { name: "Stop the answer" }).click();
     await waitForAnswer(page);
     expect(await answer.locator(".answer-flag").innerText()).toBe("Stopped");
+    // The server sends no usage for a stopped answer: the page counted what came.
+    const summary = await answer.locator(".stats summary").innerText();
+    expect(summary).toMatch(/^first token \d[^·]* · about \d+ tokens · [\d.]+ tok\/s$/);
+    await answer.locator(".stats summary").click();
+    expect(await answer.locator(".stats dl").innerText()).toMatch(
+      /Answer tokens\s+about \d+ \(\d+ characters, counted by the page\)/,
+    );
     const stoppedText = await answer.locator(".markdown").innerText();
     await page.waitForTimeout(300);
     expect(await answer.locator(".markdown").innerText()).toBe(stoppedText);

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
+import { launchBrowser, type Browser } from "./browser";
 import { TEST_DATA } from "./qvl_server";
 
 export interface ImageFile {
@@ -11,10 +12,39 @@ export interface ImageFile {
   buffer: Buffer;
 }
 
+const MIME_TYPES: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  gif: "image/gif",
+  bmp: "image/bmp",
+};
+
 export function fixtureImage(relativePath: string): ImageFile {
   const name = basename(relativePath);
-  const mimeType = name.endsWith(".png") ? "image/png" : "image/jpeg";
+  const mimeType = MIME_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream";
   return { name, mimeType, buffer: readFileSync(join(TEST_DATA, relativePath)) };
+}
+
+export interface OpenedPage {
+  browser: Browser;
+  page: Page;
+}
+
+/** A fresh browser at `url`, once the page's script is running; fails on script errors. */
+export async function openPage(
+  url: string,
+  viewport?: { width: number; height: number },
+  options: { touch?: boolean } = {},
+): Promise<OpenedPage> {
+  const browser = await launchBrowser(viewport, options);
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  page.setDefaultTimeout(15_000);
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(url);
+  await waitForPageReady(page);
+  if (errors.length > 0) throw new Error(`the page failed to start: ${errors.join("; ")}`);
+  return { browser, page };
 }
 
 export const PHOTO = () => fixtureImage("tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg");
@@ -65,6 +95,12 @@ export async function dropFiles(page: Page, files: ImageFile[]): Promise<void> {
   await page.dispatchEvent(".scroller", "drop", { dataTransfer: data });
 }
 
+export async function setMaxTokens(page: Page, tokens: number): Promise<void> {
+  await page.getByRole("button", { name: "Settings" }).click();
+  await page.getByLabel("Longest answer, in tokens").fill(String(tokens));
+  await page.getByRole("button", { name: "Close settings" }).click();
+}
+
 export async function ask(page: Page, text: string): Promise<void> {
   await page.locator("#prompt").fill(text);
   await page.locator("#prompt").press("Enter");
@@ -96,12 +132,15 @@ export interface ChatRequestRecord {
   [field: string]: unknown;
 }
 
-/** Collects the JSON bodies of the page's chat requests, in order. */
-export function recordChatRequests(page: Page): ChatRequestRecord[] {
-  const bodies: ChatRequestRecord[] = [];
+/** Collects the JSON bodies of the page's chat requests, in order, with their headers
+ * (lower-case names) in `headers`. */
+export function recordChatRequests(page: Page): ChatRequestRecord[] & { headers: Record<string, string>[] } {
+  const bodies = Object.assign([] as ChatRequestRecord[], { headers: [] as Record<string, string>[] });
   page.on("request", (request) => {
-    if (request.method() === "POST" && request.url().endsWith("/v1/chat/completions"))
+    if (request.method() === "POST" && request.url().endsWith("/v1/chat/completions")) {
       bodies.push(request.postDataJSON());
+      bodies.headers.push(request.headers());
+    }
   });
   return bodies;
 }

@@ -1,10 +1,11 @@
 // Ties the page together: the current conversation, sending and streaming answers,
 // stopping them, and keeping conversations in the browser.
-import { buildChatRequest } from "./api/chat_request";
+import { buildChatRequest, chatHeaders } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
 import {
   imagesBefore,
+  lastQuestion,
   newConversation,
   newId,
   settleInterrupted,
@@ -12,6 +13,7 @@ import {
   type AnswerError,
   type AssistantMessage,
   type Conversation,
+  type ResponseFormat,
   type UserMessage,
 } from "./conversation";
 import { byId } from "./dom";
@@ -19,9 +21,11 @@ import { ImageCache } from "./images/image_cache";
 import { ImageError } from "./images/prepare";
 import { apiHeaders, loadSettings, saveSettings, type Settings } from "./settings";
 import { writeMakingRoom, type ConversationStore } from "./storage/conversation_store";
+import { countChunk } from "./timings";
 import { Composer, type PendingImage } from "./ui/composer";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
+import { Lightbox } from "./ui/lightbox";
 import { AnswerView, userMessageView } from "./ui/message_views";
 import { SettingsDialog } from "./ui/settings_dialog";
 
@@ -29,6 +33,15 @@ const CURRENT_KEY = "qvl.currentConversation";
 const DEFAULT_IMAGE_PROMPT = "Describe this image.";
 // Within this many pixels of the bottom, the view follows a growing answer.
 const FOLLOW_DISTANCE_PX = 80;
+// A typed API key is tried once typing pauses, not at every key press.
+const KEY_CHECK_DELAY_MS = 400;
+
+const KEY_NEEDED = "This server needs an API key. Enter it here; the page connects as soon as the server accepts it.";
+const KEY_REFUSED = "The server did not accept this API key. Check it and enter it again.";
+
+function refusesKey(status: number): boolean {
+  return status === 401 || status === 403;
+}
 
 function toAnswerError(error: unknown): AnswerError {
   if (error instanceof ChatError) return { title: error.title, detail: error.detail };
@@ -39,6 +52,8 @@ function toAnswerError(error: unknown): AnswerError {
 export class App {
   private readonly cache: ImageCache;
   private readonly composer: Composer;
+  private readonly settingsDialog: SettingsDialog;
+  private readonly lightbox = new Lightbox();
   private readonly messages = byId<HTMLDivElement>("messages");
   private readonly scroller = byId<HTMLElement>("scroller");
   private readonly welcome = byId<HTMLElement>("welcome");
@@ -48,20 +63,26 @@ export class App {
   private generation: { controller: AbortController; answerId: string } | null = null;
   private answerViews = new Map<string, AnswerView>();
   private followBottom = true;
+  private modelLoads = 0;
+  private keyCheck = 0;
 
   constructor(private readonly store: ConversationStore) {
     placeIcons(document);
     this.cache = new ImageCache(store);
     this.composer = new Composer({
-      send: (text, images) => void this.send(text, images),
+      send: (text, images, responseFormat) => void this.send(text, images, responseFormat),
       stop: () => this.stop(),
+      openImage: (url, description) => this.lightbox.open(url, description),
       hasImages: () => imagesBefore(this.conversation, this.conversation.messages.length).length > 0,
     });
-    const settingsDialog = new SettingsDialog(this.settings, (settings) => {
+    this.settingsDialog = new SettingsDialog(this.settings, (settings) => {
       const keyChanged = settings.apiKey !== this.settings.apiKey;
       this.settings = settings;
       saveSettings(localStorage, settings);
-      if (keyChanged) void this.loadModelName();
+      if (keyChanged) {
+        clearTimeout(this.keyCheck);
+        this.keyCheck = window.setTimeout(() => void this.loadModelName(), KEY_CHECK_DELAY_MS);
+      }
     });
     const history = new HistoryDialog({
       list: () => this.store.list(),
@@ -70,7 +91,7 @@ export class App {
       remove: (id) => this.removeConversation(id),
       startNew: () => this.startNew(),
     });
-    byId("settings-button").addEventListener("click", () => settingsDialog.open());
+    byId("settings-button").addEventListener("click", () => this.settingsDialog.open());
     byId("history-button").addEventListener("click", () => void history.open());
     byId("new-button").addEventListener("click", () => this.startNew());
     this.scroller.addEventListener("scroll", () => {
@@ -90,18 +111,34 @@ export class App {
     void this.loadModelName();
   }
 
+  /** Shows the model's name; also how the page learns at once that it needs a key. */
   private async loadModelName(): Promise<void> {
+    // Answers to earlier keys may arrive late: only the latest attempt counts.
+    const attempt = ++this.modelLoads;
     try {
       const response = await fetch("/v1/models", { headers: apiHeaders(this.settings) });
+      if (attempt !== this.modelLoads) return;
+      if (refusesKey(response.status)) {
+        this.askForKey();
+        return;
+      }
       if (!response.ok) return;
+      if (this.settingsDialog.keyAccepted()) {
+        this.composer.showNote("The server accepted the API key.");
+        this.composer.focus();
+      }
       const body = (await response.json()) as { data?: { id?: unknown }[] };
       const id = body.data?.[0]?.id;
-      if (typeof id !== "string" || !id) return;
+      if (typeof id !== "string" || !id || attempt !== this.modelLoads) return;
       this.model = id;
       byId("model-name").textContent = id.split("/").pop() ?? id;
     } catch {
       // The first request will explain an unreachable server in its own words.
     }
+  }
+
+  private askForKey(): void {
+    this.settingsDialog.askForKey(this.settings.apiKey ? KEY_REFUSED : KEY_NEEDED);
   }
 
   private show(conversation: Conversation): void {
@@ -120,19 +157,25 @@ export class App {
     const message = this.conversation.messages[index];
     const earlierImages = imagesBefore(this.conversation, index);
     if (message.role === "user") {
-      this.messages.append(userMessageView(message, this.cache, earlierImages.length + 1));
+      const view = userMessageView(message, {
+        cache: this.cache,
+        firstImageNumber: earlierImages.length + 1,
+        openImage: (url, description) => this.lightbox.open(url, description),
+        resend: (text) => this.resend(message.id, text),
+      });
+      this.messages.append(view);
       return;
     }
     const view = new AnswerView(message, {
       images: earlierImages,
       cache: this.cache,
-      onRetry: () => void this.retry(message.id),
+      onRegenerate: () => void this.regenerate(message.id),
     });
     this.answerViews.set(message.id, view);
     this.messages.append(view.element);
   }
 
-  private async send(text: string, images: PendingImage[]): Promise<void> {
+  private async send(text: string, images: PendingImage[], responseFormat?: ResponseFormat): Promise<void> {
     const conversation = this.conversation;
     const user: UserMessage = {
       id: newId(),
@@ -140,13 +183,14 @@ export class App {
       text: text || (images.length > 0 ? DEFAULT_IMAGE_PROMPT : ""),
       images: images.map(({ id, name, width, height }) => ({ id, name, width, height })),
     };
+    if (responseFormat) user.responseFormat = responseFormat;
     for (const image of images) this.cache.adopt(image.id, image.blob, image.url);
     conversation.messages.push(user);
     this.welcome.hidden = true;
     this.appendView(conversation.messages.length - 1);
     this.followBottom = true;
     this.scrollToEnd();
-    this.composer.setBusy(true);
+    this.setBusy(true);
     try {
       for (const image of images) {
         await writeMakingRoom(this.store, conversation.id, () => this.store.putImage(image.id, image.blob));
@@ -155,27 +199,32 @@ export class App {
       this.composer.showNote("This browser's storage is full: the images will not be kept after a reload.", "error");
     }
     if (conversation === this.conversation) await this.generate();
-    else this.composer.setBusy(false);
+    else this.setBusy(false);
   }
 
   private async generate(): Promise<void> {
     const conversation = this.conversation;
     const history: Conversation = { ...conversation, messages: [...conversation.messages] };
     const answer: AssistantMessage = { id: newId(), role: "assistant", text: "", status: "streaming" };
+    const responseFormat = lastQuestion(conversation)?.responseFormat;
+    if (responseFormat) answer.responseFormat = responseFormat;
     conversation.messages.push(answer);
     this.appendView(conversation.messages.length - 1);
     const view = this.answerViews.get(answer.id)!;
     const controller = new AbortController();
     this.generation = { controller, answerId: answer.id };
-    this.composer.setBusy(true);
+    this.setBusy(true);
     void this.persist(conversation);
 
     const started = performance.now();
     try {
       const body = await buildChatRequest(history, this.settings, (id) => this.cache.dataUrl(id), this.model);
-      for await (const piece of streamChat(body, controller.signal, apiHeaders(this.settings))) {
+      const headers = chatHeaders(this.settings, conversation.id);
+      for await (const piece of streamChat(body, controller.signal, headers)) {
         if (piece.text) {
-          answer.clientTtftMs ??= performance.now() - started;
+          const elapsed = performance.now() - started;
+          answer.clientTtftMs ??= elapsed;
+          answer.streamed = countChunk(answer.streamed, piece.text, elapsed - answer.clientTtftMs);
           answer.text += piece.text;
         }
         if (piece.finishReason) answer.finishReason = piece.finishReason;
@@ -190,11 +239,14 @@ export class App {
       } else {
         answer.status = "error";
         answer.error = toAnswerError(error);
+        if (error instanceof ChatError && refusesKey(error.status) && conversation === this.conversation) {
+          this.askForKey();
+        }
       }
     }
     if (this.generation?.answerId === answer.id) {
       this.generation = null;
-      this.composer.setBusy(false);
+      this.setBusy(false);
     }
     view.update(answer);
     await this.persist(conversation);
@@ -204,16 +256,47 @@ export class App {
     this.generation?.controller.abort();
   }
 
-  private async retry(answerId: string): Promise<void> {
+  private setBusy(busy: boolean): void {
+    this.composer.setBusy(busy);
+    this.messages.classList.toggle("is-busy", busy);
+  }
+
+  /** A new answer to the latest question, in place of the one there. */
+  private async regenerate(answerId: string): Promise<void> {
     const messages = this.conversation.messages;
     if (this.generation || messages.at(-1)?.id !== answerId) {
-      this.composer.showNote("Only the latest answer can be tried again.");
+      this.composer.showNote("Only the latest answer can be written again, once it is finished.");
       return;
     }
-    messages.pop();
-    this.answerViews.get(answerId)?.element.remove();
-    this.answerViews.delete(answerId);
+    this.removeMessagesFrom(messages.length - 1);
     await this.generate();
+  }
+
+  /** Sends the latest question again with new text, dropping the answer it had. */
+  private resend(questionId: string, text: string): boolean {
+    const question = lastQuestion(this.conversation);
+    if (this.generation || question?.id !== questionId) {
+      this.composer.showNote(
+        this.generation ? "Wait for the answer, or stop it first." : "Only the latest question can be edited.",
+      );
+      return false;
+    }
+    const edited = text || (question.images.length > 0 ? DEFAULT_IMAGE_PROMPT : "");
+    if (!edited) return false;
+    // A suggestion's response format belongs to its own words, as in the composer.
+    if (edited !== question.text) delete question.responseFormat;
+    question.text = edited;
+    this.removeMessagesFrom(this.conversation.messages.indexOf(question) + 1);
+    this.followBottom = true;
+    void this.generate();
+    return true;
+  }
+
+  private removeMessagesFrom(index: number): void {
+    for (const removed of this.conversation.messages.splice(index)) {
+      this.answerViews.get(removed.id)?.element.remove();
+      this.answerViews.delete(removed.id);
+    }
   }
 
   private startNew(): void {

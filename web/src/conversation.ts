@@ -1,6 +1,7 @@
 // The conversation as the page keeps it. Images are referenced by id; their bytes
 // live in the image store (IndexedDB) so a conversation record stays small.
 import type { Timings, Usage } from "./api/types";
+import type { StreamedCount } from "./timings";
 
 export interface ImageRef {
   id: string;
@@ -9,11 +10,15 @@ export interface ImageRef {
   height: number;
 }
 
+/** What the answer should be; sent as the request's response_format. */
+export type ResponseFormat = "json_object";
+
 export interface UserMessage {
   id: string;
   role: "user";
   text: string;
   images: ImageRef[];
+  responseFormat?: ResponseFormat;
 }
 
 export type AnswerStatus = "streaming" | "done" | "stopped" | "error";
@@ -34,6 +39,10 @@ export interface AssistantMessage {
   timings?: Timings;
   /** Measured by the page: request sent -> first text, for servers without timings. */
   clientTtftMs?: number;
+  /** Counted by the page as text arrives: all there is for a stopped answer. */
+  streamed?: StreamedCount;
+  /** Copied from the question: a JSON answer is shown as a JSON code block. */
+  responseFormat?: ResponseFormat;
 }
 
 export type Message = UserMessage | AssistantMessage;
@@ -65,6 +74,15 @@ export function titleFor(conversation: Conversation): string {
   const text = first.text.replace(/\s+/g, " ").trim();
   if (!text) return first.images.length > 1 ? "Images" : "Image";
   return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text;
+}
+
+/** The latest question, or undefined in an empty conversation. */
+export function lastQuestion(conversation: Conversation): UserMessage | undefined {
+  for (let i = conversation.messages.length - 1; i >= 0; i--) {
+    const message = conversation.messages[i];
+    if (message.role === "user") return message;
+  }
+  return undefined;
 }
 
 /** Images shown before `index`, oldest first: what grounding boxes can refer to. */

@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
-import { renderMarkdown } from "./markdown";
+import { jsonCodeBlock, renderMarkdown } from "./markdown";
 
 function render(text: string): HTMLElement {
   const root = document.createElement("div");
@@ -39,5 +39,31 @@ describe("renderMarkdown", () => {
     const root = render("<|object_ref_start|>cat<|object_ref_end|><|box_start|>(1,2),(3,4)<|box_end|>");
     expect(root.textContent?.trim()).toBe("cat (1,2),(3,4)");
     expect(root.querySelector("code")?.textContent).toBe("(1,2),(3,4)");
+  });
+
+  it("keeps model-written buttons and handlers out, so only the page adds controls", () => {
+    const root = render('```\ncode\n```\n\n<button onclick="alert(1)">Copy code</button>');
+    expect(root.querySelectorAll("button")).toHaveLength(0);
+    expect(root.innerHTML).not.toMatch(/onclick/);
+    expect(root.querySelector("pre code")?.textContent).toBe("code\n");
+  });
+});
+
+describe("jsonCodeBlock", () => {
+  it("shows a JSON answer indented in a JSON code block", () => {
+    expect(jsonCodeBlock('{"name":"ACME","total":12.5}')).toBe(
+      '```json\n{\n  "name": "ACME",\n  "total": 12.5\n}\n```',
+    );
+    const root = render(jsonCodeBlock('{"a":[1,2]}'));
+    expect(root.querySelector("pre code")?.textContent).toBe('{\n  "a": [\n    1,\n    2\n  ]\n}\n');
+  });
+
+  it("shows incomplete JSON as it came, fenced past any backticks inside", () => {
+    expect(jsonCodeBlock('{"a": "x')).toBe('```json\n{"a": "x\n```');
+    const tricky = jsonCodeBlock('{"code":"````"}');
+    expect(tricky.startsWith("`````json\n")).toBe(true);
+    expect(render(tricky).querySelector("pre code")?.textContent).toBe('{\n  "code": "````"\n}\n');
+    expect(jsonCodeBlock("")).toBe("");
+    expect(jsonCodeBlock("```json\n{}\n```")).toBe("```json\n{}\n```");
   });
 });

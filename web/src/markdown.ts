@@ -45,3 +45,22 @@ export function renderMarkdown(text: string): string {
     ALLOW_DATA_ATTR: false,
   });
 }
+
+/**
+ * A JSON answer as a JSON code block, indented once it parses (while it streams in it
+ * does not yet). An answer that already is a code block stays as it is.
+ */
+export function jsonCodeBlock(text: string): string {
+  const trimmed = text.trim();
+  if (!trimmed || trimmed.startsWith("```")) return text;
+  let body = trimmed;
+  try {
+    body = JSON.stringify(JSON.parse(trimmed), null, 2);
+  } catch {
+    // Not complete yet, or not JSON after all: shown as it came.
+  }
+  // The fence must be longer than any run of backticks inside the JSON strings.
+  const longestRun = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}json\n${body}\n${fence}`;
+}

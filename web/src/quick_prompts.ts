@@ -1,9 +1,12 @@
 // One-tap prompts for the jobs people bring most often. The grounding prompt asks for
-// the JSON form that the page draws over the image.
+// the JSON form that the page draws over the image; the JSON prompt asks the server for
+// a JSON object (response_format), which the page shows as a JSON code block.
+import type { ResponseFormat } from "./conversation";
 
 export interface QuickPrompt {
   label: string;
   text: string;
+  responseFormat?: ResponseFormat;
 }
 
 export const QUICK_PROMPTS: QuickPrompt[] = [
@@ -16,6 +19,7 @@ export const QUICK_PROMPTS: QuickPrompt[] = [
     label: "Table",
     text: "Turn the chart or table in this image into a Markdown table with a header row. Output only the table.",
   },
+  { label: "JSON", text: "Extract the fields of this document as JSON.", responseFormat: "json_object" },
   {
     label: "Find objects",
     text: 'Locate every distinct object in this image. Output JSON: [{"bbox_2d": [x1, y1, x2, y2], "label": "name"}].',

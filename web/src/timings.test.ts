@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { answerStats, describeImage, formatDuration, normalizeTimings } from "./timings";
+import { answerStats, countChunk, describeImage, formatDuration, normalizeTimings, streamedRate } from "./timings";
 
 describe("answerStats", () => {
   it("summarizes a full qvl timings object", () => {
@@ -116,5 +116,37 @@ describe("normalizeTimings", () => {
       vision_ms: 5,
       vision_encode_ms: 7,
     });
+  });
+});
+
+describe("the page's own count of a stopped answer", () => {
+  it("counts chunks, characters and the time from the first to the latest chunk", () => {
+    let count = countChunk(undefined, "Hel", 0);
+    count = countChunk(count, "lo, ", 200);
+    count = countChunk(count, "world", 400);
+    expect(count).toEqual({ chunks: 3, characters: 12, decodeMs: 400 });
+    expect(streamedRate(count)).toBe(5);
+    expect(streamedRate(countChunk(undefined, "x", 0))).toBeUndefined();
+  });
+
+  it("shows tokens, speed and first token when the server sent no usage", () => {
+    const stats = answerStats(undefined, undefined, 640, { chunks: 41, characters: 180, decodeMs: 2000 });
+    expect(stats.summary).toEqual(["first token 640 ms", "about 41 tokens", "20.0 tok/s"]);
+    expect(stats.details).toEqual([
+      ["Writing the answer", "2.00 s (20.0 tok/s)"],
+      ["Time to first token", "640 ms"],
+      ["Answer tokens", "about 41 (180 characters, counted by the page)"],
+    ]);
+  });
+
+  it("prefers the server's figures when it sent them", () => {
+    const stats = answerStats({ decode_ms: 1000, decode_tokens_per_s: 30 }, { completion_tokens: 31 }, 500, {
+      chunks: 29,
+      characters: 100,
+      decodeMs: 990,
+    });
+    expect(stats.summary).toEqual(["first token 500 ms", "30.0 tok/s"]);
+    expect(stats.details).toContainEqual(["Answer tokens", "31"]);
+    expect(stats.details).toContainEqual(["Writing the answer", "1.00 s (30.0 tok/s)"]);
   });
 });

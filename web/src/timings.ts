@@ -2,6 +2,31 @@
 // missing (another server, an answer that was stopped); what is missing is left out.
 import type { ImageTiming, Timings, Usage } from "./api/types";
 
+/**
+ * The page's own count of what streamed in. A chunk carries one token, or a few when
+ * the server caught up after a pause, so the count is a close lower bound.
+ */
+export interface StreamedCount {
+  chunks: number;
+  characters: number;
+  /** First text -> latest text. */
+  decodeMs: number;
+}
+
+/** Adds a chunk of text that arrived `sinceFirstTextMs` after the first one. */
+export function countChunk(count: StreamedCount | undefined, text: string, sinceFirstTextMs: number): StreamedCount {
+  const next = count ?? { chunks: 0, characters: 0, decodeMs: 0 };
+  next.chunks += 1;
+  next.characters += text.length;
+  next.decodeMs = Math.max(next.decodeMs, sinceFirstTextMs);
+  return next;
+}
+
+/** Tokens per second between the first and the latest chunk; undefined before two. */
+export function streamedRate(count: StreamedCount): number | undefined {
+  return count.chunks >= 2 && count.decodeMs > 0 ? (count.chunks - 1) / (count.decodeMs / 1000) : undefined;
+}
+
 export interface AnswerStats {
   /** A few short items for the one-line summary. */
   summary: string[];
@@ -69,8 +94,17 @@ export function describeImage(image: ImageTiming): string {
   return parts.join(", ");
 }
 
-export function answerStats(timings?: Timings, usage?: Usage, clientTtftMs?: number): AnswerStats {
+export function answerStats(
+  timings?: Timings,
+  usage?: Usage,
+  clientTtftMs?: number,
+  streamed?: StreamedCount,
+): AnswerStats {
   const t = timings ?? {};
+  // Without the server's figures (an answer stopped before its end, or another
+  // server), the page's own count stands in for them.
+  const counted = !isNumber(usage?.completion_tokens) && streamed && streamed.chunks > 0 ? streamed : undefined;
+  const countedRate = counted && !isNumber(t.decode_ms) ? streamedRate(counted) : undefined;
   const images = Array.isArray(t.images) ? t.images : [];
   const summary: string[] = [];
   const details: [string, string][] = [];
@@ -81,7 +115,9 @@ export function answerStats(timings?: Timings, usage?: Usage, clientTtftMs?: num
   }
   const ttft = isNumber(t.ttft_ms) ? t.ttft_ms : clientTtftMs;
   if (isNumber(ttft)) summary.push(`first token ${formatDuration(ttft)}`);
+  if (counted) summary.push(`about ${counted.chunks} tokens`);
   if (isNumber(t.decode_tokens_per_s) && t.decode_tokens_per_s > 0) summary.push(formatRate(t.decode_tokens_per_s));
+  else if (countedRate !== undefined) summary.push(formatRate(countedRate));
   if (images.length === 1) {
     const image = images[0];
     if (isNumber(image.grid_h) && isNumber(image.grid_w)) {
@@ -97,7 +133,11 @@ export function answerStats(timings?: Timings, usage?: Usage, clientTtftMs?: num
     ["Reading images and text", t.preprocess_ms, undefined],
     ["Image encoding", t.vision_ms, undefined],
     ["Prompt processing", t.prefill_ms, t.prefill_tokens_per_s],
-    ["Writing the answer", t.decode_ms, t.decode_tokens_per_s],
+    [
+      "Writing the answer",
+      t.decode_ms ?? (countedRate !== undefined ? counted?.decodeMs : undefined),
+      t.decode_tokens_per_s ?? countedRate,
+    ],
     ["Time to first token", ttft, undefined],
     ["Total", t.total_ms, undefined],
   ];
@@ -116,6 +156,9 @@ export function answerStats(timings?: Timings, usage?: Usage, clientTtftMs?: num
     ]);
   }
   if (isNumber(usage?.completion_tokens)) details.push(["Answer tokens", String(usage.completion_tokens)]);
+  else if (counted) {
+    details.push(["Answer tokens", `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
+  }
   images.forEach((image, i) => details.push([`Image ${i + 1}`, describeImage(image)]));
   return { summary, details };
 }

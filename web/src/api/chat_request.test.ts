@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation } from "../conversation";
-import { DEFAULT_SETTINGS } from "../settings";
-import { buildChatRequest } from "./chat_request";
+import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
+import { buildChatRequest, chatHeaders } from "./chat_request";
 
 const lookup = async (id: string) => `data:image/png;base64,${id}`;
 
@@ -66,5 +66,31 @@ describe("buildChatRequest", () => {
     expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
     expect(body.max_pixels).toBe(256 * 32 * 32);
     expect(body.temperature).toBe(0);
+  });
+
+  it("asks for a JSON object when the latest question wants one, and only then", async () => {
+    const history = conversation();
+    const last = history.messages.at(-1);
+    if (last?.role !== "user") throw new Error("the fixture ends with a question");
+    last.responseFormat = "json_object";
+    expect((await buildChatRequest(history, DEFAULT_SETTINGS, lookup)).response_format).toEqual({
+      type: "json_object",
+    });
+
+    history.messages.push(
+      { id: "a3", role: "assistant", text: "{}", status: "done", responseFormat: "json_object" },
+      { id: "u4", role: "user", text: "Now in words.", images: [] },
+    );
+    expect((await buildChatRequest(history, DEFAULT_SETTINGS, lookup)).response_format).toBeUndefined();
+  });
+});
+
+describe("chatHeaders", () => {
+  it("names the conversation in X-Session-Id beside the API key", () => {
+    expect(chatHeaders(DEFAULT_SETTINGS, "c0ffee")).toEqual({ "X-Session-Id": "c0ffee" });
+    expect(chatHeaders(normalizeSettings({ apiKey: "sk-1" }), "c0ffee")).toEqual({
+      Authorization: "Bearer sk-1",
+      "X-Session-Id": "c0ffee",
+    });
   });
 });

@@ -1,7 +1,7 @@
 // Turns the conversation into an OpenAI chat-completions request. The whole history,
 // images included, is sent every time: the server's prefix cache makes that cheap.
-import type { Conversation } from "../conversation";
-import { requestOptions, type Settings } from "../settings";
+import { lastQuestion, type Conversation } from "../conversation";
+import { apiHeaders, requestOptions, type Settings } from "../settings";
 import type { ApiImagePart, ApiMessage, ApiTextPart, ChatRequestBody } from "./types";
 
 /** Returns the data URL ("data:image/png;base64,...") of a stored image. */
@@ -47,5 +47,17 @@ export async function buildChatRequest(
     stream_options: { include_usage: true },
     ...requestOptions(settings),
   };
+  // Asked of the latest question only: earlier answers may be prose.
+  const format = lastQuestion(conversation)?.responseFormat;
+  if (format) body.response_format = { type: format };
   return model ? { model, ...body } : body;
+}
+
+/** Names the conversation, so that a load balancer can keep it on the server that
+ * holds its cached prefix; the server itself ignores it. */
+export const SESSION_HEADER = "X-Session-Id";
+
+/** Headers for a chat request: the API key and the conversation's id. */
+export function chatHeaders(settings: Settings, conversationId: string): Record<string, string> {
+  return { ...apiHeaders(settings), [SESSION_HEADER]: conversationId };
 }

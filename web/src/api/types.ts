@@ -56,4 +56,5 @@ export interface ChatRequestBody {
   temperature: number;
   max_tokens: number;
   max_pixels?: number;
+  response_format?: { type: "json_object" };
 }

@@ -1,7 +1,8 @@
-// Gets a picked, pasted or dropped file ready to send. Files the server reads (JPEG,
-// PNG, WebP, GIF, BMP) of reasonable size go as they are, so the server sees the
+// Gets a picked, pasted or dropped file ready to send. Files in a format the server
+// reads (formats.ts) and of reasonable size go as they are, so the server sees the
 // original pixels and applies EXIF rotation itself. Anything else the browser can
 // decode (AVIF, HEIC on Safari, huge photos) is redrawn and sent as JPEG.
+import { SERVER_TYPES, USE_A_SUPPORTED_FILE } from "./formats";
 
 export interface PreparedImage {
   blob: Blob;
@@ -10,7 +11,6 @@ export interface PreparedImage {
   height: number;
 }
 
-export const SERVER_TYPES = ["image/jpeg", "image/png", "image/webp", "image/gif", "image/bmp"];
 // The model never uses more than 16.7 megapixels (its preprocessor's max_pixels);
 // larger files only cost upload time and browser storage.
 export const MAX_PIXELS = 4096 * 4096;
@@ -44,7 +44,7 @@ export async function prepareImage(file: File): Promise<PreparedImage> {
   try {
     bitmap = await createImageBitmap(file);
   } catch {
-    throw new ImageError(`"${name}" is not an image this browser can read. Use a JPEG, PNG or WebP file.`);
+    throw new ImageError(`"${name}" is not an image this browser can read. ${USE_A_SUPPORTED_FILE}`);
   }
   try {
     const { width, height } = bitmap;

@@ -1,11 +1,14 @@
 // The message box: text, images waiting to be sent (camera/gallery pickers, paste,
 // drag-and-drop), suggestions, and the send button that turns into a stop button
 // while an answer is being written.
-import { newId } from "../conversation";
+import { newId, type ResponseFormat } from "../conversation";
 import { byId, element } from "../dom";
+import { ACCEPT_ATTRIBUTE, USE_A_SUPPORTED_FILE } from "../images/formats";
 import { ImageError, isImageFile, prepareImage, type PreparedImage } from "../images/prepare";
-import { QUICK_PROMPTS } from "../quick_prompts";
+import { QUICK_PROMPTS, type QuickPrompt } from "../quick_prompts";
 import { iconSvg } from "./icons";
+import { openableImage } from "./lightbox";
+import { ScrollHint } from "./scroll_hint";
 
 export interface PendingImage extends PreparedImage {
   id: string;
@@ -13,8 +16,9 @@ export interface PendingImage extends PreparedImage {
 }
 
 export interface ComposerHandlers {
-  send(text: string, images: PendingImage[]): void;
+  send(text: string, images: PendingImage[], responseFormat?: ResponseFormat): void;
   stop(): void;
+  openImage(url: string, description: string): void;
   /** True when an earlier message already has an image the prompt can refer to. */
   hasImages(): boolean;
 }
@@ -36,6 +40,8 @@ export class Composer {
   // Files are prepared one batch at a time so thumbnails keep the order they came in.
   private adding: Promise<void> = Promise.resolve();
   private dragDepth = 0;
+  // The suggestion last tapped: its response format goes with its text, unless edited.
+  private chosen: QuickPrompt | null = null;
 
   constructor(private readonly handlers: ComposerHandlers) {
     this.form.addEventListener("submit", (event) => {
@@ -90,7 +96,7 @@ export class Composer {
     const messages: string[] = [];
     if (rejected.length) {
       const names = rejected.map((f) => `"${f.name}"`).join(", ");
-      messages.push(`${names} ${rejected.length === 1 ? "is" : "are"} not an image.`);
+      messages.push(`${names} ${rejected.length === 1 ? "is" : "are"} not an image. ${USE_A_SUPPORTED_FILE}`);
     }
     if (taken.length < accepted.length) messages.push(`At most ${MAX_IMAGES_PER_MESSAGE} images per message.`);
     const results = await Promise.allSettled(taken.map((file) => prepareImage(file)));
@@ -121,12 +127,14 @@ export class Composer {
       return;
     }
     const images = this.images;
+    const responseFormat = this.chosen?.text === text ? this.chosen.responseFormat : undefined;
     this.images = [];
+    this.chosen = null;
     this.prompt.value = "";
     this.autosize();
     this.renderAttachments();
     this.showNote("");
-    this.handlers.send(text, images);
+    this.handlers.send(text, images, responseFormat);
   }
 
   private renderQuickPrompts(): void {
@@ -137,6 +145,7 @@ export class Composer {
       chip.title = quick.text;
       chip.addEventListener("click", () => {
         this.prompt.value = quick.text;
+        this.chosen = quick;
         this.autosize();
         if (this.images.length > 0 || this.handlers.hasImages()) {
           this.submit();
@@ -147,6 +156,7 @@ export class Composer {
       });
       group.append(chip);
     }
+    new ScrollHint(group, byId<HTMLButtonElement>("quick-prompts-more"));
   }
 
   private renderAttachments(): void {
@@ -157,12 +167,15 @@ export class Composer {
         const thumb = element("img", "attachment-image");
         thumb.src = image.url;
         thumb.alt = `Image ${index + 1}: ${image.name}`;
+        const open = openableImage(thumb, `Show image ${index + 1} large (${image.name})`, () =>
+          this.handlers.openImage(image.url, thumb.alt),
+        );
         const remove = element("button", "attachment-remove");
         remove.type = "button";
         remove.setAttribute("aria-label", `Remove image ${index + 1} (${image.name})`);
         remove.innerHTML = iconSvg("close");
         remove.addEventListener("click", () => this.removeImage(image.id));
-        item.append(thumb, remove);
+        item.append(open, remove);
         return item;
       }),
     );
@@ -181,6 +194,7 @@ export class Composer {
 
   private bindPicker(buttonId: string, inputId: string): void {
     const input = byId<HTMLInputElement>(inputId);
+    input.accept = ACCEPT_ATTRIBUTE;
     byId<HTMLButtonElement>(buttonId).addEventListener("click", () => input.click());
     input.addEventListener("change", () => {
       const files = [...(input.files ?? [])];

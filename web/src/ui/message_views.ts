@@ -1,34 +1,76 @@
-// How one message looks. A user message shows its images and text; an answer renders
-// its Markdown as it streams in, draws any grounding boxes over the image they refer
-// to, and ends with its speed figures, a copy button, and errors with a retry button.
+// How one message looks. A user message shows its images (each opens large) and text,
+// which can be edited and sent again; an answer renders its Markdown as it streams in
+// (code blocks with a copy button, a JSON answer as a JSON block), draws any grounding
+// boxes over the image they refer to, and ends with its speed figures, copy and
+// regenerate buttons, and errors with a retry button.
 import type { AssistantMessage, ImageRef, UserMessage } from "../conversation";
-import { copyText, element } from "../dom";
+import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
 import { parseGrounding } from "../grounding/parse";
 import type { ImageCache } from "../images/image_cache";
-import { renderMarkdown } from "../markdown";
+import { jsonCodeBlock, renderMarkdown } from "../markdown";
 import { answerStats } from "../timings";
+import { addCodeCopyButtons } from "./code_blocks";
+import { copyButton } from "./copy_button";
 import { iconSvg } from "./icons";
+import { openableImage } from "./lightbox";
+import { questionEditor } from "./question_editor";
 
-export function userMessageView(message: UserMessage, cache: ImageCache, firstImageNumber: number): HTMLElement {
+export interface QuestionContext {
+  cache: ImageCache;
+  /** The number of this message's first image in the conversation. */
+  firstImageNumber: number;
+  openImage(url: string, description: string): void;
+  /** Sends the question again with new text; false when that cannot happen now. */
+  resend(text: string): boolean;
+}
+
+export function userMessageView(message: UserMessage, context: QuestionContext): HTMLElement {
   const article = element("article", "message user");
   article.setAttribute("aria-label", "You");
   if (message.images.length > 0) {
     const strip = element("div", "message-images");
     message.images.forEach((image, i) => {
       const img = element("img", "message-image");
-      img.alt = `Image ${firstImageNumber + i}: ${image.name}`;
+      const description = `Image ${context.firstImageNumber + i}: ${image.name}`;
+      img.alt = description;
       img.width = image.width;
       img.height = image.height;
-      void cache.displayUrl(image.id).then((url) => {
+      void context.cache.displayUrl(image.id).then((url) => {
         if (url) img.src = url;
         else img.alt += " (no longer stored in this browser)";
       });
-      strip.append(img);
+      const label = `Show image ${context.firstImageNumber + i} large (${image.name})`;
+      strip.append(openableImage(img, label, () => context.openImage(img.src, description)));
     });
     article.append(strip);
   }
-  if (message.text) article.append(element("div", "message-text", message.text));
+  const text = element("div", "message-text", message.text);
+  text.hidden = !message.text;
+  const edit = element("button", "icon-button small message-edit");
+  edit.type = "button";
+  edit.setAttribute("aria-label", "Edit the question");
+  edit.title = "Edit the question";
+  edit.innerHTML = iconSvg("edit");
+  edit.addEventListener("click", () => {
+    const editor = questionEditor(message.text, {
+      allowEmpty: message.images.length > 0,
+      send: (edited) => {
+        if (!context.resend(edited)) return false;
+        text.textContent = message.text;
+        text.hidden = !message.text;
+        return true;
+      },
+      close: () => {
+        editor.remove();
+        article.classList.remove("is-editing");
+        edit.focus();
+      },
+    });
+    article.classList.add("is-editing");
+    text.after(editor);
+  });
+  article.append(text, edit);
   return article;
 }
 
@@ -36,7 +78,8 @@ export interface AnswerContext {
   /** Images shown before this answer, oldest first: what its boxes can refer to. */
   images: ImageRef[];
   cache: ImageCache;
-  onRetry(): void;
+  /** Replaces this answer by a new one to the same question. */
+  onRegenerate(): void;
 }
 
 export class AnswerView {
@@ -80,7 +123,9 @@ export class AnswerView {
     this.status.innerHTML = '<span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>';
     this.status.append(this.context.images.length > 0 ? "Looking at the image…" : "Thinking…");
     if (message.text !== this.renderedText) {
-      this.body.innerHTML = renderMarkdown(message.text);
+      const source = message.responseFormat === "json_object" ? jsonCodeBlock(message.text) : message.text;
+      this.body.innerHTML = renderMarkdown(source);
+      addCodeCopyButtons(this.body);
       this.renderedText = message.text;
       this.renderGrounding();
     }
@@ -111,10 +156,12 @@ export class AnswerView {
   private foldCoordinateBlocks(): void {
     for (const pre of this.body.querySelectorAll("pre")) {
       if (!/bbox_2d|point_2d/.test(pre.textContent ?? "")) continue;
+      const block = pre.closest(".code-block") ?? pre;
+      if (block.parentElement?.matches("details.coordinates")) continue;
       const fold = element("details", "coordinates");
       fold.append(element("summary", "", "Coordinates (JSON)"));
-      pre.replaceWith(fold);
-      fold.append(pre);
+      block.replaceWith(fold);
+      fold.append(block);
     }
   }
 
@@ -126,7 +173,7 @@ export class AnswerView {
     retry.type = "button";
     retry.innerHTML = iconSvg("retry");
     retry.append("Try again");
-    retry.addEventListener("click", () => this.context.onRetry());
+    retry.addEventListener("click", () => this.context.onRegenerate());
     const children: HTMLElement[] = [element("strong", "", error.title)];
     if (error.detail) children.push(element("p", "answer-error-detail", error.detail));
     children.push(retry);
@@ -140,7 +187,7 @@ export class AnswerView {
     if (message.finishReason === "length") {
       parts.push(element("span", "answer-flag", "Cut off at the length limit (see Settings)"));
     }
-    const stats = answerStats(message.timings, message.usage, message.clientTtftMs);
+    const stats = answerStats(message.timings, message.usage, message.clientTtftMs, message.streamed);
     if (message.status !== "streaming" && stats.summary.length > 0) {
       const details = element("details", "stats");
       const summary = element("summary", "", stats.summary.join(" · "));
@@ -150,26 +197,21 @@ export class AnswerView {
       details.append(summary, list);
       parts.push(details);
     }
-    if (message.text && message.status !== "streaming") parts.push(this.copyButton());
+    if (message.status !== "streaming") {
+      if (message.text) parts.push(copyButton("Copy the answer", () => this.message.text));
+      if (!message.error) parts.push(this.regenerateButton());
+    }
     this.meta.hidden = parts.length === 0;
     this.meta.replaceChildren(...parts);
   }
 
-  private copyButton(): HTMLButtonElement {
-    const button = element("button", "icon-button small");
+  private regenerateButton(): HTMLButtonElement {
+    const button = element("button", "icon-button small answer-regenerate");
     button.type = "button";
-    button.setAttribute("aria-label", "Copy the answer");
-    button.innerHTML = iconSvg("copy");
-    button.addEventListener("click", () => {
-      void copyText(this.message.text).then(() => {
-        button.innerHTML = iconSvg("check");
-        button.setAttribute("aria-label", "Copied");
-        setTimeout(() => {
-          button.innerHTML = iconSvg("copy");
-          button.setAttribute("aria-label", "Copy the answer");
-        }, 1500);
-      });
-    });
+    button.setAttribute("aria-label", "Regenerate the answer");
+    button.title = "Regenerate the answer";
+    button.innerHTML = iconSvg("retry");
+    button.addEventListener("click", () => this.context.onRegenerate());
     return button;
   }
 }

@@ -11,6 +11,8 @@ export class SettingsDialog {
   private readonly maxTokens = byId<HTMLInputElement>("max-tokens");
   private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
   private readonly apiKey = byId<HTMLInputElement>("api-key");
+  private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
+  private askingForKey = false;
 
   constructor(
     private settings: Settings,
@@ -28,7 +30,31 @@ export class SettingsDialog {
   }
 
   open(): void {
+    if (!this.dialog.open) this.dialog.showModal();
+  }
+
+  /** Opens the settings at the API key field and says why. */
+  askForKey(message: string): void {
+    this.apiKeyStatus.textContent = message;
+    this.apiKeyStatus.hidden = false;
+    this.askingForKey = true;
+    if (this.dialog.open) return;
     this.dialog.showModal();
+    this.apiKey.focus({ preventScroll: true });
+    this.apiKey.select();
+    // The field is the last one: bring it into view with the message under it.
+    this.apiKeyStatus.scrollIntoView({ block: "nearest" });
+  }
+
+  /** The server took the key: if the dialog was opened to ask for it, its job is done.
+   * Returns whether it was asking. */
+  keyAccepted(): boolean {
+    this.apiKeyStatus.hidden = true;
+    this.apiKeyStatus.textContent = "";
+    const wasAsking = this.askingForKey;
+    this.askingForKey = false;
+    if (wasAsking && this.dialog.open) this.dialog.close();
+    return wasAsking;
   }
 
   private show(settings: Settings): void {

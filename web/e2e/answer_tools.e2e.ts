@@ -1,0 +1,255 @@
+// What a person does with answers and images beyond asking: regenerate the last answer,
+// edit and resend the last question, copy a code block, ask for JSON, open an image
+// large, pick GIF and BMP files, and find the suggestions that scroll off a phone.
+// Answers are canned where their words matter; the server is real.
+import type { Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
+import { PHONE, type Browser } from "./browser";
+import { cannedAnswers } from "./canned";
+import { bmpFile, gifFile } from "./image_files";
+import {
+  answers,
+  ask,
+  openPage as openDriverPage,
+  PHOTO,
+  pickWithCamera,
+  recordChatRequests,
+  setMaxTokens,
+  waitForAnswer,
+} from "./page_driver";
+import { startServer, type RunningServer } from "./qvl_server";
+
+let server: RunningServer;
+let browser: Browser | null = null;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+afterEach(async () => {
+  await browser?.close();
+  browser = null;
+});
+
+async function openPage(viewport?: { width: number; height: number }, touch = false): Promise<Page> {
+  const opened = await openDriverPage(server.url, viewport, { touch });
+  browser = opened.browser;
+  return opened.page;
+}
+
+function lastUserText(body: { messages: { role: string; content: unknown }[] }): unknown {
+  const content = body.messages.at(-1)?.content;
+  return Array.isArray(content) ? content.at(-1)?.text : content;
+}
+
+describe("answers and questions", () => {
+  it("regenerates the last answer and resends the edited last question", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await cannedAnswers(page, ["First answer.", "Second answer.", "About the colour.", "About the size."]);
+    await pickWithCamera(page, [PHOTO()]);
+    await ask(page, "What is this?");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".markdown").innerText()).toBe("First answer.");
+
+    await page.getByRole("button", { name: "Regenerate the answer" }).click();
+    await waitForAnswer(page);
+    expect(await answers(page).count()).toBe(1);
+    expect(await answers(page).last().locator(".markdown").innerText()).toBe("Second answer.");
+    expect(requests[1].messages).toEqual(requests[0].messages);
+
+    await ask(page, "And the colour?");
+    await waitForAnswer(page);
+    // Only the latest answer and the latest question offer these.
+    expect(await page.getByRole("button", { name: "Regenerate the answer" }).count()).toBe(1);
+    expect(await page.getByRole("button", { name: "Edit the question" }).count()).toBe(1);
+
+    const question = page.locator("article.message.user").last();
+    await question.getByRole("button", { name: "Edit the question" }).click();
+    const box = question.getByRole("textbox", { name: "Your question, edited" });
+    expect(await box.inputValue()).toBe("And the colour?");
+    await box.fill("Never mind");
+    await box.press("Escape");
+    expect(await question.locator(".message-text").innerText()).toBe("And the colour?");
+    expect(requests).toHaveLength(3);
+
+    await question.getByRole("button", { name: "Edit the question" }).click();
+    await box.fill("And the size?");
+    await box.press("Enter");
+    await waitForAnswer(page);
+    expect(await question.locator(".message-text").innerText()).toBe("And the size?");
+    expect(await answers(page).count()).toBe(2);
+    expect(await answers(page).last().locator(".markdown").innerText()).toBe("About the size.");
+    expect(requests).toHaveLength(4);
+    expect(requests[3].messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(requests[3].messages[1].content).toBe("Second answer.");
+    expect(lastUserText(requests[3])).toBe("And the size?");
+
+    // Every request of the conversation carries its id; a new conversation has another.
+    const sessionIds = requests.headers.map((headers) => headers["x-session-id"]);
+    expect(new Set(sessionIds).size).toBe(1);
+    expect(sessionIds[0]).toMatch(/^[0-9a-f]{32}$/);
+    await page.reload();
+    await page.locator("article.message.user").last().waitFor();
+    expect(await page.locator("article.message.user .message-text").allInnerTexts()).toEqual([
+      "What is this?",
+      "And the size?",
+    ]);
+    await page.getByRole("button", { name: "New conversation" }).click();
+    await cannedAnswers(page, ["Hello."]);
+    await ask(page, "Hi");
+    await waitForAnswer(page);
+    expect(requests.headers.at(-1)?.["x-session-id"]).toMatch(/^[0-9a-f]{32}$/);
+    expect(requests.headers.at(-1)?.["x-session-id"]).not.toBe(sessionIds[0]);
+  });
+
+  it("copies a code block, and the model's own HTML gets no controls", async () => {
+    const page = await openPage();
+    await browser!.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    const code = "for x in range(3):\n    print(x < 2)";
+    await cannedAnswers(page, [
+      `Here:\n\n\`\`\`python\n${code}\n\`\`\`\n\n<button onclick="document.title='owned'">Copy code</button>`,
+    ]);
+    await ask(page, "Write a loop.");
+    await waitForAnswer(page);
+    const answer = answers(page).last();
+    expect(await answer.locator("button").evaluateAll((nodes) => nodes.map((n) => n.className))).toEqual([
+      "icon-button small code-copy",
+      "icon-button small",
+      "icon-button small answer-regenerate",
+    ]);
+    expect(await answer.locator("[onclick]").count()).toBe(0);
+    await answer.getByRole("button", { name: "Copy code" }).click();
+    await answer.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${code}\n`);
+    expect(await page.title()).not.toBe("owned");
+  });
+
+  it("asks for JSON with the JSON suggestion and shows the answer as a JSON block", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await cannedAnswers(page, ['{"vendor":"ACME","total":12.5}', '{"vendor":"ACME"}', "Vendor: ACME"]);
+    await pickWithCamera(page, [PHOTO()]);
+    await page.getByRole("button", { name: "JSON", exact: true }).click();
+    await waitForAnswer(page);
+    expect(requests[0].response_format).toEqual({ type: "json_object" });
+    expect(lastUserText(requests[0])).toBe("Extract the fields of this document as JSON.");
+    const block = answers(page).last().locator(".markdown pre code");
+    expect(await block.textContent()).toBe('{\n  "vendor": "ACME",\n  "total": 12.5\n}\n');
+
+    // Written again, it is still asked for as JSON; edited into other words, or a typed
+    // follow-up, it is not.
+    await page.getByRole("button", { name: "Regenerate the answer" }).click();
+    await waitForAnswer(page);
+    expect(requests[1].response_format).toEqual({ type: "json_object" });
+    await page.getByRole("button", { name: "Edit the question" }).click();
+    const editor = page.getByRole("form", { name: "Edit the question" });
+    await editor.getByRole("textbox", { name: "Your question, edited" }).fill("List the fields.");
+    await editor.getByRole("button", { name: "Send" }).click();
+    await waitForAnswer(page);
+    expect(requests[2].response_format).toBeUndefined();
+    expect(await answers(page).last().locator(".markdown").innerHTML()).toBe("<p>Vendor: ACME</p>\n");
+    await setMaxTokens(page, 4);
+    await ask(page, "Thanks.");
+    await waitForAnswer(page);
+    expect(requests[3].response_format).toBeUndefined();
+  });
+});
+
+describe("images", () => {
+  it("opens an image large, closed with Escape or its button", async () => {
+    const page = await openPage();
+    await pickWithCamera(page, [PHOTO()]);
+    const lightbox = page.getByRole("dialog", { name: "Image 1: photo.jpg" });
+    await page.getByRole("button", { name: "Show image 1 large (photo.jpg)" }).click();
+    await lightbox.waitFor();
+    await page.keyboard.press("Escape");
+    await lightbox.waitFor({ state: "hidden" });
+
+    await cannedAnswers(page, ["A photo."]);
+    await ask(page, "What is this?");
+    await waitForAnswer(page);
+    const thumbnail = page.locator("article.message.user img");
+    await page.getByRole("button", { name: "Show image 1 large (photo.jpg)" }).click();
+    await lightbox.waitFor();
+    const large = page.locator("#lightbox-image");
+    await expect.poll(() => large.evaluate((img: HTMLImageElement) => img.naturalWidth)).toBeGreaterThan(0);
+    expect(await large.getAttribute("src")).toBe(await thumbnail.getAttribute("src"));
+    // Shown at its own size (320 x 240) where the window has room, twice the thumbnail.
+    expect((await large.boundingBox())!.height).toBe(240);
+    expect((await thumbnail.boundingBox())!.height).toBe(120);
+    await page.keyboard.press("Escape");
+    await lightbox.waitFor({ state: "hidden" });
+
+    await page.getByRole("button", { name: "Show image 1 large (photo.jpg)" }).click();
+    await lightbox.waitFor();
+    await page.getByRole("button", { name: "Close the image" }).click();
+    await lightbox.waitFor({ state: "hidden" });
+  });
+
+  it("takes GIF and BMP files and names the formats when a file is no image", async () => {
+    const page = await openPage();
+    for (const input of ["#camera-input", "#gallery-input"]) {
+      expect(await page.locator(input).getAttribute("accept")).toBe(ACCEPT_ATTRIBUTE);
+    }
+    const formats = "Use a JPEG, PNG, WebP, GIF or BMP file.";
+    await pickWithCamera(page, [{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("hello") }]);
+    await expect.poll(() => page.locator("#composer-note").innerText()).toBe(`"notes.txt" is not an image. ${formats}`);
+    await pickWithCamera(page, [{ name: "broken.png", mimeType: "image/png", buffer: Buffer.from("not a png") }]);
+    await expect
+      .poll(() => page.locator("#composer-note").innerText())
+      .toBe(`"broken.png" is not an image this browser can read. ${formats}`);
+
+    const requests = recordChatRequests(page);
+    await pickWithCamera(page, [gifFile("chart.gif", 96, 64), bmpFile("scan.bmp", 80, 60)]);
+    await expect.poll(() => page.locator(".attachment img").count()).toBe(2);
+    await setMaxTokens(page, 4);
+    await ask(page, "What are these?");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+    const content = requests[0].messages[0].content as { image_url?: { url: string } }[];
+    expect(content.map((part) => part.image_url?.url.slice(0, 22))).toEqual([
+      "data:image/gif;base64,",
+      "data:image/bmp;base64,",
+      undefined,
+    ]);
+  });
+});
+
+describe("suggestions", () => {
+  it("show on a phone that they scroll, and wrap on a wide screen", async () => {
+    const page = await openPage(PHONE, true);
+    const row = page.locator("#quick-prompts");
+    const more = page.locator("#quick-prompts-more");
+    const metrics = () =>
+      row.evaluate((node) => ({
+        classes: [...node.classList].sort().join(" "),
+        mask: getComputedStyle(node).maskImage,
+        scrollLeft: node.scrollLeft,
+        overflow: node.scrollWidth - node.clientWidth,
+      }));
+    const start = await metrics();
+    expect(start.overflow).toBeGreaterThan(0);
+    expect(start.classes).toBe("fade-end quick-prompts");
+    expect(start.mask).toMatch(/linear-gradient/);
+    expect(await more.isVisible()).toBe(true);
+    const moreBox = (await more.boundingBox())!;
+    expect(moreBox.x + moreBox.width).toBeLessThanOrEqual(PHONE.width);
+
+    await more.click();
+    await expect.poll(async () => (await metrics()).scrollLeft).toBeGreaterThan(50);
+    await expect.poll(async () => (await metrics()).classes).toBe("fade-end fade-start quick-prompts");
+    await row.evaluate((node) => node.scrollTo({ left: node.scrollWidth }));
+    await expect.poll(async () => (await metrics()).classes).toBe("fade-start quick-prompts");
+    expect(await more.isHidden()).toBe(true);
+
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await expect.poll(async () => (await metrics()).overflow).toBeLessThanOrEqual(0);
+    await expect.poll(async () => (await metrics()).classes).toBe("quick-prompts");
+    expect((await metrics()).mask).toBe("none");
+    expect(await more.isHidden()).toBe(true);
+  });
+});
