@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcpp-httplib-dev libcli11-dev
   libpcre2-dev libutf8proc-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev zlib1g-dev
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libcurl4-openssl-dev libssl-dev
   libdnnl-dev
   clang libclang-rt-dev

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/mapped_file.h"
+#include "image/golden_tensors_for_test.h"
 
 namespace qvl {
 namespace {
@@ -23,39 +24,6 @@ std::vector<uint8_t> ReadBytes(const std::string& path) {
   const std::string text = ReadFileToString(path);
   return std::vector<uint8_t>(text.begin(), text.end());
 }
-
-// Just enough safetensors for the goldens (image/ must not depend on model/): the
-// 8-byte header length, the JSON header, then little-endian tensor data.
-class GoldenTensors {
- public:
-  explicit GoldenTensors(const std::string& path) : file_(ReadFileToString(path)) {
-    uint64_t header_size = 0;
-    std::memcpy(&header_size, file_.data(), 8);
-    header_ = Json::parse(file_.substr(8, header_size));
-    data_offset_ = 8 + header_size;
-  }
-
-  bool Has(const std::string& name) const { return header_.contains(name); }
-
-  std::vector<int64_t> Shape(const std::string& name) const {
-    return header_.at(name).at("shape").get<std::vector<int64_t>>();
-  }
-
-  template <typename T>
-  std::vector<T> Values(const std::string& name, const char* dtype) const {
-    const Json& entry = header_.at(name);
-    EXPECT_EQ(entry.at("dtype"), dtype) << name;
-    const size_t begin = entry.at("data_offsets")[0], end = entry.at("data_offsets")[1];
-    std::vector<T> values((end - begin) / sizeof(T));
-    std::memcpy(values.data(), file_.data() + data_offset_ + begin, end - begin);
-    return values;
-  }
-
- private:
-  std::string file_;
-  Json header_;
-  size_t data_offset_ = 0;
-};
 
 class FixtureCaseTest : public testing::TestWithParam<std::string> {};
 
@@ -102,7 +70,7 @@ TEST_P(FixtureCaseTest, MatchesGoldenPixelValues) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, FixtureCaseTest,
                          testing::Values("02_one_image_jpeg", "03_two_images", "04_two_turns",
-                                         "05_tall_and_tiny", "06_rgba_png"));
+                                         "05_tall_and_tiny", "06_rgba_png", "08_video_and_image"));
 
 ImageProcessorParams Qwen3VlParams() {
   return LoadPreprocessorConfig(std::string(QVL_TEST_DATA) +

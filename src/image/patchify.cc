@@ -1,6 +1,7 @@
 #include "image/patchify.h"
 
 #include <cstring>
+#include <vector>
 
 #include "image/patchify_kernels.h"
 #include "image/simd_dispatch.h"
@@ -26,10 +27,10 @@ NormalizationTable MakeNormalizationTable(const ImageProcessorParams& params) {
 
 namespace patchify {
 
-void PatchifyScalar(const RgbxImage& image, const NormalizationTable& table,
+void PatchifyScalar(const RgbxImage* const* frames, const NormalizationTable& table,
                     const PatchLayout& layout, float* out) {
   const int p = layout.patch_size, m = layout.merge_size, t = layout.temporal_patch_size;
-  const int grid_h = image.height() / p, grid_w = image.width() / p;
+  const int grid_h = frames[0]->height() / p, grid_w = frames[0]->width() / p;
   const size_t plane = static_cast<size_t>(p) * p;
   float* row = out;
   for (int by = 0; by < grid_h / m; ++by) {
@@ -40,13 +41,19 @@ void PatchifyScalar(const RgbxImage& image, const NormalizationTable& table,
           for (int c = 0; c < 3; ++c) {
             float* frame0 = row + c * t * plane;
             const std::array<float, 256>& values = table.table[c];
-            for (int y = 0; y < p; ++y) {
-              const uint8_t* src = image.row(py * p + y) + static_cast<size_t>(px) * p * 4 + c;
-              float* dst = frame0 + static_cast<size_t>(y) * p;
-              for (int x = 0; x < p; ++x) dst[x] = values[src[4 * x]];
+            for (int f = 0; f < t; ++f) {
+              float* dst_plane = frame0 + f * plane;
+              if (f > 0 && frames[f] == frames[f - 1]) {
+                std::memcpy(dst_plane, dst_plane - plane, plane * sizeof(float));
+                continue;
+              }
+              for (int y = 0; y < p; ++y) {
+                const uint8_t* src =
+                    frames[f]->row(py * p + y) + static_cast<size_t>(px) * p * 4 + c;
+                float* dst = dst_plane + static_cast<size_t>(y) * p;
+                for (int x = 0; x < p; ++x) dst[x] = values[src[4 * x]];
+              }
             }
-            for (int f = 1; f < t; ++f)
-              std::memcpy(frame0 + f * plane, frame0, plane * sizeof(float));
           }
           row += 3 * t * plane;
         }
@@ -59,13 +66,19 @@ void PatchifyScalar(const RgbxImage& image, const NormalizationTable& table,
 
 void Patchify(const RgbxImage& image, const NormalizationTable& table, const PatchLayout& layout,
               float* out) {
+  std::vector<const RgbxImage*> frames(layout.temporal_patch_size, &image);
+  PatchifyFrames(frames.data(), table, layout, out);
+}
+
+void PatchifyFrames(const RgbxImage* const* frames, const NormalizationTable& table,
+                    const PatchLayout& layout, float* out) {
 #if defined(__x86_64__)
   if (layout.patch_size % 8 == 0 && ImageKernelsUseAvx2()) {
-    patchify::PatchifyAvx2(image, table, layout, out);
+    patchify::PatchifyAvx2(frames, table, layout, out);
     return;
   }
 #endif
-  patchify::PatchifyScalar(image, table, layout, out);
+  patchify::PatchifyScalar(frames, table, layout, out);
 }
 
 }  // namespace qvl

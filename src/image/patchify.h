@@ -43,4 +43,10 @@ struct PatchLayout {
 void Patchify(const RgbxImage& image, const NormalizationTable& table, const PatchLayout& layout,
               float* out);
 
+// The same for one temporal group of a video: frame f of every patch row comes from
+// frames[f], f < layout.temporal_patch_size (all of one size; a frame may repeat, as the
+// last one of an odd count does).
+void PatchifyFrames(const RgbxImage* const* frames, const NormalizationTable& table,
+                    const PatchLayout& layout, float* out);
+
 }  // namespace qvl

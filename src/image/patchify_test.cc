@@ -106,13 +106,23 @@ TEST(PatchifyTest, Avx2MatchesScalar) {
       const size_t values = static_cast<size_t>(image.width() / layout.patch_size) *
                             (image.height() / layout.patch_size) * 3 * layout.temporal_patch_size *
                             layout.patch_size * layout.patch_size;
-      std::vector<float> scalar(values, -7.0f), simd(values, 7.0f);
-      patchify::PatchifyScalar(image, table, layout, scalar.data());
-      patchify::PatchifyAvx2(image, table, layout, simd.data());
-      EXPECT_EQ(std::memcmp(scalar.data(), simd.data(), values * sizeof(float)), 0)
-          << "patch " << layout.patch_size << " temporal " << layout.temporal_patch_size
-          << " merge " << layout.merge_size << " rescale " << params.do_rescale << " normalize "
-          << params.do_normalize;
+      // One image as every frame, and a video group of distinct frames whose last one
+      // repeats (an odd frame count).
+      std::vector<RgbxImage> distinct;
+      for (int f = 0; f < layout.temporal_patch_size; ++f)
+        distinct.push_back(Noise(image.width(), image.height(), 20 + f));
+      std::vector<const RgbxImage*> same(layout.temporal_patch_size, &image), video;
+      for (const RgbxImage& frame : distinct) video.push_back(&frame);
+      if (video.size() > 1) video.back() = video[video.size() - 2];
+      for (const auto* frames : {&same, &video}) {
+        std::vector<float> scalar(values, -7.0f), simd(values, 7.0f);
+        patchify::PatchifyScalar(frames->data(), table, layout, scalar.data());
+        patchify::PatchifyAvx2(frames->data(), table, layout, simd.data());
+        EXPECT_EQ(std::memcmp(scalar.data(), simd.data(), values * sizeof(float)), 0)
+            << "patch " << layout.patch_size << " temporal " << layout.temporal_patch_size
+            << " merge " << layout.merge_size << " rescale " << params.do_rescale << " normalize "
+            << params.do_normalize << (frames == &video ? " video" : "");
+      }
     }
   }
 #else

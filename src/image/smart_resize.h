@@ -22,4 +22,13 @@ namespace qvl {
 ImageSize SmartResize(ImageSize size, int factor, int64_t min_pixels, int64_t max_pixels,
                       const std::string& name);
 
+// The video processor's smart_resize (fixtures README 7.3): the pixel bounds cover all
+// `frames` frames of a clip, rounded to a multiple of `temporal_factor`:
+//   t = round(frames / temporal_factor) * temporal_factor, and t * h * w (instead of
+//   h * w) is compared with the bounds, frames * H * W (instead of H * W) gives beta.
+// Throws Error(kInvalidArgument) for fewer than `temporal_factor` frames and as
+// SmartResize for the frame size.
+ImageSize SmartResizeVideo(ImageSize size, int64_t frames, int temporal_factor, int factor,
+                           int64_t min_pixels, int64_t max_pixels, const std::string& name);
+
 }  // namespace qvl

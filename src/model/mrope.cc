@@ -36,36 +36,56 @@ void MropePositions::Truncate(int64_t n) {
 }
 
 MropePositions ComputeMropePositions(std::span<const int32_t> ids, int32_t image_token_id,
-                                     std::span<const GridThw> grids, int merge) {
+                                     std::span<const GridThw> grids, int merge,
+                                     int32_t video_token_id, std::span<const GridThw> video_grids) {
   MropePositions pos;
-  size_t image = 0;
+  size_t image = 0, video = 0;
+  int64_t group = 0;  // temporal group of video `video` that comes next
   int64_t i = 0;
   const int64_t n = static_cast<int64_t>(ids.size());
+  auto visual = [&](int32_t id) {
+    return id == image_token_id || (video_token_id >= 0 && id == video_token_id);
+  };
   while (i < n) {
     int64_t j = i;
-    if (ids[i] != image_token_id) {
-      while (j < n && ids[j] != image_token_id) ++j;
+    if (!visual(ids[i])) {
+      while (j < n && !visual(ids[j])) ++j;
       pos.AppendText(j - i);
       i = j;
       continue;
     }
-    if (image >= grids.size()) {
-      Fail(ErrorCode::kInvalidArgument, "prompt has more image token runs than images (",
-           grids.size(), ")");
+    const int32_t pad = ids[i];
+    const bool is_video = pad != image_token_id;
+    if (is_video ? video >= video_grids.size() : image >= grids.size()) {
+      Fail(ErrorCode::kInvalidArgument, "prompt has more ", is_video ? "video" : "image",
+           " token runs than ", is_video ? "videos (" : "images (",
+           is_video ? video_grids.size() : grids.size(), ")");
     }
-    const GridThw& g = grids[image++];
-    const int64_t expected = g.tokens(merge);
-    while (j < n && ids[j] == image_token_id && j - i < expected) ++j;
+    const GridThw& g = is_video ? video_grids[video] : grids[image];
+    // An image's tokens are one run; each temporal group of a video is one.
+    const int64_t expected = is_video ? g.tokens(merge) / g.t : g.tokens(merge);
+    while (j < n && ids[j] == pad && j - i < expected) ++j;
     if (j - i != expected) {
-      Fail(ErrorCode::kInvalidArgument, "image ", image, " has ", j - i,
-           " pad tokens in the prompt, its grid needs ", expected);
+      Fail(ErrorCode::kInvalidArgument, is_video ? "video " : "image ",
+           (is_video ? video : image) + 1, " has ", j - i, " pad tokens in a run, its grid needs ",
+           expected);
     }
-    for (int64_t t = 0; t < g.t; ++t) pos.AppendImage(g.h / merge, g.w / merge);
+    if (is_video) {
+      pos.AppendImage(g.h / merge, g.w / merge);
+      if (++group == g.t) ++video, group = 0;
+    } else {
+      for (int64_t t = 0; t < g.t; ++t) pos.AppendImage(g.h / merge, g.w / merge);
+      ++image;
+    }
     i = j;
   }
   if (image != grids.size()) {
-    Fail(ErrorCode::kInvalidArgument, "prompt has ", image, " image token runs but ",
-         grids.size(), " images");
+    Fail(ErrorCode::kInvalidArgument, "prompt has ", image, " image token runs but ", grids.size(),
+         " images");
+  }
+  if (video != video_grids.size()) {
+    Fail(ErrorCode::kInvalidArgument, "prompt has the token runs of ", video, " videos but ",
+         video_grids.size(), " videos");
   }
   return pos;
 }

@@ -36,10 +36,14 @@ class MropePositions {
 };
 
 // Positions for a whole prompt: image pad runs (image_token_id) must match `grids` in
-// order and length (t * h/merge * w/merge tokens each); throws Error(kInvalidArgument)
-// otherwise.
+// order and length (t * h/merge * w/merge tokens each). A video is t temporal groups,
+// each its own run of video_token_id pads (timestamp text in between) placed like an
+// image of grid (1, h, w): runs match the groups of `video_grids` in order (fixtures
+// README 7.7). Throws Error(kInvalidArgument) when runs and grids differ.
 MropePositions ComputeMropePositions(std::span<const int32_t> ids, int32_t image_token_id,
-                                     std::span<const GridThw> grids, int merge);
+                                     std::span<const GridThw> grids, int merge,
+                                     int32_t video_token_id = -1,
+                                     std::span<const GridThw> video_grids = {});
 
 // cos/sin tables [n, head_dim/2] for tokens whose positions are (t[i], h[i], w[i]): with
 // inv_freq[j] = theta^(-2j/head_dim), frequency j uses the height position when

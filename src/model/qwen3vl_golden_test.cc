@@ -1,6 +1,6 @@
 // The whole model against the reference's golden tensors for every fixture case: vision
-// stages, M-RoPE positions, every decoder layer, logits, greedy tokens, and teacher-forced
-// decode steps through the paged KV cache, in f32 and in bf16.
+// stages (images and videos), M-RoPE positions, every decoder layer, logits, greedy tokens, and
+// teacher-forced decode steps through the paged KV cache, in f32 and in bf16.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -128,12 +128,38 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
     }
   }
 
+  // Vision tower on the golden video patches: a separate pass, as in the reference.
+  std::vector<GridThw> video_grids;
+  VisionOutput video;
+  if (golden.Has("pixel_values_videos")) {
+    const auto g = golden.I64("video_grid_thw");
+    for (size_t i = 0; i < g.size(); i += 3) video_grids.push_back({g[i], g[i + 1], g[i + 2]});
+    const auto pixels = golden.F32("pixel_values_videos");
+    const TensorTap video_tap = VideoTensorNames(tap);
+    video = model->vision().Encode(pixels.data(), video_grids, pool, &video_tap);
+    for (const char* stage :
+         {"video.vision.pos_embed", "video.vision.embed", "video.vision.last_hidden"}) {
+      const auto want = golden.F32(stage);
+      ASSERT_EQ(seen[stage].size(), want.size()) << stage;
+      EXPECT_LE(MaxAbsDiff(seen[stage].data(), want),
+                std::max(tol.hidden, tol.hidden_rel * MaxAbs(want)))
+          << stage;
+    }
+    EXPECT_LE(MaxAbsDiff(video.embeds.data(), golden.F32("video_embeds")), tol.features);
+    ASSERT_EQ(seen["video_embeds"].size(), golden.F32("video_embeds").size());
+    for (size_t j = 0; j < video.deepstack.size(); ++j) {
+      const std::string n = "video_deepstack." + std::to_string(j);
+      EXPECT_LE(MaxAbsDiff(video.deepstack[j].data(), golden.F32(n)), tol.features) << n;
+    }
+  }
+
   // Positions.
   const auto ids64 = golden.I64("input_ids");
   const std::vector<int32_t> ids(ids64.begin(), ids64.end());
   const int64_t L = static_cast<int64_t>(ids.size());
   const MropePositions pos =
-      ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
+      ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size,
+                            cfg.video_token_id, video_grids);
   const auto want_pos = golden.I64("position_ids");
   for (int r = 0; r < 3; ++r)
     for (int64_t i = 0; i < L; ++i)
@@ -152,11 +178,21 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
   prefill.pages = pages.data();
   prefill.want_logits = true;
+  // Image and video features in the order of their pad tokens (README 7.7).
   VisualFeatures features;
-  if (!vis.embeds.empty()) {
-    AppendVisualFeatures(&vis, vis.tokens, cfg.text.hidden_size, vis.deepstack.size(), &features);
-    prefill.visual = &features;
+  int64_t image_row = 0, video_row = 0;
+  for (const int32_t id : ids) {
+    if (id == cfg.image_token_id) {
+      AppendVisualFeatureRows(&vis, image_row++, 1, cfg.text.hidden_size, vis.deepstack.size(),
+                              &features);
+    } else if (id == cfg.video_token_id) {
+      AppendVisualFeatureRows(&video, video_row++, 1, cfg.text.hidden_size, video.deepstack.size(),
+                              &features);
+    }
   }
+  EXPECT_EQ(image_row, vis.tokens);
+  EXPECT_EQ(video_row, video.tokens);
+  if (!features.embeds.empty()) prefill.visual = &features;
   const int64_t vocab = cfg.text.vocab_size;
   std::vector<float> logits(vocab);
   model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data(), &tap);

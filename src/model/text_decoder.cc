@@ -81,10 +81,10 @@ void TextDecoder::Embed(std::span<const DecoderChunk> chunks) {
     int64_t visual = 0;
     for (size_t i = 0; i < c.tokens.size(); ++i, ++row) {
       const int32_t id = c.tokens[i];
-      if (id == config_.image_token_id && c.visual != nullptr) {
+      if (IsVisualToken(id) && c.visual != nullptr) {
         const int64_t k = c.visual_offset + visual++;
         if (k >= static_cast<int64_t>(c.visual->embeds.size())) {
-          Fail(ErrorCode::kInvalidArgument, "more image pad tokens than image features (",
+          Fail(ErrorCode::kInvalidArgument, "more image and video pad tokens than features (",
                c.visual->embeds.size(), ")");
         }
         std::memcpy(&x_[row * d], c.visual->embeds[k], d * sizeof(float));
@@ -172,7 +172,7 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
           const std::vector<const float*>& rows = ch.visual->deepstack[l];
           int64_t feature = ch.visual_offset;
           for (size_t i = 0; i < ch.tokens.size(); ++i) {
-            if (ch.tokens[i] != config_.image_token_id) continue;
+            if (!IsVisualToken(ch.tokens[i])) continue;
             AddInPlace(&x_[(row + static_cast<int64_t>(i)) * d], rows[feature++], d);
           }
         }

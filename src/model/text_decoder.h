@@ -22,10 +22,10 @@
 
 namespace qvl {
 
-// Vision features of a sequence's image pad tokens, one row pointer per pad token in
-// prompt order, pointing into the vision encodings (no copies): embeds[k] ([D]) replaces
-// the k-th pad token's embedding; deepstack[l][k] is added to its hidden state after
-// decoder layer l.
+// Vision features of a sequence's image and video pad tokens, one row pointer per pad
+// token in prompt order (images and videos together, as they appear), pointing into the vision
+// encodings (no copies): embeds[k] ([D]) replaces the k-th pad token's embedding; deepstack[l][k]
+// is added to its hidden state after decoder layer l.
 struct VisualFeatures {
   std::vector<const float*> embeds;
   std::vector<std::vector<const float*>> deepstack;
@@ -66,6 +66,11 @@ class TextDecoder {
     LinearWeight q, k, v, o, gate, up, down;
   };
   void EnsureCapacity(int64_t tokens);
+  // Image and video pad tokens take their rows from the chunk's VisualFeatures.
+  bool IsVisualToken(int32_t id) const {
+    return id == config_.image_token_id ||
+           (config_.video_token_id >= 0 && id == config_.video_token_id);
+  }
   void Embed(std::span<const DecoderChunk> chunks);
 
   ModelConfig config_;

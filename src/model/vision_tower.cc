@@ -18,6 +18,20 @@ constexpr float kLayerNormEps = 1e-6f;
 
 }  // namespace
 
+TensorTap VideoTensorNames(const TensorTap& tap) {
+  return [tap](const std::string& name, const float* data, std::vector<int64_t> shape) {
+    std::string video_name;
+    if (name == "image_embeds") {
+      video_name = "video_embeds";
+    } else if (name.starts_with("deepstack.")) {
+      video_name = "video_" + name;
+    } else {
+      video_name = "video." + name;
+    }
+    tap(video_name, data, std::move(shape));
+  };
+}
+
 WeightFormat FormatFor(const WeightView& view, MatmulPrecision precision, WeightFormat requested) {
   if (IsPacked(requested)) return requested;
   if (precision == MatmulPrecision::kBF16 || view.dtype == DType::kBF16) return WeightFormat::kBF16;

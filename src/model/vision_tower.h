@@ -24,6 +24,11 @@ namespace qvl {
 using TensorTap =
     std::function<void(const std::string& name, const float* data, std::vector<int64_t> shape)>;
 
+// A tap that files a video pass's tensors under the reference's video names:
+// "vision.X" -> "video.vision.X", "image_embeds" -> "video_embeds", "deepstack.j" ->
+// "video_deepstack.j" (the tower itself names what it computes as for images).
+TensorTap VideoTensorNames(const TensorTap& tap);
+
 struct VisionOutput {
   int64_t tokens = 0;                         // N/4 merged tokens over all images
   std::vector<float> embeds;                  // [tokens, D] replaces the <|image_pad|> rows

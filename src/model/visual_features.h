@@ -16,4 +16,9 @@ namespace qvl {
 void AppendVisualFeatures(const VisionOutput* vis, int64_t tokens, int64_t d,
                           size_t deepstack_layers, VisualFeatures* f);
 
+// The same for rows [first, first + count) of the encoding: one temporal group of a
+// video, whose pad tokens are a run of their own between timestamps.
+void AppendVisualFeatureRows(const VisionOutput* vis, int64_t first, int64_t count, int64_t d,
+                             size_t deepstack_layers, VisualFeatures* f);
+
 }  // namespace qvl

@@ -1,6 +1,7 @@
 #include "text/chat_template.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/error.h"
 
@@ -9,6 +10,8 @@ namespace {
 
 constexpr std::string_view kImagePlaceholder = "<|vision_start|><|image_pad|><|vision_end|>";
 constexpr std::string_view kImagePad = "<|image_pad|>";
+constexpr std::string_view kVideoPlaceholder = "<|vision_start|><|video_pad|><|vision_end|>";
+constexpr std::string_view kVideoPad = "<|video_pad|>";
 
 constexpr std::string_view kToolsPreamble =
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -27,11 +30,12 @@ void CheckMessages(const std::vector<ChatMessage>& messages) {
       Fail(ErrorCode::kInvalidArgument, "messages[", i, "].role \"", m.role,
            "\" is not one of system, user, assistant, tool");
     }
-    if (!user_or_tool && std::any_of(m.parts.begin(), m.parts.end(), [](const ChatPart& p) {
-          return p.kind == ChatPart::Kind::kImage;
-        })) {
-      Fail(ErrorCode::kInvalidArgument, "messages[", i, "] (", m.role,
-           "): images are only allowed in user and tool messages");
+    for (const ChatPart& p : m.parts) {
+      if (!user_or_tool && p.kind != ChatPart::Kind::kText) {
+        Fail(ErrorCode::kInvalidArgument, "messages[", i, "] (", m.role,
+             "): ", p.kind == ChatPart::Kind::kImage ? "images" : "videos",
+             " are only allowed in user and tool messages");
+      }
     }
     if (!m.tool_calls.empty() && m.role != "assistant") {
       Fail(ErrorCode::kInvalidArgument, "messages[", i, "] (", m.role,
@@ -40,11 +44,55 @@ void CheckMessages(const std::vector<ChatMessage>& messages) {
   }
 }
 
-// Text and image parts (user and tool messages).
+// Text, image and video parts (user and tool messages).
 void AppendParts(const ChatMessage& message, std::string* out) {
   for (const ChatPart& part : message.parts) {
-    out->append(part.kind == ChatPart::Kind::kImage ? kImagePlaceholder : part.text);
+    switch (part.kind) {
+      case ChatPart::Kind::kText:
+        out->append(part.text);
+        break;
+      case ChatPart::Kind::kImage:
+        out->append(kImagePlaceholder);
+        break;
+      case ChatPart::Kind::kVideo:
+        out->append(kVideoPlaceholder);
+        break;
+    }
   }
+}
+
+// Each video placeholder replaced by its groups, one <|video_pad|> per group (expanded
+// in the ids later): "<0.2 seconds><|vision_start|><|video_pad|><|vision_end|>...".
+std::string ExpandVideoPlaceholders(const std::string& rendered,
+                                    std::span<const VideoPromptLayout> videos) {
+  std::string out;
+  size_t video = 0, from = 0;
+  for (size_t at = rendered.find(kVideoPlaceholder); at != std::string::npos;
+       at = rendered.find(kVideoPlaceholder, from)) {
+    out.append(rendered, from, at - from);
+    from = at + kVideoPlaceholder.size();
+    if (video >= videos.size()) {
+      Fail(ErrorCode::kInvalidArgument, "the prompt has more video placeholders than videos (",
+           videos.size(), ")");
+    }
+    const VideoPromptLayout& layout = videos[video++];
+    if (layout.timestamps.empty() || layout.tokens_per_group < 1) {
+      Fail(ErrorCode::kInvalidArgument, "video ", video, " has ", layout.timestamps.size(),
+           " groups of ", layout.tokens_per_group, " tokens; it needs at least 1 of 1");
+    }
+    for (const double seconds : layout.timestamps) {
+      char stamp[64];
+      // printf's rounding of the binary value, as Python's f"{t:.1f}": 0.25 -> "0.2".
+      std::snprintf(stamp, sizeof(stamp), "<%.1f seconds>", seconds);
+      out.append(stamp).append("<|vision_start|>").append(kVideoPad).append("<|vision_end|>");
+    }
+  }
+  out.append(rendered, from, std::string::npos);
+  if (video != videos.size()) {
+    Fail(ErrorCode::kInvalidArgument, "the prompt has ", video, " video placeholders but ",
+         videos.size(), " videos");
+  }
+  return out;
 }
 
 // Jinja truthiness of message.content: a non-empty string or a non-empty list.
@@ -110,9 +158,14 @@ std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool ad
 }
 
 std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::string& rendered,
-                                    std::span<const int> image_token_counts) {
+                                    std::span<const int> image_token_counts,
+                                    std::span<const VideoPromptLayout> videos) {
   const int32_t pad = tokenizer.TokenToId(kImagePad);
   if (pad < 0) Fail(ErrorCode::kInvalidArgument, "the tokenizer has no ", kImagePad, " token");
+  const int32_t video_pad = tokenizer.TokenToId(kVideoPad);
+  if (!videos.empty() && video_pad < 0) {
+    Fail(ErrorCode::kInvalidArgument, "the tokenizer has no ", kVideoPad, " token");
+  }
   for (size_t i = 0; i < image_token_counts.size(); ++i) {
     if (image_token_counts[i] < 1) {
       Fail(ErrorCode::kInvalidArgument, "image ", i, " has ", image_token_counts[i],
@@ -120,23 +173,40 @@ std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::strin
     }
   }
 
-  // <|image_pad|> is an added token, matched before anything else is tokenized, so
-  // expanding it in the ids equals tokenizing the expanded text.
-  const std::vector<int32_t> ids = tokenizer.Encode(rendered);
+  // <|image_pad|> and <|video_pad|> are added tokens, matched before anything else is
+  // tokenized, so expanding them in the ids equals tokenizing the expanded text.
+  const std::vector<int32_t> ids =
+      tokenizer.Encode(videos.empty() && rendered.find(kVideoPlaceholder) == std::string::npos
+                           ? rendered
+                           : ExpandVideoPlaceholders(rendered, videos));
   const auto num_pads = static_cast<size_t>(std::count(ids.begin(), ids.end(), pad));
   if (num_pads != image_token_counts.size()) {
     Fail(ErrorCode::kInvalidArgument, "the prompt has ", num_pads, " ", kImagePad,
          " placeholders but ", image_token_counts.size(), " images");
   }
+  size_t groups = 0;
   size_t total = ids.size() - num_pads;
   for (const int count : image_token_counts) total += static_cast<size_t>(count);
+  for (const VideoPromptLayout& v : videos) {
+    groups += v.timestamps.size();
+    total += v.timestamps.size() * (static_cast<size_t>(v.tokens_per_group) - 1);
+  }
+  if (video_pad >= 0 &&
+      static_cast<size_t>(std::count(ids.begin(), ids.end(), video_pad)) != groups) {
+    Fail(ErrorCode::kInvalidArgument, "the prompt has ", kVideoPad,
+         " tokens outside the videos' placeholders");
+  }
 
   std::vector<int32_t> expanded;
   expanded.reserve(total);
-  size_t image = 0;
+  size_t image = 0, video = 0, group = 0;
   for (const int32_t id : ids) {
     if (id == pad) {
       expanded.insert(expanded.end(), static_cast<size_t>(image_token_counts[image++]), pad);
+    } else if (id == video_pad) {
+      expanded.insert(expanded.end(), static_cast<size_t>(videos[video].tokens_per_group),
+                      video_pad);
+      if (++group == videos[video].timestamps.size()) ++video, group = 0;
     } else {
       expanded.push_back(id);
     }

@@ -15,7 +15,7 @@
 namespace qvl {
 
 struct ChatPart {
-  enum class Kind { kText, kImage };
+  enum class Kind { kText, kImage, kVideo };
   Kind kind = Kind::kText;
   std::string text;  // for kText
 };
@@ -38,7 +38,8 @@ struct ChatMessage {
 // Renders `messages` the way the template does:
 //   <|im_start|>system\n...<|im_end|>\n   only when the first message is a system one
 //   <|im_start|>user\n{parts}<|im_end|>\n  an image part is
-//                                         <|vision_start|><|image_pad|><|vision_end|>
+//                                         <|vision_start|><|image_pad|><|vision_end|>,
+//                                         a video part the same with <|video_pad|>
 //   <|im_start|>assistant\n...<|im_end|>\n  (tool calls as <tool_call> blocks)
 //   <|im_start|>user\n<tool_response>\n...\n</tool_response><|im_end|>\n  for tool
 //                                         results, consecutive ones in one user turn
@@ -47,17 +48,28 @@ struct ChatMessage {
 // tojson does (Python json.dumps: ", " and ": " separators, non-ASCII kept); they go
 // into the system turn. As in the template, a system message that is not first is
 // dropped. Throws Error(kInvalidArgument) for an empty list, an unknown role, an image
-// in a system or assistant message (the template would drop it) and tool calls
+// or video in a system or assistant message (the template would drop it) and tool calls
 // outside an assistant message.
 std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                std::span<const std::string> tools_json = {});
 
+// How one video appears in the prompt (Qwen3VLProcessor, fixtures README 7.5): per
+// temporal group a "<{seconds:.1f} seconds>" timestamp, then
+// <|vision_start|>, tokens_per_group <|video_pad|> tokens and <|vision_end|>.
+struct VideoPromptLayout {
+  std::vector<double> timestamps;  // seconds, one per temporal group
+  int tokens_per_group = 0;
+};
+
 // The prompt's token ids: `rendered` is tokenized and its i-th <|image_pad|> repeated
-// image_token_counts[i] times (the image's patches / 4). Throws Error(kInvalidArgument)
-// when the number of placeholders differs from the number of counts or a count is
-// below 1.
+// image_token_counts[i] times (the image's patches / 4); the i-th video placeholder
+// <|vision_start|><|video_pad|><|vision_end|> becomes the groups of videos[i] (the
+// timestamps are text, tokenized with their neighbours). Throws
+// Error(kInvalidArgument) when the number of placeholders differs from the number of
+// images or videos, or a count is below 1.
 std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::string& rendered,
-                                    std::span<const int> image_token_counts);
+                                    std::span<const int> image_token_counts,
+                                    std::span<const VideoPromptLayout> videos = {});
 
 struct ChatTemplateFile {
   std::string text;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,8 @@ std::vector<ChatMessage> FromRequest(const nlohmann::json& request) {
       for (const nlohmann::json& part : content) {
         if (part["type"] == "text") {
           message.parts.push_back({ChatPart::Kind::kText, part["text"].get<std::string>()});
+        } else if (part["type"] == "video") {
+          message.parts.push_back({ChatPart::Kind::kVideo, ""});
         } else {
           message.parts.push_back({ChatPart::Kind::kImage, ""});
         }
@@ -64,14 +67,56 @@ TEST(ChatTemplateTest, RendersAndTokenizesEveryFixtureCase) {
     EXPECT_EQ(rendered, meta["prompt_text"].get<std::string>());
 
     std::vector<int> counts;
-    for (const nlohmann::json& image : meta["images"]) {
+    for (const nlohmann::json& image : meta.value("images", nlohmann::json::array())) {
       counts.push_back(image["num_image_tokens"].get<int>());
     }
-    EXPECT_EQ(TokenizePrompt(Qwen(), rendered, counts),
+    std::vector<VideoPromptLayout> videos;
+    for (const nlohmann::json& video : meta.value("videos", nlohmann::json::array())) {
+      videos.push_back(
+          {video["timestamps"].get<std::vector<double>>(), video["tokens_per_group"].get<int>()});
+    }
+    EXPECT_EQ(TokenizePrompt(Qwen(), rendered, counts, videos),
               meta["input_ids"].get<std::vector<int32_t>>());
     ++cases;
   }
-  EXPECT_EQ(cases, 6u);
+  EXPECT_EQ(cases, 8u);
+}
+
+// The timestamp text rounds the binary double as printf does (Python's .1f), and each
+// group is a vision block of its own.
+TEST(ChatTemplateTest, VideoTimestampsAndGroups) {
+  const std::vector<ChatMessage> messages = {
+      {"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}}};
+  const std::string rendered = RenderChatTemplate(messages, true);
+  EXPECT_EQ(rendered,
+            "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Why?<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  const VideoPromptLayout layout{{0.25, 1.0 / 3, 5.0 / 3, 1.25}, 3};
+  const std::vector<int32_t> ids = TokenizePrompt(Qwen(), rendered, {}, {&layout, 1});
+  const std::string expanded = Qwen().Decode(ids, false);
+  const std::string group = "<|vision_start|><|video_pad|><|video_pad|><|video_pad|><|vision_end|>";
+  EXPECT_EQ(expanded, "<|im_start|>user\n<0.2 seconds>" + group + "<0.3 seconds>" + group +
+                          "<1.7 seconds>" + group + "<1.2 seconds>" + group +
+                          "Why?<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 151656), 12);
+
+  auto error_of = [&](std::span<const VideoPromptLayout> videos, const std::string& text) {
+    try {
+      TokenizePrompt(Qwen(), text, {}, videos);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of({}, rendered), "the prompt has more video placeholders than videos (0)");
+  const VideoPromptLayout two[] = {layout, layout};
+  EXPECT_EQ(error_of(two, rendered), "the prompt has 1 video placeholders but 2 videos");
+  EXPECT_EQ(error_of({}, "<|im_start|>user\n<|video_pad|><|im_end|>\n"),
+            "the prompt has <|video_pad|> tokens outside the videos' placeholders");
+  const std::vector<ChatMessage> in_assistant = {
+      {"user", {{ChatPart::Kind::kText, "q"}}, false, {}},
+      {"assistant", {{ChatPart::Kind::kVideo, ""}}, false, {}}};
+  EXPECT_THROW(RenderChatTemplate(in_assistant, true), Error);
 }
 
 TEST(ChatTemplateTest, ToolCallsAndToolResults) {

@@ -47,7 +47,7 @@ TEST(TokenizerTest, DecodesGreedyTextOfEveryFixtureCase) {
     EXPECT_EQ(Qwen().Decode(tokens, true), meta["greedy_text"].get<std::string>()) << dir.path();
     ++cases;
   }
-  EXPECT_EQ(cases, 6u);
+  EXPECT_EQ(cases, 8u);
 }
 
 TEST(TokenizerTest, Vocabulary) {

@@ -1,0 +1,376 @@
+#include "image/video_decoder.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/error.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "base/error.h"
+
+namespace qvl {
+namespace {
+
+// Containers that hold one video as a file. Anything else (playlists, concat lists,
+// image sequences, raw streams) is refused: such demuxers can open other files or URLs.
+constexpr const char* kDemuxers = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mpegts,flv,ogg";
+constexpr int kIoBufferSize = 64 << 10;
+
+std::string AvError(int code) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(code, text, sizeof(text));
+  return text;
+}
+
+// FFmpeg logs to stderr by default; its errors reach users as Error messages instead.
+void QuietFfmpegLog() {
+  static const bool quiet = [] {
+    av_log_set_level(AV_LOG_QUIET);
+    return true;
+  }();
+  (void)quiet;
+}
+
+struct MemoryInput {
+  const uint8_t* data = nullptr;
+  int64_t size = 0;
+  int64_t pos = 0;
+};
+
+int ReadInput(void* opaque, uint8_t* buffer, int size) {
+  auto* in = static_cast<MemoryInput*>(opaque);
+  const int64_t n = std::min<int64_t>(size, in->size - in->pos);
+  if (n <= 0) return AVERROR_EOF;
+  std::memcpy(buffer, in->data + in->pos, static_cast<size_t>(n));
+  in->pos += n;
+  return static_cast<int>(n);
+}
+
+int64_t SeekInput(void* opaque, int64_t offset, int whence) {
+  auto* in = static_cast<MemoryInput*>(opaque);
+  whence &= ~AVSEEK_FORCE;
+  if (whence == AVSEEK_SIZE) return in->size;
+  int64_t target = -1;
+  if (whence == SEEK_SET) target = offset;
+  if (whence == SEEK_CUR) target = in->pos + offset;
+  if (whence == SEEK_END) target = in->size + offset;
+  if (target < 0 || target > in->size) return AVERROR(EINVAL);
+  in->pos = target;
+  return target;
+}
+
+// No demuxer may open a second file (MOV data references, playlists).
+int RefuseNestedOpen(AVFormatContext*, AVIOContext**, const char*, int, AVDictionary**) {
+  return AVERROR(EPERM);
+}
+
+// An opened container over memory, with its stream parameters.
+class Demuxer {
+ public:
+  Demuxer(std::span<const uint8_t> bytes, int64_t max_frame_pixels, const std::string& name) {
+    input_ = {bytes.data(), static_cast<int64_t>(bytes.size()), 0};
+    auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferSize));
+    if (buffer == nullptr) Fail(ErrorCode::kInternal, name, ": out of memory");
+    avio_ = avio_alloc_context(buffer, kIoBufferSize, 0, &input_, ReadInput, nullptr, SeekInput);
+    if (avio_ == nullptr) {
+      av_free(buffer);
+      Fail(ErrorCode::kInternal, name, ": out of memory");
+    }
+    fmt_ = avformat_alloc_context();
+    if (fmt_ == nullptr) Fail(ErrorCode::kInternal, name, ": out of memory");
+    fmt_->pb = avio_;
+    fmt_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    fmt_->format_whitelist = av_strdup(kDemuxers);
+    fmt_->io_open = RefuseNestedOpen;
+    const int opened = avformat_open_input(&fmt_, nullptr, nullptr, nullptr);
+    if (opened < 0) {  // fmt_ is freed and null
+      Fail(ErrorCode::kInvalidArgument, name,
+           " is not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, "
+           "Ogg): ",
+           AvError(opened));
+    }
+    // Frame sizes the container declares are checked before find_stream_info, which may
+    // decode a frame; the decoders it opens get the same pixel cap.
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
+      const AVCodecParameters* par = fmt_->streams[i]->codecpar;
+      if (par->codec_type == AVMEDIA_TYPE_VIDEO && par->width > 0 && par->height > 0 &&
+          par->width > max_frame_pixels / par->height) {
+        Fail(ErrorCode::kTooLarge, name, " has frames of ", par->width, "x", par->height,
+             " pixels; at most ", max_frame_pixels, " pixels per frame are accepted");
+      }
+    }
+    std::vector<AVDictionary*> options(fmt_->nb_streams, nullptr);
+    for (AVDictionary*& d : options) {
+      av_dict_set_int(&d, "max_pixels", max_frame_pixels, 0);
+      av_dict_set_int(&d, "threads", 1, 0);
+    }
+    const int found = avformat_find_stream_info(fmt_, options.empty() ? nullptr : options.data());
+    for (AVDictionary*& d : options) av_dict_free(&d);
+    if (found < 0) {
+      Fail(ErrorCode::kInvalidArgument, name, " cannot be read: ", AvError(found));
+    }
+    stream_ = av_find_best_stream(fmt_, AVMEDIA_TYPE_VIDEO, -1, -1, &codec_, 0);
+    if (stream_ < 0 || codec_ == nullptr) {
+      Fail(ErrorCode::kInvalidArgument, name, " has no video stream qvl can decode");
+    }
+  }
+  ~Demuxer() {
+    avformat_close_input(&fmt_);
+    if (avio_ != nullptr) av_freep(&avio_->buffer);
+    avio_context_free(&avio_);
+  }
+  Demuxer(const Demuxer&) = delete;
+  Demuxer& operator=(const Demuxer&) = delete;
+
+  AVFormatContext* fmt() { return fmt_; }
+  AVStream* stream() { return fmt_->streams[stream_]; }
+  int stream_index() const { return stream_; }
+  const AVCodec* codec() const { return codec_; }
+
+ private:
+  MemoryInput input_;
+  AVIOContext* avio_ = nullptr;
+  AVFormatContext* fmt_ = nullptr;
+  int stream_ = -1;
+  const AVCodec* codec_ = nullptr;
+};
+
+double FrameRate(const AVStream* s) {
+  for (const AVRational r : {s->avg_frame_rate, s->r_frame_rate}) {
+    if (r.num > 0 && r.den > 0) return av_q2d(r);
+  }
+  return 0;
+}
+
+int SwsColorspace(const AVFrame* f) {
+  switch (f->colorspace) {
+    case AVCOL_SPC_BT709:
+      return SWS_CS_ITU709;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M:
+      return SWS_CS_ITU601;
+    case AVCOL_SPC_SMPTE240M:
+      return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_FCC:
+      return SWS_CS_FCC;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL:
+      return SWS_CS_BT2020;
+    default:
+      // Untagged: what players assume, HD as BT.709 and SD as BT.601.
+      return f->height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;
+  }
+}
+
+bool FullRange(const AVFrame* f) {
+  switch (f->format) {
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUVJ422P:
+    case AV_PIX_FMT_YUVJ444P:
+    case AV_PIX_FMT_YUVJ440P:
+    case AV_PIX_FMT_YUVJ411P:
+      return true;
+    default:
+      return f->color_range == AVCOL_RANGE_JPEG;
+  }
+}
+
+}  // namespace
+
+struct VideoFileDecoder::State {
+  std::string name;
+  VideoLimits limits;
+  std::span<const uint8_t> bytes;
+  std::unique_ptr<Demuxer> demuxer;
+  AVCodecContext* codec = nullptr;
+  AVPacket* packet = nullptr;
+  AVFrame* frame = nullptr;
+  AVFrame* last = nullptr;  // the latest decoded frame, for a stream that ends early
+  bool have_last = false;
+  SwsContext* sws = nullptr;
+  int64_t frames = 0;
+  double fps = 0;
+  int width = 0, height = 0;
+  int64_t next = 0;  // index of the frame the decoder gives next
+  bool flushed = false;
+
+  ~State() {
+    sws_freeContext(sws);
+    av_frame_free(&last);
+    av_frame_free(&frame);
+    av_packet_free(&packet);
+    avcodec_free_context(&codec);
+  }
+
+  // The next frame into `frame`; false at the end of the stream.
+  bool DecodeNext() {
+    for (;;) {
+      const int received = avcodec_receive_frame(codec, frame);
+      if (received == 0) return true;
+      if (received == AVERROR_EOF) return false;
+      if (received != AVERROR(EAGAIN)) {
+        Fail(ErrorCode::kInvalidArgument, name, ": frame ", next,
+             " cannot be decoded: ", AvError(received));
+      }
+      if (flushed) return false;
+      const int read = av_read_frame(demuxer->fmt(), packet);
+      if (read < 0) {  // the end, or a truncated file: drain what the decoder holds
+        avcodec_send_packet(codec, nullptr);
+        flushed = true;
+        continue;
+      }
+      if (packet->stream_index != demuxer->stream_index()) {
+        av_packet_unref(packet);
+        continue;
+      }
+      const int sent = avcodec_send_packet(codec, packet);
+      av_packet_unref(packet);
+      if (sent < 0 && sent != AVERROR(EAGAIN)) {
+        Fail(ErrorCode::kInvalidArgument, name, ": frame ", next,
+             " cannot be decoded: ", AvError(sent));
+      }
+    }
+  }
+
+  void Convert(const AVFrame* f, RgbxImage* out) {
+    CheckFrameSize(f->width, f->height, limits, name);
+    out->Reset(f->width, f->height);
+    if (f->format == AV_PIX_FMT_GBRP) {
+      // Planar G, B, R: an exact copy (lossless RGB video stays bit-identical).
+      for (int y = 0; y < f->height; ++y) {
+        const uint8_t* g = f->data[0] + static_cast<ptrdiff_t>(y) * f->linesize[0];
+        const uint8_t* b = f->data[1] + static_cast<ptrdiff_t>(y) * f->linesize[1];
+        const uint8_t* r = f->data[2] + static_cast<ptrdiff_t>(y) * f->linesize[2];
+        uint8_t* dst = out->row(y);
+        for (int x = 0; x < f->width; ++x) {
+          dst[4 * x] = r[x];
+          dst[4 * x + 1] = g[x];
+          dst[4 * x + 2] = b[x];
+          dst[4 * x + 3] = 255;
+        }
+      }
+      return;
+    }
+    const auto format = static_cast<AVPixelFormat>(f->format);
+    sws = sws_getCachedContext(sws, f->width, f->height, format, f->width, f->height,
+                               AV_PIX_FMT_RGBA, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT,
+                               nullptr, nullptr, nullptr);
+    if (sws == nullptr) {
+      const char* fmt_name = av_get_pix_fmt_name(format);
+      Fail(ErrorCode::kInvalidArgument, name, ": frames in pixel format ",
+           fmt_name != nullptr ? fmt_name : "unknown", " cannot be converted to RGB");
+    }
+    const int* table = sws_getCoefficients(SwsColorspace(f));
+    sws_setColorspaceDetails(sws, table, FullRange(f) ? 1 : 0, sws_getCoefficients(SWS_CS_DEFAULT),
+                             1, 0, 1 << 16, 1 << 16);
+    uint8_t* dst[4] = {out->data(), nullptr, nullptr, nullptr};
+    const int dst_stride[4] = {static_cast<int>(out->stride()), 0, 0, 0};
+    sws_scale(sws, f->data, f->linesize, 0, f->height, dst, dst_stride);
+  }
+};
+
+VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits,
+                                   std::string name)
+    : state_(std::make_unique<State>()) {
+  QuietFfmpegLog();
+  State& s = *state_;
+  s.name = std::move(name);
+  s.limits = limits;
+  s.bytes = bytes;
+  if (static_cast<int64_t>(bytes.size()) > limits.max_encoded_bytes) {
+    Fail(ErrorCode::kTooLarge, s.name, " is ", bytes.size(), " bytes; at most ",
+         limits.max_encoded_bytes, " are accepted");
+  }
+  if (bytes.empty()) Fail(ErrorCode::kInvalidArgument, s.name, " is empty");
+
+  {
+    // The frame count: one packet per frame, demuxed without decoding.
+    Demuxer counter(bytes, limits.max_frame_pixels, s.name);
+    const AVCodecParameters* par = counter.stream()->codecpar;
+    s.width = par->width;
+    s.height = par->height;
+    CheckFrameSize(s.width, s.height, limits, s.name);
+    s.fps = FrameRate(counter.stream());
+    if (!(s.fps > 0)) Fail(ErrorCode::kInvalidArgument, s.name, " has no frame rate");
+    AVPacket* packet = av_packet_alloc();
+    if (packet == nullptr) Fail(ErrorCode::kInternal, s.name, ": out of memory");
+    while (av_read_frame(counter.fmt(), packet) >= 0) {
+      if (packet->stream_index == counter.stream_index()) ++s.frames;
+      av_packet_unref(packet);
+      if (s.frames > limits.max_input_frames) break;
+    }
+    av_packet_free(&packet);
+  }
+  if (s.frames == 0) Fail(ErrorCode::kInvalidArgument, s.name, " has no frames");
+  CheckVideoLength(s.frames, s.fps, limits, s.name);
+
+  s.demuxer = std::make_unique<Demuxer>(bytes, limits.max_frame_pixels, s.name);
+  s.codec = avcodec_alloc_context3(s.demuxer->codec());
+  s.packet = av_packet_alloc();
+  s.frame = av_frame_alloc();
+  s.last = av_frame_alloc();
+  if (s.codec == nullptr || s.packet == nullptr || s.frame == nullptr || s.last == nullptr) {
+    Fail(ErrorCode::kInternal, s.name, ": out of memory");
+  }
+  if (avcodec_parameters_to_context(s.codec, s.demuxer->stream()->codecpar) < 0) {
+    Fail(ErrorCode::kInvalidArgument, s.name, " has video parameters qvl cannot use");
+  }
+  s.codec->max_pixels = limits.max_frame_pixels;
+  s.codec->thread_count = 1;
+  const int opened = avcodec_open2(s.codec, s.demuxer->codec(), nullptr);
+  if (opened < 0) {
+    Fail(ErrorCode::kInvalidArgument, s.name, ": its ", s.demuxer->codec()->name,
+         " video cannot be decoded: ", AvError(opened));
+  }
+}
+
+VideoFileDecoder::~VideoFileDecoder() = default;
+
+int64_t VideoFileDecoder::frame_count() const { return state_->frames; }
+double VideoFileDecoder::fps() const { return state_->fps; }
+int VideoFileDecoder::width() const { return state_->width; }
+int VideoFileDecoder::height() const { return state_->height; }
+
+void VideoFileDecoder::ReadFrame(int64_t index, RgbxImage* out) {
+  State& s = *state_;
+  if (index < s.next) {
+    Fail(ErrorCode::kInternal, s.name, ": frame ", index, " read after frame ", s.next - 1);
+  }
+  while (s.next <= index) {
+    if (!s.DecodeNext()) {
+      if (!s.have_last) Fail(ErrorCode::kInvalidArgument, s.name, " has no decodable frames");
+      s.Convert(s.last, out);
+      s.next = index + 1;
+      return;
+    }
+    av_frame_unref(s.last);
+    av_frame_move_ref(s.last, s.frame);
+    s.have_last = true;
+    ++s.next;
+  }
+  s.Convert(s.last, out);
+}
+
+bool LooksLikeVideoFile(std::span<const uint8_t> bytes) {
+  auto at = [&](size_t offset, std::string_view magic) {
+    return bytes.size() >= offset + magic.size() &&
+           std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
+  };
+  if (at(4, "ftyp")) {
+    // HEIF and AVIF still images share ISO BMFF's ftyp box.
+    for (std::string_view brand : {"avif", "avis", "heic", "heix", "mif1", "msf1"}) {
+      if (at(8, brand)) return false;
+    }
+    return true;
+  }
+  return at(0, "\x1A\x45\xDF\xA3") || (at(0, "RIFF") && at(8, "AVI ")) || at(0, "FLV") ||
+         at(0, "OggS") || (bytes.size() > 188 && bytes[0] == 0x47 && bytes[188] == 0x47);
+}
+
+}  // namespace qvl

@@ -1,0 +1,50 @@
+// Video files decoded with FFmpeg (libavformat demuxes, libavcodec decodes, libswscale
+// converts): MP4/MOV, Matroska/WebM, AVI, MPEG-TS, FLV and Ogg holding whatever codec
+// libavcodec has (H.264, HEVC, VP8, VP9, AV1, ...). The container gives the frame rate
+// and frame count, so sampling is decided before anything is decoded; frames are then
+// decoded in order and only the sampled ones converted to RGB. Planar RGB sources
+// (gbrp, as lossless libx264rgb writes) are copied exactly; YUV goes through swscale with
+// the stream's colour matrix and range.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "image/video_limits.h"
+#include "image/video_processor.h"
+
+namespace qvl {
+
+class VideoFileDecoder : public VideoFrameSource {
+ public:
+  // Opens `bytes` (not copied; must outlive the decoder) and counts its frames by
+  // demuxing (packets only, nothing decoded). `name` ("video 1") starts every error.
+  // Throws Error(kTooLarge) over `limits` (file size, frame size as declared, frame
+  // count, seconds), checked before any frame is decoded, and Error(kInvalidArgument)
+  // for files FFmpeg cannot read, without a video stream or a frame rate.
+  VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits, std::string name);
+  ~VideoFileDecoder() override;
+
+  int64_t frame_count() const override;
+  double fps() const override;
+  // Decodes up to frame `index` (the frames before it are decoded, not converted). A
+  // stream that ends before `index` (its container promised more frames than it has)
+  // gives its last frame. Throws Error(kInvalidArgument) for corrupt data.
+  void ReadFrame(int64_t index, RgbxImage* out) override;
+
+  int width() const;
+  int height() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Whether `bytes` start like a container VideoFileDecoder reads (ISO BMFF "ftyp",
+// Matroska/WebM EBML, RIFF AVI, MPEG-TS sync bytes, FLV, Ogg): for telling a video file
+// from an image where the caller does not say.
+bool LooksLikeVideoFile(std::span<const uint8_t> bytes);
+
+}  // namespace qvl

@@ -1,0 +1,150 @@
+#include "image/video_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "image/golden_tensors_for_test.h"
+#include "image/image_decoder.h"
+
+namespace qvl {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::string kData = QVL_TEST_DATA;
+const std::string kCases = kData + "/tiny-qwen3vl/cases/";
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Error ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  return Error(ErrorCode::kInternal, "no error");
+}
+
+class VideoFileCaseTest : public testing::TestWithParam<std::string> {};
+
+// The lossless MP4 of each case decodes to its PNG frames bit for bit, with the
+// container's frame rate and count, and gives the golden pixel_values_videos.
+TEST_P(VideoFileCaseTest, Mp4DecodesToThePngFramesAndTheGoldenPatches) {
+  const std::string dir = kCases + GetParam() + "/";
+  const Json meta = Json::parse(ReadFileToString(dir + "meta.json"));
+  const Json& video = meta.at("videos")[0];
+  const std::string mp4 = ReadFileToString(dir + video.at("mp4").at("file").get<std::string>());
+  VideoFileDecoder decoder(Bytes(mp4), {}, "video 1");
+  EXPECT_EQ(decoder.frame_count(), video.at("num_input_frames"));
+  EXPECT_EQ(decoder.fps(), video.at("fps"));
+  EXPECT_EQ(decoder.height(), video.at("orig_hw")[0]);
+  EXPECT_EQ(decoder.width(), video.at("orig_hw")[1]);
+
+  RgbxImage frame, png;
+  std::vector<uint8_t> scratch;
+  for (int64_t k = 0; k < decoder.frame_count(); ++k) {
+    decoder.ReadFrame(k, &frame);
+    const std::string file = ReadFileToString(dir + video.at("frames")[k].get<std::string>());
+    DecodeImage(Bytes(file), {}, "png", &png, &scratch);
+    ASSERT_EQ(frame.width(), png.width());
+    ASSERT_EQ(frame.height(), png.height());
+    int64_t differing = 0;
+    for (int y = 0; y < png.height(); ++y) {
+      for (int x = 0; x < png.width(); ++x) {
+        for (int c = 0; c < 3; ++c) differing += frame.row(y)[4 * x + c] != png.row(y)[4 * x + c];
+      }
+    }
+    EXPECT_EQ(differing, 0) << "frame " << k;
+  }
+
+  const VideoProcessorParams params =
+      LoadVideoPreprocessorConfig(kData + "/tiny-qwen3vl/model/video_preprocessor_config.json");
+  VideoFileDecoder again(Bytes(mp4), {}, "video 1");
+  const PreprocessedVideo v = PreprocessVideo(again, params, params.sampling, {}, {}, "video 1");
+  EXPECT_EQ(v.sampled_indices, video.at("sampled_indices").get<std::vector<int64_t>>());
+  const GoldenTensors golden(dir + "tensors.safetensors");
+  const std::vector<float> want = golden.Values<float>("pixel_values_videos", "F32");
+  ASSERT_EQ(v.pixel_values.size(), want.size());
+  EXPECT_EQ(std::memcmp(v.pixel_values.data(), want.data(), want.size() * sizeof(float)), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, VideoFileCaseTest,
+                         testing::Values("07_video_frames", "08_video_and_image"));
+
+const std::string& Clip() {
+  static const std::string clip = ReadFileToString(kCases + "07_video_frames/frames/clip.mp4");
+  return clip;
+}
+
+TEST(VideoFileDecoderTest, LimitsAreCheckedBeforeDecoding) {
+  VideoLimits limits;
+  limits.max_encoded_bytes = 1000;
+  Error e = ErrorOf([&] { VideoFileDecoder(Bytes(Clip()), limits, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+  EXPECT_NE(std::string(e.what()).find("video 1 is 80305 bytes; at most 1000"), std::string::npos)
+      << e.what();
+
+  limits = {};
+  limits.max_frame_pixels = 320 * 200;
+  e = ErrorOf([&] { VideoFileDecoder(Bytes(Clip()), limits, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+  EXPECT_NE(std::string(e.what()).find("frames of 320x240 pixels"), std::string::npos) << e.what();
+
+  limits = {};
+  limits.max_input_frames = 5;
+  e = ErrorOf([&] { VideoFileDecoder(Bytes(Clip()), limits, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+
+  limits = {};
+  limits.max_seconds = 1.5;  // 8 frames at 4 fps: 2 seconds
+  e = ErrorOf([&] { VideoFileDecoder(Bytes(Clip()), limits, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+  EXPECT_NE(std::string(e.what()).find("2 seconds long"), std::string::npos) << e.what();
+}
+
+TEST(VideoFileDecoderTest, BrokenFilesAreClearErrors) {
+  for (const std::string& bytes :
+       {std::string("not a video at all"), std::string(), Clip().substr(0, 64),
+        ReadFileToString(kCases + "02_one_image_jpeg/images/photo.jpg")}) {
+    const Error e = ErrorOf([&] { VideoFileDecoder(Bytes(bytes), {}, "video 1"); });
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("video 1", 0), 0u) << e.what();
+  }
+}
+
+// A file cut short keeps the frames it has: the count comes from the packets that are
+// there, and decoding stops at the last whole frame.
+TEST(VideoFileDecoderTest, TruncatedFileGivesTheFramesItHas) {
+  const std::string cut = Clip().substr(0, Clip().size() * 3 / 4);
+  try {
+    VideoFileDecoder decoder(Bytes(cut), {}, "video 1");
+    EXPECT_LE(decoder.frame_count(), 8);
+    RgbxImage frame;
+    for (int64_t k = 0; k < decoder.frame_count(); ++k) decoder.ReadFrame(k, &frame);
+    EXPECT_EQ(frame.width(), 320);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  }
+}
+
+TEST(VideoFileDecoderTest, TellsVideoFilesFromImages) {
+  EXPECT_TRUE(LooksLikeVideoFile(Bytes(Clip())));
+  EXPECT_FALSE(
+      LooksLikeVideoFile(Bytes(ReadFileToString(kCases + "02_one_image_jpeg/images/photo.jpg"))));
+  EXPECT_TRUE(LooksLikeVideoFile(Bytes(std::string("\x1A\x45\xDF\xA3\x01\x00", 6))));
+  EXPECT_FALSE(
+      LooksLikeVideoFile(Bytes(std::string("\0\0\0\x1C"
+                                           "ftypavif",
+                                           12))));
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,132 @@
+#include "image/video_processor.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "image/bicubic_resize.h"
+#include "image/patchify.h"
+#include "image/smart_resize.h"
+
+namespace qvl {
+namespace {
+
+using Json = nlohmann::json;
+
+// A field of the video config: absent or null keeps the default.
+const Json* Field(const Json& root, const char* key) {
+  const auto it = root.find(key);
+  return it == root.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
+                                                  const std::string& source) {
+  VideoProcessorParams p;
+  p.image = ParsePreprocessorConfig(json_text, source);  // validates the JSON as well
+  const Json root = Json::parse(json_text);
+  if (const Json* v = Field(root, "fps")) {
+    if (!v->is_number() || !(v->get<double>() > 0) || v->get<double>() > 1000) {
+      Fail(ErrorCode::kCorrupt, source, ": field 'fps' must be a number in (0, 1000] (got ",
+           v->dump(), ")");
+    }
+    p.sampling.fps = v->get<double>();
+  }
+  for (const auto& [key, out] : {std::pair{"min_frames", &p.sampling.min_frames},
+                                 std::pair{"max_frames", &p.sampling.max_frames}}) {
+    if (const Json* v = Field(root, key)) {
+      if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > 100000) {
+        Fail(ErrorCode::kCorrupt, source, ": field '", key,
+             "' must be an integer in [1, 100000] (got ", v->dump(), ")");
+      }
+      *out = v->get<int64_t>();
+    }
+  }
+  if (p.sampling.min_frames > p.sampling.max_frames) {
+    Fail(ErrorCode::kCorrupt, source, ": min_frames (", p.sampling.min_frames,
+         ") is above max_frames (", p.sampling.max_frames, ")");
+  }
+  return p;
+}
+
+VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path) {
+  return ParseVideoPreprocessorConfig(ReadFileToString(path), path);
+}
+
+PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,
+                                  const FrameSampling& sampling, const ImageBudget& budget,
+                                  const VideoLimits& limits, const std::string& name) {
+  const ImageProcessorParams& ip = params.image;
+  const PixelRange range = ResolveImageBudget(budget, ip);
+  PreprocessedVideo result;
+  result.input_frames = source.frame_count();
+  result.fps = source.fps();
+  CheckVideoLength(result.input_frames, result.fps, limits, name);
+  result.sampled_indices = SampleFrameIndices(result.input_frames, result.fps, sampling, name);
+  const int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
+  const int temporal = ip.temporal_patch_size;
+  result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
+  if (sampled < temporal) {
+    Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames,
+         " frame(s); a video needs at least ", temporal);
+  }
+
+  // The clip's size comes from its first sampled frame; smart_resize covers all frames.
+  RgbxImage decoded;
+  source.ReadFrame(result.sampled_indices[0], &decoded);
+  result.original = {decoded.width(), decoded.height()};
+  result.resized = SmartResizeVideo(result.original, sampled, temporal, ip.factor(),
+                                    range.min_pixels, range.max_pixels, name);
+  const int patch = ip.patch_size;
+  const int64_t groups = static_cast<int64_t>(result.timestamps.size());
+  result.grid_thw = {groups, result.resized.height / patch, result.resized.width / patch};
+  const size_t group_values =
+      static_cast<size_t>(result.grid_thw[1] * result.grid_thw[2]) * ip.patch_values();
+  result.pixel_values.resize(group_values * groups);
+
+  // transformers' video processor folds the 1/255 rescale into mean and std.
+  ImageProcessorParams folded = ip;
+  if (folded.do_rescale && folded.do_normalize) {
+    const auto scale = static_cast<float>(1.0 / ip.rescale_factor);
+    for (int c = 0; c < 3; ++c) {
+      folded.image_mean[c] = ip.image_mean[c] * scale;
+      folded.image_std[c] = ip.image_std[c] * scale;
+    }
+    folded.do_rescale = false;
+  }
+  const NormalizationTable table = MakeNormalizationTable(folded);
+  const PatchLayout layout{patch, temporal, ip.merge_size};
+
+  std::vector<RgbxImage> slots(temporal);
+  std::vector<const RgbxImage*> frames(temporal);
+  ResizeScratch scratch;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int f = 0; f < temporal; ++f) {
+      const int64_t k = g * temporal + f;
+      if (k >= sampled) {  // padding: the last frame again
+        frames[f] = frames[f - 1];
+        continue;
+      }
+      if (k > 0) source.ReadFrame(result.sampled_indices[k], &decoded);
+      if (decoded.width() != result.original.width || decoded.height() != result.original.height) {
+        Fail(ErrorCode::kInvalidArgument, name, ": frame ", result.sampled_indices[k], " is ",
+             decoded.width(), "x", decoded.height(), " pixels, frame ", result.sampled_indices[0],
+             " is ", result.original.width, "x", result.original.height,
+             "; all frames of a video must have one size");
+      }
+      if (result.resized == result.original) {
+        std::swap(decoded, slots[f]);
+      } else {
+        BicubicResize(decoded, result.resized, &scratch, &slots[f]);
+      }
+      frames[f] = &slots[f];
+    }
+    PatchifyFrames(frames.data(), table, layout, result.pixel_values.data() + g * group_values);
+  }
+  return result;
+}
+
+}  // namespace qvl

@@ -1,0 +1,78 @@
+// The video pipeline: the frames of a clip -> pixel_values_videos for the vision tower,
+// as transformers' Qwen3VLVideoProcessor computes it (fixtures README 7.2-7.4): frames
+// sampled at 2 fps, one smart_resize for the whole clip, the image path's PIL-exact
+// bicubic resampling, (u8 - 127.5) / 127.5, and patch rows of temporal groups of two
+// frames (the last frame repeated for an odd count).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "image/image_budget.h"
+#include "image/image_size.h"
+#include "image/preprocessor_config.h"
+#include "image/rgbx_image.h"
+#include "image/video_limits.h"
+#include "image/video_sampling.h"
+
+namespace qvl {
+
+// video_preprocessor_config.json: the image processor's fields (its `size` is the pixel
+// budget over all sampled frames) and the frame sampling.
+struct VideoProcessorParams {
+  ImageProcessorParams image;
+  FrameSampling sampling;
+};
+
+// Parses video_preprocessor_config.json text: the fields of ParsePreprocessorConfig plus
+// `fps`, `min_frames` and `max_frames`. Throws Error(kCorrupt) naming `source` and the
+// field.
+VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
+                                                  const std::string& source);
+VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path);
+
+// The frames of a clip, read in increasing index order (a decoder may run forwards
+// only). Every frame has one size.
+class VideoFrameSource {
+ public:
+  virtual ~VideoFrameSource() = default;
+  virtual int64_t frame_count() const = 0;
+  virtual double fps() const = 0;
+  // Writes frame `index` (greater than any index read before) as RGB into `out`.
+  // Throws Error naming the frame for a broken or oversized one.
+  virtual void ReadFrame(int64_t index, RgbxImage* out) = 0;
+};
+
+struct PreprocessedVideo {
+  // [num_patches, params.patch_values()]: temporal groups in order, each in the patch
+  // order of an image; row values (channel, frame, y, x), frame f = frame 2g + f.
+  std::vector<float> pixel_values;
+  // (t, h, w) in patches: t temporal groups (frame pairs), h = resized.height / patch...
+  std::array<int64_t, 3> grid_thw = {0, 0, 0};
+  ImageSize original;  // frame size
+  ImageSize resized;   // after smart_resize
+  int64_t input_frames = 0;
+  double fps = 0;
+  std::vector<int64_t> sampled_indices;
+  std::vector<double> timestamps;  // seconds, one per temporal group
+
+  int64_t num_patches() const { return grid_thw[0] * grid_thw[1] * grid_thw[2]; }
+  // Video tokens of one temporal group in the prompt (h * w / merge^2).
+  int64_t tokens_per_group(int merge) const { return grid_thw[1] * grid_thw[2] / (merge * merge); }
+};
+
+// Samples, reads, resizes and patchifies the frames of `source`. `sampling` replaces
+// params.sampling (a request's fps / max_frames); `budget` narrows the pixel range over
+// all sampled frames within params.image's. `name` ("video 1") starts every error.
+// Throws Error(kTooLarge) over `limits` (before reading frames) and
+// Error(kInvalidArgument) for fewer than temporal_patch_size sampled frames, frames of
+// different sizes or under params.image.factor() pixels a side, and what the source
+// throws. Only two resized frames are held at a time.
+PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,
+                                  const FrameSampling& sampling, const ImageBudget& budget,
+                                  const VideoLimits& limits, const std::string& name);
+
+}  // namespace qvl

@@ -1,0 +1,259 @@
+#include "image/video_processor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/mapped_file.h"
+#include "image/golden_tensors_for_test.h"
+#include "image/smart_resize.h"
+#include "image/video_frame_list.h"
+#include "image/video_sampling.h"
+
+namespace qvl {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::string kData = QVL_TEST_DATA;
+const std::string kCases = kData + "/tiny-qwen3vl/cases/";
+
+VideoProcessorParams TinyVideoParams() {
+  return LoadVideoPreprocessorConfig(kData + "/tiny-qwen3vl/model/video_preprocessor_config.json");
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(VideoSamplingTest, KeepsTwoFramesPerSecondAtLeastFour) {
+  const FrameSampling defaults;
+  // 07: 8 frames at 4 fps -> n = 4, linspace [0, 2.33, 4.67, 7].
+  EXPECT_EQ(SampleFrameIndices(8, 4.0, defaults, "v"), (std::vector<int64_t>{0, 2, 5, 7}));
+  // fps <= 2 keeps every frame (08: 5 frames at 1 fps).
+  EXPECT_EQ(SampleFrameIndices(5, 1.0, defaults, "v"), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  // 100 frames at 10 fps: int(100 / 10 * 2) = 20, linspace step 99/19.
+  const std::vector<int64_t> twenty = SampleFrameIndices(100, 10.0, defaults, "v");
+  ASSERT_EQ(twenty.size(), 20u);
+  for (size_t i = 0; i < twenty.size(); ++i) {
+    EXPECT_EQ(twenty[i], static_cast<int64_t>(std::nearbyint(i * (99.0 / 19.0)))) << i;
+  }
+  // At least min_frames: 7 frames at 7 fps would give 2.
+  EXPECT_EQ(SampleFrameIndices(7, 7.0, defaults, "v"), (std::vector<int64_t>{0, 2, 4, 6}));
+  // Few frames: never more than there are; a long clip stops at max_frames.
+  EXPECT_EQ(SampleFrameIndices(3, 30.0, defaults, "v"), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(SampleFrameIndices(100000, 1.0, defaults, "v").size(), 768u);
+  FrameSampling one_fps{1.0, 4, 8};
+  EXPECT_EQ(SampleFrameIndices(60, 10.0, one_fps, "v"),
+            (std::vector<int64_t>{0, 12, 24, 35, 47, 59}));
+}
+
+TEST(VideoSamplingTest, RefusesNoFramesAndBadFps) {
+  const FrameSampling defaults;
+  EXPECT_EQ(ErrorOf([&] { SampleFrameIndices(0, 2.0, defaults, "video 1"); }),
+            "video 1 has no frames");
+  EXPECT_NE(ErrorOf([&] { SampleFrameIndices(8, 0.0, defaults, "video 1"); }).find("fps"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { SampleFrameIndices(8, NAN, defaults, "video 1"); }).find("fps"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { SampleFrameIndices(8, -1.0, defaults, "video 1"); }).find("fps"),
+            std::string::npos);
+}
+
+TEST(VideoSamplingTest, GroupTimestampsPadOddCounts) {
+  EXPECT_EQ(GroupTimestamps({0, 2, 5, 7}, 4.0, 2), (std::vector<double>{0.25, 1.5}));
+  EXPECT_EQ(GroupTimestamps({0, 1, 2, 3, 4}, 1.0, 2), (std::vector<double>{0.5, 2.5, 4.0}));
+  EXPECT_EQ(GroupTimestamps({0, 1, 2}, 1.0, 3), (std::vector<double>{1.0}));
+}
+
+TEST(SmartResizeVideoTest, BudgetCoversAllFrames) {
+  // The fixture sizes: 320x240 (4 frames) -> 320x256; 256x200 (5 frames) -> 256x192.
+  EXPECT_EQ(SmartResizeVideo({320, 240}, 4, 2, 32, 4096, 25165824, "v"), (ImageSize{320, 256}));
+  EXPECT_EQ(SmartResizeVideo({256, 200}, 5, 2, 32, 4096, 25165824, "v"), (ImageSize{256, 192}));
+  // 768 frames of 1280x720: t*h*w = 768 * 1280 * 704 is over the budget, so
+  // beta = sqrt(768 * 1280 * 720 / 25165824) = 5.30 shrinks both sides.
+  EXPECT_EQ(SmartResizeVideo({1280, 720}, 768, 2, 32, 4096, 25165824, "v"), (ImageSize{224, 128}));
+  // Below the minimum the frames grow: 2 frames of 32x32 is 2048 < 4096.
+  EXPECT_EQ(SmartResizeVideo({32, 32}, 2, 2, 32, 4096, 25165824, "v"), (ImageSize{64, 64}));
+  EXPECT_NE(ErrorOf([] {
+              SmartResizeVideo({320, 240}, 1, 2, 32, 4096, 25165824, "video 1");
+            }).find("video 1 has 1 sampled frame; a video needs at least 2"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              SmartResizeVideo({20, 240}, 4, 2, 32, 4096, 25165824, "video 1");
+            }).find("at least 32 pixels"),
+            std::string::npos);
+}
+
+TEST(VideoConfigTest, ReadsSamplingAndBudget) {
+  const VideoProcessorParams tiny = TinyVideoParams();
+  EXPECT_EQ(tiny.image.min_pixels, 4096);
+  EXPECT_EQ(tiny.image.max_pixels, 25165824);
+  EXPECT_EQ(tiny.image.patch_size, 16);
+  EXPECT_EQ(tiny.sampling.fps, 2.0);
+  EXPECT_EQ(tiny.sampling.min_frames, 4);
+  EXPECT_EQ(tiny.sampling.max_frames, 768);
+  const VideoProcessorParams custom =
+      ParseVideoPreprocessorConfig(R"({"fps": 1, "min_frames": 2, "max_frames": 64})", "v.json");
+  EXPECT_EQ(custom.sampling.fps, 1.0);
+  EXPECT_EQ(custom.sampling.min_frames, 2);
+  EXPECT_EQ(custom.sampling.max_frames, 64);
+  EXPECT_NE(ErrorOf([] {
+              ParseVideoPreprocessorConfig(R"({"fps": 0})", "v.json");
+            }).find("v.json: field 'fps'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              ParseVideoPreprocessorConfig(R"({"max_frames": "8"})", "v.json");
+            }).find("v.json: field 'max_frames'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] {
+              ParseVideoPreprocessorConfig(R"({"min_frames": 9, "max_frames": 8})", "v.json");
+            }).find("min_frames"),
+            std::string::npos);
+}
+
+// The frames of a fixture video as the list form sends them.
+struct CaseFrames {
+  std::vector<std::string> files;
+  std::vector<std::span<const uint8_t>> spans() const {
+    std::vector<std::span<const uint8_t>> s;
+    for (const std::string& f : files)
+      s.emplace_back(reinterpret_cast<const uint8_t*>(f.data()), f.size());
+    return s;
+  }
+};
+
+class VideoCaseTest : public testing::TestWithParam<std::string> {};
+
+// Every video of the case: sampled indices, timestamps, sizes, grid and
+// pixel_values_videos (to 1e-6; in practice bit-identical).
+TEST_P(VideoCaseTest, FrameListMatchesGoldenPixelValues) {
+  const std::string dir = kCases + GetParam() + "/";
+  const Json meta = Json::parse(ReadFileToString(dir + "meta.json"));
+  const GoldenTensors golden(dir + "tensors.safetensors");
+  const VideoProcessorParams params = TinyVideoParams();
+  std::vector<float> pixel_values;
+  std::vector<int64_t> grids;
+  int index = 0;
+  for (const Json& video : meta.at("videos")) {
+    ++index;
+    CaseFrames frames;
+    for (const Json& f : video.at("frames"))
+      frames.files.push_back(ReadFileToString(dir + f.get<std::string>()));
+    VideoFrameList list(frames.spans(), video.at("fps").get<double>(), {}, StrCat("video ", index));
+    const PreprocessedVideo v = PreprocessVideo(list, params, params.sampling, {}, {}, "video");
+    EXPECT_EQ(v.input_frames, video.at("num_input_frames"));
+    EXPECT_EQ(v.sampled_indices, video.at("sampled_indices").get<std::vector<int64_t>>());
+    EXPECT_EQ(v.timestamps, video.at("timestamps").get<std::vector<double>>());
+    EXPECT_EQ(v.original.height, video.at("orig_hw")[0]);
+    EXPECT_EQ(v.original.width, video.at("orig_hw")[1]);
+    EXPECT_EQ(v.resized.height, video.at("resized_hw")[0]);
+    EXPECT_EQ(v.resized.width, video.at("resized_hw")[1]);
+    EXPECT_EQ(v.num_patches(), video.at("num_patches"));
+    EXPECT_EQ(v.tokens_per_group(params.image.merge_size), video.at("tokens_per_group"));
+    pixel_values.insert(pixel_values.end(), v.pixel_values.begin(), v.pixel_values.end());
+    grids.insert(grids.end(), v.grid_thw.begin(), v.grid_thw.end());
+  }
+  EXPECT_EQ(grids, golden.Values<int64_t>("video_grid_thw", "I64"));
+  const std::vector<float> expected = golden.Values<float>("pixel_values_videos", "F32");
+  ASSERT_EQ(pixel_values.size(), expected.size());
+  float worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i)
+    worst = std::max(worst, std::fabs(pixel_values[i] - expected[i]));
+  EXPECT_LE(worst, 1e-6f);
+  EXPECT_EQ(worst, 0.0f) << "not bit-identical";
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, VideoCaseTest,
+                         testing::Values("07_video_frames", "08_video_and_image"));
+
+// A source of synthetic frames, to check what PreprocessVideo asks of it.
+class SyntheticFrames : public VideoFrameSource {
+ public:
+  SyntheticFrames(int64_t count, double fps, ImageSize size)
+      : count_(count), fps_(fps), size_(size) {}
+  int64_t frame_count() const override { return count_; }
+  double fps() const override { return fps_; }
+  void ReadFrame(int64_t index, RgbxImage* out) override {
+    EXPECT_GT(index, last_);
+    last_ = index;
+    read.push_back(index);
+    const ImageSize s = index == odd_frame ? ImageSize{size_.width + 32, size_.height} : size_;
+    out->Reset(s.width, s.height);
+    for (size_t i = 0; i < out->stride() * s.height; ++i)
+      out->data()[i] = static_cast<uint8_t>(i + index);
+  }
+  std::vector<int64_t> read;
+  int64_t odd_frame = -1;
+
+ private:
+  int64_t count_;
+  double fps_;
+  ImageSize size_;
+  int64_t last_ = -1;
+};
+
+TEST(PreprocessVideoTest, ReadsOnlySampledFramesAndRepeatsTheLast) {
+  const VideoProcessorParams params = TinyVideoParams();
+  SyntheticFrames source(30, 10.0, {64, 64});  // 30 frames at 10 fps -> 6 sampled
+  const PreprocessedVideo v = PreprocessVideo(source, params, params.sampling, {}, {}, "video 1");
+  EXPECT_EQ(source.read, (std::vector<int64_t>{0, 6, 12, 17, 23, 29}));
+  EXPECT_EQ(v.grid_thw, (std::array<int64_t, 3>{3, 4, 4}));
+
+  SyntheticFrames odd(3, 1.0, {64, 64});
+  const PreprocessedVideo o = PreprocessVideo(odd, params, params.sampling, {}, {}, "video 1");
+  ASSERT_EQ(o.grid_thw[0], 2);
+  // The second frame of the last group is the third frame again.
+  const size_t row = params.image.patch_values(), plane = 16 * 16;
+  const float* last_group = o.pixel_values.data() + 16 * row;
+  for (size_t c = 0; c < 3; ++c) {
+    for (size_t i = 0; i < plane; ++i) {
+      ASSERT_EQ(last_group[(c * 2 + 0) * plane + i], last_group[(c * 2 + 1) * plane + i]);
+    }
+  }
+  // (u8 - 127.5) / 127.5 exactly.
+  EXPECT_EQ(o.pixel_values[0], (static_cast<float>(static_cast<uint8_t>(0)) - 127.5f) / 127.5f);
+}
+
+TEST(PreprocessVideoTest, RefusesBadClips) {
+  const VideoProcessorParams params = TinyVideoParams();
+  SyntheticFrames one(1, 1.0, {64, 64});
+  EXPECT_NE(ErrorOf([&] {
+              PreprocessVideo(one, params, params.sampling, {}, {}, "video 1");
+            }).find("video 1 has 1 frame(s); a video needs at least 2"),
+            std::string::npos);
+  SyntheticFrames mixed(4, 1.0, {64, 64});
+  mixed.odd_frame = 2;
+  EXPECT_NE(ErrorOf([&] {
+              PreprocessVideo(mixed, params, params.sampling, {}, {}, "video 1");
+            }).find("all frames of a video must have one size"),
+            std::string::npos);
+  SyntheticFrames long_clip(100000, 1.0, {64, 64});
+  VideoLimits limits;
+  try {
+    PreprocessVideo(long_clip, params, params.sampling, {}, limits, "video 1");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_NE(std::string(e.what()).find("at most 36000"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(long_clip.read.empty());
+  limits.max_seconds = 10;
+  SyntheticFrames slow(40, 2.0, {64, 64});
+  EXPECT_NE(ErrorOf([&] {
+              PreprocessVideo(slow, params, params.sampling, {}, limits, "video 1");
+            }).find("20 seconds long; at most 10"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace qvl
