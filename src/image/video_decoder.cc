@@ -70,31 +70,44 @@ int RefuseNestedOpen(AVFormatContext*, AVIOContext**, const char*, int, AVDictio
   return AVERROR(EPERM);
 }
 
-// An opened container over memory, with its stream parameters.
+struct AvioFree {
+  void operator()(AVIOContext* avio) const {
+    av_freep(&avio->buffer);  // the demuxer may have replaced the one we gave
+    avio_context_free(&avio);
+  }
+};
+struct FormatClose {
+  void operator()(AVFormatContext* fmt) const { avformat_close_input(&fmt); }
+};
+
+// An opened container over memory, with its stream parameters. Owns everything it
+// allocates even when its constructor throws.
 class Demuxer {
  public:
   Demuxer(std::span<const uint8_t> bytes, int64_t max_frame_pixels, const std::string& name) {
     input_ = {bytes.data(), static_cast<int64_t>(bytes.size()), 0};
     auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBufferSize));
     if (buffer == nullptr) Fail(ErrorCode::kInternal, name, ": out of memory");
-    avio_ = avio_alloc_context(buffer, kIoBufferSize, 0, &input_, ReadInput, nullptr, SeekInput);
+    avio_.reset(
+        avio_alloc_context(buffer, kIoBufferSize, 0, &input_, ReadInput, nullptr, SeekInput));
     if (avio_ == nullptr) {
       av_free(buffer);
       Fail(ErrorCode::kInternal, name, ": out of memory");
     }
-    fmt_ = avformat_alloc_context();
-    if (fmt_ == nullptr) Fail(ErrorCode::kInternal, name, ": out of memory");
-    fmt_->pb = avio_;
-    fmt_->flags |= AVFMT_FLAG_CUSTOM_IO;
-    fmt_->format_whitelist = av_strdup(kDemuxers);
-    fmt_->io_open = RefuseNestedOpen;
-    const int opened = avformat_open_input(&fmt_, nullptr, nullptr, nullptr);
-    if (opened < 0) {  // fmt_ is freed and null
+    AVFormatContext* fmt = avformat_alloc_context();
+    if (fmt == nullptr) Fail(ErrorCode::kInternal, name, ": out of memory");
+    fmt->pb = avio_.get();
+    fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    fmt->format_whitelist = av_strdup(kDemuxers);
+    fmt->io_open = RefuseNestedOpen;
+    const int opened = avformat_open_input(&fmt, nullptr, nullptr, nullptr);
+    if (opened < 0) {  // fmt is freed
       Fail(ErrorCode::kInvalidArgument, name,
            " is not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, "
            "Ogg): ",
            AvError(opened));
     }
+    fmt_.reset(fmt);
     // Frame sizes the container declares are checked before find_stream_info, which may
     // decode a frame; the decoders it opens get the same pixel cap.
     for (unsigned i = 0; i < fmt_->nb_streams; ++i) {
@@ -110,33 +123,27 @@ class Demuxer {
       av_dict_set_int(&d, "max_pixels", max_frame_pixels, 0);
       av_dict_set_int(&d, "threads", 1, 0);
     }
-    const int found = avformat_find_stream_info(fmt_, options.empty() ? nullptr : options.data());
+    const int found =
+        avformat_find_stream_info(fmt_.get(), options.empty() ? nullptr : options.data());
     for (AVDictionary*& d : options) av_dict_free(&d);
     if (found < 0) {
       Fail(ErrorCode::kInvalidArgument, name, " cannot be read: ", AvError(found));
     }
-    stream_ = av_find_best_stream(fmt_, AVMEDIA_TYPE_VIDEO, -1, -1, &codec_, 0);
+    stream_ = av_find_best_stream(fmt_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec_, 0);
     if (stream_ < 0 || codec_ == nullptr) {
       Fail(ErrorCode::kInvalidArgument, name, " has no video stream qvl can decode");
     }
   }
-  ~Demuxer() {
-    avformat_close_input(&fmt_);
-    if (avio_ != nullptr) av_freep(&avio_->buffer);
-    avio_context_free(&avio_);
-  }
-  Demuxer(const Demuxer&) = delete;
-  Demuxer& operator=(const Demuxer&) = delete;
 
-  AVFormatContext* fmt() { return fmt_; }
+  AVFormatContext* fmt() { return fmt_.get(); }
   AVStream* stream() { return fmt_->streams[stream_]; }
   int stream_index() const { return stream_; }
   const AVCodec* codec() const { return codec_; }
 
  private:
   MemoryInput input_;
-  AVIOContext* avio_ = nullptr;
-  AVFormatContext* fmt_ = nullptr;
+  std::unique_ptr<AVIOContext, AvioFree> avio_;
+  std::unique_ptr<AVFormatContext, FormatClose> fmt_;  // closed before avio_ is freed
   int stream_ = -1;
   const AVCodec* codec_ = nullptr;
 };
