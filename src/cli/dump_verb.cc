@@ -10,6 +10,7 @@
 #include "cli/verbs.h"
 #include "engine/tensor_dump.h"
 #include "image/preprocessor_config.h"
+#include "image/video_processor.h"
 #include "model/safetensors.h"
 #include "server/chat_request.h"
 #include "text/tokenizer.h"
@@ -38,9 +39,10 @@ void RunDump(const DumpFlags& f) {
   const Tokenizer tokenizer = Tokenizer::FromFile(model->folder().tokenizer_path);
   EngineOptions engine;
   engine.context_tokens = model->config().text.max_position_embeddings;
+  const ImageProcessorParams image_params =
+      LoadPreprocessorConfig(model->folder().preprocessor_config_path);
   const RequestPreparer preparer(model->config(), model->folder().generation, tokenizer,
-                                 LoadPreprocessorConfig(model->folder().preprocessor_config_path),
-                                 engine);
+                                 image_params, VideoParamsOfFolder(dir, image_params), engine);
   DumpOptions dump = f.dump;
   dump.threads = f.model.threads;
   if (!f.teacher.empty()) {

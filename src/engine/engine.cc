@@ -18,6 +18,7 @@
 #include "engine/sequence.h"
 #include "grammar/token_table.h"
 #include "image/preprocessor_config.h"
+#include "image/video_processor.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
 #include "text/chat_template.h"
@@ -129,8 +130,9 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
   CheckChatTemplate(chat_template.text, chat_template.path);
   const ImageProcessorParams image_params =
       LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
-  preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
-                                                tokenizer_, image_params, options_);
+  preparer_ = std::make_unique<RequestPreparer>(
+      model_->config(), model_->folder().generation, tokenizer_, image_params,
+      VideoParamsOfFolder(model_->folder().dir, image_params), options_);
   eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
   stats_.kv_pages_total = kv_.pool().num_pages();
@@ -348,7 +350,7 @@ bool Engine::Impl::TryStart(Sequence& seq) {
   seq.next_image = 0;
   for (size_t i = 0; i < images.size(); ++i) {
     ImageGrid grid = images[i].info;
-    const int64_t end = images[i].first_token + images[i].info.tokens;
+    const int64_t end = images[i].end_token;
     if (end <= seq.cached) {
       grid.cached = true;
     } else {
@@ -370,7 +372,7 @@ void Engine::Impl::BuildFeatures(Sequence& seq) {
   const std::vector<PreparedImage>& images = seq.request->images;
   for (; seq.next_image < images.size(); ++seq.next_image) {
     const PreparedImage& img = images[seq.next_image];
-    const bool needed = img.first_token + img.info.tokens > seq.cached;
+    const bool needed = img.end_token > seq.cached;
     if (needed && seq.vision[seq.next_image] == nullptr) return;  // still to encode
   }
   // Every needed image is encoded: point each pad token at its feature rows.
@@ -498,8 +500,10 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     c.want_logits = seq.cached + n == static_cast<int64_t>(seq.tokens.size());
     if (!seq.request->images.empty()) {
       c.visual = &seq.features;
-      c.visual_offset = std::count(seq.tokens.begin(), seq.tokens.begin() + seq.cached,
-                                   model_->config().image_token_id);
+      const ModelConfig& cfg = model_->config();
+      c.visual_offset = std::count_if(
+          seq.tokens.begin(), seq.tokens.begin() + seq.cached,
+          [&](int32_t t) { return t == cfg.image_token_id || t == cfg.video_token_id; });
     }
     chunks_.push_back(c);
     chunk_owner_.push_back(&seq);

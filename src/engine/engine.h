@@ -16,6 +16,7 @@
 #include <string>
 
 #include "engine/request.h"
+#include "image/video_limits.h"
 
 namespace qvl {
 
@@ -41,6 +42,7 @@ struct EngineOptions {
   int max_images_per_request = 16;
   size_t max_image_bytes = size_t{32} << 20;
   int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
+  VideoLimits video_limits;  // bytes, frame size, frames, seconds, videos per request
   // Called on the engine thread once it has had nothing to do for kIdleHookMs after
   // some work: the server hands freed memory back to the system there.
   std::function<void()> on_idle;

@@ -26,18 +26,15 @@ inline nlohmann::json ReadJson(const std::string& path) {
   return nlohmann::json::parse(ReadFileToString(path));
 }
 
-// The text and image cases (video cases, with a frames/ folder, are not requests the
-// engine takes yet).
 inline std::vector<std::string> CaseNames() {
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(kCasesDir)) {
-    if (!std::filesystem::exists(e.path() / "frames")) names.push_back(e.path().filename());
-  }
+  for (const auto& e : std::filesystem::directory_iterator(kCasesDir))
+    names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   return names;
 }
 
-// The fixture's request.json as a GenerationRequest (text and image_url parts only).
+// The fixture's request.json as a GenerationRequest (text, image_url and video parts).
 inline GenerationRequest LoadCase(const std::string& name) {
   const nlohmann::json req = ReadJson(kCasesDir + "/" + name + "/request.json");
   GenerationRequest r;
@@ -51,6 +48,17 @@ inline GenerationRequest LoadCase(const std::string& name) {
       for (const auto& p : m["content"]) {
         if (p["type"] == "text") {
           msg.parts.push_back({ChatPart::Kind::kText, p["text"]});
+        } else if (p["type"] == "video") {
+          msg.parts.push_back({ChatPart::Kind::kVideo, ""});
+          VideoInput video;
+          video.name = "video " + std::to_string(r.videos.size() + 1);
+          video.fps = p["fps"];
+          for (const auto& frame : p["video"]) {
+            const std::string bytes =
+                ReadFileToString(kCasesDir + "/" + name + "/" + frame.get<std::string>());
+            video.frames.emplace_back(bytes.begin(), bytes.end());
+          }
+          r.videos.push_back(std::move(video));
         } else {
           msg.parts.push_back({ChatPart::Kind::kImage, ""});
           const std::string bytes = ReadFileToString(kCasesDir + "/" + name + "/" +

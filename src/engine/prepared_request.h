@@ -22,14 +22,15 @@ struct PreparedImage {
   ImageGrid info;  // reported back to the client
   uint64_t content_hash = 0;
   int64_t first_token = 0;  // index of its first pad token in the prompt
+  int64_t end_token = 0;    // one past its last (a video's groups have text between them)
 };
 
 struct PreparedRequest {
-  std::vector<int32_t> prompt;  // token ids, image pads expanded
-  std::vector<uint64_t> keys;   // prefix-cache key per prompt token
-  MropePositions positions;     // of the prompt
-  std::vector<PreparedImage> images;
-  SamplerConfig sampling;  // of choice 0; choice i draws with seed + i
+  std::vector<int32_t> prompt;        // token ids, image pads expanded
+  std::vector<uint64_t> keys;         // prefix-cache key per prompt token
+  MropePositions positions;           // of the prompt
+  std::vector<PreparedImage> images;  // and videos (grid.t > 1), in prompt order
+  SamplerConfig sampling;             // of choice 0; choice i draws with seed + i
   int choices = 1;
   std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
   std::shared_ptr<const Grammar> grammar;

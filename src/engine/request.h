@@ -23,6 +23,15 @@ struct ImageInput {
   std::vector<uint8_t> bytes;  // the encoded file (JPEG, PNG, WebP, GIF, BMP)
 };
 
+// One video of the request, in the order its part appears in the messages: every frame
+// of the clip as an encoded image shown at `fps`, or (frames empty) a video file.
+struct VideoInput {
+  std::string name;  // how errors name it: "video 1 (messages[0].content[0])"
+  std::vector<std::vector<uint8_t>> frames;
+  double fps = 0;             // of `frames`; a file's comes from its container
+  std::vector<uint8_t> file;  // MP4, WebM, ... when frames is empty
+};
+
 // Unset fields fall back to the model's generation_config.json, then to greedy.
 struct SamplingParams {
   std::optional<float> temperature;  // 0 = greedy
@@ -51,6 +60,7 @@ struct LogitBias {
 struct GenerationRequest {
   std::vector<ChatMessage> messages;
   std::vector<ImageInput> images;
+  std::vector<VideoInput> videos;
   // Tool definitions for the chat template's system turn, serialized as it does (see
   // RenderChatTemplate).
   std::vector<std::string> tools_json;

@@ -1,38 +1,40 @@
 #include "engine/request_preparer.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
 #include "base/field_error.h"
 #include "base/timer.h"
+#include "engine/content_hash.h"
 #include "engine/prefix_cache.h"
+#include "engine/video_preparer.h"
 #include "text/chat_template.h"
 
 namespace qvl {
 namespace {
 
-// The first 64 bits of the image's SHA-256: a content identity that another request
-// cannot forge, so cached encodings and KV pages are only ever reused for the same image.
-uint64_t ContentHash(std::span<const uint8_t> bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
-    Fail(ErrorCode::kInternal, "SHA-256 failed");
-  }
-  uint64_t h;
-  std::memcpy(&h, digest, sizeof(h));
-  return h;
-}
-
-int CountImageParts(const std::vector<ChatMessage>& messages) {
+int CountParts(const std::vector<ChatMessage>& messages, ChatPart::Kind kind) {
   int n = 0;
   for (const ChatMessage& m : messages) {
-    for (const ChatPart& p : m.parts) n += p.kind == ChatPart::Kind::kImage ? 1 : 0;
+    for (const ChatPart& p : m.parts) n += p.kind == kind ? 1 : 0;
   }
   return n;
+}
+
+// Images and videos in the order of their parts, as their pad tokens come in the prompt.
+std::vector<PreparedImage> InPromptOrder(const std::vector<ChatMessage>& messages,
+                                         std::vector<PreparedImage> images,
+                                         std::vector<PreparedImage> videos) {
+  std::vector<PreparedImage> out;
+  size_t image = 0, video = 0;
+  for (const ChatMessage& m : messages) {
+    for (const ChatPart& p : m.parts) {
+      if (p.kind == ChatPart::Kind::kImage) out.push_back(std::move(images[image++]));
+      if (p.kind == ChatPart::Kind::kVideo) out.push_back(std::move(videos[video++]));
+    }
+  }
+  return out;
 }
 
 // n, logit_bias and the grammar, checked against the vocabulary and the engine's slots.
@@ -63,11 +65,13 @@ void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_seq
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                                  const Tokenizer& tokenizer,
                                  const ImageProcessorParams& image_params,
+                                 const VideoProcessorParams& video_params,
                                  const EngineOptions& options)
     : model_(model),
       generation_(generation),
       tokenizer_(tokenizer),
       image_params_(image_params),
+      video_params_(video_params),
       options_(options) {
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
@@ -97,12 +101,21 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   Stopwatch clock;
   PreparedRequest out;
   if (request.messages.empty()) Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
-  const int image_parts = CountImageParts(request.messages);
+  const int image_parts = CountParts(request.messages, ChatPart::Kind::kImage);
   if (image_parts != static_cast<int>(request.images.size())) {
     Fail(ErrorCode::kInternal, "request has ", image_parts, " image parts but ",
          request.images.size(), " images");
   }
   CheckImageCount(image_parts, limits_);
+  const int video_parts = CountParts(request.messages, ChatPart::Kind::kVideo);
+  if (video_parts != static_cast<int>(request.videos.size())) {
+    Fail(ErrorCode::kInternal, "request has ", video_parts, " video parts but ",
+         request.videos.size(), " videos");
+  }
+  if (video_parts > options_.video_limits.max_videos_per_request) {
+    Fail(ErrorCode::kTooLarge, "the request has ", video_parts, " videos; at most ",
+         options_.video_limits.max_videos_per_request, " are accepted");
+  }
 
   // Images: decode, resize, patches.
   const ImageBudget budget = BudgetFor(request.image_budget);
@@ -130,34 +143,55 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     out.images.push_back(std::move(img));
   }
 
+  // Videos: frames sampled, resized, patches, and their timestamps in the prompt. The
+  // budget is the model's video one (video_preprocessor_config.json), over all frames.
+  std::vector<PreparedImage> videos;
+  std::vector<VideoPromptLayout> layouts;
+  std::vector<GridThw> video_grids;
+  for (const VideoInput& input : request.videos) {
+    PreparedVideoInput v = PrepareVideo(input, video_params_, {}, options_.video_limits);
+    video_grids.push_back(v.visual.grid);
+    layouts.push_back(std::move(v.layout));
+    videos.push_back(std::move(v.visual));
+  }
+  if (!videos.empty()) {
+    out.images = InPromptOrder(request.messages, std::move(out.images), std::move(videos));
+  }
+
   // Prompt: chat template, image pads expanded, tokens.
   const std::string rendered =
       RenderChatTemplate(request.messages, /*add_generation_prompt=*/true, request.tools_json);
-  out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts);
+  out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts, layouts);
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   if (n + 1 > options_.context_tokens) {
     int64_t image_tokens = 0;
-    for (int c : token_counts) image_tokens += c;
+    for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
     Fail(
         ErrorCode::kInvalidArgument, "the prompt is ", n, " tokens (", image_tokens,
         " of them image tokens) but the context holds ", options_.context_tokens,
         " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
   }
-  out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge);
+  out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge,
+                                        model_.video_token_id, video_grids);
 
-  // Prefix-cache keys: token ids, and the image's identity for its pad tokens.
+  // Prefix-cache keys: token ids, and the image's or video's identity for its pad tokens
+  // (in prompt order; a video's groups are runs with timestamp text between them).
   out.keys.resize(n);
-  size_t image = 0;
-  for (int64_t i = 0; i < n;) {
-    if (out.prompt[i] != model_.image_token_id) {
+  size_t visual = 0;
+  int64_t pad = 0;  // pad tokens of out.images[visual] seen so far
+  for (int64_t i = 0; i < n; ++i) {
+    if (out.prompt[i] != model_.image_token_id && out.prompt[i] != model_.video_token_id) {
       out.keys[i] = TextTokenKey(out.prompt[i]);
-      ++i;
       continue;
     }
-    PreparedImage& img = out.images[image++];
-    img.first_token = i;
-    for (int64_t k = 0; k < img.info.tokens; ++k, ++i)
-      out.keys[i] = ImageTokenKey(img.content_hash, k);
+    PreparedImage& img = out.images[visual];
+    if (pad == 0) img.first_token = i;
+    out.keys[i] = ImageTokenKey(img.content_hash, pad);
+    if (++pad == img.info.tokens) {
+      img.end_token = i + 1;
+      ++visual;
+      pad = 0;
+    }
   }
 
   out.sampling = ResolveSampling(request.sampling, generation_, fallback_seed);

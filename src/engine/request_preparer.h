@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/prepared_request.h"
 #include "image/image_processor.h"
+#include "image/video_processor.h"
 #include "model/config.h"
 #include "text/tokenizer.h"
 
@@ -16,10 +17,10 @@ class RequestPreparer {
  public:
   RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
-                  const EngineOptions& options);
+                  const VideoProcessorParams& video_params, const EngineOptions& options);
 
-  // Throws Error: kInvalidArgument for bad images or parameters and prompts over the
-  // context, kTooLarge for images over the byte/pixel limits.
+  // Throws Error: kInvalidArgument for bad images, videos or parameters and prompts over
+  // the context, kTooLarge for images and videos over their limits.
   PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
 
   // Tokens that end an answer: generation_config.json's and config.json's.
@@ -32,6 +33,7 @@ class RequestPreparer {
   const GenerationConfig& generation_;
   const Tokenizer& tokenizer_;
   ImageProcessorParams image_params_;
+  VideoProcessorParams video_params_;
   ImageLimits limits_;
   EngineOptions options_;
   std::vector<int32_t> eos_ids_;

@@ -1,6 +1,7 @@
 #include "image/video_processor.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -54,6 +55,15 @@ VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
 
 VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path) {
   return ParseVideoPreprocessorConfig(ReadFileToString(path), path);
+}
+
+VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,
+                                         const ImageProcessorParams& image) {
+  const std::string path = model_dir + "/video_preprocessor_config.json";
+  if (std::filesystem::exists(path)) return LoadVideoPreprocessorConfig(path);
+  VideoProcessorParams p;
+  p.image = image;
+  return p;
 }
 
 PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,

@@ -34,6 +34,11 @@ VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
                                                   const std::string& source);
 VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path);
 
+// The video settings of a model folder: its video_preprocessor_config.json, or when it
+// has none the image settings with the default frame sampling.
+VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,
+                                         const ImageProcessorParams& image);
+
 // The frames of a clip, read in increasing index order (a decoder may run forwards
 // only). Every frame has one size.
 class VideoFrameSource {

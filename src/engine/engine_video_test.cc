@@ -1,0 +1,96 @@
+// Videos through the engine: the MP4 of a fixture clip gives the same answer as its
+// frames, a follow-up about the same clip reuses its KV pages and encoding, and broken
+// or oversized videos are refused with errors naming them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "engine/engine.h"
+#include "engine/engine_test_cases.h"
+
+namespace qvl {
+namespace {
+
+// The case's request with each frame-list video replaced by its MP4 file.
+GenerationRequest WithMp4(const std::string& name) {
+  GenerationRequest r = LoadCase(name);
+  const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
+  for (size_t i = 0; i < r.videos.size(); ++i) {
+    const std::string file = ReadFileToString(kCasesDir + "/" + name + "/" +
+                                              meta["videos"][i]["mp4"]["file"].get<std::string>());
+    r.videos[i].frames.clear();
+    r.videos[i].fps = 0;
+    r.videos[i].file.assign(file.begin(), file.end());
+  }
+  return r;
+}
+
+TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
+  auto engine = MakeEngine();
+  for (const std::string name : {"07_video_frames", "08_video_and_image"}) {
+    SCOPED_TRACE(name);
+    GenerationRequest r = WithMp4(name);
+    r.ignore_eos = true;
+    r.top_logprobs = 0;  // the updates then carry the token ids
+    Collector c;
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    ASSERT_EQ(c.last.finish_reason, FinishReason::kLength) << c.last.error;
+    EXPECT_EQ(c.tokens, GoldenTokens(name));
+    const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
+    EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
+    const ImageGrid& video = c.last.timings.images.back();
+    EXPECT_EQ(video.grid_t, meta["videos"][0]["grid_thw"][0]);
+    EXPECT_EQ(video.tokens, meta["videos"][0]["num_video_tokens"]);
+
+    // The same clip again with a follow-up question: the prompt up to the clip's last
+    // pad token comes from the prefix cache (in whole KV pages; the encoding is cached
+    // for the pad tokens of the last partial page).
+    GenerationRequest follow = WithMp4(name);
+    ChatMessage answer;
+    answer.role = "assistant";
+    answer.parts.push_back({ChatPart::Kind::kText, "A square."});
+    follow.messages.push_back(answer);
+    ChatMessage question;
+    question.role = "user";
+    question.parts.push_back({ChatPart::Kind::kText, "And then?"});
+    follow.messages.push_back(question);
+    follow.max_tokens = 2;
+    Collector f;
+    engine->Submit(std::move(follow), f.Sink());
+    f.Wait();
+    ASSERT_NE(f.last.finish_reason, FinishReason::kError) << f.last.error;
+    const std::vector<int32_t> ids = meta["input_ids"];
+    const auto last_pad = std::find(ids.rbegin(), ids.rend(), 151656).base() - ids.begin();
+    EXPECT_GT(f.last.usage.cached_tokens, last_pad - EngineOptions().kv_page_tokens);
+    EXPECT_TRUE(f.last.timings.images.back().cached);
+  }
+}
+
+TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {
+  EngineOptions options;
+  options.video_limits.max_seconds = 1;
+  auto engine = MakeEngine(options);
+  GenerationRequest r = LoadCase("07_video_frames");  // 8 frames at 4 fps: 2 seconds
+  try {
+    engine->Submit(std::move(r), [](GenerationUpdate&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_NE(std::string(e.what()).find("video 1 is 2 seconds long"), std::string::npos)
+        << e.what();
+  }
+  GenerationRequest broken = WithMp4("07_video_frames");
+  broken.videos[0].file.resize(100);
+  try {
+    engine->Submit(std::move(broken), [](GenerationUpdate&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()).rfind("video 1", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,54 @@
+#include "engine/video_preparer.h"
+
+#include <memory>
+
+#include "base/error.h"
+#include "engine/content_hash.h"
+#include "image/video_decoder.h"
+#include "image/video_frame_list.h"
+
+namespace qvl {
+
+PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
+                                const ImageBudget& budget, const VideoLimits& limits) {
+  std::unique_ptr<VideoFrameSource> source;
+  if (input.frames.empty()) {
+    source = std::make_unique<VideoFileDecoder>(input.file, limits, input.name);
+  } else {
+    std::vector<std::span<const uint8_t>> frames(input.frames.begin(), input.frames.end());
+    source = std::make_unique<VideoFrameList>(std::move(frames), input.fps, limits, input.name);
+  }
+  PreprocessedVideo video =
+      PreprocessVideo(*source, params, params.sampling, budget, limits, input.name);
+
+  PreparedVideoInput out;
+  PreparedImage& v = out.visual;
+  v.grid = {video.grid_thw[0], video.grid_thw[1], video.grid_thw[2]};
+  const int merge = params.image.merge_size;
+  v.info.width = video.original.width;
+  v.info.height = video.original.height;
+  v.info.resized_width = video.resized.width;
+  v.info.resized_height = video.resized.height;
+  v.info.grid_t = v.grid.t;
+  v.info.grid_h = v.grid.h;
+  v.info.grid_w = v.grid.w;
+  v.info.tokens = v.grid.tokens(merge);
+  // The encoding depends on the frames and on which of them were sampled.
+  ContentHasher hasher;
+  if (input.frames.empty()) {
+    hasher.Update(input.file);
+  } else {
+    for (const std::vector<uint8_t>& frame : input.frames) {
+      hasher.UpdateValue(frame.size());
+      hasher.Update(frame);
+    }
+  }
+  for (const int64_t index : video.sampled_indices) hasher.UpdateValue(index);
+  v.content_hash = hasher.Finish();
+  v.pixels = std::move(video.pixel_values);
+  out.layout.timestamps = video.timestamps;
+  out.layout.tokens_per_group = static_cast<int>(video.tokens_per_group(merge));
+  return out;
+}
+
+}  // namespace qvl

@@ -1,0 +1,26 @@
+// One video of a request made ready for the engine: decoded (a frame list or a file),
+// sampled, resized and cut into patches, with its content identity and its layout in
+// the prompt (a timestamp and a vision block per frame pair).
+#pragma once
+
+#include "engine/prepared_request.h"
+#include "engine/request.h"
+#include "image/image_budget.h"
+#include "image/video_limits.h"
+#include "image/video_processor.h"
+#include "text/chat_template.h"
+
+namespace qvl {
+
+struct PreparedVideoInput {
+  PreparedImage visual;  // pixels [patches, C*T*P*P], grid (t = frame pairs, h, w)
+  VideoPromptLayout layout;
+};
+
+// Throws Error: kTooLarge over `limits`, kInvalidArgument for broken or unsupported
+// files and frames, clips too short or with frames of different sizes (see
+// PreprocessVideo and VideoFileDecoder), each naming input.name.
+PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
+                                const ImageBudget& budget, const VideoLimits& limits);
+
+}  // namespace qvl
