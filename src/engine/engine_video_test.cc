@@ -40,9 +40,12 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
     EXPECT_EQ(c.tokens, GoldenTokens(name));
     const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
     EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
-    const ImageGrid& video = c.last.timings.images.back();
+    const ImageGrid& video = c.last.timings.videos.at(0);
     EXPECT_EQ(video.grid_t, meta["videos"][0]["grid_thw"][0]);
     EXPECT_EQ(video.tokens, meta["videos"][0]["num_video_tokens"]);
+    EXPECT_EQ(video.frames, meta["videos"][0]["num_input_frames"]);
+    EXPECT_EQ(video.sampled_frames, meta["videos"][0]["sampled_indices"].size());
+    EXPECT_EQ(c.last.timings.images.size(), meta.value("images", nlohmann::json::array()).size());
 
     // The same clip again with a follow-up question: the prompt up to the clip's last
     // pad token comes from the prefix cache (in whole KV pages; the encoding is cached
@@ -64,7 +67,7 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
     const std::vector<int32_t> ids = meta["input_ids"];
     const auto last_pad = std::find(ids.rbegin(), ids.rend(), 151656).base() - ids.begin();
     EXPECT_GT(f.last.usage.cached_tokens, last_pad - EngineOptions().kv_page_tokens);
-    EXPECT_TRUE(f.last.timings.images.back().cached);
+    EXPECT_TRUE(f.last.timings.videos.at(0).cached);
   }
 }
 

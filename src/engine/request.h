@@ -98,6 +98,10 @@ struct ImageGrid {
   int64_t grid_t = 1, grid_h = 0, grid_w = 0;     // patches
   int64_t tokens = 0;                             // image tokens in the prompt
   bool cached = false;                            // vision encoding reused
+  // Videos only (frames == 0 for an image): frames in the clip, how many were sampled
+  // (grid_t pairs of them) and the clip's frame rate.
+  int64_t frames = 0, sampled_frames = 0;
+  double fps = 0;
 };
 
 struct Usage {
@@ -117,6 +121,7 @@ struct Timings {
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
   std::vector<ImageGrid> images;
+  std::vector<ImageGrid> videos;
 };
 
 // A step of progress of one answer of a request. Text arrives in UTF-8-complete pieces

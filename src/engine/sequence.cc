@@ -91,11 +91,13 @@ GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double no
     }
   }
   t.total_ms = (now - seq.submitted) * 1e3 + request.preprocess_ms;
+  const std::vector<ImageGrid>* grids = &seq.grids;
+  std::vector<ImageGrid> prepared;
   if (seq.grids.empty()) {
-    for (const PreparedImage& img : request.images) t.images.push_back(img.info);
-  } else {
-    t.images = seq.grids;
+    for (const PreparedImage& img : request.images) prepared.push_back(img.info);
+    grids = &prepared;
   }
+  for (const ImageGrid& g : *grids) (g.frames > 0 ? t.videos : t.images).push_back(g);
   return update;
 }
 

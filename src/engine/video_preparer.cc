@@ -33,6 +33,9 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   v.info.grid_h = v.grid.h;
   v.info.grid_w = v.grid.w;
   v.info.tokens = v.grid.tokens(merge);
+  v.info.frames = video.input_frames;
+  v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
+  v.info.fps = video.fps;
   // The encoding depends on the frames and on which of them were sampled.
   ContentHasher hasher;
   if (input.frames.empty()) {

@@ -23,14 +23,15 @@ ChatPart ImagePart() {
 }
 
 bool IsUnsupportedMediaType(std::string_view type) {
-  return type == "input_audio" || type == "audio" || type == "audio_url" || type == "video" ||
-         type == "video_url" || type == "file" || type == "input_file";
+  return type == "input_audio" || type == "audio" || type == "audio_url" || type == "file" ||
+         type == "input_file";
 }
 
 class MessageParser {
  public:
-  MessageParser(const MessageLimits& limits, std::vector<ImageInput>* images)
-      : limits_(limits), images_(images) {}
+  MessageParser(const MessageLimits& limits, std::vector<ImageInput>* images,
+                std::vector<VideoInput>* videos)
+      : limits_(limits), images_(images), videos_(videos) {}
 
   ChatMessage Parse(const nlohmann::json& value, size_t index) {
     const RequestObject message(value, IndexField("messages", index));
@@ -118,6 +119,10 @@ class MessageParser {
         type = "image_url";
       } else if (part.Find("image") != nullptr) {
         type = "image";
+      } else if (part.Find("video_url") != nullptr) {
+        type = "video_url";
+      } else if (part.Find("video") != nullptr) {
+        type = "video";
       } else if (part.Find("text") != nullptr) {
         type = "text";
       } else {
@@ -141,7 +146,16 @@ class MessageParser {
       }
       return LoadImage(part, type, field);
     }
-    if (IsUnsupportedMediaType(type)) {
+    if ((type == "video" || type == "video_url") && videos_ != nullptr) {
+      if (role != "user" && role != "tool") {
+        FailField(ErrorCode::kInvalidArgument, field,
+                  "videos are only accepted in user and tool messages (the chat template "
+                  "drops them from ",
+                  role, " messages)");
+      }
+      return LoadVideo(part, type, field);
+    }
+    if (IsUnsupportedMediaType(type) || type == "video" || type == "video_url") {
       FailField(ErrorCode::kInvalidArgument, part.Field("type"), "\"", type,
                 "\" parts are not supported; qvl reads text and images");
     }
@@ -179,19 +193,68 @@ class MessageParser {
     return ImagePart();
   }
 
+  // {"video": [frame URLs], "fps": F}, {"video": URL} or {"video_url": {"url"}}.
+  ChatPart LoadVideo(const RequestObject& part, const std::string& type, const std::string& field) {
+    const nlohmann::json* value = part.Find(type);
+    if (value == nullptr) FailField(ErrorCode::kInvalidArgument, part.Field(type), "is required");
+    if (static_cast<int>(videos_->size()) >= limits_.max_videos) {
+      FailField(ErrorCode::kInvalidArgument, field, "too many videos: this server accepts at most ",
+                limits_.max_videos, " per request");
+    }
+    VideoInput video;
+    video.name = StrCat("video ", videos_->size() + 1, " (", field, ")");
+    if (type == "video" && value->is_array()) {
+      const std::string frames_field = part.Field("video");
+      if (value->empty()) FailField(ErrorCode::kInvalidArgument, frames_field, "has no frames");
+      if (static_cast<int64_t>(value->size()) > limits_.max_video_frames) {
+        FailField(ErrorCode::kTooLarge, frames_field, "has ", value->size(),
+                  " frames; this server accepts at most ", limits_.max_video_frames);
+      }
+      // Without it transformers assumes 24; a wrong rate silently changes the sampling
+      // and the timestamps, so qvl asks for it.
+      const std::optional<double> fps = part.Number("fps", 1e-3, 1000);
+      if (!fps) {
+        FailField(ErrorCode::kInvalidArgument, part.Field("fps"),
+                  "is required with a list of frames (the rate they were taken at)");
+      }
+      video.fps = *fps;
+      for (size_t i = 0; i < value->size(); ++i) {
+        const std::string frame_field = IndexField(frames_field, i);
+        if (!(*value)[i].is_string()) {
+          FailField(ErrorCode::kInvalidArgument, frame_field, "expected an image URL, got ",
+                    JsonKind((*value)[i]));
+        }
+        video.frames.push_back(
+            LoadImageBytes((*value)[i].get<std::string>(), limits_.media, frame_field));
+      }
+    } else if (value->is_string()) {
+      video.file = LoadVideoBytes(value->get<std::string>(), limits_.media, part.Field(type));
+    } else {
+      const RequestObject video_url(*value, part.Field(type));
+      video.file =
+          LoadVideoBytes(video_url.RequiredString("url"), limits_.media, video_url.Field("url"));
+    }
+    videos_->push_back(std::move(video));
+    ChatPart out;
+    out.kind = ChatPart::Kind::kVideo;
+    return out;
+  }
+
   const MessageLimits& limits_;
   std::vector<ImageInput>* images_;
+  std::vector<VideoInput>* videos_;
 };
 
 }  // namespace
 
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
-                       std::vector<ChatMessage>* messages, std::vector<ImageInput>* images) {
+                       std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
+                       std::vector<VideoInput>* videos) {
   RequireArray(value, "messages");
   if (value.empty()) {
     FailField(ErrorCode::kInvalidArgument, "messages", "needs at least one message");
   }
-  MessageParser parser(limits, images);
+  MessageParser parser(limits, images, videos);
   for (size_t i = 0; i < value.size(); ++i) messages->push_back(parser.Parse(value[i], i));
 }
 

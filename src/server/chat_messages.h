@@ -12,16 +12,22 @@ namespace qvl {
 
 struct MessageLimits {
   int max_images = 16;
+  int max_videos = 4;
+  int max_video_frames = 768;  // frames listed in one frame-list video
   MediaPolicy media;
 };
 
 // Appends to `messages` and `images`. Roles: system (first message only; "developer" is
 // taken as system), user, assistant, tool. Content is a string or an array of parts:
 // {"type":"text","text"}, {"type":"image_url","image_url":{"url","detail"?}} (the url
-// may also be given directly as a string), {"type":"image","image":URL}. Images are only
-// accepted where the chat template shows them (user and tool messages). Throws
-// FieldError naming the message or part at fault.
+// may also be given directly as a string), {"type":"image","image":URL}, and videos:
+// {"type":"video","video":[frame URLs],"fps":F} (every frame of the clip, shown at F per
+// second), {"type":"video","video":URL} or {"type":"video_url","video_url":{"url"}} (a
+// video file). Images and videos are only accepted where the chat template shows them
+// (user and tool messages); without `videos` a video part is refused. Throws FieldError
+// naming the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
-                       std::vector<ChatMessage>* messages, std::vector<ImageInput>* images);
+                       std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
+                       std::vector<VideoInput>* videos = nullptr);
 
 }  // namespace qvl

@@ -206,7 +206,7 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   MessageLimits limits;
   limits.max_images = policy.max_images;
   limits.media = policy.media;
-  ParseChatMessages(*messages, limits, &g.messages, &g.images);
+  ParseChatMessages(*messages, limits, &g.messages, &g.images, &g.videos);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/field_error.h"
 #include "image/image_format.h"
+#include "image/video_decoder.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
 
@@ -27,9 +28,17 @@ std::string Lower(std::string_view text) {
   return s;
 }
 
+// What a media loader accepts: "image" or "video" (the data URL's media type prefix and
+// the noun of its messages) and how many bytes.
+struct MediaKind {
+  std::string_view noun;
+  int64_t max_bytes;
+};
+
 // data:[<media type>][;param=value]*;base64,<payload>
-std::vector<uint8_t> DecodeDataUrl(std::string_view url, int64_t max_bytes,
+std::vector<uint8_t> DecodeDataUrl(std::string_view url, const MediaKind& kind,
                                    std::string_view field) {
+  const int64_t max_bytes = kind.max_bytes;
   const size_t comma = url.find(',');
   if (comma == std::string_view::npos) {
     FailField(ErrorCode::kInvalidArgument, field, "malformed data URL: no ',' after the header");
@@ -41,16 +50,16 @@ std::vector<uint8_t> DecodeDataUrl(std::string_view url, int64_t max_bytes,
               "only base64 data URLs are supported (data:image/png;base64,...)");
   }
   const std::string media_type = header.substr(0, header.find(';'));
-  if (!media_type.empty() && media_type.rfind("image/", 0) != 0 &&
+  if (!media_type.empty() && media_type.rfind(StrCat(kind.noun, "/"), 0) != 0 &&
       media_type != "application/octet-stream") {
-    FailField(ErrorCode::kInvalidArgument, field, "the data URL holds ", media_type,
-              ", not an image");
+    FailField(ErrorCode::kInvalidArgument, field, "the data URL holds ", media_type, ", not ",
+              kind.noun == "image" ? "an image" : "a video");
   }
   const size_t size = Base64DecodedSize(payload);
   if (static_cast<int64_t>(size) > max_bytes) {
-    FailField(ErrorCode::kTooLarge, field, "the image is ",
+    FailField(ErrorCode::kTooLarge, field, "the ", kind.noun, " is ",
               FormatByteSize(static_cast<int64_t>(size)), ", over the limit of ",
-              FormatByteSize(max_bytes), " per image");
+              FormatByteSize(max_bytes), " per ", kind.noun);
   }
   return DecodeBase64(payload, field);
 }
@@ -67,32 +76,47 @@ void CheckImageFormat(const std::vector<uint8_t>& bytes, std::string_view field)
             "not an image qvl can read (JPEG, PNG, WebP, GIF or BMP)");
 }
 
+// The bytes `reference` names, from a data URL, an http(s) URL or a local file.
+std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolicy& policy,
+                                    const MediaKind& kind, std::string_view field) {
+  if (StartsWithNoCase(reference, "data:")) return DecodeDataUrl(reference, kind, field);
+  if (StartsWithNoCase(reference, "http://") || StartsWithNoCase(reference, "https://")) {
+    if (!policy.allow_urls) {
+      FailField(ErrorCode::kInvalidArgument, field, "this server does not fetch ", kind.noun,
+                " URLs; send the ", kind.noun, " as a data:", kind.noun,
+                "/...;base64 URL (the operator can enable fetching with --allow-image-urls)");
+    }
+    ImageFetchOptions fetch = policy.fetch;
+    fetch.max_bytes = kind.max_bytes;
+    return FetchImage(std::string(reference), fetch, field);
+  }
+  if (reference.find("://") != std::string_view::npos && !StartsWithNoCase(reference, "file://")) {
+    FailField(ErrorCode::kInvalidArgument, field, "unsupported URL scheme in ",
+              reference.substr(0, reference.find("://") + 3),
+              "; use a data: URL, an http(s) URL or a file path");
+  }
+  return ReadLocalMedia(reference, policy.local, kind.max_bytes, field);
+}
+
 }  // namespace
 
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field) {
-  std::vector<uint8_t> bytes;
-  if (StartsWithNoCase(reference, "data:")) {
-    bytes = DecodeDataUrl(reference, policy.max_image_bytes, field);
-  } else if (StartsWithNoCase(reference, "http://") || StartsWithNoCase(reference, "https://")) {
-    if (!policy.allow_urls) {
-      FailField(ErrorCode::kInvalidArgument, field,
-                "this server does not fetch image URLs; send the image as a "
-                "data:image/...;base64 URL (the operator can enable fetching with "
-                "--allow-image-urls)");
-    }
-    ImageFetchOptions fetch = policy.fetch;
-    fetch.max_bytes = policy.max_image_bytes;
-    bytes = FetchImage(std::string(reference), fetch, field);
-  } else if (reference.find("://") != std::string_view::npos &&
-             !StartsWithNoCase(reference, "file://")) {
-    FailField(ErrorCode::kInvalidArgument, field, "unsupported URL scheme in ",
-              reference.substr(0, reference.find("://") + 3),
-              "; use a data: URL, an http(s) URL or a file path");
-  } else {
-    bytes = ReadLocalMedia(reference, policy.local, policy.max_image_bytes, field);
-  }
+  std::vector<uint8_t> bytes =
+      LoadMediaBytes(reference, policy, {"image", policy.max_image_bytes}, field);
   CheckImageFormat(bytes, field);
+  return bytes;
+}
+
+std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,
+                                    std::string_view field) {
+  std::vector<uint8_t> bytes =
+      LoadMediaBytes(reference, policy, {"video", policy.max_video_bytes}, field);
+  if (bytes.empty()) FailField(ErrorCode::kInvalidArgument, field, "the video is empty");
+  if (!LooksLikeVideoFile(bytes)) {
+    FailField(ErrorCode::kInvalidArgument, field,
+              "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+  }
   return bytes;
 }
 

@@ -12,7 +12,8 @@
 namespace qvl {
 
 struct MediaPolicy {
-  int64_t max_image_bytes = int64_t{32} << 20;  // encoded bytes per image
+  int64_t max_image_bytes = int64_t{32} << 20;   // encoded bytes per image
+  int64_t max_video_bytes = int64_t{256} << 20;  // encoded bytes per video file
   LocalMediaPolicy local;
   bool allow_urls = false;
   ImageFetchOptions fetch;  // fetch.max_bytes is replaced by max_image_bytes
@@ -24,6 +25,12 @@ struct MediaPolicy {
 // for bytes that are not an image format qvl decodes (naming the format when it is a
 // known one, e.g. TIFF or HEIF).
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
+                                    std::string_view field);
+
+// The same for a video file (data:video/...;base64 URLs, files, http(s) URLs under the
+// same rules), up to max_video_bytes; refuses bytes that are no video container qvl
+// reads (MP4/MOV, WebM/Matroska, AVI, MPEG-TS, FLV, Ogg).
+std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field);
 
 }  // namespace qvl

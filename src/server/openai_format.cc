@@ -40,16 +40,32 @@ nlohmann::json TimingsJson(const Timings& t) {
                       {"tokens", g.tokens},
                       {"cached", g.cached}});
   }
-  return {{"queue_ms", t.queue_ms},
-          {"preprocess_ms", t.preprocess_ms},
-          {"vision_encode_ms", t.vision_ms},
-          {"prefill_ms", t.prefill_ms},
-          {"decode_ms", t.decode_ms},
-          {"ttft_ms", t.ttft_ms},
-          {"total_ms", t.total_ms},
-          {"prefill_tokens_per_s", t.prefill_tokens_per_s},
-          {"decode_tokens_per_s", t.decode_tokens_per_s},
-          {"images", std::move(images)}};
+  nlohmann::json timings = {{"queue_ms", t.queue_ms},
+                            {"preprocess_ms", t.preprocess_ms},
+                            {"vision_encode_ms", t.vision_ms},
+                            {"prefill_ms", t.prefill_ms},
+                            {"decode_ms", t.decode_ms},
+                            {"ttft_ms", t.ttft_ms},
+                            {"total_ms", t.total_ms},
+                            {"prefill_tokens_per_s", t.prefill_tokens_per_s},
+                            {"decode_tokens_per_s", t.decode_tokens_per_s},
+                            {"images", std::move(images)}};
+  if (!t.videos.empty()) {
+    nlohmann::json& videos = timings["videos"] = nlohmann::json::array();
+    for (const ImageGrid& g : t.videos) {
+      videos.push_back({{"width", g.width},
+                        {"height", g.height},
+                        {"frames", g.frames},
+                        {"fps", g.fps},
+                        {"sampled_frames", g.sampled_frames},
+                        {"resized_width", g.resized_width},
+                        {"resized_height", g.resized_height},
+                        {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
+                        {"tokens", g.tokens},
+                        {"cached", g.cached}});
+    }
+  }
+  return timings;
 }
 
 namespace {

@@ -53,6 +53,9 @@ TinyCase LoadTinyCase(const std::string& name) {
       if (part.value("type", "") == "image_url") {
         part["image_url"]["url"] = DataUrl(dir + "/" + part["image_url"]["url"].get<std::string>());
       }
+      if (part.value("type", "") == "video") {
+        for (auto& frame : part["video"]) frame = DataUrl(dir + "/" + frame.get<std::string>());
+      }
     }
   }
   const nlohmann::json meta = nlohmann::json::parse(ReadFile(dir + "/meta.json"));
@@ -72,11 +75,8 @@ TinyCase LoadTinyCase(const std::string& name) {
 
 std::vector<TinyCase> LoadTinyCases() {
   std::vector<std::string> names;
-  // Video cases (with a frames/ folder) are not requests the server takes yet.
   for (const auto& entry : std::filesystem::directory_iterator(kData + "/tiny-qwen3vl/cases")) {
-    if (!std::filesystem::exists(entry.path() / "frames")) {
-      names.push_back(entry.path().filename().string());
-    }
+    names.push_back(entry.path().filename().string());
   }
   std::sort(names.begin(), names.end());
   std::vector<TinyCase> cases;

@@ -1,0 +1,155 @@
+// Video parts of chat messages: the frame-list form of qwen-vl-utils and vLLM, and
+// video files as vLLM's video_url; what is refused names the field.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/field_error.h"
+#include "server/chat_messages.h"
+
+namespace qvl {
+namespace {
+
+const std::string kCases = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string Base64(const std::string& bytes) {
+  static const char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char c : bytes) {
+    buffer = buffer << 8 | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(kAlphabet[(buffer >> bits) & 63]);
+    }
+  }
+  if (bits > 0) out.push_back(kAlphabet[(buffer << (6 - bits)) & 63]);
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
+
+std::string Frame(int k) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/frames/clip/%03d.png", k);
+  return "data:image/png;base64," + Base64(ReadFile(kCases + "/07_video_frames" + name));
+}
+
+std::string Mp4Url() {
+  return "data:video/mp4;base64," + Base64(ReadFile(kCases + "/07_video_frames/frames/clip.mp4"));
+}
+
+struct Parsed {
+  std::vector<ChatMessage> messages;
+  std::vector<ImageInput> images;
+  std::vector<VideoInput> videos;
+};
+
+Parsed Parse(const nlohmann::json& content, const std::string& role = "user",
+             MessageLimits limits = {}) {
+  Parsed p;
+  const nlohmann::json messages = {{{"role", role}, {"content", content}}};
+  ParseChatMessages(messages, limits, &p.messages, &p.images, &p.videos);
+  return p;
+}
+
+// The field and message of the error parsing `content` throws.
+std::pair<std::string, std::string> ErrorOf(const nlohmann::json& content,
+                                            const std::string& role = "user",
+                                            MessageLimits limits = {}) {
+  try {
+    Parse(content, role, limits);
+  } catch (const FieldError& e) {
+    return {e.field(), e.what()};
+  }
+  return {"", "no error"};
+}
+
+TEST(ChatMessagesVideo, FrameListWithItsRate) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (int k = 0; k < 8; ++k) frames.push_back(Frame(k));
+  const Parsed p = Parse({{{"type", "video"}, {"video", frames}, {"fps", 4.0}},
+                          {{"type", "text"}, {"text", "What moves?"}}});
+  ASSERT_EQ(p.videos.size(), 1u);
+  EXPECT_EQ(p.videos[0].frames.size(), 8u);
+  EXPECT_EQ(p.videos[0].fps, 4.0);
+  EXPECT_TRUE(p.videos[0].file.empty());
+  EXPECT_EQ(p.videos[0].name, "video 1 (messages[0].content[0])");
+  ASSERT_EQ(p.messages[0].parts.size(), 2u);
+  EXPECT_EQ(p.messages[0].parts[0].kind, ChatPart::Kind::kVideo);
+
+  // Without fps the timestamps would be guessed: refused.
+  const auto [field, message] = ErrorOf({{{"type", "video"}, {"video", frames}}});
+  EXPECT_EQ(field, "messages[0].content[0].fps");
+  EXPECT_NE(message.find("is required with a list of frames"), std::string::npos) << message;
+
+  MessageLimits few;
+  few.max_video_frames = 4;
+  EXPECT_EQ(ErrorOf({{{"type", "video"}, {"video", frames}, {"fps", 4}}}, "user", few).first,
+            "messages[0].content[0].video");
+  frames[3] = 7;
+  EXPECT_EQ(ErrorOf({{{"type", "video"}, {"video", frames}, {"fps", 4}}}).first,
+            "messages[0].content[0].video[3]");
+  frames[3] = "data:image/png;base64,AAAA";
+  EXPECT_EQ(ErrorOf({{{"type", "video"}, {"video", frames}, {"fps", 4}}}).first,
+            "messages[0].content[0].video[3]");
+}
+
+TEST(ChatMessagesVideo, VideoFilesAsVideoUrlOrVideo) {
+  const std::string mp4 = ReadFile(kCases + "/07_video_frames/frames/clip.mp4");
+  Parsed p = Parse({{{"type", "video_url"}, {"video_url", {{"url", Mp4Url()}}}}});
+  ASSERT_EQ(p.videos.size(), 1u);
+  EXPECT_EQ(p.videos[0].file.size(), mp4.size());
+  EXPECT_TRUE(p.videos[0].frames.empty());
+  p = Parse({{{"video", Mp4Url()}}});  // the type may be left to the key
+  ASSERT_EQ(p.videos.size(), 1u);
+  EXPECT_EQ(p.videos[0].file.size(), mp4.size());
+
+  EXPECT_EQ(ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", Frame(0)}}}}}),
+            std::make_pair(std::string("messages[0].content[0].video_url.url"),
+                           std::string("messages[0].content[0].video_url.url: the data URL "
+                                       "holds image/png, not a video")));
+  EXPECT_EQ(
+      ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", "data:video/mp4;base64,AAAAAAAA"}}}}})
+          .second,
+      "messages[0].content[0].video_url.url: not a video file qvl can read (MP4, MOV, "
+      "WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+  MessageLimits small;
+  small.media.max_video_bytes = 1000;
+  const auto [field, message] =
+      ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", Mp4Url()}}}}}, "user", small);
+  EXPECT_EQ(field, "messages[0].content[0].video_url.url");
+  EXPECT_NE(message.find("over the limit of"), std::string::npos) << message;
+}
+
+TEST(ChatMessagesVideo, RefusedWhereTheTemplateDropsThemAndOverTheCount) {
+  const nlohmann::json part = {{"type", "video_url"}, {"video_url", {{"url", Mp4Url()}}}};
+  EXPECT_EQ(ErrorOf(nlohmann::json::array({part}), "assistant").first, "messages[0].content[0]");
+  MessageLimits one;
+  one.max_videos = 1;
+  EXPECT_EQ(ErrorOf({part, part}, "user", one).first, "messages[0].content[1]");
+  // A front end that does not pass videos keeps refusing them.
+  std::vector<ChatMessage> messages;
+  std::vector<ImageInput> images;
+  try {
+    const nlohmann::json request =
+        nlohmann::json::array({{{"role", "user"}, {"content", nlohmann::json::array({part})}}});
+    ParseChatMessages(request, {}, &messages, &images);
+    ADD_FAILURE() << "no error";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "messages[0].content[0].type");
+  }
+}
+
+}  // namespace
+}  // namespace qvl
