@@ -20,7 +20,7 @@ const std::string kModel = kData + "/tiny-qwen3vl/model";
 
 std::vector<std::string> Cases() {
   std::vector<std::string> names;
-  // Video cases (with a frames/ folder) are not requests qvl dump takes yet.
+  // Video cases (with a frames/ folder): qvl dump does not name video tensors yet.
   for (const auto& e : std::filesystem::directory_iterator(kData + "/tiny-qwen3vl/cases")) {
     if (!std::filesystem::exists(e.path() / "frames")) names.push_back(e.path().filename());
   }
@@ -75,6 +75,17 @@ TEST(RunVerb, PrintsTheReferenceGreedyAnswer) {
   const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(dir + "/meta.json"));
   const QvlRun run = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -q --request " +
                             dir + "/request.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, meta["greedy_text"].get<std::string>() + "\n");
+}
+
+// -v takes a video file like -i an image: the lossless MP4 of case 07 with its question
+// gives the reference's answer to the frames.
+TEST(RunVerb, VideoFileGivesTheReferenceAnswer) {
+  const std::string dir = kData + "/tiny-qwen3vl/cases/07_video_frames";
+  const nlohmann::json meta = nlohmann::json::parse(ReadFileToString(dir + "/meta.json"));
+  const QvlRun run = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -q -v " + dir +
+                            "/frames/clip.mp4 --temperature 0 -n 16 'What moves in this video?'");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.out, meta["greedy_text"].get<std::string>() + "\n");
 }

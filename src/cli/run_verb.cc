@@ -24,6 +24,7 @@ namespace {
 struct RunFlags {
   ModelFlags model;
   std::vector<std::string> images;
+  std::vector<std::string> videos;
   std::string prompt;
   std::string system;
   std::string request;
@@ -39,9 +40,9 @@ struct RunFlags {
 
 GenerationRequest BuildRequest(const RunFlags& f) {
   if (!f.request.empty()) {
-    if (!f.images.empty() || !f.prompt.empty()) {
+    if (!f.images.empty() || !f.videos.empty() || !f.prompt.empty()) {
       Fail(ErrorCode::kInvalidArgument,
-           "give either --request or a prompt with -i images, not both");
+           "give either --request or a prompt with -i images / -v videos, not both");
     }
     ChatRequestPolicy policy;
     policy.media.local.enabled = true;
@@ -57,6 +58,14 @@ GenerationRequest BuildRequest(const RunFlags& f) {
     const std::string bytes = ReadFileToString(path);
     r.images.push_back({path, {bytes.begin(), bytes.end()}});
     user.parts.push_back({ChatPart::Kind::kImage, ""});
+  }
+  for (const std::string& path : f.videos) {
+    const std::string bytes = ReadFileToString(path);
+    VideoInput video;
+    video.name = path;
+    video.file.assign(bytes.begin(), bytes.end());
+    r.videos.push_back(std::move(video));
+    user.parts.push_back({ChatPart::Kind::kVideo, ""});
   }
   user.parts.push_back({ChatPart::Kind::kText, f.prompt});
   r.messages.push_back(std::move(user));
@@ -161,10 +170,13 @@ void Run(const RunFlags& f) {
 
 void AddRunVerb(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
-  CLI::App* verb =
-      app.add_subcommand("run", "Answer one prompt about images, streamed to the terminal");
+  CLI::App* verb = app.add_subcommand(
+      "run", "Answer one prompt about images and videos, streamed to the terminal");
   f->model.AddTo(verb);
   verb->add_option("prompt", f->prompt, "the question or instruction");
+  verb->add_option("-v,--video", f->videos,
+                   "a video file: MP4, WebM, MOV, MKV, AVI, ... (repeat for several)")
+      ->allow_extra_args(false);
   verb->add_option("-i,--image", f->images, "an image file (repeat for several)")
       ->allow_extra_args(false);
   verb->add_option("--system", f->system, "system prompt");
