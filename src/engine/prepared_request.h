@@ -26,11 +26,12 @@ struct PreparedImage {
 };
 
 struct PreparedRequest {
-  std::vector<int32_t> prompt;        // token ids, image pads expanded
-  std::vector<uint64_t> keys;         // prefix-cache key per prompt token
-  MropePositions positions;           // of the prompt
-  std::vector<PreparedImage> images;  // and videos (grid.t > 1), in prompt order
-  SamplerConfig sampling;             // of choice 0; choice i draws with seed + i
+  std::vector<int32_t> prompt;  // token ids, image pads expanded
+  std::vector<uint64_t> keys;   // prefix-cache key per prompt token
+  MropePositions positions;     // of the prompt
+  // Images and videos (info.frames > 0) in prompt order.
+  std::vector<PreparedImage> images;
+  SamplerConfig sampling;  // of choice 0; choice i draws with seed + i
   int choices = 1;
   std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
   std::shared_ptr<const Grammar> grammar;
