@@ -71,6 +71,24 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
   }
 }
 
+// A video's own sampling: clip 07 samples 4 frames by default ([0, 2, 5, 7], two pairs);
+// max_frames 2 (below min_frames, which it overrides as in transformers) keeps one pair
+// of 80 tokens.
+TEST(EngineVideo, PerVideoSamplingChangesTheGrid) {
+  auto engine = MakeEngine();
+  GenerationRequest r = WithMp4("07_video_frames");
+  r.videos[0].max_frames = 2;
+  r.max_tokens = 1;
+  Collector c;
+  engine->Submit(std::move(r), c.Sink());
+  c.Wait();
+  ASSERT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+  ASSERT_EQ(c.last.timings.videos.size(), 1u);
+  EXPECT_EQ(c.last.timings.videos[0].sampled_frames, 2);
+  EXPECT_EQ(c.last.timings.videos[0].grid_t, 1);
+  EXPECT_EQ(c.last.timings.videos[0].tokens, 80);
+}
+
 TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {
   EngineOptions options;
   options.video_limits.max_seconds = 1;

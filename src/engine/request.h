@@ -30,6 +30,10 @@ struct VideoInput {
   std::vector<std::vector<uint8_t>> frames;
   double fps = 0;             // of `frames`; a file's comes from its container
   std::vector<uint8_t> file;  // MP4, WebM, ... when frames is empty
+  // Sampling for this video; 0 = the model's (video_preprocessor_config.json: 2 frames
+  // per second, at most 768).
+  double sample_fps = 0;
+  int64_t max_frames = 0;
 };
 
 // Unset fields fall back to the model's generation_config.json, then to greedy.

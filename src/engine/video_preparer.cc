@@ -18,8 +18,10 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
     std::vector<std::span<const uint8_t>> frames(input.frames.begin(), input.frames.end());
     source = std::make_unique<VideoFrameList>(std::move(frames), input.fps, limits, input.name);
   }
-  PreprocessedVideo video =
-      PreprocessVideo(*source, params, params.sampling, budget, limits, input.name);
+  FrameSampling sampling = params.sampling;
+  if (input.sample_fps > 0) sampling.fps = input.sample_fps;
+  if (input.max_frames > 0) sampling.max_frames = input.max_frames;
+  PreprocessedVideo video = PreprocessVideo(*source, params, sampling, budget, limits, input.name);
 
   PreparedVideoInput out;
   PreparedImage& v = out.visual;

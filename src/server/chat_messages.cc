@@ -203,7 +203,12 @@ class MessageParser {
     }
     VideoInput video;
     video.name = StrCat("video ", videos_->size() + 1, " (", field, ")");
-    if (type == "video" && value->is_array()) {
+    // qwen-vl-utils' keys: a file's `fps` is the rate to sample at, a frame list's
+    // `sample_fps`; `max_frames` for both.
+    const bool frame_list = type == "video" && value->is_array();
+    video.sample_fps = part.Number(frame_list ? "sample_fps" : "fps", 0, 100, true).value_or(0);
+    video.max_frames = part.Int("max_frames", 2, 100000).value_or(0);
+    if (frame_list) {
       const std::string frames_field = part.Field("video");
       if (value->empty()) FailField(ErrorCode::kInvalidArgument, frames_field, "has no frames");
       if (static_cast<int64_t>(value->size()) > limits_.max_video_frames) {

@@ -23,7 +23,8 @@ struct MessageLimits {
 // may also be given directly as a string), {"type":"image","image":URL}, and videos:
 // {"type":"video","video":[frame URLs],"fps":F} (every frame of the clip, shown at F per
 // second), {"type":"video","video":URL} or {"type":"video_url","video_url":{"url"}} (a
-// video file). Images and videos are only accepted where the chat template shows them
+// video file); optional "max_frames" and the rate to sample at ("fps" for a file,
+// "sample_fps" for a frame list). Images and videos are only accepted where the chat template shows them
 // (user and tool messages); without `videos` a video part is refused. Throws FieldError
 // naming the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,

@@ -85,6 +85,8 @@ TEST(ChatMessagesVideo, FrameListWithItsRate) {
   EXPECT_EQ(p.videos[0].fps, 4.0);
   EXPECT_TRUE(p.videos[0].file.empty());
   EXPECT_EQ(p.videos[0].name, "video 1 (messages[0].content[0])");
+  EXPECT_EQ(p.videos[0].sample_fps, 0.0);  // the model's
+  EXPECT_EQ(p.videos[0].max_frames, 0);
   ASSERT_EQ(p.messages[0].parts.size(), 2u);
   EXPECT_EQ(p.messages[0].parts[0].kind, ChatPart::Kind::kVideo);
 
@@ -111,9 +113,14 @@ TEST(ChatMessagesVideo, VideoFilesAsVideoUrlOrVideo) {
   ASSERT_EQ(p.videos.size(), 1u);
   EXPECT_EQ(p.videos[0].file.size(), mp4.size());
   EXPECT_TRUE(p.videos[0].frames.empty());
-  p = Parse({{{"video", Mp4Url()}}});  // the type may be left to the key
+  p = Parse({{{"video", Mp4Url()}, {"fps", 1}, {"max_frames", 6}}});  // type from the key
   ASSERT_EQ(p.videos.size(), 1u);
   EXPECT_EQ(p.videos[0].file.size(), mp4.size());
+  EXPECT_EQ(p.videos[0].sample_fps, 1.0);  // a file's fps is the rate to sample at
+  EXPECT_EQ(p.videos[0].max_frames, 6);
+  EXPECT_EQ(ErrorOf({{{"video", Mp4Url()}, {"max_frames", 1}}}).first,
+            "messages[0].content[0].max_frames");
+  EXPECT_EQ(ErrorOf({{{"video", Mp4Url()}, {"fps", 0}}}).first, "messages[0].content[0].fps");
 
   EXPECT_EQ(ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", Frame(0)}}}}}),
             std::make_pair(std::string("messages[0].content[0].video_url.url"),
