@@ -49,28 +49,43 @@ std::vector<TensorData> DumpRequest(Qwen3VLModel& model, const RequestPreparer& 
   }
   out.push_back(I64Tensor("position_ids", {3, n}, positions));
 
-  // Vision: all images in one pass, as the reference batches them.
-  VisualFeatures features;
-  VisionOutput vision;
-  if (!prepared.images.empty()) {
+  // Vision: all images in one pass and all videos in another, as the reference batches
+  // them; then their features in the order of their pad tokens.
+  VisionOutput vision, video_vision;
+  auto encode = [&](bool videos, VisionOutput* result) {
     std::vector<float> pixels;
     std::vector<GridThw> grids;
     std::vector<int64_t> thw;
     for (const PreparedImage& img : prepared.images) {
+      if ((img.info.frames > 0) != videos) continue;
       pixels.insert(pixels.end(), img.pixels.begin(), img.pixels.end());
       grids.push_back(img.grid);
       thw.insert(thw.end(), {img.grid.t, img.grid.h, img.grid.w});
     }
+    if (grids.empty()) return;
     const int64_t patches =
         std::accumulate(grids.begin(), grids.end(), int64_t{0},
                         [](int64_t s, const GridThw& g) { return s + g.patches(); });
-    out.push_back(MakeTensor("pixel_values", DType::kF32,
+    out.push_back(MakeTensor(videos ? "pixel_values_videos" : "pixel_values", DType::kF32,
                              {patches, static_cast<int64_t>(pixels.size()) / patches},
                              pixels.data()));
-    out.push_back(I64Tensor("image_grid_thw", {static_cast<int64_t>(grids.size()), 3}, thw));
-    vision = model.vision().Encode(pixels.data(), grids, pool, &tap);
-    AppendVisualFeatures(&vision, vision.tokens, cfg.text.hidden_size, vision.deepstack.size(),
-                         &features);
+    out.push_back(I64Tensor(videos ? "video_grid_thw" : "image_grid_thw",
+                            {static_cast<int64_t>(grids.size()), 3}, thw));
+    const TensorTap video_tap = VideoTensorNames(tap);
+    *result = model.vision().Encode(pixels.data(), grids, pool, videos ? &video_tap : &tap);
+  };
+  encode(false, &vision);
+  encode(true, &video_vision);
+  VisualFeatures features;
+  int64_t image_row = 0, video_row = 0;
+  for (const int32_t id : prepared.prompt) {
+    if (id == cfg.image_token_id) {
+      AppendVisualFeatureRows(&vision, image_row++, 1, cfg.text.hidden_size,
+                              vision.deepstack.size(), &features);
+    } else if (id == cfg.video_token_id) {
+      AppendVisualFeatureRows(&video_vision, video_row++, 1, cfg.text.hidden_size,
+                              video_vision.deepstack.size(), &features);
+    }
   }
 
   // Prefill, then greedy decode through the cache.
@@ -90,7 +105,7 @@ std::vector<TensorData> DumpRequest(Qwen3VLModel& model, const RequestPreparer& 
                        prepared.positions.row(2).data()};
   prefill.pages = pages.data();
   prefill.want_logits = true;
-  if (!prepared.images.empty()) prefill.visual = &features;
+  if (!features.embeds.empty()) prefill.visual = &features;
   model.text().Forward(std::span<const DecoderChunk>(&prefill, 1), cache, pool, logits.data(),
                        &tap);
 
