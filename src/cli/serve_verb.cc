@@ -39,6 +39,7 @@ struct ServeFlags {
   int64_t min_image_tokens = 0;
   int64_t max_image_tokens = 0;
   int64_t max_image_mb = 32;
+  int64_t max_video_mb = VideoLimits().max_encoded_bytes >> 20;
   int64_t max_body_mb = 0;
   int image_url_timeout = 10;
   double shutdown_grace = 10;
@@ -79,6 +80,8 @@ void Finish(ServeFlags& f) {
   ChatRequestPolicy& r = f.server.request;
   r.max_images = f.engine.max_images_per_request;
   r.media.max_image_bytes = f.max_image_mb << 20;
+  f.engine.video_limits.max_encoded_bytes = f.max_video_mb << 20;
+  r.media.video = f.engine.video_limits;
   r.media.fetch.timeout_ms = f.image_url_timeout * 1000;
   r.media.local.enabled = !r.media.local.root.empty();
   if (r.media.local.enabled && !std::filesystem::is_directory(r.media.local.root)) {
@@ -209,6 +212,17 @@ void AddServeVerb(CLI::App& app) {
   verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
       ->capture_default_str();
   verb->add_option("--max-image-mb", f->max_image_mb, "encoded size per image")
+      ->capture_default_str();
+  verb->add_option("--max-videos", f->engine.video_limits.max_videos_per_request,
+                   "videos per request")
+      ->capture_default_str();
+  verb->add_option("--max-video-mb", f->max_video_mb, "encoded size per video file")
+      ->capture_default_str();
+  verb->add_option("--max-video-frames", f->engine.video_limits.max_input_frames,
+                   "frames a clip may have before sampling (a file or a frame list)")
+      ->capture_default_str();
+  verb->add_option("--max-video-seconds", f->engine.video_limits.max_seconds,
+                   "length of a clip")
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
                    "request body size (default: room for --max-images images)");

@@ -197,9 +197,10 @@ class MessageParser {
   ChatPart LoadVideo(const RequestObject& part, const std::string& type, const std::string& field) {
     const nlohmann::json* value = part.Find(type);
     if (value == nullptr) FailField(ErrorCode::kInvalidArgument, part.Field(type), "is required");
-    if (static_cast<int>(videos_->size()) >= limits_.max_videos) {
+    const VideoLimits& video_limits = limits_.media.video;
+    if (static_cast<int>(videos_->size()) >= video_limits.max_videos_per_request) {
       FailField(ErrorCode::kInvalidArgument, field, "too many videos: this server accepts at most ",
-                limits_.max_videos, " per request");
+                video_limits.max_videos_per_request, " per request");
     }
     VideoInput video;
     video.name = StrCat("video ", videos_->size() + 1, " (", field, ")");
@@ -211,9 +212,9 @@ class MessageParser {
     if (frame_list) {
       const std::string frames_field = part.Field("video");
       if (value->empty()) FailField(ErrorCode::kInvalidArgument, frames_field, "has no frames");
-      if (static_cast<int64_t>(value->size()) > limits_.max_video_frames) {
+      if (static_cast<int64_t>(value->size()) > video_limits.max_input_frames) {
         FailField(ErrorCode::kTooLarge, frames_field, "has ", value->size(),
-                  " frames; this server accepts at most ", limits_.max_video_frames);
+                  " frames; this server accepts at most ", video_limits.max_input_frames);
       }
       // Without it transformers assumes 24; a wrong rate silently changes the sampling
       // and the timestamps, so qvl asks for it.

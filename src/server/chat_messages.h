@@ -12,9 +12,7 @@ namespace qvl {
 
 struct MessageLimits {
   int max_images = 16;
-  int max_videos = 4;
-  int max_video_frames = 768;  // frames listed in one frame-list video
-  MediaPolicy media;
+  MediaPolicy media;  // media.video: videos per request, frames per list, bytes per file
 };
 
 // Appends to `messages` and `images`. Roles: system (first message only; "developer" is
@@ -24,9 +22,9 @@ struct MessageLimits {
 // {"type":"video","video":[frame URLs],"fps":F} (every frame of the clip, shown at F per
 // second), {"type":"video","video":URL} or {"type":"video_url","video_url":{"url"}} (a
 // video file); optional "max_frames" and the rate to sample at ("fps" for a file,
-// "sample_fps" for a frame list). Images and videos are only accepted where the chat template shows them
-// (user and tool messages); without `videos` a video part is refused. Throws FieldError
-// naming the message or part at fault.
+// "sample_fps" for a frame list). Images and videos are only accepted where the chat template shows
+// them (user and tool messages); without `videos` a video part is refused. Throws FieldError naming
+// the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
                        std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
                        std::vector<VideoInput>* videos = nullptr);

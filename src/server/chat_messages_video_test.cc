@@ -96,7 +96,7 @@ TEST(ChatMessagesVideo, FrameListWithItsRate) {
   EXPECT_NE(message.find("is required with a list of frames"), std::string::npos) << message;
 
   MessageLimits few;
-  few.max_video_frames = 4;
+  few.media.video.max_input_frames = 4;
   EXPECT_EQ(ErrorOf({{{"type", "video"}, {"video", frames}, {"fps", 4}}}, "user", few).first,
             "messages[0].content[0].video");
   frames[3] = 7;
@@ -132,7 +132,7 @@ TEST(ChatMessagesVideo, VideoFilesAsVideoUrlOrVideo) {
       "messages[0].content[0].video_url.url: not a video file qvl can read (MP4, MOV, "
       "WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
   MessageLimits small;
-  small.media.max_video_bytes = 1000;
+  small.media.video.max_encoded_bytes = 1000;
   const auto [field, message] =
       ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", Mp4Url()}}}}}, "user", small);
   EXPECT_EQ(field, "messages[0].content[0].video_url.url");
@@ -143,7 +143,7 @@ TEST(ChatMessagesVideo, RefusedWhereTheTemplateDropsThemAndOverTheCount) {
   const nlohmann::json part = {{"type", "video_url"}, {"video_url", {{"url", Mp4Url()}}}};
   EXPECT_EQ(ErrorOf(nlohmann::json::array({part}), "assistant").first, "messages[0].content[0]");
   MessageLimits one;
-  one.max_videos = 1;
+  one.media.video.max_videos_per_request = 1;
   EXPECT_EQ(ErrorOf({part, part}, "user", one).first, "messages[0].content[1]");
   // A front end that does not pass videos keeps refusing them.
   std::vector<ChatMessage> messages;

@@ -111,7 +111,7 @@ std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolic
 std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field) {
   std::vector<uint8_t> bytes =
-      LoadMediaBytes(reference, policy, {"video", policy.max_video_bytes}, field);
+      LoadMediaBytes(reference, policy, {"video", policy.video.max_encoded_bytes}, field);
   if (bytes.empty()) FailField(ErrorCode::kInvalidArgument, field, "the video is empty");
   if (!LooksLikeVideoFile(bytes)) {
     FailField(ErrorCode::kInvalidArgument, field,

@@ -6,14 +6,15 @@
 #include <string_view>
 #include <vector>
 
+#include "image/video_limits.h"
 #include "server/image_fetcher.h"
 #include "server/local_media.h"
 
 namespace qvl {
 
 struct MediaPolicy {
-  int64_t max_image_bytes = int64_t{32} << 20;   // encoded bytes per image
-  int64_t max_video_bytes = int64_t{256} << 20;  // encoded bytes per video file
+  int64_t max_image_bytes = int64_t{32} << 20;  // encoded bytes per image
+  VideoLimits video;  // bytes per file (max_encoded_bytes), frames, videos per request
   LocalMediaPolicy local;
   bool allow_urls = false;
   ImageFetchOptions fetch;  // fetch.max_bytes is replaced by max_image_bytes
@@ -28,7 +29,7 @@ std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolic
                                     std::string_view field);
 
 // The same for a video file (data:video/...;base64 URLs, files, http(s) URLs under the
-// same rules), up to max_video_bytes; refuses bytes that are no video container qvl
+// same rules), up to video.max_encoded_bytes; refuses bytes that are no video container qvl
 // reads (MP4/MOV, WebM/Matroska, AVI, MPEG-TS, FLV, Ogg).
 std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field);
