@@ -2,7 +2,7 @@
 // gets. ParseChatRequest (with a policy that never touches the disk or the network)
 // maps the JSON to a GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
-// the images, renders the chat template, tokenizes and lays out positions and cache
+// the images and videos, renders the chat template, tokenizes and lays out positions and cache
 // keys. Parsing may only throw FieldError, preparing only qvl::Error; an accepted
 // request must respect every limit of the policy.
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include "base/field_error.h"
 #include "engine/request_preparer.h"
 #include "image/preprocessor_config.h"
+#include "image/video_processor.h"
 #include "model/config.h"
 #include "server/chat_request.h"
 #include "text/tokenizer.h"
@@ -22,14 +23,6 @@
 namespace {
 
 const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
-
-qvl::ChatRequestPolicy FuzzPolicy() {
-  qvl::ChatRequestPolicy policy;
-  policy.model_names = {"qwen3-vl", "qvl"};
-  policy.max_images = 4;
-  policy.media.max_image_bytes = 64 << 10;
-  return policy;
-}
 
 // The tiny model's request preparation, loaded once; the engine's limits made small so
 // a fuzzed request cannot ask for much work.
@@ -40,7 +33,27 @@ struct Preparation {
   qvl::Tokenizer tokenizer = qvl::Tokenizer::FromFile(kModelDir + "/tokenizer.json");
   qvl::ImageProcessorParams image_params =
       qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json");
-  qvl::RequestPreparer preparer{model, generation, tokenizer, image_params, Options()};
+  qvl::VideoProcessorParams video_params =
+      SmallVideos(qvl::VideoParamsOfFolder(kModelDir, image_params));
+  qvl::RequestPreparer preparer{model,        generation,   tokenizer,
+                                image_params, video_params, Options()};
+
+  // At most 8 frames of 256 x 256 pixels' worth.
+  static qvl::VideoProcessorParams SmallVideos(qvl::VideoProcessorParams params) {
+    params.image.max_pixels = 8 * 256 * 256;
+    params.sampling.max_frames = 8;
+    return params;
+  }
+
+  static qvl::VideoLimits Videos() {
+    qvl::VideoLimits limits;
+    limits.max_encoded_bytes = 256 << 10;
+    limits.max_frame_pixels = 1 << 20;
+    limits.max_input_frames = 64;
+    limits.max_seconds = 60;
+    limits.max_videos_per_request = 2;
+    return limits;
+  }
 
   static qvl::EngineOptions Options() {
     qvl::EngineOptions options;
@@ -49,9 +62,19 @@ struct Preparation {
     options.max_image_bytes = 64 << 10;
     options.max_image_pixels = 1 << 20;
     options.max_pixels = 256 * 256;
+    options.video_limits = Videos();
     return options;
   }
 };
+
+qvl::ChatRequestPolicy FuzzPolicy() {
+  qvl::ChatRequestPolicy policy;
+  policy.model_names = {"qwen3-vl", "qvl"};
+  policy.max_images = 4;
+  policy.media.max_image_bytes = 64 << 10;
+  policy.media.video = Preparation::Videos();
+  return policy;
+}
 
 }  // namespace
 
