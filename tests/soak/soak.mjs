@@ -85,17 +85,18 @@ function dataUrl(file) {
 function loadCases() {
   return fs
     .readdirSync(casesDir)
-    // Video cases (with a frames/ folder) are not requests the server takes yet.
-    .filter((name) => !fs.existsSync(path.join(casesDir, name, 'frames')))
     .sort()
     .map((name) => {
       const dir = path.join(casesDir, name);
       const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
-      const request = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8'), (key, value) =>
-        key === 'url' && typeof value === 'string' && !value.startsWith('data:')
-          ? dataUrl(path.join(dir, value))
-          : value,
-      );
+      const request = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8'), (key, value) => {
+        if (key === 'url' && typeof value === 'string' && !value.startsWith('data:')) {
+          return dataUrl(path.join(dir, value));
+        }
+        // A video part's frames: every one a file of the case.
+        if (key === 'video' && Array.isArray(value)) return value.map((f) => dataUrl(path.join(dir, f)));
+        return value;
+      });
       return { name, body: request, expected: meta.greedy_text };
     });
 }
