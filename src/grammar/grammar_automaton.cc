@@ -1,0 +1,106 @@
+#include "grammar/grammar_automaton.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace qvl::grammar {
+
+GrammarAutomaton::GrammarAutomaton(const Grammar& grammar)
+    : grammar_(grammar), class_count_(grammar.class_byte.size()) {
+  std::vector<int32_t> tops;
+  for (int32_t a = grammar_.alt_begin[grammar_.root]; a < grammar_.alt_begin[grammar_.root + 1];
+       ++a) {
+    Expand(kNoFrame, grammar_.alt_starts[a], &tops);
+  }
+  start_ = InternState(&tops);
+}
+
+int32_t GrammarAutomaton::InternFrame(int32_t position, int32_t parent) {
+  const uint64_t key =
+      static_cast<uint64_t>(static_cast<uint32_t>(position)) << 32 | static_cast<uint32_t>(parent);
+  const auto [it, added] = frame_ids_.try_emplace(key, static_cast<int32_t>(frames_.size()));
+  if (added) {
+    const int64_t below = parent == kNoFrame ? 0 : frames_[parent].distance;
+    const int64_t distance = std::min<int64_t>(below + grammar_.min_rest[position], INT32_MAX);
+    frames_.push_back({position, parent, static_cast<int32_t>(distance)});
+  }
+  return it->second;
+}
+
+void GrammarAutomaton::Expand(int32_t parent, int32_t position, std::vector<int32_t>* out) {
+  // Pop finished alternatives (iteratively: the stack may be as deep as the nesting).
+  while (grammar_.elements[position].kind == ElementKind::kEnd) {
+    if (parent == kNoFrame) {
+      out->push_back(kNoFrame);
+      return;
+    }
+    position = frames_[parent].position;
+    parent = frames_[parent].parent;
+  }
+  const Element& element = grammar_.elements[position];
+  if (element.kind == ElementKind::kBytes) {
+    out->push_back(InternFrame(position, parent));
+    return;
+  }
+  // A reference in last position returns straight to our caller: no frame of its own.
+  const int32_t return_position = position + 1;
+  const int32_t frame = grammar_.elements[return_position].kind == ElementKind::kEnd
+                            ? parent
+                            : InternFrame(return_position, parent);
+  const int32_t rule = element.value;
+  for (int32_t a = grammar_.alt_begin[rule]; a < grammar_.alt_begin[rule + 1]; ++a) {
+    Expand(frame, grammar_.alt_starts[a], out);
+  }
+}
+
+int32_t GrammarAutomaton::InternState(std::vector<int32_t>* tops) {
+  std::sort(tops->begin(), tops->end());
+  tops->erase(std::unique(tops->begin(), tops->end()), tops->end());
+  if (tops->empty()) return kDead;
+  std::string key(reinterpret_cast<const char*>(tops->data()), tops->size() * sizeof(int32_t));
+  const auto [it, added] =
+      state_ids_.try_emplace(std::move(key), static_cast<int32_t>(states_.size()));
+  if (!added) return it->second;
+  State state{static_cast<uint32_t>(tops_.size()), static_cast<uint32_t>(tops->size()), INT32_MAX,
+              false, false};
+  for (int32_t top : *tops) {
+    if (top == kNoFrame) {
+      state.complete = true;
+      state.distance = 0;
+    } else {
+      state.distance = std::min(state.distance, frames_[top].distance);
+    }
+  }
+  state.terminated = state.complete && tops->size() == 1;
+  tops_.insert(tops_.end(), tops->begin(), tops->end());
+  states_.push_back(state);
+  transitions_.resize(transitions_.size() + class_count_, kUnknown);
+  return it->second;
+}
+
+int32_t GrammarAutomaton::ComputeStep(int32_t state, int byte_class) {
+  const uint8_t byte = grammar_.class_byte[byte_class];
+  std::vector<int32_t> next;
+  next.swap(scratch_);
+  next.clear();
+  const State& from = states_[state];
+  for (uint32_t i = 0; i < from.tops_count; ++i) {
+    const int32_t top = tops_[from.tops_begin + i];
+    if (top == kNoFrame) continue;
+    const Frame frame = frames_[top];
+    if (grammar_.byte_sets[grammar_.elements[frame.position].value].Has(byte)) {
+      Expand(frame.parent, frame.position + 1, &next);
+    }
+  }
+  const int32_t result = InternState(&next);
+  transitions_[static_cast<size_t>(state) * class_count_ + byte_class] = result;
+  scratch_.swap(next);
+  return result;
+}
+
+size_t GrammarAutomaton::MemoryBytes() const {
+  return frames_.size() * (sizeof(Frame) + 32) + states_.size() * (sizeof(State) + 48) +
+         tops_.size() * 2 * sizeof(int32_t) + transitions_.size() * sizeof(int32_t);
+}
+
+}  // namespace qvl::grammar
