@@ -10,7 +10,7 @@ GrammarAutomaton::GrammarAutomaton(const Grammar& grammar)
   std::vector<int32_t> tops;
   for (int32_t a = grammar_.alt_begin[grammar_.root]; a < grammar_.alt_begin[grammar_.root + 1];
        ++a) {
-    Expand(kNoFrame, grammar_.alt_starts[a], &tops);
+    ExpandFrom(kNoFrame, grammar_.alt_starts[a], &tops);
   }
   start_ = InternState(&tops);
 }
@@ -25,6 +25,11 @@ int32_t GrammarAutomaton::InternFrame(int32_t position, int32_t parent) {
     frames_.push_back({position, parent, static_cast<int32_t>(distance)});
   }
   return it->second;
+}
+
+void GrammarAutomaton::ExpandFrom(int32_t parent, int32_t position, std::vector<int32_t>* out) {
+  expanded_.clear();
+  Expand(parent, position, out);
 }
 
 void GrammarAutomaton::Expand(int32_t parent, int32_t position, std::vector<int32_t>* out) {
@@ -48,6 +53,9 @@ void GrammarAutomaton::Expand(int32_t parent, int32_t position, std::vector<int3
                             ? parent
                             : InternFrame(return_position, parent);
   const int32_t rule = element.value;
+  const uint64_t key =
+      static_cast<uint64_t>(static_cast<uint32_t>(rule)) << 32 | static_cast<uint32_t>(frame);
+  if (!expanded_.insert(key).second) return;
   for (int32_t a = grammar_.alt_begin[rule]; a < grammar_.alt_begin[rule + 1]; ++a) {
     Expand(frame, grammar_.alt_starts[a], out);
   }
@@ -89,7 +97,7 @@ int32_t GrammarAutomaton::ComputeStep(int32_t state, int byte_class) {
     if (top == kNoFrame) continue;
     const Frame frame = frames_[top];
     if (grammar_.byte_sets[grammar_.elements[frame.position].value].Has(byte)) {
-      Expand(frame.parent, frame.position + 1, &next);
+      ExpandFrom(frame.parent, frame.position + 1, &next);
     }
   }
   const int32_t result = InternState(&next);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "grammar/grammar_rules.h"
@@ -64,6 +65,8 @@ class GrammarAutomaton {
   // Adds to `out` the tops reached from `position` with the frames below in `parent`,
   // expanding rule references and popping finished alternatives.
   void Expand(int32_t parent, int32_t position, std::vector<int32_t>* out);
+  // Expand from a fresh start: forgets which (rule, frame) pairs were expanded.
+  void ExpandFrom(int32_t parent, int32_t position, std::vector<int32_t>* out);
   int32_t InternState(std::vector<int32_t>* tops);
   int32_t ComputeStep(int32_t state, int byte_class);
 
@@ -76,6 +79,9 @@ class GrammarAutomaton {
   std::unordered_map<std::string, int32_t> state_ids_;
   std::vector<int32_t> transitions_;  // state * class_count_ + class
   std::vector<int32_t> scratch_;
+  // (rule, frame) pairs expanded since the last ExpandFrom: a second expansion adds
+  // nothing, and a loop whose body may be empty would otherwise expand forever.
+  std::unordered_set<uint64_t> expanded_;
   int32_t start_;
 };
 

@@ -138,26 +138,33 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(Sequence root_sequence) {
               "the schema has no finite instance (a required recursion never ends)");
   }
 
-  // A rule that reaches itself before consuming a byte would expand forever.
-  std::vector<uint8_t> color(rule_count, 0);  // 0 new, 1 on the path, 2 done
-  const auto check_left_recursion = [&](auto&& self, int32_t r) -> void {
+  // A rule that reaches itself before consuming a byte through a reference that stacks a
+  // frame (A ::= A x) would grow the stack forever. Through references in last position
+  // only (L ::= x L with x nullable, A ::= A | y) it is harmless: the automaton expands
+  // each (rule, frame) once.
+  std::vector<uint8_t> color(rule_count, 0);        // 0 new, 1 on the path, 2 done
+  std::vector<int32_t> stacking_at(rule_count, 0);  // stacking refs on the path to the rule
+  const auto check_left_recursion = [&](auto&& self, int32_t r, int32_t stacking) -> void {
     color[r] = 1;
+    stacking_at[r] = stacking;
     for (const Sequence& alt : rules_[r]) {
-      for (const Element& e : alt) {
+      for (size_t i = 0; i < alt.size(); ++i) {
+        const Element& e = alt[i];
         if (e.kind == ElementKind::kBytes) break;
-        if (color[e.value] == 1) {
+        const int32_t next = stacking + (i + 1 < alt.size() ? 1 : 0);
+        if (color[e.value] == 1 && next > stacking_at[e.value]) {
           const std::string& origin = !origins_[e.value].empty() ? origins_[e.value] : origins_[r];
           FailField(ErrorCode::kInvalidArgument, origin,
                     "the schema refers to itself without consuming input");
         }
-        if (color[e.value] == 0) self(self, e.value);
+        if (color[e.value] == 0) self(self, e.value, next);
         if (min_length[e.value] > 0) break;
       }
     }
     color[r] = 2;
   };
   for (size_t r = 0; r < rule_count; ++r) {
-    if (color[r] == 0) check_left_recursion(check_left_recursion, static_cast<int32_t>(r));
+    if (color[r] == 0) check_left_recursion(check_left_recursion, static_cast<int32_t>(r), 0);
   }
 
   auto grammar = std::make_shared<Grammar>();
