@@ -6,6 +6,11 @@
 // (the inside of a string, a run of digits) token after token, so after a short warm-up
 // almost every step is a table lookup.
 //
+// Local states make masks context-independent where they can be: a state whose stacks all
+// run through one frame C (the inside of a string, a value position) is re-rooted on a
+// sentinel in place of C. Its masks hold for every context C, except for the tokens that
+// pop into C, which the walk marks "popped" and the matcher checks against the full state.
+//
 // Not thread-safe: the matcher runtime serializes access.
 #pragma once
 
@@ -41,17 +46,25 @@ class GrammarAutomaton {
   // Complete, and no byte may follow.
   bool IsTerminated(int32_t state) const { return states_[state].terminated; }
 
+  // Some stack of `state` (a local state) returned into its context.
+  bool IsPopped(int32_t state) const { return states_[state].popped; }
+  // The local twin of `state`, or kDead if its stacks share no frame; *context_distance
+  // is then what the shared frame adds to every local distance.
+  int32_t LocalState(int32_t state, int32_t* context_distance);
+
   size_t state_count() const { return states_.size(); }
   size_t MemoryBytes() const;
 
  private:
   static constexpr int32_t kUnknown = -2;
-  static constexpr int32_t kNoFrame = -1;  // below the bottom frame; as a top: the empty stack
+  static constexpr int32_t kNoFrame = -1;    // below the bottom frame; as a top: the empty stack
+  static constexpr int32_t kPoppedTop = -3;  // a top: returned into the sentinel's context
 
   struct Frame {
     int32_t position;
     int32_t parent;
     int32_t distance;  // min_rest summed down to the bottom
+    int32_t depth;     // frames below, plus one
   };
   struct State {
     uint32_t tops_begin;
@@ -59,6 +72,7 @@ class GrammarAutomaton {
     int32_t distance;
     bool complete;
     bool terminated;
+    bool popped;
   };
 
   int32_t InternFrame(int32_t position, int32_t parent);
@@ -83,6 +97,10 @@ class GrammarAutomaton {
   // nothing, and a loop whose body may be empty would otherwise expand forever.
   std::unordered_set<uint64_t> expanded_;
   int32_t start_;
+  int32_t sentinel_;
+  // Per state: its local twin (kUnknown until asked) and its context's distance.
+  std::vector<int32_t> local_;
+  std::vector<int32_t> context_distance_;
 };
 
 }  // namespace qvl::grammar

@@ -38,6 +38,76 @@ struct TokenGroup {
 
 struct MaskEntry {
   std::vector<TokenGroup> groups;  // by distance, ascending
+  // For a local state: trie nodes where a stack returned into the context; their
+  // subtrees are walked again from the full state.
+  std::vector<int32_t> popped_nodes;
+
+  size_t Bytes() const {
+    size_t total = popped_nodes.size() * sizeof(int32_t);
+    for (const TokenGroup& group : groups) total += group.Bytes() + sizeof(group);
+    return total;
+  }
+};
+
+// Tokens collected during walks, grouped by distance.
+class GroupCollector {
+ public:
+  void Clear() {
+    for (size_t g = 0; g < used_; ++g) groups_[g].ids.clear();
+    used_ = 0;
+  }
+  void Add(int32_t distance, std::span<const int32_t> ids) {
+    if (used_ == 0 || groups_[last_].distance != distance) {
+      last_ = 0;
+      while (last_ < used_ && groups_[last_].distance != distance) ++last_;
+      if (last_ == used_) {
+        if (used_ == groups_.size()) groups_.emplace_back();
+        groups_[used_].distance = distance;
+        ++used_;
+      }
+    }
+    groups_[last_].ids.insert(groups_[last_].ids.end(), ids.begin(), ids.end());
+  }
+  // Adds `group` shifted by `offset`.
+  void Add(const TokenGroup& group, int32_t offset, size_t words) {
+    const int32_t distance = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{group.distance} + offset, std::numeric_limits<int32_t>::max()));
+    if (group.bitmap.empty()) {
+      Add(distance, group.ids);
+      return;
+    }
+    Add(distance, {});
+    TokenGroup& mine = groups_[last_];
+    if (mine.bitmap.empty()) mine.bitmap.assign(words, 0);
+    for (size_t w = 0; w < words; ++w) mine.bitmap[w] |= group.bitmap[w];
+  }
+  // The groups, each as a bitmap when that is smaller.
+  std::vector<TokenGroup> Take(size_t words) {
+    std::vector<TokenGroup> out;
+    for (size_t g = 0; g < used_; ++g) {
+      TokenGroup& source = groups_[g];
+      TokenGroup group;
+      group.distance = source.distance;
+      if (!source.bitmap.empty() || source.ids.size() > words) {
+        group.bitmap =
+            source.bitmap.empty() ? std::vector<uint32_t>(words, 0) : std::move(source.bitmap);
+        source.bitmap.clear();
+        for (int32_t id : source.ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
+      } else {
+        group.ids = source.ids;
+      }
+      out.push_back(std::move(group));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const TokenGroup& a, const TokenGroup& b) { return a.distance < b.distance; });
+    Clear();
+    return out;
+  }
+
+ private:
+  std::vector<TokenGroup> groups_;
+  size_t used_ = 0;
+  size_t last_ = 0;
 };
 
 }  // namespace
@@ -51,62 +121,73 @@ struct MatchRuntime {
     if (it != masks.end()) return it->second;
     if (mask_bytes > kMaskCacheBytes) {
       masks.clear();
+      local_masks.clear();
       mask_bytes = 0;
     }
-    MaskEntry entry = Walk(state);
-    for (const TokenGroup& group : entry.groups) mask_bytes += group.Bytes() + sizeof(group);
+    MaskEntry entry;
+    int32_t context_distance = 0;
+    const int32_t local = automaton.LocalState(state, &context_distance);
+    if (local == GrammarAutomaton::kDead) {
+      Walk(0, tokens->nodes().size(), state, nullptr);
+    } else {
+      auto local_it = local_masks.find(local);
+      if (local_it == local_masks.end()) {
+        MaskEntry local_entry;
+        Walk(0, tokens->nodes().size(), local, &local_entry.popped_nodes);
+        local_entry.groups = collector.Take(tokens->mask_words());
+        mask_bytes += local_entry.Bytes();
+        local_it = local_masks.emplace(local, std::move(local_entry)).first;
+      }
+      for (const TokenGroup& group : local_it->second.groups) {
+        collector.Add(group, context_distance, tokens->mask_words());
+      }
+      for (int32_t node : local_it->second.popped_nodes) WalkSubtree(node, state);
+    }
+    entry.groups = collector.Take(tokens->mask_words());
+    mask_bytes += entry.Bytes();
     return masks.emplace(state, std::move(entry)).first->second;
   }
 
-  // One pass over the trie: a subtree is skipped as soon as its prefix kills every stack.
-  MaskEntry Walk(int32_t state) {
-    for (TokenGroup& group : scratch) group.ids.clear();
-    size_t used = 0;
-    size_t last = 0;
+  // Nodes [begin, end) of the trie in one pass, `state` before the first node's byte; a
+  // subtree is skipped as soon as its prefix kills every stack. With `popped`, nodes
+  // where a local stack returned into its context are listed there and skipped.
+  void Walk(size_t begin, size_t end, int32_t state, std::vector<int32_t>* popped) {
     const std::span<const TokenTable::Node> nodes = tokens->nodes();
     const std::span<const int32_t> token_ids = tokens->token_ids();
-    state_at_depth[0] = state;
-    for (size_t i = 0; i < nodes.size();) {
+    const size_t base = nodes[begin].depth - 1;
+    state_at_depth[base] = state;
+    for (size_t i = begin; i < end;) {
       const TokenTable::Node& node = nodes[i];
       const int32_t next = automaton.Step(state_at_depth[node.depth - 1], node.byte);
       if (next == GrammarAutomaton::kDead) {
         i = node.subtree_end;
         continue;
       }
+      if (popped != nullptr && automaton.IsPopped(next)) {
+        popped->push_back(static_cast<int32_t>(i));
+        i = node.subtree_end;
+        continue;
+      }
       state_at_depth[node.depth] = next;
-      const int32_t begin = node.tokens_begin, end = tokens->TokensEnd(i);
-      if (begin != end) {
-        const int32_t distance = automaton.Distance(next);
-        if (used == 0 || scratch[last].distance != distance) {
-          last = 0;
-          while (last < used && scratch[last].distance != distance) ++last;
-          if (last == used) {
-            if (used == scratch.size()) scratch.emplace_back();
-            scratch[used].distance = distance;
-            ++used;
-          }
-        }
-        scratch[last].ids.insert(scratch[last].ids.end(), token_ids.begin() + begin,
-                                 token_ids.begin() + end);
+      const int32_t tokens_begin = node.tokens_begin, tokens_end = tokens->TokensEnd(i);
+      if (tokens_begin != tokens_end) {
+        collector.Add(automaton.Distance(next),
+                      token_ids.subspan(tokens_begin, tokens_end - tokens_begin));
       }
       ++i;
     }
-    MaskEntry entry;
-    const size_t words = tokens->mask_words();
-    for (size_t g = 0; g < used; ++g) {
-      TokenGroup group;
-      group.distance = scratch[g].distance;
-      if (scratch[g].ids.size() > words) {
-        group.bitmap.assign(words, 0);
-        for (int32_t id : scratch[g].ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
-      } else {
-        group.ids = scratch[g].ids;
-      }
-      entry.groups.push_back(std::move(group));
+  }
+
+  // The subtree of `node`, from the full `state` at the root.
+  void WalkSubtree(int32_t node, int32_t state) {
+    const std::span<const TokenTable::Node> nodes = tokens->nodes();
+    path.clear();
+    for (int32_t n = tokens->Parent(node); n >= 0; n = tokens->Parent(n)) path.push_back(n);
+    for (size_t p = path.size(); p-- > 0;) {
+      state = automaton.Step(state, nodes[path[p]].byte);
+      if (state == GrammarAutomaton::kDead) return;
     }
-    std::sort(entry.groups.begin(), entry.groups.end(),
-              [](const TokenGroup& a, const TokenGroup& b) { return a.distance < b.distance; });
-    return entry;
+    Walk(node, nodes[node].subtree_end, state, nullptr);
   }
 
   size_t MemoryBytes() const { return automaton.MemoryBytes() + mask_bytes; }
@@ -114,10 +195,12 @@ struct MatchRuntime {
   std::mutex mutex;
   GrammarAutomaton automaton;
   std::shared_ptr<const TokenTable> tokens;
-  std::unordered_map<int32_t, MaskEntry> masks;
+  std::unordered_map<int32_t, MaskEntry> masks;        // by state
+  std::unordered_map<int32_t, MaskEntry> local_masks;  // by local state
   size_t mask_bytes = 0;
   std::vector<int32_t> state_at_depth;
-  std::vector<TokenGroup> scratch;
+  std::vector<int32_t> path;
+  GroupCollector collector;
 };
 
 }  // namespace grammar

@@ -295,10 +295,26 @@ Sequence SchemaCompiler::CompileTyped(const OrderedJson& schema, const std::stri
     if (!schema["nullable"].is_boolean()) Refuse(JoinPath(path, "nullable"), "must be a boolean");
     if (schema["nullable"] == true) bits |= kNull;
   }
-  if (bits == kAllTypes && schema.size() == 0) return rules_.Value();
+  // Keywords that constrain each family; none: the shared "any" rules.
+  const auto has_any = [&](const std::set<std::string>& keywords) {
+    for (const auto& [key, unused] : schema.items()) {
+      if (keywords.count(key)) return true;
+    }
+    return false;
+  };
+  if (bits == kAllTypes && !has_any(kObjectKeywords) && !has_any(kArrayKeywords) &&
+      !has_any(kStringKeywords) && !has_any(kNumberKeywords)) {
+    return rules_.Value();
+  }
   std::vector<Sequence> alternatives;
-  if (bits & kObject) alternatives.push_back(ObjectSchema(schema, path, depth));
-  if (bits & kArray) alternatives.push_back(ArraySchema(schema, path, depth));
+  if (bits & kObject) {
+    alternatives.push_back(has_any(kObjectKeywords) ? ObjectSchema(schema, path, depth)
+                                                    : rules_.Object());
+  }
+  if (bits & kArray) {
+    alternatives.push_back(has_any(kArrayKeywords) ? ArraySchema(schema, path, depth)
+                                                   : rules_.Array());
+  }
   if (bits & kString) alternatives.push_back(StringSchema(schema, path));
   if (bits & kNumber) alternatives.push_back(NumberSchema(schema, path, false));
   if (bits & kInteger) alternatives.push_back(NumberSchema(schema, path, true));

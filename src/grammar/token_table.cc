@@ -63,6 +63,7 @@ std::shared_ptr<const TokenTable> BuildTokenTable(const Tokenizer& tokenizer, in
     }
     close_to(shared);
     for (size_t d = shared; d < bytes.size(); ++d) {
+      table->parents_.push_back(open.empty() ? -1 : open.back());
       open.push_back(static_cast<int32_t>(table->nodes_.size()));
       table->nodes_.push_back({static_cast<uint8_t>(bytes[d]), static_cast<uint16_t>(d + 1), 0,
                                static_cast<int32_t>(table->token_ids_.size())});

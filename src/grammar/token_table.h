@@ -37,6 +37,8 @@ class TokenTable {
   // tokens_begin of node i + 1 (the end of node i's tokens), also for the last node.
   int32_t TokensEnd(size_t node) const { return node_tokens_end_[node]; }
   uint16_t max_depth() const { return max_depth_; }
+  // The node's parent, -1 for a child of the root.
+  int32_t Parent(size_t node) const { return parents_[node]; }
 
  private:
   friend std::shared_ptr<const TokenTable> BuildTokenTable(const Tokenizer& tokenizer,
@@ -48,6 +50,7 @@ class TokenTable {
   std::vector<uint32_t> byte_offsets_;  // per id, [offsets[id], offsets[id + 1])
   std::vector<Node> nodes_;
   std::vector<int32_t> node_tokens_end_;
+  std::vector<int32_t> parents_;
   std::vector<int32_t> token_ids_;
   uint16_t max_depth_ = 0;
 };
