@@ -1,0 +1,305 @@
+#include "grammar/grammar_matcher.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/grammar_automaton.h"
+
+namespace qvl {
+namespace grammar {
+namespace {
+
+// A runtime past this size is replaced when the next matcher starts (running matchers
+// keep theirs), so a long-lived grammar does not grow without bound.
+constexpr size_t kRuntimeReplaceBytes = size_t{256} << 20;
+// The mask cache is dropped when it grows past this.
+constexpr size_t kMaskCacheBytes = size_t{64} << 20;
+
+// Tokens that leave the same shortest completion, as a bitmap when that is smaller.
+struct TokenGroup {
+  int32_t distance = 0;
+  std::vector<int32_t> ids;
+  std::vector<uint32_t> bitmap;
+
+  size_t Bytes() const { return ids.size() * sizeof(int32_t) + bitmap.size() * sizeof(uint32_t); }
+  void OrInto(std::span<uint32_t> mask) const {
+    if (!bitmap.empty()) {
+      for (size_t w = 0; w < bitmap.size(); ++w) mask[w] |= bitmap[w];
+    } else {
+      for (int32_t id : ids) mask[id >> 5] |= uint32_t{1} << (id & 31);
+    }
+  }
+};
+
+struct MaskEntry {
+  std::vector<TokenGroup> groups;  // by distance, ascending
+  // For a local state: trie nodes where a stack returned into the context; their
+  // subtrees are walked again from the full state.
+  std::vector<int32_t> popped_nodes;
+
+  size_t Bytes() const {
+    size_t total = popped_nodes.size() * sizeof(int32_t);
+    for (const TokenGroup& group : groups) total += group.Bytes() + sizeof(group);
+    return total;
+  }
+};
+
+// Tokens collected during walks, grouped by distance.
+class GroupCollector {
+ public:
+  void Clear() {
+    for (size_t g = 0; g < used_; ++g) groups_[g].ids.clear();
+    used_ = 0;
+  }
+  void Add(int32_t distance, std::span<const int32_t> ids) {
+    if (used_ == 0 || groups_[last_].distance != distance) {
+      last_ = 0;
+      while (last_ < used_ && groups_[last_].distance != distance) ++last_;
+      if (last_ == used_) {
+        if (used_ == groups_.size()) groups_.emplace_back();
+        groups_[used_].distance = distance;
+        ++used_;
+      }
+    }
+    groups_[last_].ids.insert(groups_[last_].ids.end(), ids.begin(), ids.end());
+  }
+  // Adds `group` shifted by `offset`.
+  void Add(const TokenGroup& group, int32_t offset, size_t words) {
+    const int32_t distance = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{group.distance} + offset, std::numeric_limits<int32_t>::max()));
+    if (group.bitmap.empty()) {
+      Add(distance, group.ids);
+      return;
+    }
+    Add(distance, {});
+    TokenGroup& mine = groups_[last_];
+    if (mine.bitmap.empty()) mine.bitmap.assign(words, 0);
+    for (size_t w = 0; w < words; ++w) mine.bitmap[w] |= group.bitmap[w];
+  }
+  // The groups, each as a bitmap when that is smaller.
+  std::vector<TokenGroup> Take(size_t words) {
+    std::vector<TokenGroup> out;
+    for (size_t g = 0; g < used_; ++g) {
+      TokenGroup& source = groups_[g];
+      TokenGroup group;
+      group.distance = source.distance;
+      if (!source.bitmap.empty() || source.ids.size() > words) {
+        group.bitmap =
+            source.bitmap.empty() ? std::vector<uint32_t>(words, 0) : std::move(source.bitmap);
+        source.bitmap.clear();
+        for (int32_t id : source.ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
+      } else {
+        group.ids = source.ids;
+      }
+      out.push_back(std::move(group));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const TokenGroup& a, const TokenGroup& b) { return a.distance < b.distance; });
+    Clear();
+    return out;
+  }
+
+ private:
+  std::vector<TokenGroup> groups_;
+  size_t used_ = 0;
+  size_t last_ = 0;
+};
+
+}  // namespace
+
+struct MatchRuntime {
+  MatchRuntime(const Grammar& grammar, std::shared_ptr<const TokenTable> table)
+      : automaton(grammar), tokens(std::move(table)), state_at_depth(tokens->max_depth() + 1) {}
+
+  const MaskEntry& Mask(int32_t state) {
+    const auto it = masks.find(state);
+    if (it != masks.end()) return it->second;
+    if (mask_bytes > kMaskCacheBytes) {
+      masks.clear();
+      local_masks.clear();
+      mask_bytes = 0;
+    }
+    MaskEntry entry;
+    int32_t context_distance = 0;
+    const int32_t local = automaton.LocalState(state, &context_distance);
+    if (local == GrammarAutomaton::kDead) {
+      Walk(0, tokens->nodes().size(), state, nullptr);
+    } else {
+      auto local_it = local_masks.find(local);
+      if (local_it == local_masks.end()) {
+        MaskEntry local_entry;
+        Walk(0, tokens->nodes().size(), local, &local_entry.popped_nodes);
+        local_entry.groups = collector.Take(tokens->mask_words());
+        mask_bytes += local_entry.Bytes();
+        local_it = local_masks.emplace(local, std::move(local_entry)).first;
+      }
+      for (const TokenGroup& group : local_it->second.groups) {
+        collector.Add(group, context_distance, tokens->mask_words());
+      }
+      for (int32_t node : local_it->second.popped_nodes) WalkSubtree(node, state);
+    }
+    entry.groups = collector.Take(tokens->mask_words());
+    mask_bytes += entry.Bytes();
+    return masks.emplace(state, std::move(entry)).first->second;
+  }
+
+  // Nodes [begin, end) of the trie in one pass, `state` before the first node's byte; a
+  // subtree is skipped as soon as its prefix kills every stack. With `popped`, nodes
+  // where a local stack returned into its context are listed there and skipped.
+  void Walk(size_t begin, size_t end, int32_t state, std::vector<int32_t>* popped) {
+    const std::span<const TokenTable::Node> nodes = tokens->nodes();
+    const std::span<const int32_t> token_ids = tokens->token_ids();
+    const size_t base = nodes[begin].depth - 1;
+    state_at_depth[base] = state;
+    for (size_t i = begin; i < end;) {
+      const TokenTable::Node& node = nodes[i];
+      const int32_t next = automaton.Step(state_at_depth[node.depth - 1], node.byte);
+      if (next == GrammarAutomaton::kDead) {
+        i = node.subtree_end;
+        continue;
+      }
+      if (popped != nullptr && automaton.IsPopped(next)) {
+        popped->push_back(static_cast<int32_t>(i));
+        i = node.subtree_end;
+        continue;
+      }
+      state_at_depth[node.depth] = next;
+      const int32_t tokens_begin = node.tokens_begin, tokens_end = tokens->TokensEnd(i);
+      if (tokens_begin != tokens_end) {
+        collector.Add(automaton.Distance(next),
+                      token_ids.subspan(tokens_begin, tokens_end - tokens_begin));
+      }
+      ++i;
+    }
+  }
+
+  // The subtree of `node`, from the full `state` at the root.
+  void WalkSubtree(int32_t node, int32_t state) {
+    const std::span<const TokenTable::Node> nodes = tokens->nodes();
+    path.clear();
+    for (int32_t n = tokens->Parent(node); n >= 0; n = tokens->Parent(n)) path.push_back(n);
+    for (size_t p = path.size(); p-- > 0;) {
+      state = automaton.Step(state, nodes[path[p]].byte);
+      if (state == GrammarAutomaton::kDead) return;
+    }
+    Walk(node, nodes[node].subtree_end, state, nullptr);
+  }
+
+  size_t MemoryBytes() const { return automaton.MemoryBytes() + mask_bytes; }
+
+  std::mutex mutex;
+  GrammarAutomaton automaton;
+  std::shared_ptr<const TokenTable> tokens;
+  std::unordered_map<int32_t, MaskEntry> masks;        // by state
+  std::unordered_map<int32_t, MaskEntry> local_masks;  // by local state
+  size_t mask_bytes = 0;
+  std::vector<int32_t> state_at_depth;
+  std::vector<int32_t> path;
+  GroupCollector collector;
+};
+
+}  // namespace grammar
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
+                               std::shared_ptr<const TokenTable> tokens)
+    : grammar_(std::move(grammar)) {
+  {
+    std::lock_guard<std::mutex> lock(grammar_->runtime_mutex);
+    auto runtime = std::static_pointer_cast<grammar::MatchRuntime>(grammar_->runtime);
+    bool reuse = false;
+    if (runtime != nullptr && runtime->tokens == tokens) {
+      std::lock_guard<std::mutex> runtime_lock(runtime->mutex);
+      reuse = runtime->MemoryBytes() <= grammar::kRuntimeReplaceBytes;
+    }
+    if (!reuse) {
+      runtime = std::make_shared<grammar::MatchRuntime>(*grammar_, std::move(tokens));
+      grammar_->runtime = runtime;
+    }
+    runtime_ = std::move(runtime);
+  }
+  state_ = runtime_->automaton.start();
+}
+
+void GrammarMatcher::FillNextTokenMask(std::span<uint32_t> mask, int64_t tokens_left) {
+  std::fill(mask.begin(), mask.end(), 0);
+  if (ended_) return;
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  const grammar::MaskEntry& entry = runtime_->Mask(state_);
+  const int64_t budget = tokens_left - 1;
+  bool any = false;
+  for (const grammar::TokenGroup& group : entry.groups) {
+    if (group.distance > budget) break;
+    group.OrInto(mask);
+    any = true;
+  }
+  const bool complete = runtime_->automaton.IsComplete(state_);
+  if (!any && !complete && !entry.groups.empty()) entry.groups.front().OrInto(mask);
+  if (complete) {
+    for (int32_t id : runtime_->tokens->eos_ids()) mask[id >> 5] |= uint32_t{1} << (id & 31);
+  }
+}
+
+bool GrammarMatcher::Accept(int32_t token) {
+  if (ended_) return false;
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  if (runtime_->tokens->IsEos(token)) {
+    if (!runtime_->automaton.IsComplete(state_)) return false;
+    ended_ = true;
+    return true;
+  }
+  const std::string_view bytes = runtime_->tokens->Bytes(token);
+  if (bytes.empty()) return false;
+  int32_t state = state_;
+  for (char c : bytes) {
+    state = runtime_->automaton.Step(state, static_cast<uint8_t>(c));
+    if (state == grammar::GrammarAutomaton::kDead) return false;
+  }
+  state_ = state;
+  return true;
+}
+
+bool GrammarMatcher::AcceptBytes(std::string_view bytes) {
+  if (ended_) return bytes.empty();
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  int32_t state = state_;
+  for (char c : bytes) {
+    state = runtime_->automaton.Step(state, static_cast<uint8_t>(c));
+    if (state == grammar::GrammarAutomaton::kDead) return false;
+  }
+  state_ = state;
+  return true;
+}
+
+bool GrammarMatcher::IsComplete() const {
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  return ended_ || runtime_->automaton.IsComplete(state_);
+}
+
+bool GrammarMatcher::IsTerminated() const {
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  return ended_ || runtime_->automaton.IsTerminated(state_);
+}
+
+int64_t GrammarMatcher::MinBytesToComplete() const {
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  return ended_ ? 0 : runtime_->automaton.Distance(state_);
+}
+
+void ApplyTokenMask(std::span<const uint32_t> mask, float* logits, int64_t vocab_rows) {
+  constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+  for (int64_t w = 0; w * 32 < vocab_rows; ++w) {
+    const uint32_t word = mask[w];
+    if (word == ~uint32_t{0}) continue;
+    const int64_t end = std::min<int64_t>(32, vocab_rows - w * 32);
+    for (int64_t b = 0; b < end; ++b) {
+      if (!(word >> b & 1)) logits[w * 32 + b] = kMinusInfinity;
+    }
+  }
+}
+
+}  // namespace qvl

@@ -1,0 +1,45 @@
+// CompileJsonSchema and JsonObjectGrammar (grammar.h).
+#include "base/field_error.h"
+#include "grammar/grammar.h"
+#include "grammar/grammar_rules.h"
+#include "grammar/json_rules.h"
+#include "grammar/schema_compiler.h"
+
+namespace qvl {
+namespace grammar {
+
+// Grammars past this many rules are refused: each rule costs memory per matcher state.
+constexpr size_t kMaxRules = 200000;
+
+void CheckGrammarSize(const GrammarBuilder& builder, const std::string& path) {
+  if (builder.rule_count() > kMaxRules) {
+    FailField(ErrorCode::kInvalidArgument, path,
+              "the schema is too large to enforce (lower maxLength, maxItems or nesting)");
+  }
+}
+
+}  // namespace grammar
+
+std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::ordered_json& schema) {
+  grammar::GrammarBuilder builder;
+  grammar::JsonRules rules(&builder);
+  grammar::SchemaCompiler compiler(rules, schema, "");
+  grammar::Sequence root = compiler.CompileRoot();
+  grammar::CheckGrammarSize(builder, "");
+  return builder.Build(std::move(root));
+}
+
+std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::json& schema) {
+  return CompileJsonSchema(nlohmann::ordered_json::parse(schema.dump()));
+}
+
+std::shared_ptr<const Grammar> JsonObjectGrammar() {
+  static const std::shared_ptr<const Grammar> grammar = [] {
+    grammar::GrammarBuilder builder;
+    grammar::JsonRules rules(&builder);
+    return builder.Build(rules.Object());
+  }();
+  return grammar;
+}
+
+}  // namespace qvl
