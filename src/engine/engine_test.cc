@@ -131,6 +131,41 @@ TEST(Engine, GreedyTokensMatchReferenceForEveryCase) {
   }
 }
 
+TEST(Engine, ATextPromptIsTokenizedAsIsWithoutTheChatTemplate) {
+  auto engine = MakeEngine();
+  const GenerationRequest chat = LoadCase("01_text_only");
+  GenerationRequest raw;
+  raw.prompt_text = RenderChatTemplate(chat.messages, /*add_generation_prompt=*/true);
+  raw.sampling.temperature = 0.0f;
+  raw.max_tokens = 16;
+  raw.ignore_eos = true;
+  raw.top_logprobs = 0;  // so that updates carry the token ids
+  Collector c;
+  engine->Submit(std::move(raw), c.Sink());
+  c.Wait();
+  EXPECT_EQ(c.tokens, GoldenTokens("01_text_only"));
+  const nlohmann::json meta = ReadJson(kCasesDir + "/01_text_only/meta.json");
+  EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
+
+  GenerationRequest plain;
+  plain.prompt_text = "The capital of France is";
+  plain.max_tokens = 2;
+  Collector d;
+  engine->Submit(std::move(plain), d.Sink());
+  d.Wait();
+  EXPECT_EQ(d.last.usage.prompt_tokens, 5);  // "The", " capital", " of", " France", " is"
+
+  GenerationRequest empty;
+  empty.prompt_text = "";
+  try {
+    engine->Submit(std::move(empty), d.Sink());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "prompt: must not be empty");
+  }
+}
+
 TEST(Engine, StopsAtEndOfSequenceWithReferenceText) {
   auto engine = MakeEngine();
   for (const std::string& name : CaseNames()) {

@@ -41,6 +41,9 @@ struct ImageBudgetRequest {
 
 struct GenerationRequest {
   std::vector<ChatMessage> messages;
+  // Set: the prompt is this text, tokenized as is (special tokens included) with no chat
+  // template and no images; `messages` is unused (the legacy /v1/completions API).
+  std::optional<std::string> prompt_text;
   std::vector<ImageInput> images;
   SamplingParams sampling;
   int max_tokens = 0;  // 0 = the server's default, capped by the context

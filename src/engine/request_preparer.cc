@@ -72,7 +72,13 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
                                          uint64_t fallback_seed) const {
   Stopwatch clock;
   PreparedRequest out;
-  if (request.messages.empty()) Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
+  if (request.prompt_text) {
+    if (request.prompt_text->empty())
+      Fail(ErrorCode::kInvalidArgument, "prompt: must not be empty");
+    if (!request.images.empty()) Fail(ErrorCode::kInternal, "a text prompt cannot have images");
+  } else if (request.messages.empty()) {
+    Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
+  }
   const int image_parts = CountImageParts(request.messages);
   if (image_parts != static_cast<int>(request.images.size())) {
     Fail(ErrorCode::kInternal, "request has ", image_parts, " image parts but ",
@@ -107,8 +113,11 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Prompt: chat template, image pads expanded, tokens.
-  const std::string rendered = RenderChatTemplate(request.messages, /*add_generation_prompt=*/true);
-  out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts);
+  out.prompt = TokenizePrompt(
+      tokenizer_,
+      request.prompt_text ? *request.prompt_text
+                          : RenderChatTemplate(request.messages, /*add_generation_prompt=*/true),
+      token_counts);
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   if (n + 1 > options_.context_tokens) {
     int64_t image_tokens = 0;

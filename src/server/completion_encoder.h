@@ -7,6 +7,7 @@
 
 #include "engine/request.h"
 #include "server/openai_format.h"
+#include "server/response_encoder.h"
 
 namespace qvl {
 
@@ -16,16 +17,16 @@ struct EncoderOptions {
   bool logprobs = false;
 };
 
-class CompletionEncoder {
+class CompletionEncoder : public ResponseEncoder {
  public:
   CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options);
 
   // What to send before any update: the stream's role chunk; "" when not streaming.
-  std::string Start();
+  std::string Start() override;
   // What to send for `update` (may be ""). After the final update the response is
   // complete: streams end with "data: [DONE]".
-  std::string Encode(GenerationUpdate&& update);
-  bool finished() const { return finished_; }
+  std::string Encode(GenerationUpdate&& update) override;
+  bool finished() const override { return finished_; }
 
  private:
   std::string EncodeStreamed(GenerationUpdate&& update);

@@ -4,10 +4,10 @@
 
 namespace qvl {
 
-std::string NewCompletionId() {
+std::string NewCompletionId(std::string_view prefix) {
   thread_local std::mt19937_64 random(std::random_device{}());
   static const char kHex[] = "0123456789abcdef";
-  std::string id = "chatcmpl-";
+  std::string id(prefix);
   for (int i = 0; i < 24; ++i) id.push_back(kHex[random() & 15]);
   return id;
 }
@@ -104,11 +104,13 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, nlohmann::json delt
           {"choices", nlohmann::json::array({std::move(choice)})}};
 }
 
+nlohmann::json ModelJson(const std::string& name, int64_t created) {
+  return {{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}};
+}
+
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created) {
   nlohmann::json data = nlohmann::json::array();
-  for (const std::string& name : names) {
-    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}});
-  }
+  for (const std::string& name : names) data.push_back(ModelJson(name, created));
   return {{"object", "list"}, {"data", std::move(data)}};
 }
 

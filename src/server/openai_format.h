@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -18,8 +19,8 @@ struct CompletionIdentity {
   std::string model;
 };
 
-// "chatcmpl-" followed by 24 random hex digits.
-std::string NewCompletionId();
+// `prefix` ("chatcmpl-", "cmpl-") followed by 24 random hex digits.
+std::string NewCompletionId(std::string_view prefix = "chatcmpl-");
 
 // Compact JSON text; invalid UTF-8 (a token that ends inside a character) becomes U+FFFD
 // instead of an exception.
@@ -46,6 +47,8 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, const std::str
 nlohmann::json ChunkJson(const CompletionIdentity& identity, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason);
 
+// GET /v1/models/{id}: one model object.
+nlohmann::json ModelJson(const std::string& name, int64_t created);
 // GET /v1/models: the served model and its aliases.
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created);
 
