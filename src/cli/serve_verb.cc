@@ -43,6 +43,7 @@ struct ServeFlags {
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
+  std::string log_format = "text";
 };
 
 // The id clients send as "model": ORG/NAME as given, or the folder's name.
@@ -231,7 +232,12 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
       ->capture_default_str();
+  verb->add_option("--log-format", f->log_format,
+                   "text, or json: every log line (access lines too) as one JSON object")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   verb->callback([f] {
+    SetLogFormat(f->log_format == "json" ? LogFormat::kJson : LogFormat::kText);
     Finish(*f);
     Serve(*f);
     SetExitCode(0);

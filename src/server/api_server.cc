@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "model/qwen3vl.h"
+#include "server/access_log.h"
 #include "server/chat_route.h"
 #include "server/completions_route.h"
 #include "server/http_reply.h"
@@ -88,12 +89,14 @@ ApiServer::~ApiServer() {
 
 void ApiServer::AddRoutes() {
   http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    BeginAccessRecord();
     if (req.method != "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 204;  // CORS preflight: the default headers say what is allowed
     return httplib::Server::HandlerResponse::Handled;
   });
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics_.CountResponse(req.path, res.status);
+    LogAccess(req, res);
   });
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;

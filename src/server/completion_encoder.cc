@@ -1,7 +1,5 @@
 #include "server/completion_encoder.h"
 
-#include "server/api_error.h"
-
 namespace qvl {
 
 CompletionEncoder::CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options)
@@ -16,11 +14,6 @@ std::string CompletionEncoder::Start() {
 std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   if (finished_) return "";
   if (update.finished) finished_ = true;
-  if (update.finished && update.finish_reason == FinishReason::kError) {
-    const ApiError error = MakeApiError(update.error_code, update.error);
-    const nlohmann::json body = ApiErrorJson(error);
-    return options_.stream ? SseEvent(body) + "data: [DONE]\n\n" : JsonText(body);
-  }
   return options_.stream ? EncodeStreamed(std::move(update)) : EncodeFinal(std::move(update));
 }
 
@@ -35,6 +28,9 @@ std::string CompletionEncoder::EncodeStreamed(GenerationUpdate&& update) {
   nlohmann::json last = ChunkJson(identity_, nlohmann::json::object(), nullptr,
                                   FinishReasonText(update.finish_reason));
   last["timings"] = TimingsJson(update.timings);
+  if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
+    last["error"] = std::move(error);
+  }
   if (options_.include_usage) last["usage"] = nullptr;
   out += SseEvent(last);
   if (options_.include_usage) {
@@ -53,7 +49,12 @@ std::string CompletionEncoder::EncodeFinal(GenerationUpdate&& update) {
     for (GeneratedToken& t : update.tokens) tokens_.push_back(std::move(t));
   }
   if (!update.finished) return "";
-  return JsonText(CompletionJson(identity_, text_, options_.logprobs ? &tokens_ : nullptr, update));
+  nlohmann::json body =
+      CompletionJson(identity_, text_, options_.logprobs ? &tokens_ : nullptr, update);
+  if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
+    body["error"] = std::move(error);
+  }
+  return JsonText(body);
 }
 
 }  // namespace qvl

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/qwen3vl.h"
+#include "server/access_log.h"
 #include "server/byte_size.h"
 #include "server/http_reply.h"
 #include "server/update_channel.h"
@@ -55,23 +56,32 @@ ApiError ErrorWithImageParam(const std::exception& e) {
   return error;
 }
 
+// False, after noting it for the access line: the client is gone.
+bool ClientGone() {
+  CurrentAccessRecord().error = "the client closed the connection before the answer was complete";
+  return false;
+}
+
 bool Provide(ResponseState& state, httplib::DataSink& sink) {
   if (!state.started) {
     state.started = true;
     const std::string start = state.encoder->Start();
-    if (!start.empty() && !sink.write(start.data(), start.size())) return false;
+    if (!start.empty() && !sink.write(start.data(), start.size())) return ClientGone();
   }
   state.updates.clear();
-  if (!state.channel->Take(kClientCheckInterval, &state.updates)) return sink.is_writable();
+  if (!state.channel->Take(kClientCheckInterval, &state.updates)) {
+    return sink.is_writable() || ClientGone();
+  }
   std::string out;
   for (GenerationUpdate& update : state.updates) {
     if (update.finished) {
       state.final_seen = true;
       state.metrics->ObserveGeneration(update);
+      RecordGeneration(update);
     }
     out += state.encoder->Encode(std::move(update));
   }
-  if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+  if (!out.empty() && !sink.write(out.data(), out.size())) return ClientGone();
   if (state.encoder->finished()) sink.done();
   return true;
 }

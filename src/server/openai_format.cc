@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "server/api_error.h"
+
 namespace qvl {
 
 std::string NewCompletionId(std::string_view prefix) {
@@ -20,7 +22,28 @@ std::string SseEvent(const nlohmann::json& value) {
   return StrCat("data: ", JsonText(value), "\n\n");
 }
 
-std::string FinishReasonText(FinishReason reason) { return FinishReasonName(reason); }
+std::string FinishReasonText(FinishReason reason) {
+  return reason == FinishReason::kStop ? "stop" : "length";
+}
+
+std::string CutShortReason(const GenerationUpdate& u) {
+  switch (u.finish_reason) {
+    case FinishReason::kCancelled:
+      return "the server shut down before the answer was complete";
+    case FinishReason::kError:
+      return StrCat("the answer failed: ", u.error);
+    default:
+      return "";
+  }
+}
+
+nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
+  const std::string reason = CutShortReason(u);
+  if (reason.empty()) return nullptr;
+  const ErrorCode code =
+      u.finish_reason == FinishReason::kCancelled ? ErrorCode::kUnavailable : u.error_code;
+  return ApiErrorJson(MakeApiError(code, reason))["error"];
+}
 
 nlohmann::json UsageJson(const Usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},

@@ -29,8 +29,14 @@ std::string JsonText(const nlohmann::json& value);
 // "data: <json>\n\n": one server-sent event.
 std::string SseEvent(const nlohmann::json& value);
 
-// "stop", "length", or the engine's name for other reasons.
+// OpenAI's finish_reason: "stop" or "length". An answer that ended for any other reason
+// (the server shut down, the engine failed) is cut short, as by max_tokens, so it reports
+// "length" (never a name OpenAI clients do not know), and says why in CutShortErrorJson.
 std::string FinishReasonText(FinishReason reason);
+// Why the answer ended early; "" when it ended by a stop or its length.
+std::string CutShortReason(const GenerationUpdate& final_update);
+// OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
+nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 
 nlohmann::json UsageJson(const Usage& usage);
 // Milliseconds per stage, throughput, and the effective grid of every image.

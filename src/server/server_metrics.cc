@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <optional>
 
@@ -10,10 +11,11 @@
 namespace qvl {
 namespace {
 
+// The shortest text that reads back as `value`: le="0.025", not 0.025000000000000001.
 std::string Number(double value) {
   char text[64];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
+  const std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, end.ptr);
 }
 
 void Metric(std::string* out, std::string_view name, std::string_view type, std::string_view help,

@@ -63,6 +63,9 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
                 FinishReasonText(update.finish_reason))}));
     body["usage"] = UsageJson(update.usage);
     body["timings"] = TimingsJson(update.timings);
+    if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
+      body["error"] = std::move(error);
+    }
     return JsonText(body);
   }
   std::string out;
@@ -79,6 +82,9 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
   nlohmann::json last =
       Object(nlohmann::json::array({Choice("", nullptr, FinishReasonText(update.finish_reason))}));
   last["timings"] = TimingsJson(update.timings);
+  if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
+    last["error"] = std::move(error);
+  }
   if (options_.include_usage) last["usage"] = nullptr;
   out += SseEvent(last);
   if (options_.include_usage) {

@@ -113,5 +113,17 @@ TEST(TextCompletionEncoderTest, StreamsChunksOfTheSameShape) {
   EXPECT_EQ(e[4], "[DONE]");
 }
 
+TEST(TextCompletionEncoderTest, AnAnswerCutShortSaysWhy) {
+  TextCompletionEncoder streamed(Identity(), {.stream = true});
+  const std::vector<nlohmann::json> e = Events(streamed.Encode(Final(FinishReason::kCancelled)));
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(e[0]["error"]["message"], "the server shut down before the answer was complete");
+  TextCompletionEncoder plain(Identity(), {});
+  const nlohmann::json c = nlohmann::json::parse(plain.Encode(Final(FinishReason::kCancelled)));
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(c["error"]["code"], "unavailable");
+}
+
 }  // namespace
 }  // namespace qvl

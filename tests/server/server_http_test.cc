@@ -2,8 +2,14 @@
 // answers streamed and not, and every error path with its exact status and error object.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <regex>
 #include <string>
+#include <thread>
 
+#include "base/log.h"
 #include "server/chat_request.h"
 #include "server_harness.h"
 #include "text/chat_template.h"
@@ -48,6 +54,41 @@ class ServerHttpTest : public ::testing::Test {
 };
 
 ServerHarness* ServerHttpTest::harness_ = nullptr;
+
+// Every log line while it lives. Access lines are written after the response, so a test
+// waits for the line it expects.
+class LogCapture {
+ public:
+  LogCapture() {
+    SetLogSink([this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.push_back(line);
+    });
+  }
+  ~LogCapture() {
+    SetLogSink({});
+    SetLogFormat(LogFormat::kText);
+  }
+  // The first line holding every one of `parts`, waiting up to 30 s for it; "" if none.
+  std::string WaitFor(const std::vector<std::string>& parts) {
+    for (int i = 0; i < 3000; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const std::string& line : lines_) {
+          bool all = true;
+          for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
+          if (all) return line;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return "";
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
 
 TEST_F(ServerHttpTest, NonStreamedAnswersEqualTheGoldens) {
   for (const TinyCase& c : LoadTinyCases()) {
@@ -465,6 +506,105 @@ TEST_F(ServerHttpTest, PromptOverTheContextIsRefusedNot500) {
             "the prompt is 10008 tokens (0 of them image tokens) but the context holds 4096 "
             "tokens for prompt and answer; send fewer or smaller images, or shorten the "
             "conversation");
+}
+
+TEST_F(ServerHttpTest, OneAccessLinePerRequest) {
+  LogCapture log;
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  ASSERT_EQ(Chat(c.request).status, 200);
+  const std::string line =
+      log.WaitFor({" I request ", "path=/v1/chat/completions", "image_tokens=80"});
+  ASSERT_FALSE(line.empty());
+  EXPECT_NE(line.find("client=127.0.0.1:"), std::string::npos) << line;
+  EXPECT_NE(line.find(" method=POST path=/v1/chat/completions status=200 prompt_tokens=" +
+                      std::to_string(c.prompt_tokens) + " image_tokens=80 completion_tokens=" +
+                      std::to_string(c.completion_tokens) + " cached_tokens="),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" ttft_ms="), std::string::npos) << line;
+  EXPECT_NE(line.find(" total_ms="), std::string::npos) << line;
+  EXPECT_EQ(line.find("error="), std::string::npos) << line;
+
+  ASSERT_EQ(Get(*harness_, "/v2/nothing").status, 404);
+  const std::string missing = log.WaitFor({"path=/v2/nothing"});
+  EXPECT_NE(missing.find(" method=GET path=/v2/nothing status=404 total_ms="), std::string::npos)
+      << missing;
+  EXPECT_EQ(missing.find("prompt_tokens"), std::string::npos) << missing;
+}
+
+TEST_F(ServerHttpTest, JsonLogLinesAreOneObjectEach) {
+  LogCapture log;
+  SetLogFormat(LogFormat::kJson);
+  nlohmann::json body = {{"prompt", "The sea"}, {"max_tokens", 3}, {"ignore_eos", true}};
+  ASSERT_EQ(PostJson(*harness_, "/v1/completions", body.dump()).status, 200);
+  LogInfo("a plain message");
+  const std::string line = log.WaitFor({"\"path\":\"/v1/completions\""});
+  ASSERT_FALSE(line.empty());
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["level"], "info");
+  EXPECT_EQ(j["msg"], "request");
+  EXPECT_EQ(j["method"], "POST");
+  EXPECT_EQ(j["status"], 200);
+  EXPECT_EQ(j["prompt_tokens"], 2);
+  EXPECT_EQ(j["image_tokens"], 0);
+  EXPECT_EQ(j["completion_tokens"], 3);
+  EXPECT_TRUE(j["cached_tokens"].is_number_integer());
+  EXPECT_TRUE(j["ttft_ms"].is_number());
+  EXPECT_TRUE(j["total_ms"].is_number());
+  EXPECT_EQ(j["client"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
+  EXPECT_TRUE(std::regex_match(j["time"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  const nlohmann::json plain = nlohmann::json::parse(log.WaitFor({"a plain message"}));
+  EXPECT_EQ(plain["msg"], "a plain message");
+}
+
+TEST_F(ServerHttpTest, MetricsBucketBoundsAreShortNumbers) {
+  const HttpResult metrics = Get(*harness_, "/metrics");
+  EXPECT_NE(metrics.body.find("qvl_time_to_first_token_seconds_bucket{le=\"0.025\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics.body.find("00000000"), std::string::npos);
+}
+
+TEST(ServerShutdownTest, AStreamCutByShutdownEndsWithLengthAndTheReason) {
+  LogCapture log;
+  ServerHarness harness;
+  httplib::Client client = harness.Client();
+  const nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "count"}}}},
+                               {"max_tokens", 3000},
+                               {"ignore_eos", true},
+                               {"stream", true}};
+  std::atomic<bool> receiving{false};
+  std::string received;
+  std::thread reader([&] {
+    httplib::Request request;
+    request.method = "POST";
+    request.path = "/v1/chat/completions";
+    request.body = body.dump();
+    request.set_header("Content-Type", "application/json");
+    request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+      received.append(data, size);
+      receiving = true;
+      return true;
+    };
+    client.send(request);
+  });
+  for (int i = 0; i < 6000 && !receiving; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  harness.engine()->Shutdown(0);
+  reader.join();
+  const std::vector<nlohmann::json> events = SseEvents(received);
+  ASSERT_GE(events.size(), 3u) << received;
+  EXPECT_EQ(events.back(), "[DONE]");
+  const nlohmann::json& last = events[events.size() - 2];
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(last["error"]["message"], "the server shut down before the answer was complete");
+  EXPECT_EQ(last["error"]["code"], "unavailable");
+  EXPECT_EQ(received.find("cancelled"), std::string::npos);
+  const std::string line = log.WaitFor({"path=/v1/chat/completions", "status=200"});
+  EXPECT_NE(line.find("error=\"the server shut down before the answer was complete\""),
+            std::string::npos)
+      << line;
 }
 
 TEST(ServerLifecycleTest, HealthIs503WhileLoadingAndChatWaits) {

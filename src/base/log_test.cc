@@ -1,0 +1,62 @@
+#include "base/log.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace qvl {
+namespace {
+
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
+  }
+  void TearDown() override {
+    SetLogSink({});
+    SetLogFormat(LogFormat::kText);
+  }
+  std::vector<std::string> lines_;
+};
+
+TEST_F(LogTest, TextLinesWithFields) {
+  LogInfo("listening on ", 8080);
+  LogEvent(LogLevel::kWarn, "request",
+           {{"method", "GET"}, {"status", 200}, {"total_ms", 12.345}, {"error", "went \"away\""}});
+  ASSERT_EQ(lines_.size(), 2u);
+  EXPECT_TRUE(std::regex_match(
+      lines_[0], std::regex(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} I listening on 8080)")))
+      << lines_[0];
+  EXPECT_NE(lines_[1].find(" W request method=GET status=200 total_ms=12.3 "
+                           "error=\"went \\\"away\\\"\""),
+            std::string::npos)
+      << lines_[1];
+}
+
+TEST_F(LogTest, JsonLinesForEveryMessage) {
+  SetLogFormat(LogFormat::kJson);
+  LogError("bad \"thing\"\n");
+  LogEvent(LogLevel::kInfo, "request", {{"path", "/v1/models"}, {"status", 404}, {"ms", 0.25}});
+  ASSERT_EQ(lines_.size(), 2u);
+  EXPECT_TRUE(std::regex_match(
+      lines_[0], std::regex(R"(\{"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","level":"error",)"
+                            R"("msg":"bad \\"thing\\"\\n"\})")))
+      << lines_[0];
+  EXPECT_NE(lines_[1].find(R"("level":"info","msg":"request","path":"/v1/models","status":404,)"
+                           R"("ms":0.2})"),
+            std::string::npos)
+      << lines_[1];
+}
+
+TEST_F(LogTest, BelowTheThresholdNothingIsWritten) {
+  SetLogLevel(LogLevel::kWarn);
+  LogInfo("hidden");
+  LogEvent(LogLevel::kInfo, "hidden", {});
+  SetLogLevel(LogLevel::kInfo);
+  EXPECT_TRUE(lines_.empty());
+}
+
+}  // namespace
+}  // namespace qvl
