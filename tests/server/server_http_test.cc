@@ -618,6 +618,9 @@ TEST(ServerLifecycleTest, HealthIs503WhileLoadingAndChatWaits) {
   EXPECT_EQ(chat.status, 503);
   EXPECT_EQ(chat.json["error"]["message"], "the model is still loading; retry in a few seconds");
   EXPECT_EQ(chat.json["error"]["type"], "server_error");
+  const HttpResult text = PostJson(harness, "/v1/completions", R"({"prompt": "hi"})");
+  EXPECT_EQ(text.status, 503);
+  EXPECT_EQ(text.json["error"]["message"], "the model is still loading; retry in a few seconds");
 }
 
 TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
@@ -631,7 +634,9 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
         httplib::Headers{{"Authorization", "s3cret-key"}}}) {
     for (const HttpResult& r :
          {PostJson(harness, "/v1/chat/completions", body.dump(), headers),
-          Get(harness, "/v1/models", headers), Get(harness, "/metrics", headers)}) {
+          PostJson(harness, "/v1/completions", R"({"prompt": "hi"})", headers),
+          Get(harness, "/v1/models", headers), Get(harness, "/v1/models/qwen3-vl", headers),
+          Get(harness, "/metrics", headers)}) {
       EXPECT_EQ(r.status, 401) << r.body;
       EXPECT_EQ(r.json["error"]["message"],
                 "missing or wrong API key; send \"Authorization: Bearer <key>\"");
@@ -642,7 +647,11 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
   EXPECT_EQ(Get(harness, "/health").status, 200);
   const httplib::Headers good = {{"Authorization", "Bearer s3cret-key"}};
   EXPECT_EQ(PostJson(harness, "/v1/chat/completions", body.dump(), good).status, 200);
+  EXPECT_EQ(
+      PostJson(harness, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2})", good).status,
+      200);
   EXPECT_EQ(Get(harness, "/v1/models", good).status, 200);
+  EXPECT_EQ(Get(harness, "/v1/models/qwen3-vl", good).status, 200);
   EXPECT_EQ(Get(harness, "/metrics", good).status, 200);
 }
 
