@@ -145,6 +145,8 @@ void SetLogLevel(LogLevel level) { Threshold().store(static_cast<int>(level)); }
 
 void SetLogFormat(LogFormat format) { g_format.store(format); }
 
+LogFormat GetLogFormat() { return g_format.load(); }
+
 void SetLogSink(LogSink sink) {
   std::lock_guard<std::mutex> lock(OutputMutex());
   Sink() = std::move(sink);

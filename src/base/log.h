@@ -38,6 +38,7 @@ void LogEvent(LogLevel level, std::string_view message, const std::vector<LogFie
 bool LogEnabled(LogLevel level);
 void SetLogLevel(LogLevel level);
 void SetLogFormat(LogFormat format);
+LogFormat GetLogFormat();
 
 // Where finished lines go (without their newline) instead of stderr; an empty function
 // restores stderr. Lets tests read what was logged.

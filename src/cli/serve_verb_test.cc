@@ -54,6 +54,14 @@ std::string ServeUntilReady(const std::string& args, const std::string& log) {
   return ReadFileToString(log);
 }
 
+TEST(ServeVerb, JsonLogsEndWithAJsonErrorLine) {
+  const QvlRun r = RunQvl("serve --port 0 --log-format json -m /nonexistent");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr(R"("level":"error","msg":"model folder /nonexistent does not exist"})"));
+  EXPECT_THAT(r.err, Not(HasSubstr("qvl: error")));
+}
+
 TEST(ServeVerb, AHuggingFaceSnapshotIsServedAsOrgSlashName) {
   ScratchFolder cache("serve_cache");
   const std::string snapshot =

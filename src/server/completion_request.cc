@@ -1,5 +1,6 @@
 #include "server/completion_request.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "base/field_error.h"
