@@ -180,10 +180,10 @@ void AddServeVerb(CLI::App& app) {
                    "require \"Authorization: Bearer KEY\" on every route but /health")
       ->envname("QVL_API_KEY");
   verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
-      ->check(CLI::Range(0, 1 << 20))
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   verb->add_option("--queue", f->engine.max_queue, "requests waiting beyond that; more get 503")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   verb->add_option("--prefill-chunk", f->engine.prefill_chunk_tokens,
                    "prompt tokens per engine step")

@@ -33,6 +33,8 @@ TEST(ServeVerb, RefusesBeforeListening) {
                                            ": tokenizer.json is missing (the tokenizer "
                                            "vocabulary and merges)"},
            Case{"-m " + kTinyModelDir + " --parallel 0", "--parallel: Value 0 not in range"},
+           Case{"-m " + kTinyModelDir + " --queue -1", "--queue: Value -1 not in range"},
+           Case{"-m " + kTinyModelDir + " --port 70000", "--port: Value 70000 not in range"},
            Case{"-m " + kTinyModelDir + " --log-format xml", "--log-format: xml not in"},
            Case{"-m Qwen/Not-Here --no-download",
                 "qvl: error: model Qwen/Not-Here is not in the Hugging Face cache"},
