@@ -37,9 +37,47 @@ LogSink& Sink() {
   return sink;
 }
 
+// The length of the well-formed UTF-8 sequence at text[i] (a byte >= 0x80), 0 if none.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;  // no surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// A JSON string; bytes that are not UTF-8 (a client's path may hold any) become U+FFFD.
 void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const size_t length = Utf8SequenceLength(text, i);
+      if (length == 0) {
+        *out += "\\ufffd";
+      } else {
+        out->append(text.substr(i, length));
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '"':
         *out += "\\\"";
@@ -69,8 +107,16 @@ void AppendJsonString(std::string_view text, std::string* out) {
   out->push_back('"');
 }
 
+// Quoted (and escaped) when it could be misread: a client-chosen path with a space or
+// a newline must not make two fields, or two lines.
 bool NeedsQuotes(std::string_view value) {
-  return value.empty() || value.find_first_of(" \"=") != std::string_view::npos;
+  if (value.empty()) return true;
+  for (const char c : value) {
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string FormatLine(LogLevel level, std::string_view message,

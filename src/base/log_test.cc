@@ -35,6 +35,14 @@ TEST_F(LogTest, TextLinesWithFields) {
       << lines_[1];
 }
 
+TEST_F(LogTest, AValueCannotSplitTheLine) {
+  LogEvent(LogLevel::kInfo, "request", {{"path", "/a\nI forged b=c"}, {"plain", "/v1/models"}});
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find(" request path=\"/a\\nI forged b=c\" plain=/v1/models"),
+            std::string::npos)
+      << lines_[0];
+}
+
 TEST_F(LogTest, JsonLinesForEveryMessage) {
   SetLogFormat(LogFormat::kJson);
   LogError("bad \"thing\"\n");
@@ -48,6 +56,15 @@ TEST_F(LogTest, JsonLinesForEveryMessage) {
                            R"("ms":0.2})"),
             std::string::npos)
       << lines_[1];
+}
+
+TEST_F(LogTest, JsonLinesStayValidForAnyBytes) {
+  SetLogFormat(LogFormat::kJson);
+  LogEvent(LogLevel::kInfo, "request", {{"path", "/caf\xc3\xa9/\xff\xe4\xb8/\x01"}});
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_NE(lines_[0].find("\"path\":\"/caf\xc3\xa9/\\ufffd\\ufffd\\ufffd/\\u0001\""),
+            std::string::npos)
+      << lines_[0];
 }
 
 TEST_F(LogTest, BelowTheThresholdNothingIsWritten) {
