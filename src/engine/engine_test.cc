@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/field_error.h"
 #include "base/mapped_file.h"
 #include "model/qwen3vl.h"
 
@@ -131,7 +132,7 @@ TEST(Engine, GreedyTokensMatchReferenceForEveryCase) {
   }
 }
 
-TEST(Engine, ATextPromptIsTokenizedAsIsWithoutTheChatTemplate) {
+TEST(Engine, ARawPromptIsTextTokenizedAsIsOrTokenIdsWithoutTheChatTemplate) {
   auto engine = MakeEngine();
   const GenerationRequest chat = LoadCase("01_text_only");
   GenerationRequest raw;
@@ -154,6 +155,33 @@ TEST(Engine, ATextPromptIsTokenizedAsIsWithoutTheChatTemplate) {
   engine->Submit(std::move(plain), d.Sink());
   d.Wait();
   EXPECT_EQ(d.last.usage.prompt_tokens, 5);  // "The", " capital", " of", " France", " is"
+
+  GenerationRequest ids;
+  for (int64_t id : meta["input_ids"]) ids.prompt_tokens.push_back(static_cast<int32_t>(id));
+  ids.sampling.temperature = 0.0f;
+  ids.max_tokens = 16;
+  ids.ignore_eos = true;
+  ids.top_logprobs = 0;
+  Collector e;
+  engine->Submit(std::move(ids), e.Sink());
+  e.Wait();
+  EXPECT_EQ(e.tokens, GoldenTokens("01_text_only"));
+
+  for (const int32_t bad : {151669, -1, 151655}) {
+    GenerationRequest wrong;
+    wrong.prompt_tokens = {151644, bad};
+    try {
+      engine->Submit(std::move(wrong), d.Sink());
+      FAIL() << bad;
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "prompt[1]");
+      EXPECT_EQ(std::string(e.what()),
+                bad == 151655 ? "prompt[1]: token id 151655 is the image placeholder, which needs "
+                                "an image"
+                              : "prompt[1]: token id " + std::to_string(bad) +
+                                    " is not in the vocabulary (0 to 151668)");
+    }
+  }
 
   GenerationRequest empty;
   empty.prompt_text = "";

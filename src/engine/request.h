@@ -44,6 +44,8 @@ struct GenerationRequest {
   // Set: the prompt is this text, tokenized as is (special tokens included) with no chat
   // template and no images; `messages` is unused (the legacy /v1/completions API).
   std::optional<std::string> prompt_text;
+  // Non-empty: the prompt as token ids, used as they are (no images; `messages` unused).
+  std::vector<int32_t> prompt_tokens;
   std::vector<ImageInput> images;
   SamplingParams sampling;
   int max_tokens = 0;  // 0 = the server's default, capped by the context

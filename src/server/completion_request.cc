@@ -1,7 +1,9 @@
 #include "server/completion_request.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "base/field_error.h"
 #include "server/generation_fields.h"
@@ -10,28 +12,52 @@
 namespace qvl {
 namespace {
 
-// "prompt": a string, or an array holding one string.
-std::string ParsePrompt(const RequestObject& body) {
+// Token ids [1, 2, 3] at `field`; each must be an int32 (the vocabulary is the engine's
+// to check).
+std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string& field) {
+  if (ids.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
+  std::vector<int32_t> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const nlohmann::json& id = ids[i];
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+      FailField(ErrorCode::kInvalidArgument, IndexField(field, i),
+                "expected a token id (an integer from 0), got ", id.dump());
+    }
+    out.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  return out;
+}
+
+// "prompt": a string or token ids, either alone or as the one item of an array.
+void ParsePrompt(const RequestObject& body, GenerationRequest* g) {
   const nlohmann::json* prompt = body.Find("prompt");
   if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
-  const nlohmann::json* text = prompt;
+  const nlohmann::json* one = prompt;
+  std::string field = "prompt";
+  if (prompt->is_array() && !prompt->empty() && prompt->front().is_number()) {
+    g->prompt_tokens = ParseTokenIds(*prompt, field);
+    return;
+  }
   if (prompt->is_array()) {
     if (prompt->size() != 1) {
       FailField(ErrorCode::kInvalidArgument, "prompt",
                 "only one prompt per request is supported, got an array of ", prompt->size());
     }
-    text = &(*prompt)[0];
+    one = &(*prompt)[0];
+    field = IndexField("prompt", 0);
   }
-  if (text->is_number_integer() || text->is_array()) {
-    FailField(ErrorCode::kInvalidArgument, "prompt",
-              "token-id prompts are not supported; send the prompt as a string");
+  if (one->is_array()) {
+    g->prompt_tokens = ParseTokenIds(*one, field);
+    return;
   }
-  if (!text->is_string()) {
-    FailField(ErrorCode::kInvalidArgument, "prompt", "expected a string, got ", JsonKind(*text));
+  if (!one->is_string()) {
+    FailField(ErrorCode::kInvalidArgument, field, "expected a string or token ids, got ",
+              JsonKind(*one));
   }
-  std::string out = text->get<std::string>();
-  if (out.empty()) FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
-  return out;
+  std::string text = one->get<std::string>();
+  if (text.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
+  g->prompt_text = std::move(text);
 }
 
 // Features that change the answer: refused rather than silently ignored.
@@ -82,7 +108,7 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   g.ignore_eos = body.Bool("ignore_eos").value_or(false);
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;
-  g.prompt_text = ParsePrompt(body);
+  ParsePrompt(body, &g);
   return out;
 }
 

@@ -1,5 +1,5 @@
 // A legacy OpenAI /v1/completions request body -> what the engine needs: the prompt is
-// raw text, tokenized as is (no chat template, no images). The fields it shares with
+// raw text, tokenized as is (no chat template, no images), or token ids. The fields it shares with
 // chat completions (model, sampling, stop, max_tokens, streaming) are parsed by the same
 // code; what this API alone has (echo, suffix, best_of, integer logprobs) is here.
 #pragma once
@@ -18,7 +18,7 @@ constexpr int kDefaultTextCompletionTokens = 16;
 constexpr int kMaxLegacyLogprobs = 5;
 
 struct CompletionRequest {
-  GenerationRequest generation;  // prompt_text set
+  GenerationRequest generation;  // prompt_text or prompt_tokens set
   std::string model;             // as the client named it; empty when absent
   bool stream = false;
   bool include_usage = false;

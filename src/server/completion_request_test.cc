@@ -50,6 +50,15 @@ TEST_F(CompletionRequestTest, APromptStringOrOneStringArray) {
   EXPECT_EQ(*Parse(Body({"<|im_start|>user"})).generation.prompt_text, "<|im_start|>user");
 }
 
+TEST_F(CompletionRequestTest, TokenIdsAloneOrAsTheOneItem) {
+  for (const nlohmann::json& prompt :
+       {nlohmann::json{151644, 872, 198}, nlohmann::json{{151644, 872, 198}}}) {
+    const CompletionRequest r = Parse(Body(prompt));
+    EXPECT_EQ(r.generation.prompt_tokens, (std::vector<int32_t>{151644, 872, 198}));
+    EXPECT_FALSE(r.generation.prompt_text);
+  }
+}
+
 TEST_F(CompletionRequestTest, DefaultsAsOpenAi) {
   const CompletionRequest r = Parse(Body("x"));
   EXPECT_EQ(r.generation.max_tokens, 16);
@@ -103,14 +112,20 @@ TEST_F(CompletionRequestTest, RefusalsNameTheField) {
             "prompt: only one prompt per request is supported, got an array of 3");
   EXPECT_EQ(ErrorOf(Body(nlohmann::json::array()), ErrorCode::kInvalidArgument, "prompt"),
             "prompt: only one prompt per request is supported, got an array of 0");
-  EXPECT_EQ(ErrorOf(Body({1, 2, 3}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: only one prompt per request is supported, got an array of 3");
-  EXPECT_EQ(ErrorOf(Body({{1, 2}}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: token-id prompts are not supported; send the prompt as a string");
-  EXPECT_EQ(ErrorOf(Body({7}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: token-id prompts are not supported; send the prompt as a string");
+  EXPECT_EQ(ErrorOf(Body({"a", 7}), ErrorCode::kInvalidArgument, "prompt"),
+            "prompt: only one prompt per request is supported, got an array of 2");
+  EXPECT_EQ(ErrorOf(Body({{1, 2}, {3}}), ErrorCode::kInvalidArgument, "prompt"),
+            "prompt: only one prompt per request is supported, got an array of 2");
+  EXPECT_EQ(ErrorOf(Body({1, "two"}), ErrorCode::kInvalidArgument, "prompt[1]"),
+            "prompt[1]: expected a token id (an integer from 0), got \"two\"");
+  EXPECT_EQ(ErrorOf(Body({{1, -2}}), ErrorCode::kInvalidArgument, "prompt[0][1]"),
+            "prompt[0][1]: expected a token id (an integer from 0), got -2");
+  EXPECT_EQ(ErrorOf(Body({nlohmann::json::array()}), ErrorCode::kInvalidArgument, "prompt[0]"),
+            "prompt[0]: must not be empty");
+  EXPECT_EQ(ErrorOf(Body({""}), ErrorCode::kInvalidArgument, "prompt[0]"),
+            "prompt[0]: must not be empty");
   EXPECT_EQ(ErrorOf(Body({{"text", "x"}}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: expected a string, got object");
+            "prompt: expected a string or token ids, got object");
 
   auto with = [](const char* key, nlohmann::json value) {
     nlohmann::json body = Body("x");

@@ -228,6 +228,22 @@ TEST_F(ServerHttpTest, TextCompletionOfTheRenderedTemplateEqualsTheChatAnswer) {
   EXPECT_EQ(events.back(), "[DONE]");
 }
 
+TEST_F(ServerHttpTest, TextCompletionOfTokenIds) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  const nlohmann::json meta = nlohmann::json::parse(
+      ReadFile(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/01_text_only/meta.json"));
+  nlohmann::json body = {
+      {"prompt", meta["input_ids"]}, {"max_tokens", c.request["max_tokens"]}, {"temperature", 0}};
+  const HttpResult r = PostJson(*harness_, "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["choices"][0]["text"], c.greedy_text);
+  EXPECT_EQ(r.json["usage"]["prompt_tokens"], c.prompt_tokens);
+  body["prompt"] = {151644, 999999};
+  ExpectError(PostJson(*harness_, "/v1/completions", body.dump()), 400,
+              "prompt[1]: token id 999999 is not in the vocabulary (0 to 151668)", "prompt[1]",
+              "invalid_request_error", "invalid_value");
+}
+
 TEST_F(ServerHttpTest, TextCompletionDefaultsAndLogprobs) {
   const nlohmann::json body = {
       {"prompt", "The sea is"}, {"temperature", 0}, {"ignore_eos", true}, {"logprobs", 2}};
