@@ -19,9 +19,11 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/timer.h"
+#include "cli/model_check.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/engine.h"
+#include "hub/model_resolver.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
 #include "server/malloc_tuning.h"
@@ -43,23 +45,14 @@ struct ServeFlags {
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
+  std::string log_format = "text";
 };
-
-// The id clients send as "model": ORG/NAME as given, or the folder's name.
-std::string ModelId(std::string spec) {
-  while (spec.size() > 1 && spec.back() == '/') spec.pop_back();
-  if (std::count(spec.begin(), spec.end(), '/') == 1 && spec.front() != '/' &&
-      spec.front() != '.') {
-    return spec;
-  }
-  return spec.substr(spec.rfind('/') + 1);
-}
 
 // Image token counts are whole 32 x 32 squares for Qwen3-VL (patch 16, merge 2).
 constexpr int64_t kPixelsPerImageToken = 32 * 32;
 
 void Finish(ServeFlags& f) {
-  const std::string id = ModelId(f.model.model);
+  const std::string id = hub::ServedModelId(f.model.model);
   f.engine.threads = f.model.threads;
   f.server.model_names = {id};
   for (const std::string& alias : f.aliases) {
@@ -107,6 +100,13 @@ sigset_t BlockStopSignals() {
 }
 
 void Serve(const ServeFlags& flags) {
+  // Before listening, so that a wrong flag or a broken folder never looks like a server
+  // that started: the weights' formats, and the folder's headers when it is on disk
+  // already (a model still to be downloaded is checked as it loads).
+  const ModelOptions model_options = flags.model.Options();
+  const std::string local_dir = flags.model.ResolveLocalFolder();
+  if (!local_dir.empty()) CheckModelFolder(local_dir);
+
   TuneMallocForServing();
   const sigset_t stop_signals = BlockStopSignals();
   ApiServer server(flags.server);
@@ -120,11 +120,10 @@ void Serve(const ServeFlags& flags) {
   std::thread loader([&] {
     try {
       const Stopwatch watch;
-      const std::string dir = flags.model.ResolveFolder();
+      const std::string dir = local_dir.empty() ? flags.model.ResolveFolder() : local_dir;
       EngineOptions engine_options = flags.engine;
       engine_options.on_idle = ReleaseFreeMemory;
-      engine =
-          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), engine_options);
+      engine = std::make_unique<Engine>(Qwen3VLModel::Load(dir, model_options), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
               " s");
@@ -169,16 +168,22 @@ void AddServeVerb(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* verb = app.add_subcommand("serve", "Serve the OpenAI-compatible API and web page");
   f->model.AddTo(verb);
-  verb->add_option("--model-alias", f->aliases, "other names clients may use for the model")
+  verb->add_option("--model-alias", f->aliases,
+                   "other names clients may use for the model (e.g. Qwen/Qwen3-VL-2B-Instruct "
+                   "when -m is a folder)")
       ->take_all();
   verb->add_option("--host", f->server.host, "address to listen on")->capture_default_str();
-  verb->add_option("--port", f->server.port, "port (0 = any free one)")->capture_default_str();
+  verb->add_option("--port", f->server.port, "port (0 = any free one)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   verb->add_option("--api-key", f->server.api_key,
                    "require \"Authorization: Bearer KEY\" on every route but /health")
       ->envname("QVL_API_KEY");
   verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   verb->add_option("--queue", f->engine.max_queue, "requests waiting beyond that; more get 503")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   verb->add_option("--prefill-chunk", f->engine.prefill_chunk_tokens,
                    "prompt tokens per engine step")
@@ -191,27 +196,39 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("-c,--ctx-size", f->engine.context_tokens,
                    "tokens per request (prompt + answer)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
       ->capture_default_str();
   verb->add_option("--max-tokens", f->engine.default_max_tokens,
                    "answer length when a request sets none")
+      ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")->capture_default_str();
+  verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22))
+      ->capture_default_str();
   verb->add_option("--image-cache-mb", f->image_cache_mb, "vision encodings kept for reuse")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22))
       ->capture_default_str();
   verb->add_option("--min-pixels", f->engine.min_pixels,
-                   "smallest image area after resizing (default: the model's)");
+                   "smallest image area after resizing (default: the model's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   verb->add_option("--max-pixels", f->engine.max_pixels,
-                   "largest image area after resizing (default: the model's)");
+                   "largest image area after resizing (default: the model's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   verb->add_option("--min-image-tokens", f->min_image_tokens,
-                   "--min-pixels in image tokens (32x32)");
+                   "--min-pixels in image tokens (32x32)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--max-image-tokens", f->max_image_tokens,
-                   "--max-pixels in image tokens (32x32)");
+                   "--max-pixels in image tokens (32x32)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   verb->add_option("--max-image-mb", f->max_image_mb, "encoded size per image")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
-                   "request body size (default: room for --max-images images)");
+                   "request body size (default: room for --max-images images)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   verb->add_option("--allowed-local-media", f->server.request.media.local.root,
                    "let requests name image files under this folder");
   verb->add_flag("--allow-image-urls", f->server.request.media.allow_urls,
@@ -220,18 +237,27 @@ void AddServeVerb(CLI::App& app) {
                  f->server.request.media.fetch.allow_private_addresses,
                  "also fetch from loopback, private and link-local addresses");
   verb->add_option("--image-url-timeout", f->image_url_timeout, "seconds per image download")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   verb->add_option("--timeout", f->server.io_timeout_seconds,
                    "seconds a client may stall one read or write")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   verb->add_option("--http-threads", f->server.http_threads,
-                   "connections served at once (default: parallel + queue + 8)");
+                   "connections served at once (default: parallel + queue + 8)")
+      ->check(CLI::Range(0, 4096));
   verb->add_option("--shutdown-grace", f->shutdown_grace,
                    "seconds requests in flight get on SIGINT/SIGTERM")
+      ->check(CLI::Range(0.0, 86400.0))
       ->capture_default_str();
   verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
       ->capture_default_str();
+  verb->add_option("--log-format", f->log_format,
+                   "text, or json: every log line (access lines too) as one JSON object")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   verb->callback([f] {
+    SetLogFormat(f->log_format == "json" ? LogFormat::kJson : LogFormat::kText);
     Finish(*f);
     Serve(*f);
     SetExitCode(0);

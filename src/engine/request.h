@@ -50,6 +50,11 @@ struct LogitBias {
 
 struct GenerationRequest {
   std::vector<ChatMessage> messages;
+  // Set: the prompt is this text, tokenized as is (special tokens included) with no chat
+  // template and no images; `messages` is unused (the legacy /v1/completions API).
+  std::optional<std::string> prompt_text;
+  // Non-empty: the prompt as token ids, used as they are (no images; `messages` unused).
+  std::vector<int32_t> prompt_tokens;
   std::vector<ImageInput> images;
   // Tool definitions for the chat template's system turn, serialized as it does (see
   // RenderChatTemplate).

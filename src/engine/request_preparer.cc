@@ -92,11 +92,35 @@ ImageBudget RequestPreparer::BudgetFor(const ImageBudgetRequest& request) const 
   return b;
 }
 
+void RequestPreparer::CheckPromptTokens(const std::vector<int32_t>& ids) const {
+  const int32_t vocab = tokenizer_.vocab_size();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string field = StrCat("prompt[", i, "]");
+    if (ids[i] < 0 || ids[i] >= vocab) {
+      FailField(ErrorCode::kInvalidArgument, field, "token id ", ids[i],
+                " is not in the vocabulary (0 to ", vocab - 1, ")");
+    }
+    // Its positions and features come from an image; a prompt of ids has none.
+    if (ids[i] == model_.image_token_id) {
+      FailField(ErrorCode::kInvalidArgument, field, "token id ", ids[i],
+                " is the image placeholder, which needs an image");
+    }
+  }
+}
+
 PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
                                          uint64_t fallback_seed) const {
   Stopwatch clock;
   PreparedRequest out;
-  if (request.messages.empty()) Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
+  const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
+  if (raw_prompt) {
+    if (request.prompt_text && request.prompt_text->empty()) {
+      Fail(ErrorCode::kInvalidArgument, "prompt: must not be empty");
+    }
+    if (!request.images.empty()) Fail(ErrorCode::kInternal, "a raw prompt cannot have images");
+  } else if (request.messages.empty()) {
+    Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
+  }
   const int image_parts = CountImageParts(request.messages);
   if (image_parts != static_cast<int>(request.images.size())) {
     Fail(ErrorCode::kInternal, "request has ", image_parts, " image parts but ",
@@ -131,9 +155,17 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Prompt: chat template, image pads expanded, tokens.
-  const std::string rendered =
-      RenderChatTemplate(request.messages, /*add_generation_prompt=*/true, request.tools_json);
-  out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts);
+  if (!request.prompt_tokens.empty()) {
+    CheckPromptTokens(request.prompt_tokens);
+    out.prompt = request.prompt_tokens;
+  } else {
+    out.prompt = TokenizePrompt(
+        tokenizer_,
+        request.prompt_text ? *request.prompt_text
+                            : RenderChatTemplate(request.messages, /*add_generation_prompt=*/true,
+                                                 request.tools_json),
+        token_counts);
+  }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   if (n + 1 > options_.context_tokens) {
     int64_t image_tokens = 0;

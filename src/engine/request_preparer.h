@@ -27,6 +27,8 @@ class RequestPreparer {
 
  private:
   ImageBudget BudgetFor(const ImageBudgetRequest& request) const;
+  // Throws FieldError naming prompt[i] for an id outside the vocabulary or an image pad.
+  void CheckPromptTokens(const std::vector<int32_t>& ids) const;
 
   const ModelConfig& model_;
   const GenerationConfig& generation_;

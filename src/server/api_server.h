@@ -59,6 +59,7 @@ class ApiServer {
   bool Authorized(const httplib::Request& req) const;
   void HandleHealth(httplib::Response& res) const;
   void HandleModels(const httplib::Request& req, httplib::Response& res) const;
+  void HandleModel(const httplib::Request& req, httplib::Response& res) const;
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;
 

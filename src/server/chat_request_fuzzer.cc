@@ -1,6 +1,7 @@
-// libFuzzer target: a /v1/chat/completions body all the way to what the engine thread
-// gets. ParseChatRequest (with a policy that never touches the disk or the network)
-// maps the JSON to a GenerationRequest, and the engine's RequestPreparer, set up with
+// libFuzzer target: a /v1/chat/completions body (and the same bytes as a
+// /v1/completions body) all the way to what the engine thread gets. ParseChatRequest
+// (with a policy that never touches the disk or the network) maps the JSON to a
+// GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
 // the images, renders the chat template, tokenizes and lays out positions and cache
 // keys. Parsing may only throw FieldError, preparing only qvl::Error; an accepted
@@ -17,6 +18,7 @@
 #include "image/preprocessor_config.h"
 #include "model/config.h"
 #include "server/chat_request.h"
+#include "server/completion_request.h"
 #include "text/tokenizer.h"
 
 namespace {
@@ -53,12 +55,45 @@ struct Preparation {
   }
 };
 
+// Prepares an accepted request; only kInternal (a bug, not bad input) may escape.
+void Prepare(const Preparation& preparation, const qvl::GenerationRequest& g) {
+  try {
+    const qvl::PreparedRequest prepared = preparation.preparer.Prepare(g, 1);
+    if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
+        prepared.output.max_tokens < 1) {
+      std::abort();
+    }
+  } catch (const qvl::Error& e) {
+    if (e.code() == qvl::ErrorCode::kInternal) std::abort();
+  }
+}
+
+// The same bytes as a /v1/completions body: a raw prompt, no images.
+void FuzzTextCompletion(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                        std::string_view body) {
+  qvl::CompletionRequest request;
+  try {
+    request = qvl::ParseCompletionRequest(body, policy);
+  } catch (const qvl::FieldError&) {
+    return;
+  }
+  const qvl::GenerationRequest& g = request.generation;
+  const bool text = g.prompt_text && !g.prompt_text->empty();
+  if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.messages.empty() ||
+      static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
+      g.max_tokens > policy.max_completion_tokens || g.max_tokens < 1 || request.logprobs > 5) {
+    std::abort();
+  }
+  Prepare(preparation, g);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const qvl::ChatRequestPolicy policy = FuzzPolicy();
   static const Preparation* preparation = new Preparation();
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  FuzzTextCompletion(*preparation, policy, body);
   qvl::ChatRequest request;
   try {
     request = qvl::ParseChatRequest(body, policy);
@@ -77,14 +112,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
-  try {
-    const qvl::PreparedRequest prepared = preparation->preparer.Prepare(g, 1);
-    if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
-        prepared.output.max_tokens < 1) {
-      std::abort();
-    }
-  } catch (const qvl::Error& e) {
-    if (e.code() == qvl::ErrorCode::kInternal) std::abort();
-  }
+  Prepare(*preparation, g);
   return 0;
 }

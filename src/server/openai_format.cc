@@ -2,12 +2,14 @@
 
 #include <random>
 
+#include "server/api_error.h"
+
 namespace qvl {
 
-std::string NewCompletionId() {
+std::string NewCompletionId(std::string_view prefix) {
   thread_local std::mt19937_64 random(std::random_device{}());
   static const char kHex[] = "0123456789abcdef";
-  std::string id = "chatcmpl-";
+  std::string id(prefix);
   for (int i = 0; i < 24; ++i) id.push_back(kHex[random() & 15]);
   return id;
 }
@@ -20,7 +22,28 @@ std::string SseEvent(const nlohmann::json& value) {
   return StrCat("data: ", JsonText(value), "\n\n");
 }
 
-std::string FinishReasonText(FinishReason reason) { return FinishReasonName(reason); }
+std::string FinishReasonText(FinishReason reason) {
+  return reason == FinishReason::kStop ? "stop" : "length";
+}
+
+std::string CutShortReason(const GenerationUpdate& u) {
+  switch (u.finish_reason) {
+    case FinishReason::kCancelled:
+      return "the server shut down before the answer was complete";
+    case FinishReason::kError:
+      return StrCat("the answer failed: ", u.error);
+    default:
+      return "";
+  }
+}
+
+nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
+  const std::string reason = CutShortReason(u);
+  if (reason.empty()) return nullptr;
+  const ErrorCode code =
+      u.finish_reason == FinishReason::kCancelled ? ErrorCode::kUnavailable : u.error_code;
+  return ApiErrorJson(MakeApiError(code, reason))["error"];
+}
 
 nlohmann::json UsageJson(const Usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
@@ -126,11 +149,13 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann
           {"choices", nlohmann::json::array({std::move(choice)})}};
 }
 
+nlohmann::json ModelJson(const std::string& name, int64_t created) {
+  return {{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}};
+}
+
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created) {
   nlohmann::json data = nlohmann::json::array();
-  for (const std::string& name : names) {
-    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}});
-  }
+  for (const std::string& name : names) data.push_back(ModelJson(name, created));
   return {{"object", "list"}, {"data", std::move(data)}};
 }
 

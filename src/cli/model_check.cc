@@ -1,0 +1,19 @@
+#include "cli/model_check.h"
+
+#include "image/preprocessor_config.h"
+#include "model/weights.h"
+#include "text/chat_template.h"
+
+namespace qvl::cli {
+
+CheckedModelFolder CheckModelFolder(const std::string& dir) {
+  ModelFolder folder = OpenModelFolder(dir);
+  TensorStore store = TensorStore::OpenFolder(folder.dir);
+  CheckQwen3VLTensors(store, folder.config);
+  const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
+  CheckChatTemplate(chat_template.text, chat_template.path);
+  LoadPreprocessorConfig(folder.preprocessor_config_path);
+  return {std::move(folder), std::move(store)};
+}
+
+}  // namespace qvl::cli
