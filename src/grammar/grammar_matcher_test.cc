@@ -224,7 +224,7 @@ TEST(TokenTableTest, HoldsEveryRegularTokenOnce) {
     const TokenTable::Node& node = table.nodes()[i];
     path.resize(node.depth - 1);
     path.push_back(static_cast<char>(node.byte));
-    for (int32_t t = node.tokens_begin; t < table.TokensEnd(i); ++t) {
+    for (int32_t t = node.tokens_begin; t < node.tokens_begin + node.token_count; ++t) {
       ASSERT_EQ(table.Bytes(table.token_ids()[t]), std::string_view(path.data(), path.size()));
     }
   }
