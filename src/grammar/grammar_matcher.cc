@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/error.h"
 #include "grammar/grammar_automaton.h"
 
 namespace qvl {
@@ -266,6 +267,10 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
 }
 
 void GrammarMatcher::FillNextTokenMask(std::span<uint32_t> mask, int64_t tokens_left) {
+  if (mask.size() < runtime_->tokens->mask_words()) {
+    Fail(ErrorCode::kInternal, "token mask of ", mask.size(), " words for ",
+         runtime_->tokens->vocab_rows(), " rows");
+  }
   std::fill(mask.begin(), mask.end(), 0);
   if (ended_) return;
   std::lock_guard<std::mutex> lock(runtime_->mutex);
@@ -333,7 +338,7 @@ int64_t GrammarMatcher::MinBytesToComplete() const {
 void ApplyTokenMask(std::span<const uint32_t> mask, float* logits, int64_t vocab_rows) {
   constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
   for (int64_t w = 0; w * 32 < vocab_rows; ++w) {
-    const uint32_t word = mask[w];
+    const uint32_t word = static_cast<size_t>(w) < mask.size() ? mask[w] : 0;
     if (word == ~uint32_t{0}) continue;
     const int64_t end = std::min<int64_t>(32, vocab_rows - w * 32);
     for (int64_t b = 0; b < end; ++b) {

@@ -145,6 +145,12 @@ TEST(GrammarMatcherTest, NeverAllowsSpecialTokensOrRowsPastTheVocabulary) {
   EXPECT_TRUE(MaskHas(mask, tokenizer.TokenToId("<think>")));  // non-special added tokens are text
 }
 
+TEST(GrammarMatcherTest, RefusesAMaskShorterThanTheVocabulary) {
+  GrammarMatcher matcher(JsonObjectGrammar(), QwenTokens());
+  std::vector<uint32_t> mask(QwenTokens()->mask_words() - 1);
+  EXPECT_THROW(matcher.FillNextTokenMask(mask, 10), Error);
+}
+
 TEST(GrammarMatcherTest, RefusedTokenLeavesTheStateUnchanged) {
   GrammarMatcher matcher(JsonObjectGrammar(), QwenTokens());
   const Tokenizer& tokenizer = grammar_test::QwenTokenizer();
@@ -201,6 +207,10 @@ TEST(GrammarMatcherTest, ApplyTokenMaskSetsDisallowedLogitsToMinusInfinity) {
     }
   }
   EXPECT_EQ(logits[rows], 1.5f);  // past the row: untouched
+  std::vector<float> past_mask(40, 1.0f);
+  ApplyTokenMask(std::vector<uint32_t>(1, ~uint32_t{0}), past_mask.data(), 40);
+  EXPECT_EQ(past_mask[31], 1.0f);
+  EXPECT_TRUE(std::isinf(past_mask[32]));
   std::vector<uint32_t> full(1, ~uint32_t{0});
   std::vector<float> all(32, 2.0f);
   ApplyTokenMask(full, all.data(), 32);
