@@ -67,6 +67,11 @@ class Grammar {
 
 namespace grammar {
 
+// Past these a grammar is refused (FieldError at the root): it would cost too much
+// memory to build, let alone to run.
+inline constexpr size_t kMaxRules = 200000;
+inline constexpr size_t kMaxElements = 2000000;
+
 class GrammarBuilder {
  public:
   // A rule with no alternatives yet (for recursion: refer to it, define it later).
@@ -102,6 +107,7 @@ class GrammarBuilder {
   std::vector<std::vector<Sequence>> rules_;
   std::vector<std::string> origins_;
   std::vector<ByteSet> sets_;
+  size_t element_count_ = 0;
 };
 
 }  // namespace grammar

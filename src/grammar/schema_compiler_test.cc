@@ -264,6 +264,9 @@ TEST(SchemaCompilerTest, RefusesWhatItCannotHonourNamingThePath) {
        "additionalProperties: false forbids"},
       {R"({"properties": {"x": {"type": "integer", "maximum": 1e300}}})", "properties.x.maximum",
        "bounds beyond"},
+      {R"({"type": "array", "minItems": 10000, "items": {"type": "array", "minItems": 10000,
+           "items": {"type": "string", "minLength": 10000}}})",
+       "", "too large"},
   };
   for (const RefusedCase& c : cases) {
     SCOPED_TRACE(c.schema);

@@ -6,10 +6,6 @@
 #include "grammar/schema_compiler.h"
 
 namespace qvl {
-namespace grammar {
-void CheckGrammarSize(const GrammarBuilder& builder, const std::string& path);
-}  // namespace grammar
-
 std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema> tools,
                                                       bool parallel) {
   if (tools.empty()) FailField(ErrorCode::kInvalidArgument, "tools", "no tool to call");
@@ -48,7 +44,6 @@ std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema
       parallel
           ? grammar::Concat({call, builder.Star(grammar::Concat({builder.Literal("\n"), call}))})
           : call;
-  grammar::CheckGrammarSize(builder, "tools");
   return builder.Build(std::move(root));
 }
 
