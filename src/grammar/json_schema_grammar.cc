@@ -10,12 +10,23 @@ std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::ordered_json& s
   grammar::GrammarBuilder builder;
   grammar::JsonRules rules(&builder);
   grammar::SchemaCompiler compiler(rules, schema, "");
-  grammar::Sequence root = compiler.CompileRoot();
-  return builder.Build(std::move(root));
+  try {
+    grammar::Sequence root = compiler.CompileRoot();
+    return builder.Build(std::move(root));
+  } catch (const nlohmann::json::exception& e) {
+    // Only a document built in code, not one parsed from text, can hold invalid UTF-8.
+    FailField(ErrorCode::kInvalidArgument, "", "the schema is not valid JSON text: ", e.what());
+  }
 }
 
 std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::json& schema) {
-  return CompileJsonSchema(nlohmann::ordered_json::parse(schema.dump()));
+  nlohmann::ordered_json ordered;
+  try {
+    ordered = nlohmann::ordered_json::parse(schema.dump());
+  } catch (const nlohmann::json::exception& e) {
+    FailField(ErrorCode::kInvalidArgument, "", "the schema is not valid JSON text: ", e.what());
+  }
+  return CompileJsonSchema(ordered);
 }
 
 std::shared_ptr<const Grammar> JsonObjectGrammar() {

@@ -281,6 +281,24 @@ TEST(SchemaCompilerTest, RefusesWhatItCannotHonourNamingThePath) {
   }
 }
 
+TEST(SchemaCompilerTest, EscapedPropertyNamesAndExtraKeys) {
+  const std::shared_ptr<const Grammar> grammar = CompileJsonSchema(
+      Json::parse(R"({"type": "object", "properties": {"a\"b": {"type": "integer"}}})"));
+  EXPECT_TRUE(Accepts(grammar, R"({"a\"b": 1, "x": "y"})"));
+  EXPECT_FALSE(Accepts(grammar, R"({"a\"b": "1"})"));
+  EXPECT_FALSE(Accepts(grammar, "{\"a\"b\": 1}"));
+}
+
+TEST(SchemaCompilerTest, RefusesInvalidUtf8BuiltInCode) {
+  Json schema = {{"type", "string"}, {"enum", {std::string("\xC3")}}};
+  try {
+    CompileJsonSchema(schema);
+    FAIL() << "compiled";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "");
+  }
+}
+
 TEST(SchemaCompilerTest, IgnoresKeywordsThatDoNotConstrain) {
   EXPECT_TRUE(Accepts(CompileJsonSchema(Json::parse(R"({"type": "array", "uniqueItems": false})")),
                       "[1, 1]"));

@@ -102,6 +102,9 @@ Sequence SchemaCompiler::KeyNotIn(const std::vector<std::string>& names) {
     for (char32_t c : next) {
       CodepointSet one;
       one.Add(c, c);
+      // Extra keys are written raw: a name with a character that needs escaping cannot
+      // be spelled by one, so that branch needs no exclusion.
+      if (raw.Intersect(one).Empty()) continue;
       taken.Add(one);
       alternatives.push_back(Concat({rules_.Utf8(one), self(self, prefix + c)}));
     }
