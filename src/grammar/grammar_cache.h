@@ -1,6 +1,7 @@
 // Compiled grammars by the text they were compiled from, least recently used first out,
 // so that a schema sent again (a client's every request) reuses its grammar, and with
-// it the automaton and the masks that earlier matchers built. Thread-safe.
+// it the automaton and the masks that earlier matchers built (up to about 100 MB per
+// grammar in the worst case, usually a few MB: size the capacity with that). Thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -17,9 +17,9 @@ namespace {
 
 // A runtime past this size is replaced when the next matcher starts (running matchers
 // keep theirs), so a long-lived grammar does not grow without bound.
-constexpr size_t kRuntimeReplaceBytes = size_t{256} << 20;
+constexpr size_t kRuntimeReplaceBytes = size_t{96} << 20;
 // The mask cache is dropped when it grows past this.
-constexpr size_t kMaskCacheBytes = size_t{64} << 20;
+constexpr size_t kMaskCacheBytes = size_t{32} << 20;
 
 // Tokens that leave the same shortest completion, as a bitmap when that is smaller.
 struct TokenGroup {
