@@ -54,15 +54,13 @@ class GrammarAutomaton {
   // Complete, and no byte may follow.
   bool IsTerminated(int32_t state) const { return states_[state].terminated; }
 
-  // Some stack of `state` (a local state) returned into its context.
-  bool IsPopped(int32_t state) const { return states_[state].popped; }
-  // Distance(state), or -1 if the state is popped: one dense load for the trie walk.
+  // Distance(state), or -1 if some stack of `state` (a local state) returned into its
+  // context: one dense load for the trie walk.
   int32_t WalkDistance(int32_t state) const { return walk_distance_[state]; }
   // The local twin of `state`, or kDead if its stacks share no frame; *context_distance
   // is then what the shared frame adds to every local distance.
   int32_t LocalState(int32_t state, int32_t* context_distance);
 
-  size_t state_count() const { return states_.size(); }
   size_t MemoryBytes() const;
 
  private:

@@ -98,7 +98,6 @@ class GrammarBuilder {
   // itself without consuming a byte; throws FieldError naming the rule's origin if not.
   std::shared_ptr<const Grammar> Build(Sequence root);
 
-  size_t rule_count() const { return rules_.size(); }
   const ByteSet& set(int32_t index) const { return sets_[index]; }
 
  private:
