@@ -93,6 +93,7 @@ int32_t GrammarAutomaton::InternState(std::vector<int32_t>* tops) {
   states_.push_back(state);
   transitions_.resize(transitions_.size() + class_count_, kUnknown);
   local_.push_back(kUnknown);
+  walk_distance_.push_back(state.popped ? -1 : state.distance);
   context_distance_.push_back(0);
   return it->second;
 }

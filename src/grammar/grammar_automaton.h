@@ -40,23 +40,30 @@ class GrammarAutomaton {
     return next != kUnknown ? next : ComputeStep(state, byte_class);
   }
 
+  // Raw tables for the trie walk's inner loop. The pointers hold until the next
+  // ComputeStep, which may grow them; kUnknown marks a transition not computed yet.
+  static constexpr int32_t kUnknown = -2;
+  const int32_t* transition_table() const { return transitions_.data(); }
+  const int32_t* walk_distances() const { return walk_distance_.data(); }
+  size_t class_count() const { return class_count_; }
+  int32_t ComputeStep(int32_t state, int byte_class);
+
   // Fewest bytes that complete a sentence from `state`.
   int32_t Distance(int32_t state) const { return states_[state].distance; }
   bool IsComplete(int32_t state) const { return states_[state].complete; }
   // Complete, and no byte may follow.
   bool IsTerminated(int32_t state) const { return states_[state].terminated; }
 
-  // Some stack of `state` (a local state) returned into its context.
-  bool IsPopped(int32_t state) const { return states_[state].popped; }
+  // Distance(state), or -1 if some stack of `state` (a local state) returned into its
+  // context: one dense load for the trie walk.
+  int32_t WalkDistance(int32_t state) const { return walk_distance_[state]; }
   // The local twin of `state`, or kDead if its stacks share no frame; *context_distance
   // is then what the shared frame adds to every local distance.
   int32_t LocalState(int32_t state, int32_t* context_distance);
 
-  size_t state_count() const { return states_.size(); }
   size_t MemoryBytes() const;
 
  private:
-  static constexpr int32_t kUnknown = -2;
   static constexpr int32_t kNoFrame = -1;    // below the bottom frame; as a top: the empty stack
   static constexpr int32_t kPoppedTop = -3;  // a top: returned into the sentinel's context
 
@@ -82,7 +89,6 @@ class GrammarAutomaton {
   // Expand from a fresh start: forgets which (rule, frame) pairs were expanded.
   void ExpandFrom(int32_t parent, int32_t position, std::vector<int32_t>* out);
   int32_t InternState(std::vector<int32_t>* tops);
-  int32_t ComputeStep(int32_t state, int byte_class);
 
   const Grammar& grammar_;
   const size_t class_count_;
@@ -100,6 +106,7 @@ class GrammarAutomaton {
   int32_t sentinel_;
   // Per state: its local twin (kUnknown until asked) and its context's distance.
   std::vector<int32_t> local_;
+  std::vector<int32_t> walk_distance_;
   std::vector<int32_t> context_distance_;
 };
 

@@ -16,6 +16,7 @@
 #include "grammar/grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_table.h"
+#include "text/test_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -31,11 +32,7 @@ double ThreadMicros() {
   return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
 }
 
-const Tokenizer& QwenTokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::FromFile(QVL_TEST_DATA "/tiny-qwen3vl/model/tokenizer.json");
-  return tokenizer;
-}
+const Tokenizer& QwenTokenizer() { return QwenTokenizerForTest(); }
 
 std::shared_ptr<const TokenTable> QwenTokens() {
   static const std::shared_ptr<const TokenTable> table = [] {

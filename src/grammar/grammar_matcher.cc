@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/error.h"
 #include "grammar/grammar_automaton.h"
 
 namespace qvl {
@@ -16,9 +17,9 @@ namespace {
 
 // A runtime past this size is replaced when the next matcher starts (running matchers
 // keep theirs), so a long-lived grammar does not grow without bound.
-constexpr size_t kRuntimeReplaceBytes = size_t{256} << 20;
+constexpr size_t kRuntimeReplaceBytes = size_t{96} << 20;
 // The mask cache is dropped when it grows past this.
-constexpr size_t kMaskCacheBytes = size_t{64} << 20;
+constexpr size_t kMaskCacheBytes = size_t{32} << 20;
 
 // Tokens that leave the same shortest completion, as a bitmap when that is smaller.
 struct TokenGroup {
@@ -52,11 +53,25 @@ struct MaskEntry {
 // Tokens collected during walks, grouped by distance.
 class GroupCollector {
  public:
+  explicit GroupCollector(size_t words) : words_(words) {}
+
   void Clear() {
-    for (size_t g = 0; g < used_; ++g) groups_[g].ids.clear();
+    for (size_t g = 0; g < used_; ++g) {
+      groups_[g].ids.clear();
+      groups_[g].bitmap.clear();
+    }
     used_ = 0;
   }
   void Add(int32_t distance, std::span<const int32_t> ids) {
+    if (used_ != 0 && groups_[last_].distance == distance && !groups_[last_].bitmap.empty()) {
+      uint32_t* bits = groups_[last_].bitmap.data();
+      for (int32_t id : ids) bits[id >> 5] |= uint32_t{1} << (id & 31);
+      return;
+    }
+    AddSlow(distance, ids);
+  }
+
+  void AddSlow(int32_t distance, std::span<const int32_t> ids) {
     if (used_ == 0 || groups_[last_].distance != distance) {
       last_ = 0;
       while (last_ < used_ && groups_[last_].distance != distance) ++last_;
@@ -66,10 +81,21 @@ class GroupCollector {
         ++used_;
       }
     }
-    groups_[last_].ids.insert(groups_[last_].ids.end(), ids.begin(), ids.end());
+    TokenGroup& group = groups_[last_];
+    if (!group.bitmap.empty()) {
+      for (int32_t id : ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
+      return;
+    }
+    group.ids.insert(group.ids.end(), ids.begin(), ids.end());
+    // Past one id per mask word a bitmap is smaller: switch to setting bits.
+    if (group.ids.size() > words_) {
+      group.bitmap.assign(words_, 0);
+      for (int32_t id : group.ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
+      group.ids.clear();
+    }
   }
   // Adds `group` shifted by `offset`.
-  void Add(const TokenGroup& group, int32_t offset, size_t words) {
+  void Add(const TokenGroup& group, int32_t offset) {
     const int32_t distance = static_cast<int32_t>(
         std::min<int64_t>(int64_t{group.distance} + offset, std::numeric_limits<int32_t>::max()));
     if (group.bitmap.empty()) {
@@ -78,24 +104,23 @@ class GroupCollector {
     }
     Add(distance, {});
     TokenGroup& mine = groups_[last_];
-    if (mine.bitmap.empty()) mine.bitmap.assign(words, 0);
-    for (size_t w = 0; w < words; ++w) mine.bitmap[w] |= group.bitmap[w];
+    if (mine.bitmap.empty()) {
+      mine.bitmap = group.bitmap;
+      for (int32_t id : mine.ids) mine.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
+      mine.ids.clear();
+      return;
+    }
+    for (size_t w = 0; w < words_; ++w) mine.bitmap[w] |= group.bitmap[w];
   }
-  // The groups, each as a bitmap when that is smaller.
-  std::vector<TokenGroup> Take(size_t words) {
+  // The groups collected since the last Take, by distance.
+  std::vector<TokenGroup> Take() {
     std::vector<TokenGroup> out;
     for (size_t g = 0; g < used_; ++g) {
       TokenGroup& source = groups_[g];
       TokenGroup group;
       group.distance = source.distance;
-      if (!source.bitmap.empty() || source.ids.size() > words) {
-        group.bitmap =
-            source.bitmap.empty() ? std::vector<uint32_t>(words, 0) : std::move(source.bitmap);
-        source.bitmap.clear();
-        for (int32_t id : source.ids) group.bitmap[id >> 5] |= uint32_t{1} << (id & 31);
-      } else {
-        group.ids = source.ids;
-      }
+      group.bitmap.swap(source.bitmap);
+      group.ids = source.ids;
       out.push_back(std::move(group));
     }
     std::sort(out.begin(), out.end(),
@@ -105,6 +130,7 @@ class GroupCollector {
   }
 
  private:
+  size_t words_;
   std::vector<TokenGroup> groups_;
   size_t used_ = 0;
   size_t last_ = 0;
@@ -114,7 +140,10 @@ class GroupCollector {
 
 struct MatchRuntime {
   MatchRuntime(const Grammar& grammar, std::shared_ptr<const TokenTable> table)
-      : automaton(grammar), tokens(std::move(table)), state_at_depth(tokens->max_depth() + 1) {}
+      : automaton(grammar),
+        tokens(std::move(table)),
+        state_at_depth(tokens->max_depth() + 1),
+        collector(tokens->mask_words()) {}
 
   const MaskEntry& Mask(int32_t state) {
     const auto it = masks.find(state);
@@ -128,51 +157,62 @@ struct MatchRuntime {
     int32_t context_distance = 0;
     const int32_t local = automaton.LocalState(state, &context_distance);
     if (local == GrammarAutomaton::kDead) {
-      Walk(0, tokens->nodes().size(), state, nullptr);
+      Walk(0, tokens->nodes().size(), state, &popped_scratch);
     } else {
       auto local_it = local_masks.find(local);
       if (local_it == local_masks.end()) {
         MaskEntry local_entry;
         Walk(0, tokens->nodes().size(), local, &local_entry.popped_nodes);
-        local_entry.groups = collector.Take(tokens->mask_words());
+        local_entry.groups = collector.Take();
         mask_bytes += local_entry.Bytes();
         local_it = local_masks.emplace(local, std::move(local_entry)).first;
       }
       for (const TokenGroup& group : local_it->second.groups) {
-        collector.Add(group, context_distance, tokens->mask_words());
+        collector.Add(group, context_distance);
       }
       for (int32_t node : local_it->second.popped_nodes) WalkSubtree(node, state);
     }
-    entry.groups = collector.Take(tokens->mask_words());
+    entry.groups = collector.Take();
     mask_bytes += entry.Bytes();
     return masks.emplace(state, std::move(entry)).first->second;
   }
 
   // Nodes [begin, end) of the trie in one pass, `state` before the first node's byte; a
-  // subtree is skipped as soon as its prefix kills every stack. With `popped`, nodes
-  // where a local stack returned into its context are listed there and skipped.
+  // subtree is skipped as soon as its prefix kills every stack. Nodes where a local stack
+  // returned into its context are listed in `popped` and skipped (only local states
+  // have such nodes).
   void Walk(size_t begin, size_t end, int32_t state, std::vector<int32_t>* popped) {
     const std::span<const TokenTable::Node> nodes = tokens->nodes();
     const std::span<const int32_t> token_ids = tokens->token_ids();
-    const size_t base = nodes[begin].depth - 1;
-    state_at_depth[base] = state;
+    const uint8_t* byte_class = automaton.grammar().byte_class.data();
+    const size_t class_count = automaton.class_count();
+    const int32_t* transitions = automaton.transition_table();
+    const int32_t* distances = automaton.walk_distances();
+    int32_t* state_at = state_at_depth.data();
+    state_at[nodes[begin].depth - 1] = state;
     for (size_t i = begin; i < end;) {
       const TokenTable::Node& node = nodes[i];
-      const int32_t next = automaton.Step(state_at_depth[node.depth - 1], node.byte);
+      const int32_t from = state_at[node.depth - 1];
+      const int cls = byte_class[node.byte];
+      int32_t next = transitions[static_cast<size_t>(from) * class_count + cls];
+      if (next == GrammarAutomaton::kUnknown) {
+        next = automaton.ComputeStep(from, cls);
+        transitions = automaton.transition_table();
+        distances = automaton.walk_distances();
+      }
       if (next == GrammarAutomaton::kDead) {
         i = node.subtree_end;
         continue;
       }
-      if (popped != nullptr && automaton.IsPopped(next)) {
+      const int32_t distance = distances[next];
+      if (distance < 0) {
         popped->push_back(static_cast<int32_t>(i));
         i = node.subtree_end;
         continue;
       }
-      state_at_depth[node.depth] = next;
-      const int32_t tokens_begin = node.tokens_begin, tokens_end = tokens->TokensEnd(i);
-      if (tokens_begin != tokens_end) {
-        collector.Add(automaton.Distance(next),
-                      token_ids.subspan(tokens_begin, tokens_end - tokens_begin));
+      state_at[node.depth] = next;
+      if (node.token_count != 0) {
+        collector.Add(distance, token_ids.subspan(node.tokens_begin, node.token_count));
       }
       ++i;
     }
@@ -187,7 +227,7 @@ struct MatchRuntime {
       state = automaton.Step(state, nodes[path[p]].byte);
       if (state == GrammarAutomaton::kDead) return;
     }
-    Walk(node, nodes[node].subtree_end, state, nullptr);
+    Walk(node, nodes[node].subtree_end, state, &popped_scratch);
   }
 
   size_t MemoryBytes() const { return automaton.MemoryBytes() + mask_bytes; }
@@ -200,6 +240,7 @@ struct MatchRuntime {
   size_t mask_bytes = 0;
   std::vector<int32_t> state_at_depth;
   std::vector<int32_t> path;
+  std::vector<int32_t> popped_scratch;  // stays empty: full states never pop
   GroupCollector collector;
 };
 
@@ -226,6 +267,10 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
 }
 
 void GrammarMatcher::FillNextTokenMask(std::span<uint32_t> mask, int64_t tokens_left) {
+  if (mask.size() < runtime_->tokens->mask_words()) {
+    Fail(ErrorCode::kInternal, "token mask of ", mask.size(), " words for ",
+         runtime_->tokens->vocab_rows(), " rows");
+  }
   std::fill(mask.begin(), mask.end(), 0);
   if (ended_) return;
   std::lock_guard<std::mutex> lock(runtime_->mutex);
@@ -293,7 +338,7 @@ int64_t GrammarMatcher::MinBytesToComplete() const {
 void ApplyTokenMask(std::span<const uint32_t> mask, float* logits, int64_t vocab_rows) {
   constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
   for (int64_t w = 0; w * 32 < vocab_rows; ++w) {
-    const uint32_t word = mask[w];
+    const uint32_t word = static_cast<size_t>(w) < mask.size() ? mask[w] : 0;
     if (word == ~uint32_t{0}) continue;
     const int64_t end = std::min<int64_t>(32, vocab_rows - w * 32);
     for (int64_t b = 0; b < end; ++b) {

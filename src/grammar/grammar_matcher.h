@@ -31,7 +31,8 @@ class GrammarMatcher {
   // token at worst), so a constrained answer always closes by max_tokens when it can. If
   // no token fits (the budget was already too small), the tokens that leave the shortest
   // completion are allowed. Eos ids are allowed exactly when the text is complete; special
-  // tokens never.
+  // tokens never. Throws Error(kInternal) for a mask shorter than the token table's.
+  // When IsTerminated and the table has no eos id, nothing is allowed: stop there.
   void FillNextTokenMask(std::span<uint32_t> mask, int64_t tokens_left);
   // Advances by a token; false (state unchanged) if the grammar does not allow it. An eos
   // id is accepted only when complete, and nothing is accepted after it.
@@ -52,7 +53,7 @@ class GrammarMatcher {
   bool ended_ = false;  // an eos was accepted
 };
 
-// Sets logits of disallowed tokens to -infinity.
+// Sets logits of disallowed tokens to -infinity (rows past the mask's end included).
 void ApplyTokenMask(std::span<const uint32_t> mask, float* logits, int64_t vocab_rows);
 
 }  // namespace qvl

@@ -71,7 +71,13 @@ TEST(GrammarMatcherTest, MaskEqualsTryingEveryTokenOnRandomStates) {
   std::mt19937 rng(7);
   std::vector<uint32_t> mask(QwenTokens()->mask_words());
   int states = 0;
-  for (const std::shared_ptr<const Grammar>& grammar : {ReceiptGrammar(), JsonObjectGrammar()}) {
+  const ToolSchema tools[] = {
+      {"lookup", nlohmann::json::parse(R"({"type": "object", "properties": {"q": {"type": "string",
+        "pattern": "^[a-z ]+$"}, "n": {"type": "integer", "minimum": 1}}, "required": ["q"]})"),
+       ""}};
+  const std::shared_ptr<const Grammar> grammars[] = {ReceiptGrammar(), JsonObjectGrammar(),
+                                                     CompileToolCallGrammar(tools, true)};
+  for (const std::shared_ptr<const Grammar>& grammar : grammars) {
     for (int walk = 0; walk < 3; ++walk) {
       GrammarMatcher matcher(grammar, QwenTokens());
       for (int step = 0; step < 40 && !matcher.IsTerminated(); ++step) {
@@ -89,7 +95,7 @@ TEST(GrammarMatcherTest, MaskEqualsTryingEveryTokenOnRandomStates) {
       }
     }
   }
-  EXPECT_GE(states, 12);
+  EXPECT_GE(states, 18);
 }
 
 TEST(GrammarMatcherTest, EosOnlyWhenCompleteAndNothingAfterIt) {
@@ -143,6 +149,12 @@ TEST(GrammarMatcherTest, NeverAllowsSpecialTokensOrRowsPastTheVocabulary) {
   }
   EXPECT_GT(regular, 140000);  // the inside of a string takes almost every token
   EXPECT_TRUE(MaskHas(mask, tokenizer.TokenToId("<think>")));  // non-special added tokens are text
+}
+
+TEST(GrammarMatcherTest, RefusesAMaskShorterThanTheVocabulary) {
+  GrammarMatcher matcher(JsonObjectGrammar(), QwenTokens());
+  std::vector<uint32_t> mask(QwenTokens()->mask_words() - 1);
+  EXPECT_THROW(matcher.FillNextTokenMask(mask, 10), Error);
 }
 
 TEST(GrammarMatcherTest, RefusedTokenLeavesTheStateUnchanged) {
@@ -201,6 +213,10 @@ TEST(GrammarMatcherTest, ApplyTokenMaskSetsDisallowedLogitsToMinusInfinity) {
     }
   }
   EXPECT_EQ(logits[rows], 1.5f);  // past the row: untouched
+  std::vector<float> past_mask(40, 1.0f);
+  ApplyTokenMask(std::vector<uint32_t>(1, ~uint32_t{0}), past_mask.data(), 40);
+  EXPECT_EQ(past_mask[31], 1.0f);
+  EXPECT_TRUE(std::isinf(past_mask[32]));
   std::vector<uint32_t> full(1, ~uint32_t{0});
   std::vector<float> all(32, 2.0f);
   ApplyTokenMask(full, all.data(), 32);
@@ -224,7 +240,7 @@ TEST(TokenTableTest, HoldsEveryRegularTokenOnce) {
     const TokenTable::Node& node = table.nodes()[i];
     path.resize(node.depth - 1);
     path.push_back(static_cast<char>(node.byte));
-    for (int32_t t = node.tokens_begin; t < table.TokensEnd(i); ++t) {
+    for (int32_t t = node.tokens_begin; t < node.tokens_begin + node.token_count; ++t) {
       ASSERT_EQ(table.Bytes(table.token_ids()[t]), std::string_view(path.data(), path.size()));
     }
   }

@@ -8,9 +8,10 @@
 namespace qvl::grammar {
 namespace {
 
-// Lengths saturate here: a grammar whose shortest sentence is longer can never close
-// within any answer anyway.
+// Finite lengths saturate here: no answer is that long anyway.
 constexpr int64_t kLengthCap = int64_t{1} << 30;
+// The length of a rule with no finite expansion.
+constexpr int64_t kInfinite = INT64_MAX;
 
 }  // namespace
 
@@ -30,13 +31,26 @@ Sequence Concat(std::initializer_list<Sequence> parts) {
   return out;
 }
 
+namespace {
+
+[[noreturn]] void TooLarge() {
+  FailField(ErrorCode::kInvalidArgument, "",
+            "the schema is too large to enforce (lower maxLength, maxItems, repetition counts "
+            "or the number of properties)");
+}
+
+}  // namespace
+
 int32_t GrammarBuilder::NewRule() {
+  if (rules_.size() >= kMaxRules) TooLarge();
   rules_.emplace_back();
   origins_.emplace_back();
   return static_cast<int32_t>(rules_.size() - 1);
 }
 
 void GrammarBuilder::Define(int32_t rule, std::vector<Sequence> alternatives) {
+  for (const Sequence& alt : alternatives) element_count_ += alt.size() + 1;
+  if (element_count_ > kMaxElements) TooLarge();
   rules_[rule] = std::move(alternatives);
 }
 
@@ -89,6 +103,7 @@ Sequence GrammarBuilder::Repeat(Sequence x, int64_t min, int64_t max) {
   if (max == 0) return {};
   x = Shared(std::move(x));
   Sequence out;
+  if (static_cast<size_t>(min) > kMaxElements) TooLarge();
   for (int64_t i = 0; i < min; ++i) out.insert(out.end(), x.begin(), x.end());
   if (max < 0) {
     const Sequence tail = Star(x);
@@ -107,13 +122,15 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(Sequence root_sequence) {
   const size_t rule_count = rules_.size();
 
   // Shortest expansion of every rule, by relaxation until nothing shrinks.
-  std::vector<int64_t> min_length(rule_count, kLengthCap);
+  std::vector<int64_t> min_length(rule_count, kInfinite);
   const auto sequence_length = [&](const Sequence& seq) {
     int64_t total = 0;
     for (const Element& e : seq) {
-      total += e.kind == ElementKind::kBytes ? 1 : min_length[e.value];
+      const int64_t length = e.kind == ElementKind::kBytes ? 1 : min_length[e.value];
+      if (length == kInfinite) return kInfinite;
+      total = std::min(total + length, kLengthCap);
     }
-    return std::min(total, kLengthCap);
+    return total;
   };
   for (bool changed = true; changed;) {
     changed = false;
@@ -127,16 +144,20 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(Sequence root_sequence) {
       }
     }
   }
+  // A rule with no finite expansion could lead an answer where it can never end.
   for (size_t r = 0; r < rule_count; ++r) {
-    if (min_length[r] >= kLengthCap && !origins_[r].empty()) {
+    if (min_length[r] == kInfinite && !origins_[r].empty()) {
       FailField(ErrorCode::kInvalidArgument, origins_[r],
                 "the schema has no finite instance (a required recursion never ends)");
     }
   }
-  if (min_length[root] >= kLengthCap) {
-    FailField(ErrorCode::kInvalidArgument, "",
-              "the schema has no finite instance (a required recursion never ends)");
+  for (size_t r = 0; r < rule_count; ++r) {
+    if (min_length[r] == kInfinite) {
+      FailField(ErrorCode::kInvalidArgument, "",
+                "the schema has no finite instance (a required recursion never ends)");
+    }
   }
+  if (min_length[root] >= kLengthCap) TooLarge();
 
   // A rule that reaches itself before consuming a byte through a reference that stacks a
   // frame (A ::= A x) would grow the stack forever. Through references in last position

@@ -67,6 +67,11 @@ class Grammar {
 
 namespace grammar {
 
+// Past these a grammar is refused (FieldError at the root): it would cost too much
+// memory to build, let alone to run.
+inline constexpr size_t kMaxRules = 200000;
+inline constexpr size_t kMaxElements = 2000000;
+
 class GrammarBuilder {
  public:
   // A rule with no alternatives yet (for recursion: refer to it, define it later).
@@ -93,7 +98,6 @@ class GrammarBuilder {
   // itself without consuming a byte; throws FieldError naming the rule's origin if not.
   std::shared_ptr<const Grammar> Build(Sequence root);
 
-  size_t rule_count() const { return rules_.size(); }
   const ByteSet& set(int32_t index) const { return sets_[index]; }
 
  private:
@@ -102,6 +106,7 @@ class GrammarBuilder {
   std::vector<std::vector<Sequence>> rules_;
   std::vector<std::string> origins_;
   std::vector<ByteSet> sets_;
+  size_t element_count_ = 0;
 };
 
 }  // namespace grammar

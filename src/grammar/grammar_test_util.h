@@ -12,6 +12,7 @@
 #include "grammar/grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_table.h"
+#include "text/test_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace qvl::grammar_test {
@@ -20,11 +21,7 @@ inline constexpr int64_t kVocabRows = 151936;
 inline constexpr int32_t kEndOfText = 151643;
 inline constexpr int32_t kImEnd = 151645;
 
-inline const Tokenizer& QwenTokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::FromFile(QVL_TEST_DATA "/tiny-qwen3vl/model/tokenizer.json");
-  return tokenizer;
-}
+inline const Tokenizer& QwenTokenizer() { return QwenTokenizerForTest(); }
 
 inline std::shared_ptr<const TokenTable> QwenTokens() {
   static const std::shared_ptr<const TokenTable> table = [] {

@@ -6,31 +6,27 @@
 #include "grammar/schema_compiler.h"
 
 namespace qvl {
-namespace grammar {
-
-// Grammars past this many rules are refused: each rule costs memory per matcher state.
-constexpr size_t kMaxRules = 200000;
-
-void CheckGrammarSize(const GrammarBuilder& builder, const std::string& path) {
-  if (builder.rule_count() > kMaxRules) {
-    FailField(ErrorCode::kInvalidArgument, path,
-              "the schema is too large to enforce (lower maxLength, maxItems or nesting)");
-  }
-}
-
-}  // namespace grammar
-
 std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::ordered_json& schema) {
   grammar::GrammarBuilder builder;
   grammar::JsonRules rules(&builder);
   grammar::SchemaCompiler compiler(rules, schema, "");
-  grammar::Sequence root = compiler.CompileRoot();
-  grammar::CheckGrammarSize(builder, "");
-  return builder.Build(std::move(root));
+  try {
+    grammar::Sequence root = compiler.CompileRoot();
+    return builder.Build(std::move(root));
+  } catch (const nlohmann::json::exception& e) {
+    // Only a document built in code, not one parsed from text, can hold invalid UTF-8.
+    FailField(ErrorCode::kInvalidArgument, "", "the schema is not valid JSON text: ", e.what());
+  }
 }
 
 std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::json& schema) {
-  return CompileJsonSchema(nlohmann::ordered_json::parse(schema.dump()));
+  nlohmann::ordered_json ordered;
+  try {
+    ordered = nlohmann::ordered_json::parse(schema.dump());
+  } catch (const nlohmann::json::exception& e) {
+    FailField(ErrorCode::kInvalidArgument, "", "the schema is not valid JSON text: ", e.what());
+  }
+  return CompileJsonSchema(ordered);
 }
 
 std::shared_ptr<const Grammar> JsonObjectGrammar() {

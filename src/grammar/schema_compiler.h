@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "grammar/json_rules.h"
 #include "grammar/schema_merge.h"
@@ -41,6 +42,10 @@ class SchemaCompiler {
 };
 
 std::string JoinPath(const std::string& path, const std::string& key);
+// Throws FieldError(kInvalidArgument, path, message).
+[[noreturn]] void Refuse(const std::string& path, std::string_view message);
+// schema[key] as a count (a non-negative integer up to kMaxRepetitions), else Refuse.
+int64_t Count(const OrderedJson& schema, const char* key, const std::string& path);
 std::string IndexPath(const std::string& path, const std::string& key, size_t index);
 
 }  // namespace qvl::grammar

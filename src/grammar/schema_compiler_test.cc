@@ -141,6 +141,9 @@ const std::vector<SchemaCase>& SchemaCases() {
       {R"({"type": "object", "properties": {"a": {"type": "integer"}}})",
        {R"({"a": 1, "zz": [true]})", R"({"other": "x"})"},
        {R"({"a": "x"})", R"({"a": 1, "a": 2})"}},
+      {R"({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"]})",
+       {R"({"b": 1})", R"({"a": 1, "b": [true]})"},
+       {R"({"a": 1})", "{}"}},
       {R"({"type": "object", "additionalProperties": {"type": "integer"}})",
        {R"({})", R"({"x": 1, "y": 2})"},
        {R"({"x": "1"})"}},
@@ -261,6 +264,9 @@ TEST(SchemaCompilerTest, RefusesWhatItCannotHonourNamingThePath) {
        "additionalProperties: false forbids"},
       {R"({"properties": {"x": {"type": "integer", "maximum": 1e300}}})", "properties.x.maximum",
        "bounds beyond"},
+      {R"({"type": "array", "minItems": 10000, "items": {"type": "array", "minItems": 10000,
+           "items": {"type": "string", "minLength": 10000}}})",
+       "", "too large"},
   };
   for (const RefusedCase& c : cases) {
     SCOPED_TRACE(c.schema);
@@ -272,6 +278,24 @@ TEST(SchemaCompilerTest, RefusesWhatItCannotHonourNamingThePath) {
       EXPECT_EQ(e.field(), c.path) << e.what();
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(SchemaCompilerTest, EscapedPropertyNamesAndExtraKeys) {
+  const std::shared_ptr<const Grammar> grammar = CompileJsonSchema(
+      Json::parse(R"({"type": "object", "properties": {"a\"b": {"type": "integer"}}})"));
+  EXPECT_TRUE(Accepts(grammar, R"({"a\"b": 1, "x": "y"})"));
+  EXPECT_FALSE(Accepts(grammar, R"({"a\"b": "1"})"));
+  EXPECT_FALSE(Accepts(grammar, "{\"a\"b\": 1}"));
+}
+
+TEST(SchemaCompilerTest, RefusesInvalidUtf8BuiltInCode) {
+  Json schema = {{"type", "string"}, {"enum", {std::string("\xC3")}}};
+  try {
+    CompileJsonSchema(schema);
+    FAIL() << "compiled";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "");
   }
 }
 

@@ -35,7 +35,7 @@ std::shared_ptr<const TokenTable> BuildTokenTable(const Tokenizer& tokenizer, in
     if (!tokenizer.IsSpecial(id) && !table->IsEos(id)) {
       const std::string_view bytes = tokenizer.TokenBytes(id);
       table->bytes_.insert(table->bytes_.end(), bytes.begin(), bytes.end());
-      if (!bytes.empty()) ids.push_back(id);
+      if (!bytes.empty() && bytes.size() <= TokenTable::kMaxTokenBytes) ids.push_back(id);
     }
     table->byte_offsets_.push_back(static_cast<uint32_t>(table->bytes_.size()));
   }
@@ -65,20 +65,15 @@ std::shared_ptr<const TokenTable> BuildTokenTable(const Tokenizer& tokenizer, in
     for (size_t d = shared; d < bytes.size(); ++d) {
       table->parents_.push_back(open.empty() ? -1 : open.back());
       open.push_back(static_cast<int32_t>(table->nodes_.size()));
-      table->nodes_.push_back({static_cast<uint8_t>(bytes[d]), static_cast<uint16_t>(d + 1), 0,
-                               static_cast<int32_t>(table->token_ids_.size())});
-      table->max_depth_ = std::max<uint16_t>(table->max_depth_, static_cast<uint16_t>(d + 1));
+      table->nodes_.push_back({0, static_cast<int32_t>(table->token_ids_.size()), 0,
+                               static_cast<uint8_t>(d + 1), static_cast<uint8_t>(bytes[d])});
+      table->max_depth_ = std::max(table->max_depth_, d + 1);
     }
     table->token_ids_.push_back(id);
+    ++table->nodes_[open.back()].token_count;
     previous = bytes;
   }
   close_to(0);
-  table->node_tokens_end_.resize(table->nodes_.size());
-  for (size_t i = 0; i < table->nodes_.size(); ++i) {
-    table->node_tokens_end_[i] = i + 1 < table->nodes_.size()
-                                     ? table->nodes_[i + 1].tokens_begin
-                                     : static_cast<int32_t>(table->token_ids_.size());
-  }
   return table;
 }
 

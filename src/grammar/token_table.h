@@ -18,11 +18,14 @@ class TokenTable {
  public:
   // One trie node: the bytes from the root to it spell a prefix of some token.
   struct Node {
-    uint8_t byte;
-    uint16_t depth;        // 1 for children of the root
     int32_t subtree_end;   // index one past the node's last descendant
-    int32_t tokens_begin;  // tokens spelled exactly by this node: token_ids[tokens_begin ..
-  };                       //   next node's tokens_begin)
+    int32_t tokens_begin;  // tokens spelled exactly by this node:
+    uint16_t token_count;  //   token_ids[tokens_begin, tokens_begin + token_count)
+    uint8_t depth;         // 1 for children of the root
+    uint8_t byte;
+  };
+  // Longer tokens are left out of the trie (never allowed); Qwen's longest has 128 bytes.
+  static constexpr size_t kMaxTokenBytes = 255;
 
   int64_t vocab_rows() const { return vocab_rows_; }
   size_t mask_words() const { return static_cast<size_t>((vocab_rows_ + 31) / 32); }
@@ -34,9 +37,7 @@ class TokenTable {
 
   std::span<const Node> nodes() const { return nodes_; }
   std::span<const int32_t> token_ids() const { return token_ids_; }
-  // tokens_begin of node i + 1 (the end of node i's tokens), also for the last node.
-  int32_t TokensEnd(size_t node) const { return node_tokens_end_[node]; }
-  uint16_t max_depth() const { return max_depth_; }
+  size_t max_depth() const { return max_depth_; }
   // The node's parent, -1 for a child of the root.
   int32_t Parent(size_t node) const { return parents_[node]; }
 
@@ -49,10 +50,9 @@ class TokenTable {
   std::vector<char> bytes_;
   std::vector<uint32_t> byte_offsets_;  // per id, [offsets[id], offsets[id + 1])
   std::vector<Node> nodes_;
-  std::vector<int32_t> node_tokens_end_;
   std::vector<int32_t> parents_;
   std::vector<int32_t> token_ids_;
-  uint16_t max_depth_ = 0;
+  size_t max_depth_ = 0;
 };
 
 // vocab_rows is the logits row length (ids >= the tokenizer's vocabulary are never

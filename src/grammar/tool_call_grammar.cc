@@ -6,9 +6,17 @@
 #include "grammar/schema_compiler.h"
 
 namespace qvl {
-namespace grammar {
-void CheckGrammarSize(const GrammarBuilder& builder, const std::string& path);
-}  // namespace grammar
+namespace {
+
+std::string JsonString(const std::string& text, const std::string& path) {
+  try {
+    return nlohmann::ordered_json(text).dump();
+  } catch (const nlohmann::json::exception&) {
+    FailField(ErrorCode::kInvalidArgument, path, "is not valid UTF-8");
+  }
+}
+
+}  // namespace
 
 std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema> tools,
                                                       bool parallel) {
@@ -23,7 +31,11 @@ std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema
     const std::string path = !tool.parameters_path.empty()
                                  ? tool.parameters_path
                                  : StrCat("tools[", i, "].function.parameters");
-    schemas.push_back(nlohmann::ordered_json::parse(tool.parameters.dump()));
+    try {
+      schemas.push_back(nlohmann::ordered_json::parse(tool.parameters.dump()));
+    } catch (const nlohmann::json::exception& e) {
+      FailField(ErrorCode::kInvalidArgument, path, "not valid JSON text: ", e.what());
+    }
     nlohmann::ordered_json& schema = schemas.back();
     // No parameters, or {}: any object (arguments are always an object).
     grammar::Sequence arguments;
@@ -38,17 +50,16 @@ std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema
       grammar::SchemaCompiler compiler(rules, schema, path);
       arguments = compiler.CompileRoot();
     }
-    calls.push_back(grammar::Concat({builder.Literal("<tool_call>\n{\"name\": "),
-                                     builder.Literal(nlohmann::ordered_json(tool.name).dump()),
-                                     builder.Literal(", \"arguments\": "), arguments,
-                                     builder.Literal("}\n</tool_call>")}));
+    calls.push_back(grammar::Concat(
+        {builder.Literal("<tool_call>\n{\"name\": "),
+         builder.Literal(JsonString(tool.name, StrCat("tools[", i, "].function.name"))),
+         builder.Literal(", \"arguments\": "), arguments, builder.Literal("}\n</tool_call>")}));
   }
   grammar::Sequence call = builder.Shared(builder.Alt(std::move(calls)));
   grammar::Sequence root =
       parallel
           ? grammar::Concat({call, builder.Star(grammar::Concat({builder.Literal("\n"), call}))})
           : call;
-  grammar::CheckGrammarSize(builder, "tools");
   return builder.Build(std::move(root));
 }
 
