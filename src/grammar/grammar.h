@@ -33,7 +33,7 @@ std::shared_ptr<const Grammar> JsonObjectGrammar();
 // with paths "tools[i].function.parameters...." (i the index in `tools`).
 struct ToolSchema {
   std::string name;
-  nlohmann::json parameters;
+  nlohmann::ordered_json parameters;  // in the client's key order, which the arguments keep
   // Where `parameters` sits in the request, for error paths; empty: the default above.
   std::string parameters_path;
 };

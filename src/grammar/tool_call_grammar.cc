@@ -32,7 +32,7 @@ std::shared_ptr<const Grammar> CompileToolCallGrammar(std::span<const ToolSchema
                                  ? tool.parameters_path
                                  : StrCat("tools[", i, "].function.parameters");
     try {
-      schemas.push_back(nlohmann::ordered_json::parse(tool.parameters.dump()));
+      schemas.push_back(tool.parameters);
     } catch (const nlohmann::json::exception& e) {
       FailField(ErrorCode::kInvalidArgument, path, "not valid JSON text: ", e.what());
     }
