@@ -373,8 +373,8 @@ TEST_F(ServerHttpTest, BadRequestsAre400WithTheField) {
   ExpectError(Chat(body), 400, "temperature: expected a number, got string", "temperature",
               "invalid_request_error", "invalid_value");
   body = TextRequest("hi");
-  body["n"] = 3;
-  ExpectError(Chat(body), 400, "n: only n = 1 is supported, got 3", "n", "invalid_request_error",
+  body["n"] = 0;
+  ExpectError(Chat(body), 400, "n: must be between 1 and 128, got 0", "n", "invalid_request_error",
               "invalid_value");
   body = TextRequest("hi");
   body["messages"][0]["content"] = {
