@@ -9,6 +9,7 @@
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/tensor_dump.h"
+#include "image/image_budget.h"
 #include "image/preprocessor_config.h"
 #include "model/safetensors.h"
 #include "server/chat_request.h"
@@ -26,21 +27,25 @@ struct DumpFlags {
 };
 
 void RunDump(const DumpFlags& f) {
-  // Image paths in the request are relative to its folder, as in the fixtures.
-  ChatRequestPolicy policy;
-  policy.media.local.enabled = true;
-  policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
-  const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
-
   const std::string dir = f.model.ResolveFolder();
   ModelOptions options = f.model.Options();
   auto model = Qwen3VLModel::Load(dir, options);
   const Tokenizer tokenizer = Tokenizer::FromFile(model->folder().tokenizer_path);
+  const ImageProcessorParams image_params =
+      LoadPreprocessorConfig(model->folder().preprocessor_config_path);
+  // Image paths in the request are relative to its folder, as in the fixtures.
+  ChatRequestPolicy policy;
+  policy.media.local.enabled = true;
+  policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
+  policy.pixels_per_image_token = PixelsPerImageToken(image_params);
+  const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
+
+  // The reference (transformers) knows no server budget: images get the model's range.
   EngineOptions engine;
   engine.context_tokens = model->config().text.max_position_embeddings;
+  engine.max_pixels = image_params.max_pixels;
   const RequestPreparer preparer(model->config(), model->folder().generation, tokenizer,
-                                 LoadPreprocessorConfig(model->folder().preprocessor_config_path),
-                                 engine);
+                                 image_params, engine);
   DumpOptions dump = f.dump;
   dump.threads = f.model.threads;
   if (!f.teacher.empty()) {

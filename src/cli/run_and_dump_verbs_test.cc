@@ -100,5 +100,33 @@ TEST(RunVerb, BadInputIsOneClearLine) {
   EXPECT_NE(run.err.find("--dtype q3"), std::string::npos) << run.err;
 }
 
+TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
+  const std::string run = "run -m " + kModel + " --dtype f32 --weight-cache none -q ";
+  QvlRun r = RunQvl(run + "-n 0 hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--max-tokens: must be between 1 and 1048576, got 0"), std::string::npos)
+      << r.err;
+  r = RunQvl(run + "-n -5 hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--max-tokens: must be between 1 and 1048576, got -5"), std::string::npos)
+      << r.err;
+  r = RunQvl(run + "--temperature 9 hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--temperature: must be between 0 and 2, got 9"), std::string::npos)
+      << r.err;
+  r = RunQvl(run + "--top-p 0 hi");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--top-p: must be greater than 0 and at most 1, got 0"), std::string::npos)
+      << r.err;
+  // The engine's own check, with the numbers: a prompt of 9 tokens leaves 87 of 96.
+  r = RunQvl(run + "-c 96 -n 90 hi");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("qvl: error: --max-tokens: the prompt is 9 tokens (0 of them image "
+                       "tokens) and --max-tokens asks for 90, but the context holds 96 tokens "
+                       "for prompt and answer; ask for at most 87"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace qvl::cli

@@ -43,6 +43,7 @@ class Engine::Impl {
 
   const Qwen3VLModel& model() const { return *model_; }
   const EngineOptions& options() const { return options_; }
+  const RequestPreparer& preparer() const { return *preparer_; }
 
  private:
   using SequencePtr = std::unique_ptr<Sequence>;
@@ -646,6 +647,9 @@ void Engine::Shutdown(double grace_seconds) { impl_->Shutdown(grace_seconds); }
 EngineStats Engine::Stats() const { return impl_->Stats(); }
 const Qwen3VLModel& Engine::model() const { return impl_->model(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
+int64_t Engine::pixels_per_image_token() const {
+  return impl_->preparer().pixels_per_image_token();
+}
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {

@@ -55,8 +55,10 @@ GenerationRequest LoadCase(const std::string& name) {
           msg.parts.push_back({ChatPart::Kind::kImage, ""});
           const std::string bytes = ReadFileToString(kCasesDir + "/" + name + "/" +
                                                      p["image_url"]["url"].get<std::string>());
-          r.images.push_back(
-              {"image " + std::to_string(r.images.size() + 1), {bytes.begin(), bytes.end()}});
+          r.images.push_back({"image " + std::to_string(r.images.size() + 1),
+                              {bytes.begin(), bytes.end()},
+                              "",
+                              ImageDetail::kAuto});
         }
       }
     }
@@ -245,7 +247,7 @@ TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("02_one_image_jpeg");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   const RequestId id = engine->Submit(std::move(r), c.Sink());
   engine->Cancel(id);
@@ -283,7 +285,7 @@ TEST(Engine, CancellingAQueuedRequestCountsAndNeverRunsIt) {
   auto engine = MakeEngine(options);
   GenerationRequest running = LoadCase("01_text_only");
   running.ignore_eos = true;
-  running.max_tokens = 100000;
+  running.max_tokens = 16000;
   Collector a, b;
   const RequestId first = engine->Submit(std::move(running), a.Sink());
   const RequestId queued = engine->Submit(LoadCase("02_one_image_jpeg"), b.Sink());
@@ -350,7 +352,7 @@ TEST(Engine, ShutdownCancelsWhatIsLeft) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("01_text_only");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   engine->Submit(std::move(r), c.Sink());
   engine->Shutdown(0.05);

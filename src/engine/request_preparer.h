@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/engine.h"
+#include "engine/image_budget_policy.h"
 #include "engine/prepared_request.h"
 #include "image/image_processor.h"
 #include "model/config.h"
@@ -18,19 +19,27 @@ class RequestPreparer {
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
                   const EngineOptions& options);
 
-  // Throws Error: kInvalidArgument for bad images or parameters and prompts over the
-  // context, kTooLarge for images over the byte/pixel limits.
+  // Throws Error: kInvalidArgument for bad images or parameters, prompts over the
+  // context and max_tokens that does not fit beside the prompt, kTooLarge for images
+  // over the byte/pixel limits. Errors about a field of the request are FieldErrors
+  // naming it (an image's ImageInput::field, max_tokens_field, "messages", ...). The
+  // cheap checks come first: image count, max_tokens and text size before any image is
+  // decoded or any text tokenized.
   PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
 
+  int64_t pixels_per_image_token() const { return PixelsPerImageToken(image_params_); }
+
  private:
-  ImageBudget BudgetFor(const ImageBudgetRequest& request) const;
+  void CheckSizes(const GenerationRequest& request) const;
 
   const ModelConfig& model_;
   const GenerationConfig& generation_;
   const Tokenizer& tokenizer_;
   ImageProcessorParams image_params_;
   ImageLimits limits_;
+  ServerImageBudget image_budget_;
   EngineOptions options_;
+  int64_t max_text_bytes_ = 0;
   std::vector<int32_t> eos_ids_;
 };
 

@@ -2,14 +2,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/chat_messages.h"
 #include "base/field_error.h"
+#include "engine/request_ranges.h"
+#include "server/chat_messages.h"
 #include "server/request_fields.h"
 
 namespace qvl {
 namespace {
 
-constexpr int kMaxTopLogprobs = 20;
 constexpr size_t kMaxStopLength = 512;
 // Far deeper than any real request. nlohmann parses iteratively but serializes
 // recursively (error messages, tool call arguments): a body of a few hundred thousand
@@ -97,19 +97,25 @@ void RefuseUnsupported(const RequestObject& body) {
   }
 }
 
+std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range) {
+  return body.Number(range.name, range.min, range.max, range.min_exclusive);
+}
+
 void ParseSampling(const RequestObject& body, SamplingParams* s) {
-  if (auto v = body.Number("temperature", 0, 2)) s->temperature = static_cast<float>(*v);
-  if (auto v = body.Number("top_p", 0, 1, /*min_exclusive=*/true))
-    s->top_p = static_cast<float>(*v);
-  if (auto v = body.Int("top_k", -1, 1 << 20)) s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
-  if (auto v = body.Number("min_p", 0, 1)) s->min_p = static_cast<float>(*v);
-  if (auto v = body.Number("presence_penalty", -2, 2)) s->presence_penalty = static_cast<float>(*v);
-  if (auto v = body.Number("frequency_penalty", -2, 2)) {
-    s->frequency_penalty = static_cast<float>(*v);
+  namespace r = request_ranges;
+  auto as_float = [](std::optional<double> v) {
+    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
+  };
+  s->temperature = as_float(ReadNumber(body, r::kTemperature));
+  s->top_p = as_float(ReadNumber(body, r::kTopP));
+  if (auto v = body.Int(r::kTopK.name, static_cast<int64_t>(r::kTopK.min),
+                        static_cast<int64_t>(r::kTopK.max))) {
+    s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
   }
-  if (auto v = body.Number("repetition_penalty", 0, 10, /*min_exclusive=*/true)) {
-    s->repetition_penalty = static_cast<float>(*v);
-  }
+  s->min_p = as_float(ReadNumber(body, r::kMinP));
+  s->presence_penalty = as_float(ReadNumber(body, r::kPresencePenalty));
+  s->frequency_penalty = as_float(ReadNumber(body, r::kFrequencyPenalty));
+  s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty));
   if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
 }
 
@@ -161,6 +167,9 @@ struct BudgetBound {
 
 void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
                       ImageBudgetRequest* budget) {
+  if (pixels_per_token <= 0) {
+    Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_image_token is not set");
+  }
   constexpr int64_t kMaxPixels = int64_t{1} << 40;
   BudgetBound min_bound;
   BudgetBound max_bound;
@@ -212,14 +221,18 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
     out.include_usage =
         RequestObject(*options, "stream_options").Bool("include_usage").value_or(false);
   }
-  const auto max_tokens = body.Int("max_tokens", 1, policy.max_completion_tokens);
-  const auto max_completion = body.Int("max_completion_tokens", 1, policy.max_completion_tokens);
+  // The engine checks them against the prompt; the bound here keeps them within int.
+  const auto max_token_bound = static_cast<int64_t>(request_ranges::kMaxTokens.max);
+  const auto max_tokens = body.Int("max_tokens", 1, max_token_bound);
+  const auto max_completion = body.Int("max_completion_tokens", 1, max_token_bound);
   g.max_tokens = static_cast<int>(max_completion.value_or(max_tokens.value_or(0)));
+  if (max_completion) g.max_tokens_field = "max_completion_tokens";
   ParseSampling(body, &g.sampling);
   ParseStop(body, policy.max_stop_strings, &g.stop);
   g.ignore_eos = body.Bool("ignore_eos").value_or(false);
   out.logprobs = body.Bool("logprobs").value_or(false);
-  const auto top_logprobs = body.Int("top_logprobs", 0, kMaxTopLogprobs);
+  const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
+                                     static_cast<int64_t>(request_ranges::kTopLogprobs.max));
   if (top_logprobs && !out.logprobs) {
     FailField(ErrorCode::kInvalidArgument, "top_logprobs", "needs \"logprobs\": true");
   }

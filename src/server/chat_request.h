@@ -20,12 +20,13 @@ struct ChatRequestPolicy {
   // without "model" is served by the one model.
   std::vector<std::string> model_names;
   MediaPolicy media;
+  // Refused before any image is loaded; the engine's max_images_per_request (the same
+  // value, see chat_route.cc) is the limit of record.
   int max_images = 16;
   int max_stop_strings = 4;
-  int max_completion_tokens = 1 << 20;
-  // Pixels covered by one image token (patch_size * merge_size squared): turns
-  // min_image_tokens / max_image_tokens into pixels.
-  int64_t pixels_per_image_token = 32 * 32;
+  // Pixels covered by one image token, Engine::pixels_per_image_token(): turns
+  // min_image_tokens / max_image_tokens into pixels. Required.
+  int64_t pixels_per_image_token = 0;
 };
 
 struct ChatRequest {

@@ -1,12 +1,10 @@
 #include "server/chat_route.h"
 
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <memory>
 #include <vector>
 
-#include "model/qwen3vl.h"
 #include "server/byte_size.h"
 #include "server/completion_encoder.h"
 #include "server/http_reply.h"
@@ -45,18 +43,6 @@ struct ResponseState {
   bool final_seen = false;
   std::vector<GenerationUpdate> updates;
 };
-
-// Engine errors name an image as "image 2 (messages[1].content[0])": that path is the
-// param OpenAI clients expect.
-ApiError ErrorWithImageParam(const std::exception& e) {
-  ApiError error = ApiErrorFrom(e);
-  if (!error.param.empty()) return error;
-  const size_t start = error.message.find("(messages[");
-  if (start == std::string::npos) return error;
-  const size_t end = error.message.find(')', start);
-  if (end != std::string::npos) error.param = error.message.substr(start + 1, end - start - 1);
-  return error;
-}
 
 bool Provide(ResponseState& state, httplib::DataSink& sink) {
   if (!state.started) {
@@ -127,11 +113,10 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
     return;
   }
   ChatRequestPolicy policy = context.policy;
-  const VisionConfig& vision = engine->model().config().vision;
-  const int64_t factor = int64_t{vision.patch_size} * vision.spatial_merge_size;
-  policy.pixels_per_image_token = factor * factor;
-  policy.max_completion_tokens =
-      static_cast<int>(std::min<int64_t>(engine->options().context_tokens, 1 << 30));
+  // The engine's limits are the ones of record; the parser refuses early with them.
+  policy.pixels_per_image_token = engine->pixels_per_image_token();
+  policy.max_images = engine->options().max_images_per_request;
+  policy.media.max_image_bytes = static_cast<int64_t>(engine->options().max_image_bytes);
 
   ChatRequest request;
   try {
@@ -148,7 +133,7 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
     id = engine->Submit(std::move(request.generation),
                         [channel](GenerationUpdate&& update) { channel->Push(std::move(update)); });
   } catch (const std::exception& e) {
-    ReplyError(res, ErrorWithImageParam(e));
+    ReplyError(res, ApiErrorFrom(e));
     return;
   }
   CompletionIdentity identity;

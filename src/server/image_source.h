@@ -20,9 +20,8 @@ struct MediaPolicy {
 
 // The encoded bytes `reference` names. Throws FieldError naming `field`: kTooLarge over
 // max_image_bytes (checked before decoding or downloading the whole file),
-// kInvalidArgument for malformed data URLs, disabled sources and unreadable files, and
-// for bytes that are not an image format qvl decodes (naming the format when it is a
-// known one, e.g. TIFF or HEIF).
+// kInvalidArgument for malformed data URLs, disabled sources and unreadable files. The
+// bytes' format is the engine's to check, with the rest of decoding.
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field);
 
