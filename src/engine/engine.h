@@ -46,8 +46,11 @@ struct EngineOptions {
   int64_t min_image_tokens = 0;
   int64_t max_image_tokens = 0;
   int64_t high_detail_image_tokens = 0;
-  int max_images_per_request = 16;
-  size_t max_image_bytes = size_t{32} << 20;
+  // 8 images at the default budget take ~10k of the 16k context and over a minute of
+  // vision on 2 cores; 16 MiB holds a 50-megapixel JPEG. With them the default body
+  // limit (server/body_limit.h) is 190 MiB.
+  int max_images_per_request = 8;
+  size_t max_image_bytes = size_t{16} << 20;
   int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
   // Called on the engine thread once it has had nothing to do for kIdleHookMs after
   // some work: the server hands freed memory back to the system there.

@@ -50,7 +50,6 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       options_(options) {
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
-  limits_.max_images_per_request = options.max_images_per_request;
   image_budget_ = ResolveServerImageBudget(options, image_params);
   max_text_bytes_ = MaxPromptTextBytes(options.context_tokens, LongestTokenBytes(tokenizer));
   eos_ids_ = generation.eos_token_ids;
@@ -67,9 +66,9 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
     Fail(ErrorCode::kInternal, "request has ", image_parts, " image parts but ",
          request.images.size(), " images");
   }
-  if (image_parts > limits_.max_images_per_request) {
-    FailField(ErrorCode::kInvalidArgument, request.images[limits_.max_images_per_request].field,
-              "too many images: this server accepts at most ", limits_.max_images_per_request,
+  if (image_parts > options_.max_images_per_request) {
+    FailField(ErrorCode::kInvalidArgument, request.images[options_.max_images_per_request].field,
+              "too many images: this server accepts at most ", options_.max_images_per_request,
               " per request");
   }
   if (request.max_tokens != 0) {
