@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/mapped_file.h"
-#include "model/json_fields.h"
+#include "base/json_fields.h"
 
 namespace qvl {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "base/error.h"
 #include "base/mapped_file.h"
-#include "model/json_fields.h"
+#include "base/json_fields.h"
 #include "model/safetensors.h"
 
 namespace qvl {
