@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -102,22 +103,18 @@ TEST(RunVerb, BadInputIsOneClearLine) {
 
 TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
   const std::string run = "run -m " + kModel + " --dtype f32 --weight-cache none -q ";
-  QvlRun r = RunQvl(run + "-n 0 hi");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("--max-tokens: must be between 1 and 1048576, got 0"), std::string::npos)
-      << r.err;
-  r = RunQvl(run + "-n -5 hi");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("--max-tokens: must be between 1 and 1048576, got -5"), std::string::npos)
-      << r.err;
-  r = RunQvl(run + "--temperature 9 hi");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("--temperature: must be between 0 and 2, got 9"), std::string::npos)
-      << r.err;
-  r = RunQvl(run + "--top-p 0 hi");
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("--top-p: must be greater than 0 and at most 1, got 0"), std::string::npos)
-      << r.err;
+  const std::pair<std::string, std::string> cases[] = {
+      {"-n 0", "--max-tokens: must be between 1 and 1048576, got 0"},
+      {"-n -5", "--max-tokens: must be between 1 and 1048576, got -5"},
+      {"--temperature 9", "--temperature: must be between 0 and 2, got 9"},
+      {"--top-p 0", "--top-p: must be greater than 0 and at most 1, got 0"},
+  };
+  QvlRun r;
+  for (const auto& [flags, message] : cases) {
+    r = RunQvl(run + flags + " hi");
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
   // The engine's own check, with the numbers: a prompt of 9 tokens leaves 87 of 96.
   r = RunQvl(run + "-c 96 -n 90 hi");
   EXPECT_EQ(r.exit_code, 1);
