@@ -13,12 +13,10 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "cli/verbs.h"
-#include "image/preprocessor_config.h"
+#include "engine/loaded_model.h"
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
-#include "text/chat_template.h"
-#include "text/tokenizer.h"
 
 namespace qvl::cli {
 namespace {
@@ -221,10 +219,7 @@ void AddInfoVerb(CLI::App& app) {
       const ModelFolder folder = OpenModelFolder(*model_dir);
       const TensorStore store = TensorStore::OpenFolder(folder.dir);
       CheckQwen3VLTensors(store, folder.config);
-      const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
-      CheckChatTemplate(chat_template.text, chat_template.path);
-      Tokenizer::FromFile(folder.tokenizer_path);
-      LoadPreprocessorConfig(folder.preprocessor_config_path);
+      LoadModelSettings(folder);
       out = Describe(folder, store);
     }
     const std::string tier = CpuTierName(ActiveTier());

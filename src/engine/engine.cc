@@ -13,10 +13,10 @@
 #include "base/thread_pool.h"
 #include "base/timer.h"
 #include "engine/image_cache.h"
+#include "engine/loaded_model.h"
 #include "engine/prefix_cache.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
-#include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
 #include "text/chat_template.h"
@@ -77,7 +77,8 @@ class Engine::Impl {
 
   std::unique_ptr<Qwen3VLModel> model_;
   EngineOptions options_;
-  Tokenizer tokenizer_;
+  ModelSettings settings_;
+  const Tokenizer& tokenizer_ = settings_.tokenizer;
   std::unique_ptr<RequestPreparer> preparer_;
   int64_t vocab_;
 
@@ -112,20 +113,14 @@ class Engine::Impl {
 Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options)
     : model_(std::move(model)),
       options_(options),
-      tokenizer_(Tokenizer::FromFile(model_->folder().tokenizer_path)),
+      settings_(LoadModelSettings(model_->folder())),
       vocab_(model_->config().text.vocab_size),
       kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
           options.kv_cache_bytes),
       prefix_(kv_),
       images_(options.image_cache_bytes) {
-  // Prompts are rendered by a built-in Qwen3-VL template: refuse a folder whose own
-  // template is different rather than silently render it wrong.
-  const ChatTemplateFile chat_template = FindChatTemplate(model_->folder().dir);
-  CheckChatTemplate(chat_template.text, chat_template.path);
-  const ImageProcessorParams image_params =
-      LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
   preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
-                                                tokenizer_, image_params, options_);
+                                                tokenizer_, settings_.image_params, options_);
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
   stats_.kv_pages_total = kv_.num_pages();
   thread_ = std::thread([this] { Run(); });
