@@ -31,6 +31,7 @@
 #include "model/mrope.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
+#include "model/single_sequence.h"
 #include "model/visual_features.h"
 #include "ops/weight_format.h"
 #include "text/chat_template.h"
@@ -101,10 +102,6 @@ std::vector<std::string> FolderFiles(const std::string& dir) {
   return files;
 }
 
-int32_t Argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
 // The standard request, stage by stage.
 RunTimes RunOnce(LoadedModel& l, const BenchFlags& flags, const MappedFile* image, ThreadPool& pool,
                  RequestShape* shape) {
@@ -146,39 +143,17 @@ RunTimes RunOnce(LoadedModel& l, const BenchFlags& flags, const MappedFile* imag
 
   // Prefill the whole prompt in one chunk, then decode greedily.
   const int64_t n = static_cast<int64_t>(ids.size());
-  const int64_t slots = n + flags.tokens;
-  const int page = 32;
-  const TextConfig& tc = cfg.text;
-  const size_t page_bytes = static_cast<size_t>(tc.num_layers) * 2 * tc.num_kv_heads * page *
-                            tc.head_dim * DTypeSize(l.model->options().kv_dtype);
-  const int64_t n_pages = (slots + page - 1) / page;
-  KvPool kv(tc, l.model->options().kv_dtype, page, page_bytes * n_pages);
-  std::vector<int32_t> pages;
-  for (int64_t p = 0; p < n_pages; ++p) pages.push_back(kv.Allocate());
-  std::vector<float> logits(tc.vocab_size);
+  SingleSequence sequence(l.model->text(), l.model->options().kv_dtype, n + flags.tokens, pool);
+  std::vector<float> logits(cfg.text.vocab_size);
   stage.Reset();
-  DecoderChunk prefill;
-  prefill.tokens = ids;
-  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
-  prefill.pages = pages.data();
-  prefill.visual = grids.empty() ? nullptr : &features;
-  prefill.want_logits = true;
-  l.model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data());
+  sequence.Prefill(ids, pos, grids.empty() ? nullptr : &features, logits.data());
   int32_t token = Argmax(logits);
   t.prefill = stage.Millis();
   t.ttft = total.Millis();
 
   stage.Reset();
   for (int step = 1; step < flags.tokens; ++step) {
-    const int64_t slot = n + step - 1;
-    const int32_t p = static_cast<int32_t>(slot + pos.rope_delta());
-    DecoderChunk dc;
-    dc.tokens = std::span<const int32_t>(&token, 1);
-    dc.positions = {&p, &p, &p};
-    dc.cache_start = slot;
-    dc.pages = pages.data();
-    dc.want_logits = true;
-    l.model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
+    sequence.Step(token, logits.data());
     token = Argmax(logits);
   }
   t.decode = stage.Millis();
