@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "engine/request_ranges.h"
 #include "server/chat_request.h"
+#include "server/engine_limits.h"
 #include "server/openai_format.h"
 
 namespace qvl::cli {
@@ -65,7 +66,7 @@ void CheckArguments(const RunFlags& f) {
 GenerationRequest BuildRequest(const RunFlags& f, const Engine& engine) {
   if (!f.request.empty()) {
     ChatRequestPolicy policy;
-    policy.pixels_per_image_token = engine.pixels_per_image_token();
+    TakeEngineLimits(engine, &policy);
     policy.media.local.enabled = true;
     policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
     return ParseChatRequest(ReadFileToString(f.request), policy).generation;

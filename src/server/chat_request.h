@@ -20,12 +20,12 @@ struct ChatRequestPolicy {
   // without "model" is served by the one model.
   std::vector<std::string> model_names;
   MediaPolicy media;
-  // Refused before any image is loaded; the engine's max_images_per_request (the same
-  // value, see chat_route.cc) is the limit of record.
+  // Refused before any image is loaded. With an engine, TakeEngineLimits
+  // (engine_limits.h) sets it, media.max_image_bytes and pixels_per_image_token.
   int max_images = 16;
   int max_stop_strings = 4;
-  // Pixels covered by one image token, Engine::pixels_per_image_token(): turns
-  // min_image_tokens / max_image_tokens into pixels. Required.
+  // Pixels covered by one image token: turns min_image_tokens / max_image_tokens into
+  // pixels. Required.
   int64_t pixels_per_image_token = 0;
 };
 

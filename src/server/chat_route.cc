@@ -7,6 +7,7 @@
 
 #include "server/byte_size.h"
 #include "server/completion_encoder.h"
+#include "server/engine_limits.h"
 #include "server/http_reply.h"
 #include "server/update_channel.h"
 
@@ -113,10 +114,7 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
     return;
   }
   ChatRequestPolicy policy = context.policy;
-  // The engine's limits are the ones of record; the parser refuses early with them.
-  policy.pixels_per_image_token = engine->pixels_per_image_token();
-  policy.max_images = engine->options().max_images_per_request;
-  policy.media.max_image_bytes = static_cast<int64_t>(engine->options().max_image_bytes);
+  TakeEngineLimits(*engine, &policy);
 
   ChatRequest request;
   try {

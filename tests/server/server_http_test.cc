@@ -318,7 +318,16 @@ TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
               "max_completion_tokens: asks for 5000 tokens, but the context holds 4096 tokens "
               "for prompt and answer together",
               "max_completion_tokens", "invalid_request_error", "invalid_value");
-  body["max_completion_tokens"] = 4087;
+  // At the boundary: 2040 x " 7" is a 4088-token prompt, so 8 more fit and 9 do not.
+  std::string long_text;
+  for (int i = 0; i < 2040; ++i) long_text += " 7";
+  body = TextRequest(long_text);
+  body["max_tokens"] = 9;
+  ExpectError(Chat(body), 400,
+              "max_tokens: the prompt is 4088 tokens (0 of them image tokens) and max_tokens asks "
+              "for 9, but the context holds 4096 tokens for prompt and answer; ask for at most 8",
+              "max_tokens", "invalid_request_error", "invalid_value");
+  body["max_tokens"] = 8;
   const HttpResult fits = Chat(body);
   EXPECT_EQ(fits.status, 200) << fits.body;
 }
