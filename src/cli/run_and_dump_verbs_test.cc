@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
