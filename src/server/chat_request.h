@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/request.h"
 #include "server/image_source.h"
 
@@ -22,7 +23,7 @@ struct ChatRequestPolicy {
   MediaPolicy media;
   // Refused before any image is loaded. With an engine, TakeEngineLimits
   // (engine_limits.h) sets it, media.max_image_bytes and pixels_per_image_token.
-  int max_images = 16;
+  int max_images = EngineOptions{}.max_images_per_request;
   int max_stop_strings = 4;
   // Pixels covered by one image token: turns min_image_tokens / max_image_tokens into
   // pixels. Required.

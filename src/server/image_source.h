@@ -6,13 +6,15 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "server/image_fetcher.h"
 #include "server/local_media.h"
 
 namespace qvl {
 
 struct MediaPolicy {
-  int64_t max_image_bytes = int64_t{32} << 20;  // encoded bytes per image
+  // Encoded bytes per image; the engine's limit (TakeEngineLimits) where there is one.
+  int64_t max_image_bytes = static_cast<int64_t>(EngineOptions{}.max_image_bytes);
   LocalMediaPolicy local;
   bool allow_urls = false;
   ImageFetchOptions fetch;  // fetch.max_bytes is replaced by max_image_bytes
