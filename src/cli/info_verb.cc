@@ -17,7 +17,6 @@
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
-#include "text/tokenizer.h"
 
 namespace qvl::cli {
 namespace {
@@ -218,7 +217,6 @@ void AddInfoVerb(CLI::App& app) {
     nlohmann::ordered_json out;
     if (!model_dir->empty()) {
       const CheckedModelFolder checked = CheckModelFolder(*model_dir);
-      Tokenizer::FromFile(checked.folder.tokenizer_path);
       out = Describe(checked.folder, checked.store);
     }
     const std::string tier = CpuTierName(ActiveTier());

@@ -1,6 +1,6 @@
 // The checks `qvl info` makes of a model folder, reading only headers and small files
-// (config, every tensor's name, shape and dtype, chat template, preprocessor config):
-// shared with `qvl serve`, which makes them before it listens.
+// (config, every tensor's name, shape and dtype, tokenizer, chat template, preprocessor
+// config): shared with `qvl serve`, which makes them before it listens.
 #pragma once
 
 #include <string>

@@ -26,6 +26,7 @@
 #include "hub/model_resolver.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
+#include "server/body_limit.h"
 #include "server/malloc_tuning.h"
 
 namespace qvl::cli {
@@ -38,18 +39,13 @@ struct ServeFlags {
   EngineOptions engine;
   int64_t kv_cache_mb = 1024;
   int64_t image_cache_mb = 256;
-  int64_t min_image_tokens = 0;
-  int64_t max_image_tokens = 0;
-  int64_t max_image_mb = 32;
+  int64_t max_image_mb = static_cast<int64_t>(EngineOptions().max_image_bytes >> 20);
   int64_t max_body_mb = 0;
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
   std::string log_format = "text";
 };
-
-// Image token counts are whole 32 x 32 squares for Qwen3-VL (patch 16, merge 2).
-constexpr int64_t kPixelsPerImageToken = 32 * 32;
 
 void Finish(ServeFlags& f) {
   const std::string id = hub::ServedModelId(f.model.model);
@@ -58,30 +54,31 @@ void Finish(ServeFlags& f) {
   for (const std::string& alias : f.aliases) {
     if (alias != id) f.server.model_names.push_back(alias);
   }
-  if (f.min_image_tokens > 0) f.engine.min_pixels = f.min_image_tokens * kPixelsPerImageToken;
-  if (f.max_image_tokens > 0) f.engine.max_pixels = f.max_image_tokens * kPixelsPerImageToken;
-  if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
-      f.engine.min_pixels > f.engine.max_pixels) {
-    Fail(ErrorCode::kInvalidArgument, "the minimum image size (", f.engine.min_pixels,
-         " pixels) is larger than the maximum (", f.engine.max_pixels, ")");
-  }
   f.engine.max_stall_seconds = static_cast<double>(f.max_stall_ms) / 1e3;
   f.engine.kv_cache_bytes = static_cast<size_t>(f.kv_cache_mb) << 20;
   f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
+  // The rest of the image budget needs the model's preprocessor config (checked at load);
+  // two flags that contradict each other are caught before the server listens.
+  if (f.engine.min_image_tokens > 0 && f.engine.max_image_tokens > 0 &&
+      f.engine.min_image_tokens > f.engine.max_image_tokens) {
+    Fail(ErrorCode::kInvalidArgument, "--min-image-tokens (", f.engine.min_image_tokens,
+         ") is larger than --max-image-tokens (", f.engine.max_image_tokens, ")");
+  }
+  if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
+      f.engine.min_pixels > f.engine.max_pixels) {
+    Fail(ErrorCode::kInvalidArgument, "--min-pixels (", f.engine.min_pixels,
+         ") is larger than --max-pixels (", f.engine.max_pixels, ")");
+  }
   ChatRequestPolicy& r = f.server.request;
-  r.max_images = f.engine.max_images_per_request;
-  r.media.max_image_bytes = f.max_image_mb << 20;
   r.media.fetch.timeout_ms = f.image_url_timeout * 1000;
   r.media.local.enabled = !r.media.local.root.empty();
   if (r.media.local.enabled && !std::filesystem::is_directory(r.media.local.root)) {
     Fail(ErrorCode::kNotFound, "--allowed-local-media ", r.media.local.root, ": no such folder");
   }
-  // Room for every image as base64 plus the text, unless the operator says otherwise.
-  const int64_t body_mb = f.max_body_mb > 0
-                              ? f.max_body_mb
-                              : f.max_image_mb * f.engine.max_images_per_request * 4 / 3 + 8;
-  f.server.max_body_bytes = static_cast<size_t>(std::min<int64_t>(body_mb, 4096)) << 20;
+  f.server.max_body_bytes = f.max_body_mb > 0
+                                ? static_cast<size_t>(std::min<int64_t>(f.max_body_mb, 4096)) << 20
+                                : DefaultMaxBodyBytes(f.engine);
   // Every stream holds an HTTP thread, queued ones too; a few more answer /health.
   if (f.server.http_threads <= 0) {
     f.server.http_threads = f.engine.max_sequences + f.engine.max_queue + 8;
@@ -212,13 +209,16 @@ void AddServeVerb(CLI::App& app) {
                    "smallest image area after resizing (default: the model's)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   verb->add_option("--max-pixels", f->engine.max_pixels,
-                   "largest image area after resizing (default: the model's)")
+                   "--max-image-tokens in pixels (default 1280 x 32 x 32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  verb->add_option("--min-image-tokens", f->min_image_tokens,
+  verb->add_option("--min-image-tokens", f->engine.min_image_tokens,
                    "--min-pixels in image tokens (32x32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  verb->add_option("--max-image-tokens", f->max_image_tokens,
-                   "--max-pixels in image tokens (32x32)")
+  verb->add_option("--max-image-tokens", f->engine.max_image_tokens,
+                   "an image's budget when its request sets none (default 1280)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--high-detail-image-tokens", f->engine.high_detail_image_tokens,
+                   "what detail: high and a request's own maximum may reach (default 4096)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
       ->check(CLI::Range(0, 1024))
@@ -227,7 +227,8 @@ void AddServeVerb(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
-                   "request body size (default: room for --max-images images)")
+                   "request body size (default: --max-images images as base64 and the text "
+                   "that fits the context)")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   verb->add_option("--allowed-local-media", f->server.request.media.local.root,
                    "let requests name image files under this folder");

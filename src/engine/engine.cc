@@ -14,10 +14,10 @@
 #include "base/timer.h"
 #include "engine/image_cache.h"
 #include "engine/kv_paging.h"
+#include "engine/loaded_model.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
 #include "grammar/token_table.h"
-#include "image/preprocessor_config.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
 #include "text/chat_template.h"
@@ -44,6 +44,7 @@ class Engine::Impl {
 
   const Qwen3VLModel& model() const { return *model_; }
   const EngineOptions& options() const { return options_; }
+  const RequestPreparer& preparer() const { return *preparer_; }
 
  private:
   using SequencePtr = std::unique_ptr<Sequence>;
@@ -80,7 +81,8 @@ class Engine::Impl {
 
   std::unique_ptr<Qwen3VLModel> model_;
   EngineOptions options_;
-  Tokenizer tokenizer_;
+  ModelSettings settings_;
+  const Tokenizer& tokenizer_ = settings_.tokenizer;
   std::unique_ptr<RequestPreparer> preparer_;
   int64_t vocab_;
   std::vector<int32_t> eos_ids_;
@@ -118,19 +120,13 @@ class Engine::Impl {
 Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options)
     : model_(std::move(model)),
       options_(options),
-      tokenizer_(Tokenizer::FromFile(model_->folder().tokenizer_path)),
+      settings_(LoadModelSettings(model_->folder())),
       vocab_(model_->config().text.vocab_size),
       kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
           options.kv_cache_bytes),
       images_(options.image_cache_bytes) {
-  // Prompts are rendered by a built-in Qwen3-VL template: refuse a folder whose own
-  // template is different rather than silently render it wrong.
-  const ChatTemplateFile chat_template = FindChatTemplate(model_->folder().dir);
-  CheckChatTemplate(chat_template.text, chat_template.path);
-  const ImageProcessorParams image_params =
-      LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
   preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
-                                                tokenizer_, image_params, options_);
+                                                tokenizer_, settings_.image_params, options_);
   eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
   stats_.kv_pages_total = kv_.pool().num_pages();
@@ -632,6 +628,9 @@ void Engine::Shutdown(double grace_seconds) { impl_->Shutdown(grace_seconds); }
 EngineStats Engine::Stats() const { return impl_->Stats(); }
 const Qwen3VLModel& Engine::model() const { return impl_->model(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
+int64_t Engine::pixels_per_image_token() const {
+  return impl_->preparer().pixels_per_image_token();
+}
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {

@@ -216,7 +216,7 @@ TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("02_one_image_jpeg");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   const RequestId id = engine->Submit(std::move(r), c.Sink());
   engine->Cancel(id);
@@ -254,7 +254,7 @@ TEST(Engine, CancellingAQueuedRequestCountsAndNeverRunsIt) {
   auto engine = MakeEngine(options);
   GenerationRequest running = LoadCase("01_text_only");
   running.ignore_eos = true;
-  running.max_tokens = 100000;
+  running.max_tokens = 16000;
   Collector a, b;
   const RequestId first = engine->Submit(std::move(running), a.Sink());
   const RequestId queued = engine->Submit(LoadCase("02_one_image_jpeg"), b.Sink());
@@ -321,7 +321,7 @@ TEST(Engine, ShutdownCancelsWhatIsLeft) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("01_text_only");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   engine->Submit(std::move(r), c.Sink());
   engine->Shutdown(0.05);

@@ -18,7 +18,8 @@ struct MessageLimits {
 // Appends to `messages` and `images`. Roles: system (first message only; "developer" is
 // taken as system), user, assistant, tool. Content is a string or an array of parts:
 // {"type":"text","text"}, {"type":"image_url","image_url":{"url","detail"?}} (the url
-// may also be given directly as a string), {"type":"image","image":URL}. Images are only
+// may also be given directly as a string), {"type":"image","image":URL}. Each image
+// carries the field of its URL and its detail; its bytes are loaded, not decoded. Images are only
 // accepted where the chat template shows them (user and tool messages). Throws
 // FieldError naming the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/field_error.h"
+#include "engine/request_ranges.h"
 #include "server/chat_messages.h"
 #include "server/generation_fields.h"
 #include "server/output_controls.h"
@@ -11,7 +12,6 @@
 namespace qvl {
 namespace {
 
-constexpr int kMaxTopLogprobs = 20;
 // Features that change the answer: refused rather than silently ignored.
 void RefuseUnsupported(const RequestObject& body) {
   if (body.Find("audio") != nullptr) {
@@ -46,6 +46,12 @@ struct BudgetBound {
 
 void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
                       ImageBudgetRequest* budget) {
+  if (pixels_per_token <= 0) {
+    Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_image_token is not set");
+  }
+  if (pixels_per_token <= 0) {
+    Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_image_token is not set");
+  }
   constexpr int64_t kMaxPixels = int64_t{1} << 40;
   BudgetBound min_bound;
   BudgetBound max_bound;
@@ -96,12 +102,13 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   const StreamFields stream = ParseStreamFields(body);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
-  g.max_tokens = ParseMaxTokens(body, policy.max_completion_tokens);
+  ParseMaxTokens(body, &g);
   ParseSampling(body, &g.sampling);
   ParseStop(body, policy.max_stop_strings, &g.stop);
   g.ignore_eos = body.Bool("ignore_eos").value_or(false);
   out.logprobs = body.Bool("logprobs").value_or(false);
-  const auto top_logprobs = body.Int("top_logprobs", 0, kMaxTopLogprobs);
+  const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
+                                     static_cast<int64_t>(request_ranges::kTopLogprobs.max));
   if (top_logprobs && !out.logprobs) {
     FailField(ErrorCode::kInvalidArgument, "top_logprobs", "needs \"logprobs\": true");
   }

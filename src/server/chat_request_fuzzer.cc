@@ -15,6 +15,8 @@
 #include "base/error.h"
 #include "base/field_error.h"
 #include "engine/request_preparer.h"
+#include "engine/request_ranges.h"
+#include "image/image_budget.h"
 #include "image/preprocessor_config.h"
 #include "model/config.h"
 #include "server/chat_request.h"
@@ -30,6 +32,8 @@ qvl::ChatRequestPolicy FuzzPolicy() {
   policy.model_names = {"qwen3-vl", "qvl"};
   policy.max_images = 4;
   policy.media.max_image_bytes = 64 << 10;
+  policy.pixels_per_image_token = qvl::PixelsPerImageToken(
+      qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json"));
   return policy;
 }
 
@@ -103,12 +107,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const qvl::GenerationRequest& g = request.generation;
   if (g.messages.empty() || static_cast<int>(g.images.size()) > policy.max_images ||
       static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
-      g.max_tokens > policy.max_completion_tokens || g.max_tokens < 0) {
+      g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 0) {
     std::abort();
   }
   for (const qvl::ImageInput& image : g.images) {
-    if (image.bytes.empty() ||
-        static_cast<int64_t>(image.bytes.size()) > policy.media.max_image_bytes) {
+    if (static_cast<int64_t>(image.bytes.size()) > policy.media.max_image_bytes) {
       std::abort();
     }
   }

@@ -99,10 +99,8 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   const StreamFields stream = ParseStreamFields(body);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
-  const int max_tokens = ParseMaxTokens(body, policy.max_completion_tokens);
-  g.max_tokens = max_tokens > 0
-                     ? max_tokens
-                     : std::min(kDefaultTextCompletionTokens, policy.max_completion_tokens);
+  ParseMaxTokens(body, &g);
+  if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
   ParseSampling(body, &g.sampling);
   ParseStop(body, policy.max_stop_strings, &g.stop);
   g.ignore_eos = body.Bool("ignore_eos").value_or(false);

@@ -1,6 +1,7 @@
 #include "server/generation_fields.h"
 
 #include "base/field_error.h"
+#include "engine/request_ranges.h"
 #include "server/served_models.h"
 
 namespace qvl {
@@ -42,19 +43,25 @@ std::string ParseModel(const RequestObject& body, const std::vector<std::string>
   return model;
 }
 
+std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range) {
+  return body.Number(range.name, range.min, range.max, range.min_exclusive);
+}
+
 void ParseSampling(const RequestObject& body, SamplingParams* s) {
-  if (auto v = body.Number("temperature", 0, 2)) s->temperature = static_cast<float>(*v);
-  if (auto v = body.Number("top_p", 0, 1, /*min_exclusive=*/true))
-    s->top_p = static_cast<float>(*v);
-  if (auto v = body.Int("top_k", -1, 1 << 20)) s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
-  if (auto v = body.Number("min_p", 0, 1)) s->min_p = static_cast<float>(*v);
-  if (auto v = body.Number("presence_penalty", -2, 2)) s->presence_penalty = static_cast<float>(*v);
-  if (auto v = body.Number("frequency_penalty", -2, 2)) {
-    s->frequency_penalty = static_cast<float>(*v);
+  namespace r = request_ranges;
+  auto as_float = [](std::optional<double> v) {
+    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
+  };
+  s->temperature = as_float(ReadNumber(body, r::kTemperature));
+  s->top_p = as_float(ReadNumber(body, r::kTopP));
+  if (auto v = body.Int(r::kTopK.name, static_cast<int64_t>(r::kTopK.min),
+                        static_cast<int64_t>(r::kTopK.max))) {
+    s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
   }
-  if (auto v = body.Number("repetition_penalty", 0, 10, /*min_exclusive=*/true)) {
-    s->repetition_penalty = static_cast<float>(*v);
-  }
+  s->min_p = as_float(ReadNumber(body, r::kMinP));
+  s->presence_penalty = as_float(ReadNumber(body, r::kPresencePenalty));
+  s->frequency_penalty = as_float(ReadNumber(body, r::kFrequencyPenalty));
+  s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty));
   if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
 }
 
@@ -88,10 +95,13 @@ void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>
   for (size_t i = 0; i < value->size(); ++i) add((*value)[i], IndexField("stop", i));
 }
 
-int ParseMaxTokens(const RequestObject& body, int max_tokens) {
-  const auto tokens = body.Int("max_tokens", 1, max_tokens);
-  const auto completion = body.Int("max_completion_tokens", 1, max_tokens);
-  return static_cast<int>(completion.value_or(tokens.value_or(0)));
+void ParseMaxTokens(const RequestObject& body, GenerationRequest* g) {
+  // The engine checks them against the prompt; the bound here keeps them within int.
+  const auto bound = static_cast<int64_t>(request_ranges::kMaxTokens.max);
+  const auto tokens = body.Int("max_tokens", 1, bound);
+  const auto completion = body.Int("max_completion_tokens", 1, bound);
+  g->max_tokens = static_cast<int>(completion.value_or(tokens.value_or(0)));
+  if (completion) g->max_tokens_field = "max_completion_tokens";
 }
 
 StreamFields ParseStreamFields(const RequestObject& body) {

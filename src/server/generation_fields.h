@@ -26,8 +26,10 @@ std::string ParseModel(const RequestObject& body, const std::vector<std::string>
 void ParseSampling(const RequestObject& body, SamplingParams* s);
 // "stop": a string or up to `max_stop` strings.
 void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>* stop);
-// max_completion_tokens, else max_tokens, within [1, max_tokens]; 0 when neither is given.
-int ParseMaxTokens(const RequestObject& body, int max_tokens);
+// max_completion_tokens, else max_tokens, into g->max_tokens (0 when neither is given)
+// and the name the client used into g->max_tokens_field; the engine checks the value
+// against the prompt and the context.
+void ParseMaxTokens(const RequestObject& body, GenerationRequest* g);
 
 struct StreamFields {
   bool stream = false;

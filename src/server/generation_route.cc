@@ -7,6 +7,7 @@
 #include "model/qwen3vl.h"
 #include "server/access_log.h"
 #include "server/byte_size.h"
+#include "server/engine_limits.h"
 #include "server/http_reply.h"
 #include "server/update_channel.h"
 
@@ -43,18 +44,6 @@ struct ResponseState {
   bool final_seen = false;
   std::vector<GenerationUpdate> updates;
 };
-
-// Engine errors name an image as "image 2 (messages[1].content[0])": that path is the
-// param OpenAI clients expect.
-ApiError ErrorWithImageParam(const std::exception& e) {
-  ApiError error = ApiErrorFrom(e);
-  if (!error.param.empty()) return error;
-  const size_t start = error.message.find("(messages[");
-  if (start == std::string::npos) return error;
-  const size_t end = error.message.find(')', start);
-  if (end != std::string::npos) error.param = error.message.substr(start + 1, end - start - 1);
-  return error;
-}
 
 // False, after noting it for the access line: the client is gone.
 bool ClientGone() {
@@ -138,11 +127,7 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
 
 ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& base, const Engine& engine) {
   ChatRequestPolicy policy = base;
-  const VisionConfig& vision = engine.model().config().vision;
-  const int64_t factor = int64_t{vision.patch_size} * vision.spatial_merge_size;
-  policy.pixels_per_image_token = factor * factor;
-  policy.max_completion_tokens =
-      static_cast<int>(std::min<int64_t>(engine.options().context_tokens, 1 << 30));
+  TakeEngineLimits(engine, &policy);
   return policy;
 }
 
@@ -160,7 +145,7 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
     id = engine->Submit(std::move(request),
                         [channel](GenerationUpdate&& update) { channel->Push(std::move(update)); });
   } catch (const std::exception& e) {
-    ReplyError(res, ErrorWithImageParam(e));
+    ReplyError(res, ApiErrorFrom(e));
     return;
   }
   auto state = std::make_shared<ResponseState>(engine, id, channel, std::move(encoder),

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/field_error.h"
-#include "image/image_format.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
 
@@ -55,18 +54,6 @@ std::vector<uint8_t> DecodeDataUrl(std::string_view url, int64_t max_bytes,
   return DecodeBase64(payload, field);
 }
 
-void CheckImageFormat(const std::vector<uint8_t>& bytes, std::string_view field) {
-  if (bytes.empty()) FailField(ErrorCode::kInvalidArgument, field, "the image is empty");
-  if (DetectImageFormat(bytes)) return;
-  const std::string_view known = RecognizeUnsupportedFormat(bytes);
-  if (!known.empty()) {
-    FailField(ErrorCode::kInvalidArgument, field, "unsupported image format ", known,
-              "; send JPEG, PNG, WebP, GIF or BMP");
-  }
-  FailField(ErrorCode::kInvalidArgument, field,
-            "not an image qvl can read (JPEG, PNG, WebP, GIF or BMP)");
-}
-
 }  // namespace
 
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
@@ -92,7 +79,6 @@ std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolic
   } else {
     bytes = ReadLocalMedia(reference, policy.local, policy.max_image_bytes, field);
   }
-  CheckImageFormat(bytes, field);
   return bytes;
 }
 

@@ -380,8 +380,8 @@ TEST_F(ServerHttpTest, BadRequestsAre400WithTheField) {
   body["messages"][0]["content"] = {
       {{"type", "image_url"}, {"image_url", {{"url", "data:image/tiff;base64,SUkqAAgAAAA="}}}}};
   ExpectError(Chat(body), 400,
-              "messages[0].content[0].image_url.url: unsupported image format TIFF; send JPEG, "
-              "PNG, WebP, GIF or BMP",
+              "messages[0].content[0].image_url.url: image 1 is TIFF, which qvl does not read; "
+              "send JPEG, PNG, WebP, GIF or BMP",
               "messages[0].content[0].image_url.url", "invalid_request_error", "invalid_value");
 }
 
@@ -392,13 +392,9 @@ TEST_F(ServerHttpTest, BrokenImageIs400NamingThePart) {
       {{"type", "text"}, {"text", "look"}},
       {{"type", "image_url"},
        {"image_url", {{"url", "data:image/jpeg;base64," + Base64("\xff\xd8\xff\xe0garbage!")}}}}};
-  const HttpResult r = Chat(body);
-  EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_EQ(r.json["error"]["param"], "messages[0].content[1]");
-  EXPECT_EQ(
-      r.json["error"]["message"].get<std::string>().rfind("image 1 (messages[0].content[1])", 0),
-      0u)
-      << r.body;
+  ExpectError(Chat(body), 400,
+              "messages[0].content[1].image_url.url: image 1: the JPEG data is truncated",
+              "messages[0].content[1].image_url.url", "invalid_request_error", "invalid_value");
 }
 
 TEST_F(ServerHttpTest, TooManyImagesIs400) {
@@ -410,8 +406,9 @@ TEST_F(ServerHttpTest, TooManyImagesIs400) {
   nlohmann::json body = TextRequest("");
   body["messages"][0]["content"] = content;
   ExpectError(Chat(body), 400,
-              "messages[0].content[4]: too many images: this server accepts at most 4 per request",
-              "messages[0].content[4]", "invalid_request_error", "invalid_value");
+              "messages[0].content[4].image_url.url: too many images: this server accepts at "
+              "most 4 per request",
+              "messages[0].content[4].image_url.url", "invalid_request_error", "invalid_value");
 }
 
 TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
@@ -516,12 +513,78 @@ TEST_F(ServerHttpTest, OversizedBodiesAndImagesAre413) {
 TEST_F(ServerHttpTest, PromptOverTheContextIsRefusedNot500) {
   std::string long_text;
   for (int i = 0; i < 5000; ++i) long_text += " 7";
-  const HttpResult r = Chat(TextRequest(long_text));
-  EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_EQ(r.json["error"]["message"],
-            "the prompt is 10008 tokens (0 of them image tokens) but the context holds 4096 "
-            "tokens for prompt and answer; send fewer or smaller images, or shorten the "
-            "conversation");
+  ExpectError(Chat(TextRequest(long_text)), 400,
+              "messages: the prompt is 10008 tokens (0 of them image tokens) but the context "
+              "holds 4096 tokens for prompt and answer; send fewer or smaller images, or shorten "
+              "the conversation",
+              "messages", "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
+  // "hi" renders as a 9-token prompt.
+  nlohmann::json body = TextRequest("hi");
+  body["max_tokens"] = 4088;
+  ExpectError(Chat(body), 400,
+              "max_tokens: the prompt is 9 tokens (0 of them image tokens) and max_tokens asks "
+              "for 4088, but the context holds 4096 tokens for prompt and answer; ask for at most "
+              "4087",
+              "max_tokens", "invalid_request_error", "invalid_value");
+  body.erase("max_tokens");
+  body["max_completion_tokens"] = 5000;
+  ExpectError(Chat(body), 400,
+              "max_completion_tokens: asks for 5000 tokens, but the context holds 4096 tokens "
+              "for prompt and answer together",
+              "max_completion_tokens", "invalid_request_error", "invalid_value");
+  // At the boundary: 2040 x " 7" is a 4088-token prompt, so 8 more fit and 9 do not.
+  std::string long_text;
+  for (int i = 0; i < 2040; ++i) long_text += " 7";
+  body = TextRequest(long_text);
+  body["max_tokens"] = 9;
+  ExpectError(Chat(body), 400,
+              "max_tokens: the prompt is 4088 tokens (0 of them image tokens) and max_tokens asks "
+              "for 9, but the context holds 4096 tokens for prompt and answer; ask for at most 8",
+              "max_tokens", "invalid_request_error", "invalid_value");
+  body["max_tokens"] = 8;
+  const HttpResult fits = Chat(body);
+  EXPECT_EQ(fits.status, 200) << fits.body;
+}
+
+TEST_F(ServerHttpTest, TextThatCannotFitIsRefusedBeforeTokenizing) {
+  // 4096 tokens x 128 bytes (Qwen's longest token) x 3 (NFC's largest shrink) = 1572864
+  // bytes: the message names that bound, which only the check before tokenizing knows.
+  const HttpResult r = Chat(TextRequest(std::string(2000000, 'a')));
+  ExpectError(r, 400,
+              "messages: the text is 2000000 bytes, more than the context of 4096 tokens can "
+              "hold (at most 1572864 bytes: 384 per token at the most); shorten the conversation",
+              "messages", "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, ImageDetailPicksTheImageBudget) {
+  // 2560 x 1920 would be 4800 image tokens; the server cuts it to its budget for `detail`.
+  const std::string url = DataUrl(std::string(QVL_TEST_DATA) + "/images/limits/2560x1920.png");
+  auto grid_for = [&](const char* detail) {
+    nlohmann::json image_url = {{"url", url}};
+    if (detail != nullptr) image_url["detail"] = detail;
+    nlohmann::json body = TextRequest("");
+    body["messages"][0]["content"] = {{{"type", "image_url"}, {"image_url", image_url}}};
+    const HttpResult r = Chat(body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json["timings"]["images"][0];
+  };
+  // No detail and "auto": the default cap of 1280 tokens.
+  nlohmann::json image = grid_for(nullptr);
+  EXPECT_EQ(image["grid_thw"], (nlohmann::json{1, 60, 82}));
+  EXPECT_EQ(image["tokens"], 1230);
+  EXPECT_EQ(grid_for("auto")["grid_thw"], (nlohmann::json{1, 60, 82}));
+  // "low": 256 tokens.
+  image = grid_for("low");
+  EXPECT_EQ(image["resized_width"], 576);
+  EXPECT_EQ(image["resized_height"], 416);
+  EXPECT_EQ(image["tokens"], 234);
+  // "high": the operator's maximum (the harness sets 2048 tokens).
+  image = grid_for("high");
+  EXPECT_EQ(image["grid_thw"], (nlohmann::json{1, 78, 104}));
+  EXPECT_EQ(image["tokens"], 2028);
 }
 
 TEST_F(ServerHttpTest, OneAccessLinePerRequest) {

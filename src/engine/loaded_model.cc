@@ -1,0 +1,20 @@
+#include "engine/loaded_model.h"
+
+#include "text/chat_template.h"
+
+namespace qvl {
+
+ModelSettings LoadModelSettings(const ModelFolder& folder) {
+  const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
+  CheckChatTemplate(chat_template.text, chat_template.path);
+  return {Tokenizer::FromFile(folder.tokenizer_path),
+          LoadPreprocessorConfig(folder.preprocessor_config_path)};
+}
+
+LoadedModel LoadModel(const std::string& dir, const ModelOptions& options) {
+  std::unique_ptr<Qwen3VLModel> model = Qwen3VLModel::Load(dir, options);
+  ModelSettings settings = LoadModelSettings(model->folder());
+  return {std::move(model), std::move(settings)};
+}
+
+}  // namespace qvl
