@@ -114,7 +114,8 @@ void Run(const RunFlags& f) {
   Stopwatch load;
   EngineOptions options;
   options.threads = f.model.threads;
-  options.max_sequences = std::max(1, request.n);
+  // One answer, or the n of a --request, at once.
+  options.max_sequences = EngineOptions().max_sequences;
   options.context_tokens = f.context;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();

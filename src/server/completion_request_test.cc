@@ -35,7 +35,7 @@ class CompletionRequestTest : public ::testing::Test {
   ChatRequestPolicy policy_ = [] {
     ChatRequestPolicy p;
     p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
-    p.max_completion_tokens = 4096;
+    p.pixels_per_image_token = 32 * 32;
     return p;
   }();
 };
@@ -150,7 +150,7 @@ TEST_F(CompletionRequestTest, RefusalsNameTheField) {
   EXPECT_EQ(ErrorOf(with("logprobs", true), ErrorCode::kInvalidArgument, "logprobs"),
             "logprobs: expected an integer, got boolean");
   EXPECT_EQ(ErrorOf(with("max_tokens", 0), ErrorCode::kInvalidArgument, "max_tokens"),
-            "max_tokens: must be between 1 and 4096, got 0");
+            "max_tokens: must be between 1 and 1048576, got 0");
   EXPECT_EQ(ErrorOf(with("temperature", "warm"), ErrorCode::kInvalidArgument, "temperature"),
             "temperature: expected a number, got string");
   EXPECT_EQ(ErrorOf(with("stop", {""}), ErrorCode::kInvalidArgument, "stop[0]"),
