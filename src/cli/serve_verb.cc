@@ -43,6 +43,8 @@ struct ServeFlags {
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
+  SharedCacheOptions redis;
+  int64_t redis_timeout_ms = 300;
 };
 
 // The id clients send as "model": ORG/NAME as given, or the folder's name.
@@ -76,6 +78,11 @@ void Finish(ServeFlags& f) {
   f.engine.kv_cache_bytes = static_cast<size_t>(f.kv_cache_mb) << 20;
   f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
+  if (!f.redis.url.empty()) {
+    f.redis.timeout = std::chrono::milliseconds(f.redis_timeout_ms);
+    f.redis.local_image_cache_bytes = f.engine.image_cache_bytes;
+    f.server.shared_cache = std::make_shared<SharedCache>(f.redis);
+  }
   ChatRequestPolicy& r = f.server.request;
   r.max_images = f.engine.max_images_per_request;
   r.media.max_image_bytes = f.max_image_mb << 20;
@@ -123,8 +130,11 @@ void Serve(const ServeFlags& flags) {
       const std::string dir = flags.model.ResolveFolder();
       EngineOptions engine_options = flags.engine;
       engine_options.on_idle = ReleaseFreeMemory;
-      engine =
-          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), engine_options);
+      std::unique_ptr<Qwen3VLModel> model = Qwen3VLModel::Load(dir, flags.model.Options());
+      if (flags.server.shared_cache) {
+        engine_options.shared_encodings = flags.server.shared_cache->AttachModel(*model);
+      }
+      engine = std::make_unique<Engine>(std::move(model), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
               " s");
@@ -228,6 +238,18 @@ void AddServeVerb(CLI::App& app) {
                    "connections served at once (default: parallel + queue + 8)");
   verb->add_option("--shutdown-grace", f->shutdown_grace,
                    "seconds requests in flight get on SIGINT/SIGTERM")
+      ->capture_default_str();
+  verb->add_option("--redis", f->redis.url,
+                   "share image encodings and deterministic answers with other replicas "
+                   "through this Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]")
+      ->envname("QVL_REDIS_URL");
+  verb->add_option("--redis-password-file", f->redis.password_file,
+                   "read the Redis password from this file (a Kubernetes Secret)");
+  verb->add_option("--redis-prefix", f->redis.key_prefix, "prefix of every Redis key")
+      ->capture_default_str();
+  verb->add_option("--redis-timeout-ms", f->redis_timeout_ms,
+                   "longest a lookup waits for Redis before computing locally")
+      ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/qwen3vl.h"
+#include "server/answer_cache.h"
 #include "server/byte_size.h"
 #include "server/completion_encoder.h"
 #include "server/http_reply.h"
@@ -140,13 +141,22 @@ void HandleChatCompletion(const ChatRouteContext& context, const httplib::Reques
     ReplyError(res, ApiErrorFrom(e));
     return;
   }
+  SharedCache* shared = context.shared_cache;
+  const auto answer_key =
+      shared ? AnswerKey(*shared, body, request.generation, *engine) : std::nullopt;
   std::string().swap(body);
 
   auto channel = std::make_shared<UpdateChannel>();
   RequestId id = 0;
+  const bool replayed = answer_key && ReplayAnswer(*shared, *answer_key, *channel);
+  if (replayed) res.set_header("X-Qvl-Answer-Cache", "shared");
   try {
-    id = engine->Submit(std::move(request.generation),
-                        [channel](GenerationUpdate&& update) { channel->Push(std::move(update)); });
+    if (!replayed) {
+      id = engine->Submit(std::move(request.generation),
+                          RecordAnswer(shared, answer_key, [channel](GenerationUpdate&& update) {
+                            channel->Push(std::move(update));
+                          }));
+    }
   } catch (const std::exception& e) {
     ReplyError(res, ErrorWithImageParam(e));
     return;

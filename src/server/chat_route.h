@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "server/chat_request.h"
 #include "server/server_metrics.h"
+#include "share/shared_cache.h"
 
 namespace qvl {
 
@@ -26,6 +27,7 @@ struct ChatRouteContext {
   ServerMetrics* metrics = nullptr;
   // Responses still being written; the server waits for them on shutdown.
   std::atomic<int>* in_flight = nullptr;
+  SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
 };
 
 void HandleChatCompletion(const ChatRouteContext& context, const httplib::Request& req,
