@@ -3,7 +3,9 @@
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -21,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kBackoff{1000};
 // Idle connections kept for reuse; more are closed when returned.
 constexpr size_t kMaxIdle = 8;
+constexpr size_t kReadChunk = size_t{1} << 20;
 
 int RemainingMs(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -147,6 +150,7 @@ bool Exchange(redisContext* ctx, const std::vector<std::string_view>& args,
     }
   }
   void* raw = nullptr;
+  std::vector<char> chunk;
   for (;;) {
     if (redisGetReplyFromReader(ctx, &raw) != REDIS_OK) {
       *fault = RedisFault::kGarbage;  // not the Redis protocol
@@ -157,7 +161,11 @@ bool Exchange(redisContext* ctx, const std::vector<std::string_view>& args,
       *fault = RedisFault::kTimeout;
       return false;
     }
-    if (redisBufferRead(ctx) != REDIS_OK) {
+    // Large reads: hiredis' own reads are 16 KiB, a 24 MiB encoding would take 1,500.
+    if (chunk.empty()) chunk.resize(kReadChunk);
+    const ssize_t n = read(ctx->fd, chunk.data(), chunk.size());
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0 || redisReaderFeed(ctx->reader, chunk.data(), static_cast<size_t>(n)) != REDIS_OK) {
       *fault = RedisFault::kUnreachable;
       return false;
     }

@@ -59,6 +59,8 @@ void RedisTestServer::Start() {
   const std::string port = std::to_string(port_);
   pid_ = fork();
   if (pid_ == 0) {
+    // Its output must not hold the caller's pipes open.
+    (void)!freopen("/dev/null", "w", stdout);
     execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save",
            "", "--appendonly", "no", "--dir", "/tmp", "--loglevel", "warning",
            static_cast<char*>(nullptr));
