@@ -291,6 +291,8 @@ def run(cluster, args):
         check(cluster.replica_of(headers) == home, f"follow-up {turn} left replica {home}")
         cached = reply["usage"]["prompt_tokens_details"]["cached_tokens"]
         check(cached > 0, f"follow-up {turn}: cached_tokens {cached}")
+        source = reply["timings"]["images"][0]["source"]
+        check(source == "local_cache", f"follow-up {turn}: image from {source}")
         check(content(reply) == content(ask(ref, chat(messages))[0]),
               f"follow-up {turn} differs from reference")
     print("ok: follow-ups stay on one replica with cached_tokens > 0")
@@ -325,7 +327,17 @@ def run(cluster, args):
     _, headers = ask(n, unseeded, sessions[0][1])
     _, headers = ask(n, unseeded, sessions[0][1])
     check("x-qvl-answer-cache" not in headers, "a sampled request without seed was cached")
-    print("ok: deterministic answers are shared, sampled ones without a seed are not")
+    # A corrupted answer is ignored: the request is computed again, and stored again.
+    answers = cluster.redis_cli("--scan", "--pattern", "test:ans:*").split()
+    for key in answers:
+        cluster.redis_cli("SETRANGE", key, "40", "garbage")
+    rejected = sum(cluster.metric(i, "qvl_shared_cache_answer_rejected_total") for i in range(3))
+    recomputed, headers = ask(n, chat(messages[:1]), sessions[1][1])
+    check("x-qvl-answer-cache" not in headers, "a corrupted answer was used")
+    check(content(recomputed) == content(first), "recomputed answer differs")
+    check(sum(cluster.metric(i, "qvl_shared_cache_answer_rejected_total") for i in range(3)) == rejected + 1,
+          "the corrupted answer was not counted")
+    print("ok: deterministic answers are shared, sampled ones without a seed are not, corrupted ones are ignored")
 
     # 4. A value corrupted by hand is detected and ignored: replica 2 encodes itself.
     keys = cluster.redis_cli("--scan", "--pattern", "test:enc:*").split()
