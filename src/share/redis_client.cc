@@ -286,8 +286,8 @@ std::optional<RedisClient::Reply> RedisClient::Command(const std::vector<std::st
   return reply;
 }
 
-std::optional<std::string> RedisClient::Get(std::string_view key) {
-  std::optional<Reply> reply = Command({"GET", key}, timeout_);
+std::optional<std::string> RedisClient::Get(std::string_view key, std::chrono::milliseconds extra) {
+  std::optional<Reply> reply = Command({"GET", key}, timeout_ + extra);
   if (!reply) return std::nullopt;
   if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
   if (reply->type != REDIS_REPLY_STRING) {

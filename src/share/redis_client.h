@@ -47,8 +47,11 @@ class RedisClient {
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
 
-  // The value, std::nullopt when the key is absent or on any fault.
-  std::optional<std::string> Get(std::string_view key);
+  // The value, std::nullopt when the key is absent or on any fault. `extra` lengthens
+  // the client's timeout (a large value takes longer to arrive than a small one).
+  std::optional<std::string> Get(std::string_view key,
+                                 std::chrono::milliseconds extra = std::chrono::milliseconds(0));
+  std::chrono::milliseconds timeout() const { return timeout_; }
   // SET key value [EX ttl]; false on any fault. `timeout` overrides the client's (a big
   // value takes longer to send than a lookup).
   bool Set(std::string_view key, std::string_view value, int64_t ttl_seconds,

@@ -7,6 +7,10 @@
 namespace qvl {
 namespace {
 
+// What a lookup's timeout allows for the transfer on top of the round trip: 200 MB/s,
+// slower than any LAN, so only a Redis that is really slow or gone times out.
+constexpr size_t kTransferBytesPerMs = 200 * 1000;
+
 size_t EncodingBytes(const VisionOutput& v) {
   size_t floats = v.embeds.size();
   for (const std::vector<float>& layer : v.deepstack) floats += layer.size();
@@ -66,16 +70,20 @@ bool RedisEncodingStore::IsLocal(const std::string& key) {
 std::shared_ptr<const VisionOutput> RedisEncodingStore::Find(const ImageKey& key) {
   const std::string redis_key = RedisKey(key);
   if (IsLocal(redis_key)) return nullptr;
-  std::optional<std::string> value = client_->Get(redis_key);
-  if (!value) {
-    ++counters_->image_misses;
-    return nullptr;
-  }
   const int64_t merge = options_.merge_size;
   EncodingShape shape;
   shape.tokens = key.grid_h * key.grid_w / (merge * merge);
   shape.dim = options_.dim;
   shape.deepstack_layers = options_.deepstack_layers;
+  const size_t bytes =
+      static_cast<size_t>(shape.tokens * shape.dim) * (1 + shape.deepstack_layers) * sizeof(float);
+  if (bytes > options_.max_value_bytes) return nullptr;  // never stored
+  std::optional<std::string> value =
+      client_->Get(redis_key, std::chrono::milliseconds(bytes / kTransferBytesPerMs));
+  if (!value) {
+    ++counters_->image_misses;
+    return nullptr;
+  }
   std::optional<VisionOutput> out = DecodeVisionOutput(redis_key, *value, shape);
   if (!out) {
     ++counters_->image_rejected;
@@ -89,6 +97,10 @@ std::shared_ptr<const VisionOutput> RedisEncodingStore::Find(const ImageKey& key
 void RedisEncodingStore::Offer(const ImageKey& key, std::shared_ptr<const VisionOutput> value) {
   std::string redis_key = RedisKey(key);
   const size_t bytes = EncodingBytes(*value);
+  if (bytes > options_.max_value_bytes) {
+    ++counters_->image_dropped;
+    return;
+  }
   if (!MarkLocal(redis_key, bytes)) return;
   std::string value_key = redis_key;
   writer_.Post(

@@ -2,7 +2,8 @@
 // model's weights, weight formats and kernel numerics (see share/model_identity.h),
 // IMAGE the image's content hash and HxW the patch grid its preprocessing gave; the
 // value is an encoding_codec value (version, key check, checksum). Lookups wait at most
-// the client's timeout; writes go through a BackgroundWriter.
+// the client's timeout plus 5 ms per MB of the encoding expected; writes go through a
+// BackgroundWriter.
 //
 // A replica does not fetch an encoding it has itself stored or fetched recently (kept
 // in a key list sized like its local image cache): it has it in that cache, and a
@@ -33,6 +34,9 @@ struct EncodingStoreOptions {
   int merge_size = 2;
   size_t local_cache_bytes = size_t{256} << 20;  // the engine's image cache budget
   size_t max_pending_bytes = size_t{256} << 20;  // encodings waiting to be written
+  // Larger encodings (over 4,096 tokens for the 2B model) are not shared: a lookup would
+  // take longer than a short timeout allows, and Redis refuses values over 512 MiB.
+  size_t max_value_bytes = size_t{128} << 20;
   std::chrono::milliseconds write_timeout{2000};
 };
 

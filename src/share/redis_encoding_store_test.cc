@@ -92,6 +92,23 @@ TEST_F(EncodingStoreTest, CorruptedValueIsDetectedAndIgnored) {
   EXPECT_EQ(counters_.image_rejected.load(), 2);
 }
 
+TEST_F(EncodingStoreTest, EncodingsOverTheValueLimitAreNotShared) {
+  auto client = std::make_shared<RedisClient>(ParseRedisUrl(server_->url()), milliseconds(1000),
+                                              &counters_.faults);
+  EncodingStoreOptions o;
+  o.model_key = "m1";
+  o.dim = kDim;
+  o.deepstack_layers = kLayers;
+  o.max_value_bytes = 6 * kDim * (1 + kLayers) * sizeof(float) - 1;
+  RedisEncodingStore small(client, o, &counters_);
+  small.Offer(kImage, Output(6, 1));
+  small.Flush();
+  EXPECT_EQ(counters_.image_dropped.load(), 1);
+  EXPECT_EQ(counters_.image_stores.load(), 0);
+  EXPECT_EQ(server_->Cli("DBSIZE").substr(0, 1), "0");
+  EXPECT_EQ(Replica()->Find(kImage), nullptr);
+}
+
 TEST_F(EncodingStoreTest, WrongShapeIsRejected) {
   auto a = Replica();
   a->Offer(kImage, Output(4, 1));  // 4 tokens where the grid means 6
