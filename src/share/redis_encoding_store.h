@@ -6,9 +6,9 @@
 // BackgroundWriter.
 //
 // A replica does not fetch an encoding it has itself stored or fetched recently (kept
-// in a key list sized like its local image cache): it has it in that cache, and a
-// follow-up must not pay a network round trip for what is in memory. When the local
-// cache has dropped it after all, the engine encodes again.
+// in a first-in-first-out key list sized like its local image cache): it has it in that
+// cache, and a follow-up must not pay a network round trip for what is in memory. When
+// the local cache has dropped it after all, the engine encodes again.
 #pragma once
 
 #include <cstdint>
@@ -62,7 +62,7 @@ class RedisEncodingStore : public SharedEncodingStore {
   EncodingStoreOptions options_;
   SharedCacheCounters* counters_;
   std::mutex mu_;
-  std::list<std::pair<std::string, size_t>> local_;  // most recent first
+  std::list<std::pair<std::string, size_t>> local_;  // newest first
   std::unordered_map<std::string, std::list<std::pair<std::string, size_t>>::iterator> local_index_;
   size_t local_bytes_ = 0;
   BackgroundWriter writer_;  // last: its thread stops before the rest goes
