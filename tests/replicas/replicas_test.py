@@ -317,6 +317,13 @@ def run(cluster, args):
     check(cluster.replica_of(headers) == 2, "repeat on the wrong replica")
     check(headers.get("x-qvl-answer-cache") == "shared", f"no answer-cache hit: {headers}")
     check(content(again) == content(first), "cached answer differs")
+    status, headers, raw = Http.call(n, "POST", "/v1/chat/completions", chat(messages[:1], stream=True),
+                                     {"X-Session-Id": sessions[1][1]})
+    events = [json.loads(line[6:]) for line in raw.decode().splitlines()
+              if line.startswith("data: {")]
+    streamed = "".join(e["choices"][0]["delta"].get("content") or "" for e in events if e.get("choices"))
+    check(status == 200 and headers.get("x-qvl-answer-cache") == "shared" and streamed == content(first),
+          f"streamed repeat not answered from the cache: {headers} {streamed!r}")
     seeded = chat([{"role": "user", "content": "Tell a story"}], temperature=0.9, seed=7)
     a, _ = ask(n, seeded, sessions[0][1])
     wait_for("seeded answer stored", lambda: cluster.metric(0, "qvl_shared_cache_answer_stores_total") >= 2, 10)
