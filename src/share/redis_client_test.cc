@@ -74,6 +74,38 @@ TEST(RedisClient, GarbageAnswerIsRefused) {
   EXPECT_EQ(faults.Get(RedisFault::kGarbage), 1);
 }
 
+// Replies as a server would send them, and ones that break the protocol.
+TEST(RedisClient, ReadsRepliesAndRefusesMalformedOnes) {
+  struct Case {
+    std::string reply;
+    std::optional<std::string> value;
+    RedisFault fault;  // kCount: none
+  };
+  const std::vector<Case> cases = {
+      {"$5\r\nhello\r\n", "hello", RedisFault::kCount},
+      {"$0\r\n\r\n", "", RedisFault::kCount},
+      {"$-1\r\n", std::nullopt, RedisFault::kCount},
+      {"-ERR wrong\r\n", std::nullopt, RedisFault::kErrorReply},
+      {"$5\r\nhelloXY", std::nullopt, RedisFault::kGarbage},         // bad trailer
+      {"$3\r\nhello\r\n", std::nullopt, RedisFault::kGarbage},       // longer than said
+      {"$x\r\n", std::nullopt, RedisFault::kGarbage},                // no length
+      {":12\r\n", std::nullopt, RedisFault::kGarbage},               // not a string
+      {"$9\r\nhello", std::nullopt, RedisFault::kTimeout},           // the rest never comes
+      {std::string(5000, 'a'), std::nullopt, RedisFault::kGarbage},  // no line end
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reply.substr(0, 20));
+    FakeRedisServer fake(c.reply);
+    RedisFaultCounters faults;
+    RedisClient client(Loopback(fake.port()), milliseconds(300), &faults);
+    EXPECT_EQ(client.Get("k"), c.value);
+    for (int k = 0; k < static_cast<int>(RedisFault::kCount); ++k) {
+      const RedisFault f = static_cast<RedisFault>(k);
+      EXPECT_EQ(faults.Get(f), f == c.fault ? 1 : 0) << RedisFaultName(f);
+    }
+  }
+}
+
 class RedisClientLive : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -98,6 +98,10 @@ FakeRedisServer::FakeRedisServer(Mode mode) : mode_(mode), listen_fd_(ListenLoop
   thread_ = std::thread([this] { Run(); });
 }
 
+FakeRedisServer::FakeRedisServer(std::string reply) : FakeRedisServer(Mode::kGarbage) {
+  reply_ = std::move(reply);
+}
+
 FakeRedisServer::~FakeRedisServer() {
   stop_ = true;
   thread_.join();
@@ -116,8 +120,8 @@ void FakeRedisServer::Run() {
       char buf[4096];
       pollfd q{c, POLLIN, 0};
       if (poll(&q, 1, 0) > 0 && read(c, buf, sizeof(buf)) > 0 && mode_ == Mode::kGarbage) {
-        static const char kJunk[] = "?this is not redis\r\n";
-        (void)!write(c, kJunk, sizeof(kJunk) - 1);
+        const std::string answer = reply_.empty() ? "?this is not redis\r\n" : reply_;
+        (void)!write(c, answer.data(), answer.size());
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace qvl {
 
@@ -27,18 +28,20 @@ class RedisTestServer {
   int pid_ = -1;
 };
 
-// Listens on a loopback port; every connection is read from and then, per mode, never
-// answered or answered with bytes that are not the Redis protocol.
+// Listens on a loopback port; every command it reads gets, per mode, no answer, bytes
+// that are not the Redis protocol, or a given reply.
 class FakeRedisServer {
  public:
   enum class Mode { kStall, kGarbage };
   explicit FakeRedisServer(Mode mode);
+  explicit FakeRedisServer(std::string reply);
   ~FakeRedisServer();
   int port() const { return port_; }
 
  private:
   void Run();
   Mode mode_;
+  std::string reply_;
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
