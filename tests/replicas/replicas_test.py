@@ -165,8 +165,13 @@ http {{
 
     def stop(self):
         for name, p in self.procs.items():
-            p.kill()
-            p.wait()
+            # nginx's master stops its workers on SIGTERM; SIGKILL would orphan them.
+            p.send_signal(signal.SIGTERM if name == "nginx" else signal.SIGKILL)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
         for f in self.logs:
             f.close()
 
