@@ -242,17 +242,20 @@ RedisClient::~RedisClient() {
   for (Connection* c : idle_) delete c;
 }
 
-RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, RedisFault* fault) {
+RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, RedisFault* fault,
+                                             bool* reused) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!idle_.empty()) {
-      Connection* c = idle_.back();
-      idle_.pop_back();
-      return c;
-    }
+    // During a back-off idle connections wait too: they lead to the same slow Redis.
     if (Clock::now() < retry_after_) {
       *fault = RedisFault::kUnreachable;
       return nullptr;
+    }
+    if (!idle_.empty()) {
+      Connection* c = idle_.back();
+      idle_.pop_back();
+      *reused = true;
+      return c;
     }
   }
   auto c = std::make_unique<Connection>();
@@ -309,28 +312,47 @@ std::optional<RedisClient::Reply> RedisClient::Command(const std::vector<std::st
                                                        std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
   RedisFault fault = RedisFault::kUnreachable;
-  Connection* c = Borrow(deadline, &fault);
-  if (c == nullptr) {
-    faults_->Count(fault);
-    return std::nullopt;
-  }
-  Reply reply;
-  if (!Exchange(c->ctx, args, deadline, &reply.type, &reply.str, &reply.integer, &fault)) {
-    faults_->Count(fault);
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    Connection* c = Borrow(deadline, &fault, &reused);
+    if (c == nullptr) {
+      faults_->Count(fault);
+      return std::nullopt;
+    }
+    Reply reply;
+    if (Exchange(c->ctx, args, deadline, &reply.type, &reply.str, &reply.integer, &fault)) {
+      Return(c);
+      return reply;
+    }
     // An error reply leaves the connection in step; anything else may not.
     if (fault == RedisFault::kErrorReply) {
+      faults_->Count(fault);
       Return(c);
-    } else {
-      delete c;
-      if (fault != RedisFault::kGarbage) {
-        std::lock_guard<std::mutex> lock(mu_);
-        retry_after_ = Clock::now() + kBackoff;
-      }
+      return std::nullopt;
+    }
+    delete c;
+    // A kept connection that was closed under it (Redis restarted): the other kept ones
+    // are as stale. The commands are idempotent: once more on a new connection.
+    if (reused && fault == RedisFault::kUnreachable && attempt == 0) {
+      DropIdle();
+      continue;
+    }
+    faults_->Count(fault);
+    if (fault != RedisFault::kGarbage) {
+      std::lock_guard<std::mutex> lock(mu_);
+      retry_after_ = Clock::now() + kBackoff;
     }
     return std::nullopt;
   }
-  Return(c);
-  return reply;
+}
+
+void RedisClient::DropIdle() {
+  std::vector<Connection*> idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle.swap(idle_);
+  }
+  for (Connection* c : idle) delete c;
 }
 
 std::optional<std::string> RedisClient::Get(std::string_view key, std::chrono::milliseconds extra) {

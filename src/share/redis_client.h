@@ -65,8 +65,11 @@ class RedisClient {
   // Runs one command within `timeout`; null on a fault (counted).
   std::optional<Reply> Command(const std::vector<std::string_view>& args,
                                std::chrono::milliseconds timeout);
-  Connection* Borrow(std::chrono::steady_clock::time_point deadline, RedisFault* fault);
+  // A kept connection (*reused = true) or a new one; null on a fault or during a back-off.
+  Connection* Borrow(std::chrono::steady_clock::time_point deadline, RedisFault* fault,
+                     bool* reused);
   void Return(Connection* c);
+  void DropIdle();
 
   RedisAddress address_;
   std::chrono::milliseconds timeout_;

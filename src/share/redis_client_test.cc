@@ -138,6 +138,19 @@ TEST_F(RedisClientLive, WrongPasswordIsAFault) {
   EXPECT_EQ(right.Get("k").value_or(""), "v");
 }
 
+TEST_F(RedisClientLive, ARestartBetweenCommandsCostsNothing) {
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  ASSERT_TRUE(client.Set("k", "v", 0, milliseconds(1000)));  // leaves a kept connection
+  server_->Kill();
+  server_->Start();
+  // The kept connection is closed; the command goes again on a new one.
+  EXPECT_TRUE(client.Set("k", "w", 0, milliseconds(1000)));
+  EXPECT_EQ(client.Get("k").value_or(""), "w");
+  for (int k = 0; k < static_cast<int>(RedisFault::kCount); ++k)
+    EXPECT_EQ(faults.Get(static_cast<RedisFault>(k)), 0);
+}
+
 TEST_F(RedisClientLive, RecoversAfterARestart) {
   RedisFaultCounters faults;
   RedisClient client(ParseRedisUrl(server_->url()), milliseconds(500), &faults);
