@@ -45,6 +45,8 @@ struct ServeFlags {
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
   std::string log_format = "text";
+  SharedCacheOptions redis;
+  int64_t redis_timeout_ms = 300;
 };
 
 void Finish(ServeFlags& f) {
@@ -69,6 +71,11 @@ void Finish(ServeFlags& f) {
       f.engine.min_pixels > f.engine.max_pixels) {
     Fail(ErrorCode::kInvalidArgument, "--min-pixels (", f.engine.min_pixels,
          ") is larger than --max-pixels (", f.engine.max_pixels, ")");
+  }
+  if (!f.redis.url.empty()) {
+    f.redis.timeout = std::chrono::milliseconds(f.redis_timeout_ms);
+    f.redis.local_image_cache_bytes = f.engine.image_cache_bytes;
+    f.server.shared_cache = std::make_shared<SharedCache>(f.redis);
   }
   ChatRequestPolicy& r = f.server.request;
   r.media.fetch.timeout_ms = f.image_url_timeout * 1000;
@@ -120,7 +127,11 @@ void Serve(const ServeFlags& flags) {
       const std::string dir = local_dir.empty() ? flags.model.ResolveFolder() : local_dir;
       EngineOptions engine_options = flags.engine;
       engine_options.on_idle = ReleaseFreeMemory;
-      engine = std::make_unique<Engine>(Qwen3VLModel::Load(dir, model_options), engine_options);
+      std::unique_ptr<Qwen3VLModel> model = Qwen3VLModel::Load(dir, model_options);
+      if (flags.server.shared_cache) {
+        engine_options.shared_encodings = flags.server.shared_cache->AttachModel(*model);
+      }
+      engine = std::make_unique<Engine>(std::move(model), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
               " s");
@@ -250,6 +261,18 @@ void AddServeVerb(CLI::App& app) {
   verb->add_option("--shutdown-grace", f->shutdown_grace,
                    "seconds requests in flight get on SIGINT/SIGTERM")
       ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  verb->add_option("--redis", f->redis.url,
+                   "share image encodings and deterministic answers with other replicas "
+                   "through this Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]")
+      ->envname("QVL_REDIS_URL");
+  verb->add_option("--redis-password-file", f->redis.password_file,
+                   "read the Redis password from this file (a Kubernetes Secret)");
+  verb->add_option("--redis-prefix", f->redis.key_prefix, "prefix of every Redis key")
+      ->capture_default_str();
+  verb->add_option("--redis-timeout-ms", f->redis_timeout_ms,
+                   "longest a lookup waits for Redis before computing locally")
+      ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
       ->capture_default_str();

@@ -17,6 +17,7 @@
 #include "engine/loaded_model.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
+#include "engine/shared_encoding_store.h"
 #include "grammar/token_table.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
@@ -347,10 +348,19 @@ bool Engine::Impl::TryStart(Sequence& seq) {
     const int64_t end = images[i].first_token + images[i].info.tokens;
     if (end <= seq.cached) {
       grid.cached = true;
+      grid.source = ImageSource::kLocalCache;
     } else {
-      seq.vision[i] = images_.Find({images[i].content_hash, images[i].grid.h, images[i].grid.w});
+      const ImageKey key{images[i].content_hash, images[i].grid.h, images[i].grid.w};
+      seq.vision[i] = images_.Find(key);
+      if (seq.vision[i] != nullptr) {
+        grid.source = ImageSource::kLocalCache;
+      } else if (images[i].shared_encoding != nullptr) {
+        seq.vision[i] = images[i].shared_encoding;
+        images_.Insert(key, seq.vision[i]);
+        grid.source = ImageSource::kSharedCache;
+      }
       grid.cached = seq.vision[i] != nullptr;
-      if (grid.cached) {
+      if (grid.source == ImageSource::kLocalCache) {
         std::lock_guard<std::mutex> lock(mu_);
         ++stats_.image_cache_hits;
       }
@@ -401,7 +411,9 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   if (!seq.encoding->done()) return;
   auto out = std::make_shared<const VisionOutput>(std::move(seq.encoding->output()));
   seq.encoding.reset();
-  images_.Insert({img.content_hash, img.grid.h, img.grid.w}, out);
+  const ImageKey key{img.content_hash, img.grid.h, img.grid.w};
+  images_.Insert(key, out);
+  if (options_.shared_encodings) options_.shared_encodings->Offer(key, out);
   seq.vision[seq.next_image] = std::move(out);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -20,6 +20,7 @@
 namespace qvl {
 
 class Qwen3VLModel;
+class SharedEncodingStore;
 
 struct EngineOptions {
   int threads = 0;                 // compute threads; 0 = one per physical core
@@ -55,6 +56,8 @@ struct EngineOptions {
   // Called on the engine thread once it has had nothing to do for kIdleHookMs after
   // some work: the server hands freed memory back to the system there.
   std::function<void()> on_idle;
+  // Vision encodings shared with other replicas (--redis); null = none.
+  std::shared_ptr<SharedEncodingStore> shared_encodings;
 };
 
 constexpr int kIdleHookMs = 500;

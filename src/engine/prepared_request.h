@@ -16,12 +16,15 @@
 
 namespace qvl {
 
+struct VisionOutput;
+
 struct PreparedImage {
   std::vector<float> pixels;  // [patches, C*T*P*P]
   GridThw grid;
   ImageGrid info;  // reported back to the client
   uint64_t content_hash = 0;
   int64_t first_token = 0;  // index of its first pad token in the prompt
+  std::shared_ptr<const VisionOutput> shared_encoding;  // found in the shared cache
 };
 
 struct PreparedRequest {

@@ -98,12 +98,17 @@ struct GeneratedToken {
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, best first
 };
 
+// Where an image's vision encoding came from: this replica's image or prefix cache, the
+// cache shared between replicas, or the vision tower.
+enum class ImageSource : uint8_t { kEncoder, kLocalCache, kSharedCache };
+
 struct ImageGrid {
   int64_t width = 0, height = 0;                  // as sent (after EXIF rotation)
   int64_t resized_width = 0, resized_height = 0;  // after smart_resize
   int64_t grid_t = 1, grid_h = 0, grid_w = 0;     // patches
   int64_t tokens = 0;                             // image tokens in the prompt
   bool cached = false;                            // vision encoding reused
+  ImageSource source = ImageSource::kEncoder;
 };
 
 struct Usage {

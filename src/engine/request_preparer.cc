@@ -10,6 +10,7 @@
 #include "base/timer.h"
 #include "engine/prefix_cache.h"
 #include "engine/request_ranges.h"
+#include "engine/shared_encoding_store.h"
 #include "engine/text_limit.h"
 #include "text/chat_template.h"
 
@@ -172,6 +173,9 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     img.info.grid_w = img.grid.w;
     img.info.tokens = img.grid.tokens(merge);
     img.content_hash = ContentHash(input.bytes);
+    if (options_.shared_encodings)
+      img.shared_encoding =
+          options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
     img.pixels = std::move(pre.pixel_values);
     token_counts.push_back(static_cast<int>(img.info.tokens));
     grids.push_back(img.grid);

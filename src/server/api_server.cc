@@ -76,7 +76,7 @@ ApiServer::ApiServer(ApiServerOptions options)
        "OpenAI-Project, X-Stainless-Lang, X-Stainless-Arch, "
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
-       "X-Stainless-Retry-Count, X-Stainless-Timeout"},
+       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id"},
       {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
       {"Access-Control-Max-Age", "600"},
   });
@@ -140,6 +140,7 @@ void ApiServer::AddRoutes() {
   chat.shutting_down = &shutting_down_;
   chat.metrics = &metrics_;
   chat.in_flight = &in_flight_;
+  chat.shared_cache = options_.shared_cache.get();
   http_.Post("/v1/chat/completions", [chat](const httplib::Request& req, httplib::Response& res,
                                             const httplib::ContentReader& reader) {
     HandleChatCompletion(chat, req, res, reader);
@@ -203,6 +204,7 @@ void ApiServer::HandleMetrics(const httplib::Request& req, httplib::Response& re
   } else {
     text = metrics_.Render(nullptr, false);
   }
+  if (options_.shared_cache) RenderSharedCacheCounters(options_.shared_cache->counters(), &text);
   res.status = 200;
   res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
 }

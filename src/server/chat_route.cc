@@ -3,6 +3,7 @@
 #include <ctime>
 #include <memory>
 
+#include "server/answer_cache.h"
 #include "server/completion_encoder.h"
 #include "server/http_reply.h"
 
@@ -20,6 +21,9 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
     ReplyError(res, ApiErrorFrom(e));
     return;
   }
+  const std::optional<std::string> answer_key =
+      context.shared_cache ? AnswerKey(*context.shared_cache, body, request.generation, *engine)
+                           : std::nullopt;
   std::string().swap(body);
 
   CompletionIdentity identity;
@@ -34,7 +38,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   options.parse_tool_calls = request.parse_tool_calls;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<CompletionEncoder>(std::move(identity), options),
-                        request.stream, res);
+                        request.stream, res, answer_key);
 }
 
 }  // namespace qvl

@@ -6,6 +6,7 @@
 
 #include "model/qwen3vl.h"
 #include "server/access_log.h"
+#include "server/answer_cache.h"
 #include "server/byte_size.h"
 #include "server/engine_limits.h"
 #include "server/http_reply.h"
@@ -138,12 +139,20 @@ std::string ResponseModelName(const GenerationRouteContext& context, const std::
 
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
-                           bool stream, httplib::Response& res) {
+                           bool stream, httplib::Response& res,
+                           const std::optional<std::string>& answer_key) {
   auto channel = std::make_shared<UpdateChannel>();
   RequestId id = 0;
+  SharedCache* shared = context.shared_cache;
+  const bool replayed = shared && answer_key && ReplayAnswer(*shared, *answer_key, *channel);
+  if (replayed) res.set_header("X-Qvl-Answer-Cache", "shared");
   try {
-    id = engine->Submit(std::move(request),
-                        [channel](GenerationUpdate&& update) { channel->Push(std::move(update)); });
+    if (!replayed) {
+      id = engine->Submit(std::move(request),
+                          RecordAnswer(shared, answer_key, [channel](GenerationUpdate&& update) {
+                            channel->Push(std::move(update));
+                          }));
+    }
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e));
     return;

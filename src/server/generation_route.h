@@ -11,12 +11,14 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/engine.h"
 #include "server/chat_request.h"
 #include "server/response_encoder.h"
 #include "server/server_metrics.h"
+#include "share/shared_cache.h"
 
 namespace qvl {
 
@@ -30,6 +32,7 @@ struct GenerationRouteContext {
   ServerMetrics* metrics = nullptr;
   // Responses still being written; the server waits for them on shutdown.
   std::atomic<int>* in_flight = nullptr;
+  SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
 };
 
 // Reads the whole body into `body` unless it is over `max_bytes`; on failure answers
@@ -51,8 +54,11 @@ std::string ResponseModelName(const GenerationRouteContext& context, const std::
 
 // Submits `request` and answers from its updates through `encoder`: server-sent events
 // when `stream`, else one JSON body. A refused submission is answered with its error.
+// With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
+// computed, and a computed one is stored for the other replicas.
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
-                           bool stream, httplib::Response& res);
+                           bool stream, httplib::Response& res,
+                           const std::optional<std::string>& answer_key = std::nullopt);
 
 }  // namespace qvl

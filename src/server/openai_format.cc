@@ -52,6 +52,22 @@ nlohmann::json UsageJson(const Usage& usage) {
           {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
 }
 
+namespace {
+
+const char* ImageSourceName(ImageSource source) {
+  switch (source) {
+    case ImageSource::kEncoder:
+      return "encoder";
+    case ImageSource::kLocalCache:
+      return "local_cache";
+    case ImageSource::kSharedCache:
+      return "shared_cache";
+  }
+  return "";
+}
+
+}  // namespace
+
 nlohmann::json TimingsJson(const Timings& t) {
   nlohmann::json images = nlohmann::json::array();
   for (const ImageGrid& g : t.images) {
@@ -61,7 +77,8 @@ nlohmann::json TimingsJson(const Timings& t) {
                       {"resized_height", g.resized_height},
                       {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
                       {"tokens", g.tokens},
-                      {"cached", g.cached}});
+                      {"cached", g.cached},
+                      {"source", ImageSourceName(g.source)}});
   }
   return {{"queue_ms", t.queue_ms},
           {"preprocess_ms", t.preprocess_ms},

@@ -180,7 +180,9 @@ TEST_F(ServerHttpTest, LogprobsInOpenAiFormat) {
 
 // The fixture case's conversation as raw text: its chat template, rendered.
 std::string RenderedPrompt(const TinyCase& c) {
-  const ChatRequest chat = ParseChatRequest(c.request.dump(), ChatRequestPolicy());
+  ChatRequestPolicy policy;
+  policy.pixels_per_image_token = 32 * 32;
+  const ChatRequest chat = ParseChatRequest(c.request.dump(), policy);
   return RenderChatTemplate(chat.generation.messages, /*add_generation_prompt=*/true);
 }
 
