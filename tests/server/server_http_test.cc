@@ -18,18 +18,8 @@
 namespace qvl::testing {
 namespace {
 
-class ServerHttpTest : public ::testing::Test {
+class ServerHttpTest : public SharedServerTest {
  protected:
-  static void SetUpTestSuite() { harness_ = new ServerHarness(); }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-
-  static HttpResult Chat(const nlohmann::json& body) {
-    return PostJson(*harness_, "/v1/chat/completions", body.dump());
-  }
-
   // Checks status and the OpenAI error object.
   static void ExpectError(const HttpResult& r, int status, const std::string& message,
                           const nlohmann::json& param, const std::string& type,
@@ -49,11 +39,7 @@ class ServerHttpTest : public ::testing::Test {
             {"max_tokens", 4},
             {"temperature", 0}};
   }
-
-  static ServerHarness* harness_;
 };
-
-ServerHarness* ServerHttpTest::harness_ = nullptr;
 
 // Every log line while it lives. Access lines are written after the response, so a test
 // waits for the line it expects.
