@@ -3,6 +3,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 MODEL ?= Qwen/Qwen3-VL-2B-Instruct
+# Also accepted as "model", so that the README's examples work with MODEL=/path/to/folder.
+MODEL_ALIAS ?= Qwen/Qwen3-VL-2B-Instruct
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
@@ -21,7 +23,7 @@ test: build
 	@scripts/run_tests.sh $(BUILD)
 
 serve: build
-	./$(BUILD)/qvl serve -m $(MODEL) --host $(HOST) --port $(PORT)
+	./$(BUILD)/qvl serve -m $(MODEL) $(if $(MODEL_ALIAS),--model-alias $(MODEL_ALIAS)) --host $(HOST) --port $(PORT)
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -4,7 +4,8 @@
 #   normal  ctest in $1 (unit, golden, server, web and the 60 s soak)
 #   asan    $1-asan: the unit, engine and server tests again under AddressSanitizer +
 #           UndefinedBehaviorSanitizer (leaks included); only tests labelled "slow"
-#           (the biggest golden model runs), "web" and "soak" are left out
+#           (the biggest golden model runs), "web", "soak" and "replicas" (nginx and
+#           Redis around the built qvl) are left out
 #   fuzz    $1-fuzz (clang): every libFuzzer target for QVL_FUZZ_SECONDS (20) seconds
 #           from its seed corpus
 # QVL_TEST_STAGES picks stages (default "normal asan fuzz"); each prints its duration.
@@ -34,7 +35,7 @@ normal_stage() {
 
 asan_stage() {
   local dir=${build}-asan
-  local skip='slow|web|soak'
+  local skip='slow|web|soak|replicas'
   # -O1 with line tables: fast enough to run the model tests, and reports name lines.
   cmake -S "$source_dir" -B "$dir" -DQVL_SANITIZE=ON -DQVL_WEB=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \

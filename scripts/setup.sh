@@ -13,7 +13,8 @@ packages=(
   libcurl4-openssl-dev libssl-dev
   libdnnl-dev
   clang libclang-rt-dev
-  python3-pil python3-numpy
+  python3-pil python3-numpy python3-yaml python3-kubernetes
+  redis-server libhiredis-dev nginx-light
   chromium
 )
 # The web page builds with Node.js + npm; a Node.js that is already there (for example

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,12 @@
 #include "base/thread_pool.h"
 #include "base/timer.h"
 #include "cli/verbs.h"
+#include "engine/loaded_model.h"
 #include "image/image_processor.h"
 #include "model/mrope.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
+#include "model/single_sequence.h"
 #include "model/visual_features.h"
 #include "ops/weight_format.h"
 #include "text/chat_template.h"
@@ -99,27 +102,8 @@ std::vector<std::string> FolderFiles(const std::string& dir) {
   return files;
 }
 
-// Everything a request needs besides the model: loaded once per model load.
-struct Loaded {
-  std::unique_ptr<Qwen3VLModel> model;
-  std::unique_ptr<Tokenizer> tokenizer;
-  ImageProcessorParams image_params;
-};
-
-Loaded Load(const std::string& dir, const ModelOptions& options) {
-  Loaded l;
-  l.model = Qwen3VLModel::Load(dir, options);
-  l.tokenizer = std::make_unique<Tokenizer>(Tokenizer::FromFile(l.model->folder().tokenizer_path));
-  l.image_params = LoadPreprocessorConfig(l.model->folder().preprocessor_config_path);
-  return l;
-}
-
-int32_t Argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
 // The standard request, stage by stage.
-RunTimes RunOnce(Loaded& l, const BenchFlags& flags, const MappedFile* image, ThreadPool& pool,
+RunTimes RunOnce(LoadedModel& l, const BenchFlags& flags, const MappedFile* image, ThreadPool& pool,
                  RequestShape* shape) {
   RunTimes t;
   Stopwatch total;
@@ -133,15 +117,16 @@ RunTimes RunOnce(Loaded& l, const BenchFlags& flags, const MappedFile* image, Th
   ChatMessage user;
   user.role = "user";
   if (image != nullptr) {
-    pre = PreprocessImage(std::span<const uint8_t>(image->data(), image->size()), l.image_params,
-                          ImageBudget{}, ImageLimits{}, flags.image);
+    pre = PreprocessImage(std::span<const uint8_t>(image->data(), image->size()),
+                          l.settings.image_params, ImageBudget{}, ImageLimits{}, flags.image);
     grids.push_back({pre.grid_thw[0], pre.grid_thw[1], pre.grid_thw[2]});
     image_token_counts.push_back(static_cast<int>(grids.back().tokens(merge)));
     user.parts.push_back({ChatPart::Kind::kImage, ""});
   }
   user.parts.push_back({ChatPart::Kind::kText, flags.prompt});
   const std::vector<int32_t> ids = TokenizePrompt(
-      *l.tokenizer, RenderChatTemplate({user}, /*add_generation_prompt=*/true), image_token_counts);
+      l.settings.tokenizer, RenderChatTemplate({user}, /*add_generation_prompt=*/true),
+      image_token_counts);
   const MropePositions pos = ComputeMropePositions(ids, cfg.image_token_id, grids, merge);
   t.preprocess = total.Millis();
 
@@ -158,39 +143,17 @@ RunTimes RunOnce(Loaded& l, const BenchFlags& flags, const MappedFile* image, Th
 
   // Prefill the whole prompt in one chunk, then decode greedily.
   const int64_t n = static_cast<int64_t>(ids.size());
-  const int64_t slots = n + flags.tokens;
-  const int page = 32;
-  const TextConfig& tc = cfg.text;
-  const size_t page_bytes = static_cast<size_t>(tc.num_layers) * 2 * tc.num_kv_heads * page *
-                            tc.head_dim * DTypeSize(l.model->options().kv_dtype);
-  const int64_t n_pages = (slots + page - 1) / page;
-  KvPool kv(tc, l.model->options().kv_dtype, page, page_bytes * n_pages);
-  std::vector<int32_t> pages;
-  for (int64_t p = 0; p < n_pages; ++p) pages.push_back(kv.Allocate());
-  std::vector<float> logits(tc.vocab_size);
+  SingleSequence sequence(l.model->text(), l.model->options().kv_dtype, n + flags.tokens, pool);
+  std::vector<float> logits(cfg.text.vocab_size);
   stage.Reset();
-  DecoderChunk prefill;
-  prefill.tokens = ids;
-  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
-  prefill.pages = pages.data();
-  prefill.visual = grids.empty() ? nullptr : &features;
-  prefill.want_logits = true;
-  l.model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data());
+  sequence.Prefill(ids, pos, grids.empty() ? nullptr : &features, logits.data());
   int32_t token = Argmax(logits);
   t.prefill = stage.Millis();
   t.ttft = total.Millis();
 
   stage.Reset();
   for (int step = 1; step < flags.tokens; ++step) {
-    const int64_t slot = n + step - 1;
-    const int32_t p = static_cast<int32_t>(slot + pos.rope_delta());
-    DecoderChunk dc;
-    dc.tokens = std::span<const int32_t>(&token, 1);
-    dc.positions = {&p, &p, &p};
-    dc.cache_start = slot;
-    dc.pages = pages.data();
-    dc.want_logits = true;
-    l.model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
+    sequence.Step(token, logits.data());
     token = Argmax(logits);
   }
   t.decode = stage.Millis();
@@ -218,14 +181,14 @@ void RunBench(const BenchFlags& flags) {
 
   // First start: makes sure the packed-weight cache file exists (building it if needed).
   Stopwatch clock;
-  Loaded loaded = Load(flags.model_dir, options);
+  std::optional<LoadedModel> loaded = LoadModel(flags.model_dir, options);
   const double first_load = clock.Millis();
-  const std::string first_source = PackedCacheSourceName(loaded.model->packed_weights().source());
+  const std::string first_source = PackedCacheSourceName(loaded->model->packed_weights().source());
   std::vector<std::string> files = FolderFiles(flags.model_dir);
-  if (!loaded.model->packed_weights().path().empty()) {
-    files.push_back(loaded.model->packed_weights().path());
+  if (!loaded->model->packed_weights().path().empty()) {
+    files.push_back(loaded->model->packed_weights().path());
   }
-  loaded = Loaded();
+  loaded.reset();
 
   // Cold start: the folder's files and the cache file evicted from the page cache (as
   // far as the kernel lets an unprivileged process; the fraction left is reported).
@@ -238,17 +201,17 @@ void RunBench(const BenchFlags& flags) {
   }
   const double cached_before_cold = bytes > 0 ? resident / bytes : 0.0;
   clock.Reset();
-  loaded = Load(flags.model_dir, options);
+  loaded = LoadModel(flags.model_dir, options);
   const double load_cold = clock.Millis();
-  loaded = Loaded();
+  loaded.reset();
   clock.Reset();
-  loaded = Load(flags.model_dir, options);
+  loaded = LoadModel(flags.model_dir, options);
   const double load_warm = clock.Millis();
 
   RequestShape shape;
   std::vector<RunTimes> runs;
   for (int r = 0; r <= flags.runs; ++r) {
-    const RunTimes t = RunOnce(loaded, flags, image.get(), pool, &shape);
+    const RunTimes t = RunOnce(*loaded, flags, image.get(), pool, &shape);
     if (r > 0) runs.push_back(t);  // run 0 warms the caches up
   }
   // Neighbours on a shared host move the bandwidth by tens of percent within a minute:
@@ -269,10 +232,10 @@ void RunBench(const BenchFlags& flags) {
   const double decode_tok_s = flags.tokens > 1 ? (flags.tokens - 1) / (decode / 1e3) : 0.0;
   // Bytes a decode step reads: the weight matrices plus, on average over the generated
   // tokens, the KV cache (keys and values of every layer).
-  const TextConfig& tc = loaded.model->config().text;
+  const TextConfig& tc = loaded->model->config().text;
   const double kv_per_token = 2.0 * tc.num_layers * tc.num_kv_heads * tc.head_dim *
-                              DTypeSize(loaded.model->options().kv_dtype);
-  const double step_bytes = static_cast<double>(loaded.model->text().weight_bytes()) +
+                              DTypeSize(loaded->model->options().kv_dtype);
+  const double step_bytes = static_cast<double>(loaded->model->text().weight_bytes()) +
                             kv_per_token * (shape.prompt_tokens + flags.tokens / 2.0);
   const double bound_tok_s = bandwidth * 1e9 / step_bytes;
 

@@ -8,9 +8,10 @@
 #include "base/mapped_file.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
+#include "engine/loaded_model.h"
 #include "engine/tensor_dump.h"
+#include "image/image_budget.h"
 #include "image/preprocessor_config.h"
-#include "image/video_processor.h"
 #include "model/safetensors.h"
 #include "server/chat_request.h"
 #include "text/tokenizer.h"
@@ -27,22 +28,25 @@ struct DumpFlags {
 };
 
 void RunDump(const DumpFlags& f) {
+  const std::string dir = f.model.ResolveFolder();
+  ModelOptions options = f.model.Options();
+  LoadedModel loaded = LoadModel(dir, options);
+  Qwen3VLModel& model = *loaded.model;
+  const ImageProcessorParams& image_params = loaded.settings.image_params;
   // Image paths in the request are relative to its folder, as in the fixtures.
   ChatRequestPolicy policy;
   policy.media.local.enabled = true;
   policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
+  policy.pixels_per_image_token = PixelsPerImageToken(image_params);
   const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
 
-  const std::string dir = f.model.ResolveFolder();
-  ModelOptions options = f.model.Options();
-  auto model = Qwen3VLModel::Load(dir, options);
-  const Tokenizer tokenizer = Tokenizer::FromFile(model->folder().tokenizer_path);
+  // The reference (transformers) knows no server budget: images get the model's range.
   EngineOptions engine;
-  engine.context_tokens = model->config().text.max_position_embeddings;
-  const ImageProcessorParams image_params =
-      LoadPreprocessorConfig(model->folder().preprocessor_config_path);
-  const RequestPreparer preparer(model->config(), model->folder().generation, tokenizer,
-                                 image_params, VideoParamsOfFolder(dir, image_params), engine);
+  engine.context_tokens = model.config().text.max_position_embeddings;
+  engine.max_pixels = image_params.max_pixels;
+  const RequestPreparer preparer(model.config(), model.folder().generation,
+                                 loaded.settings.tokenizer, image_params,
+                                 loaded.settings.video_params, engine);
   DumpOptions dump = f.dump;
   dump.threads = f.model.threads;
   if (!f.teacher.empty()) {
@@ -55,7 +59,7 @@ void RunDump(const DumpFlags& f) {
     const int64_t* ids = reinterpret_cast<const int64_t*>(t->data);
     dump.forced.assign(ids, ids + t->numel());
   }
-  const std::vector<TensorData> tensors = DumpRequest(*model, preparer, request.generation, dump);
+  const std::vector<TensorData> tensors = DumpRequest(model, preparer, request.generation, dump);
   WriteSafetensors(f.out, tensors);
   std::fprintf(stderr, "wrote %zu tensors to %s\n", tensors.size(), f.out.c_str());
 }

@@ -12,13 +12,11 @@
 
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "cli/model_check.h"
 #include "cli/verbs.h"
-#include "image/preprocessor_config.h"
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
-#include "text/chat_template.h"
-#include "text/tokenizer.h"
 
 namespace qvl::cli {
 namespace {
@@ -218,14 +216,8 @@ void AddInfoVerb(CLI::App& app) {
   verb->callback([model_dir, json] {
     nlohmann::ordered_json out;
     if (!model_dir->empty()) {
-      const ModelFolder folder = OpenModelFolder(*model_dir);
-      const TensorStore store = TensorStore::OpenFolder(folder.dir);
-      CheckQwen3VLTensors(store, folder.config);
-      const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
-      CheckChatTemplate(chat_template.text, chat_template.path);
-      Tokenizer::FromFile(folder.tokenizer_path);
-      LoadPreprocessorConfig(folder.preprocessor_config_path);
-      out = Describe(folder, store);
+      const CheckedModelFolder checked = CheckModelFolder(*model_dir);
+      out = Describe(checked.folder, checked.store);
     }
     const std::string tier = CpuTierName(ActiveTier());
     if (*json) {

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "cli/verbs.h"
 
 namespace qvl::cli {
@@ -33,7 +34,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const qvl::Error& e) {
-    std::fprintf(stderr, "qvl: error: %s\n", e.what());
+    // A server asked for JSON logs: its last line is one too.
+    if (qvl::GetLogFormat() == qvl::LogFormat::kJson) {
+      qvl::LogError(e.what());
+    } else {
+      std::fprintf(stderr, "qvl: error: %s\n", e.what());
+    }
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "qvl: internal error: %s\n", e.what());

@@ -31,7 +31,8 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
                    "vision tower weights: f32, bf16, q8 or q4 (default: as --dtype)");
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
-  verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)");
+  verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)")
+      ->check(CLI::Range(0, 4096));
   verb->add_flag("--no-download", no_download, "never download: ORG/NAME must be in the cache");
 }
 
@@ -39,6 +40,12 @@ std::string ModelFlags::ResolveFolder() const {
   hub::ResolveOptions options;
   options.allow_download = !no_download;
   return hub::ResolveModel(model, options);
+}
+
+std::string ModelFlags::ResolveLocalFolder() const {
+  hub::ResolveOptions options;
+  options.allow_download = !no_download;
+  return hub::ResolveLocalModel(model, options);
 }
 
 ModelOptions ModelFlags::Options() const {

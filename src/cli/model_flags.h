@@ -24,6 +24,8 @@ struct ModelFlags {
   // The model folder: the path as given, or ORG/NAME found in (or pulled into) the
   // Hugging Face cache. Throws Error naming what is missing.
   std::string ResolveFolder() const;
+  // The same without the network: "" when ORG/NAME has to be pulled first.
+  std::string ResolveLocalFolder() const;
   // Formats and precision for the chosen dtypes. Throws Error(kInvalidArgument) naming
   // the flag for an unknown dtype.
   ModelOptions Options() const;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
@@ -109,6 +110,30 @@ TEST(RunVerb, BadInputIsOneClearLine) {
   run = RunQvl("run -m " + kModel + " --dtype q3 'hi'");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("--dtype q3"), std::string::npos) << run.err;
+}
+
+TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
+  const std::string run = "run -m " + kModel + " --dtype f32 --weight-cache none -q ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"-n 0", "--max-tokens: must be between 1 and 1048576, got 0"},
+      {"-n -5", "--max-tokens: must be between 1 and 1048576, got -5"},
+      {"--temperature 9", "--temperature: must be between 0 and 2, got 9"},
+      {"--top-p 0", "--top-p: must be greater than 0 and at most 1, got 0"},
+  };
+  QvlRun r;
+  for (const auto& [flags, message] : cases) {
+    r = RunQvl(run + flags + " hi");
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  // The engine's own check, with the numbers: a prompt of 9 tokens leaves 87 of 96.
+  r = RunQvl(run + "-c 96 -n 90 hi");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("qvl: error: --max-tokens: the prompt is 9 tokens (0 of them image "
+                       "tokens) and --max-tokens asks for 90, but the context holds 96 tokens "
+                       "for prompt and answer; ask for at most 87"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

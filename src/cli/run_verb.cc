@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "base/mapped_file.h"
 #include "base/process_memory.h"
@@ -15,7 +16,9 @@
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/engine.h"
+#include "engine/request_ranges.h"
 #include "server/chat_request.h"
+#include "server/engine_limits.h"
 #include "server/openai_format.h"
 
 namespace qvl::cli {
@@ -30,7 +33,7 @@ struct RunFlags {
   std::string request;
   bool json = false;
   bool quiet = false;
-  int max_tokens = 0;
+  std::optional<int> max_tokens;
   std::vector<std::string> stop;
   bool ignore_eos = false;
   SamplingParams sampling;
@@ -38,25 +41,46 @@ struct RunFlags {
   int64_t context = 16384;
 };
 
-GenerationRequest BuildRequest(const RunFlags& f) {
+// A flag checked against the range its request field has everywhere else.
+CLI::Validator InRange(const ParamRange& range) {
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        double value = 0;
+        try {
+          value = std::stod(text);
+        } catch (const std::exception&) {
+          return "expected a number, got " + text;
+        }
+        return range.Contains(value) ? "" : StrCat("must be ", range.Describe(), ", got ", text);
+      },
+      range.Describe());
+}
+
+void CheckArguments(const RunFlags& f) {
+  if (!f.request.empty() && (!f.images.empty() || !f.videos.empty() || !f.prompt.empty())) {
+    Fail(ErrorCode::kInvalidArgument,
+         "give either --request or a prompt with -i images / -v videos, not both");
+  }
+  if (f.request.empty() && f.prompt.empty()) {
+    Fail(ErrorCode::kInvalidArgument, "no prompt: give one, or --request FILE");
+  }
+}
+
+GenerationRequest BuildRequest(const RunFlags& f, const Engine& engine) {
   if (!f.request.empty()) {
-    if (!f.images.empty() || !f.videos.empty() || !f.prompt.empty()) {
-      Fail(ErrorCode::kInvalidArgument,
-           "give either --request or a prompt with -i images / -v videos, not both");
-    }
     ChatRequestPolicy policy;
+    TakeEngineLimits(engine, &policy);
     policy.media.local.enabled = true;
     policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
     return ParseChatRequest(ReadFileToString(f.request), policy).generation;
   }
-  if (f.prompt.empty()) Fail(ErrorCode::kInvalidArgument, "no prompt: give one, or --request FILE");
   GenerationRequest r;
   if (!f.system.empty())
     r.messages.push_back({"system", {{ChatPart::Kind::kText, f.system}}, true, {}});
   ChatMessage user{"user", {}, false, {}};
   for (const std::string& path : f.images) {
     const std::string bytes = ReadFileToString(path);
-    r.images.push_back({path, {bytes.begin(), bytes.end()}});
+    r.images.push_back({path, {bytes.begin(), bytes.end()}, "", ImageDetail::kAuto});
     user.parts.push_back({ChatPart::Kind::kImage, ""});
   }
   for (const std::string& path : f.videos) {
@@ -84,7 +108,10 @@ void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
   set(r->sampling.presence_penalty, f.sampling.presence_penalty);
   set(r->sampling.frequency_penalty, f.sampling.frequency_penalty);
   set(r->sampling.seed, f.sampling.seed);
-  if (f.max_tokens > 0) r->max_tokens = f.max_tokens;
+  if (f.max_tokens) {
+    r->max_tokens = *f.max_tokens;
+    r->max_tokens_field = "--max-tokens";
+  }
   if (!f.stop.empty()) r->stop = f.stop;
   if (f.ignore_eos) r->ignore_eos = true;
   if (f.min_pixels > 0) r->image_budget.min_pixels = f.min_pixels;
@@ -92,16 +119,18 @@ void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
 }
 
 void Run(const RunFlags& f) {
-  GenerationRequest request = BuildRequest(f);
-  ApplyFlags(f, &request);
+  CheckArguments(f);
   const std::string dir = f.model.ResolveFolder();
   Stopwatch load;
   EngineOptions options;
   options.threads = f.model.threads;
-  options.max_sequences = std::max(1, request.n);
+  // One answer, or the n of a --request, at once.
+  options.max_sequences = EngineOptions().max_sequences;
   options.context_tokens = f.context;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
+  GenerationRequest request = BuildRequest(f, engine);
+  ApplyFlags(f, &request);
 
   std::mutex mu;
   std::condition_variable cv;
@@ -183,18 +212,25 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("--request", f->request, "an OpenAI-style chat request (JSON file) instead");
   verb->add_flag("--json", f->json, "print the OpenAI response object instead of streaming text");
   verb->add_flag("-q,--quiet", f->quiet, "no timing line on stderr");
-  verb->add_option("-n,--max-tokens", f->max_tokens, "most tokens to generate (default 2048)");
+  namespace ranges = request_ranges;
+  verb->add_option("-n,--max-tokens", f->max_tokens,
+                   "most tokens to generate (default 2048, cut to what the context leaves)")
+      ->check(InRange(ranges::kMaxTokens));
   verb->add_option("--stop", f->stop, "stop string (repeat for several)")->allow_extra_args(false);
   verb->add_flag("--ignore-eos", f->ignore_eos, "keep generating past end-of-sequence");
   verb->add_option("--temperature", f->sampling.temperature,
-                   "0 = greedy (default: generation_config.json)");
-  verb->add_option("--top-p", f->sampling.top_p, "nucleus sampling");
-  verb->add_option("--top-k", f->sampling.top_k, "top-k sampling, 0 = off");
-  verb->add_option("--min-p", f->sampling.min_p, "min-p sampling");
-  verb->add_option("--repetition-penalty", f->sampling.repetition_penalty, "HF repetition penalty");
-  verb->add_option("--presence-penalty", f->sampling.presence_penalty, "OpenAI presence penalty");
-  verb->add_option("--frequency-penalty", f->sampling.frequency_penalty,
-                   "OpenAI frequency penalty");
+                   "0 = greedy (default: generation_config.json)")
+      ->check(InRange(ranges::kTemperature));
+  verb->add_option("--top-p", f->sampling.top_p, "nucleus sampling")->check(InRange(ranges::kTopP));
+  verb->add_option("--top-k", f->sampling.top_k, "top-k sampling, 0 = off")
+      ->check(InRange(ranges::kTopK));
+  verb->add_option("--min-p", f->sampling.min_p, "min-p sampling")->check(InRange(ranges::kMinP));
+  verb->add_option("--repetition-penalty", f->sampling.repetition_penalty, "HF repetition penalty")
+      ->check(InRange(ranges::kRepetitionPenalty));
+  verb->add_option("--presence-penalty", f->sampling.presence_penalty, "OpenAI presence penalty")
+      ->check(InRange(ranges::kPresencePenalty));
+  verb->add_option("--frequency-penalty", f->sampling.frequency_penalty, "OpenAI frequency penalty")
+      ->check(InRange(ranges::kFrequencyPenalty));
   verb->add_option("--seed", f->sampling.seed, "random seed for reproducible sampling");
   verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing");
   verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing");

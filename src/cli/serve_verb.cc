@@ -19,11 +19,14 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/timer.h"
+#include "cli/model_check.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/engine.h"
+#include "hub/model_resolver.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
+#include "server/body_limit.h"
 #include "server/malloc_tuning.h"
 
 namespace qvl::cli {
@@ -36,62 +39,55 @@ struct ServeFlags {
   EngineOptions engine;
   int64_t kv_cache_mb = 1024;
   int64_t image_cache_mb = 256;
-  int64_t min_image_tokens = 0;
-  int64_t max_image_tokens = 0;
-  int64_t max_image_mb = 32;
+  int64_t max_image_mb = static_cast<int64_t>(EngineOptions().max_image_bytes >> 20);
   int64_t max_video_mb = VideoLimits().max_encoded_bytes >> 20;
   int64_t max_body_mb = 0;
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
+  std::string log_format = "text";
+  SharedCacheOptions redis;
+  int64_t redis_timeout_ms = 300;
 };
 
-// The id clients send as "model": ORG/NAME as given, or the folder's name.
-std::string ModelId(std::string spec) {
-  while (spec.size() > 1 && spec.back() == '/') spec.pop_back();
-  if (std::count(spec.begin(), spec.end(), '/') == 1 && spec.front() != '/' &&
-      spec.front() != '.') {
-    return spec;
-  }
-  return spec.substr(spec.rfind('/') + 1);
-}
-
-// Image token counts are whole 32 x 32 squares for Qwen3-VL (patch 16, merge 2).
-constexpr int64_t kPixelsPerImageToken = 32 * 32;
-
 void Finish(ServeFlags& f) {
-  const std::string id = ModelId(f.model.model);
+  const std::string id = hub::ServedModelId(f.model.model);
   f.engine.threads = f.model.threads;
   f.server.model_names = {id};
   for (const std::string& alias : f.aliases) {
     if (alias != id) f.server.model_names.push_back(alias);
   }
-  if (f.min_image_tokens > 0) f.engine.min_pixels = f.min_image_tokens * kPixelsPerImageToken;
-  if (f.max_image_tokens > 0) f.engine.max_pixels = f.max_image_tokens * kPixelsPerImageToken;
-  if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
-      f.engine.min_pixels > f.engine.max_pixels) {
-    Fail(ErrorCode::kInvalidArgument, "the minimum image size (", f.engine.min_pixels,
-         " pixels) is larger than the maximum (", f.engine.max_pixels, ")");
-  }
   f.engine.max_stall_seconds = static_cast<double>(f.max_stall_ms) / 1e3;
   f.engine.kv_cache_bytes = static_cast<size_t>(f.kv_cache_mb) << 20;
   f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
-  ChatRequestPolicy& r = f.server.request;
-  r.max_images = f.engine.max_images_per_request;
-  r.media.max_image_bytes = f.max_image_mb << 20;
   f.engine.video_limits.max_encoded_bytes = f.max_video_mb << 20;
-  r.media.video = f.engine.video_limits;
+  // The rest of the image budget needs the model's preprocessor config (checked at load);
+  // two flags that contradict each other are caught before the server listens.
+  if (f.engine.min_image_tokens > 0 && f.engine.max_image_tokens > 0 &&
+      f.engine.min_image_tokens > f.engine.max_image_tokens) {
+    Fail(ErrorCode::kInvalidArgument, "--min-image-tokens (", f.engine.min_image_tokens,
+         ") is larger than --max-image-tokens (", f.engine.max_image_tokens, ")");
+  }
+  if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
+      f.engine.min_pixels > f.engine.max_pixels) {
+    Fail(ErrorCode::kInvalidArgument, "--min-pixels (", f.engine.min_pixels,
+         ") is larger than --max-pixels (", f.engine.max_pixels, ")");
+  }
+  if (!f.redis.url.empty()) {
+    f.redis.timeout = std::chrono::milliseconds(f.redis_timeout_ms);
+    f.redis.local_image_cache_bytes = f.engine.image_cache_bytes;
+    f.server.shared_cache = std::make_shared<SharedCache>(f.redis);
+  }
+  ChatRequestPolicy& r = f.server.request;
   r.media.fetch.timeout_ms = f.image_url_timeout * 1000;
   r.media.local.enabled = !r.media.local.root.empty();
   if (r.media.local.enabled && !std::filesystem::is_directory(r.media.local.root)) {
     Fail(ErrorCode::kNotFound, "--allowed-local-media ", r.media.local.root, ": no such folder");
   }
-  // Room for every image as base64 plus the text, unless the operator says otherwise.
-  const int64_t body_mb = f.max_body_mb > 0
-                              ? f.max_body_mb
-                              : f.max_image_mb * f.engine.max_images_per_request * 4 / 3 + 8;
-  f.server.max_body_bytes = static_cast<size_t>(std::min<int64_t>(body_mb, 4096)) << 20;
+  f.server.max_body_bytes = f.max_body_mb > 0
+                                ? static_cast<size_t>(std::min<int64_t>(f.max_body_mb, 4096)) << 20
+                                : DefaultMaxBodyBytes(f.engine);
   // Every stream holds an HTTP thread, queued ones too; a few more answer /health.
   if (f.server.http_threads <= 0) {
     f.server.http_threads = f.engine.max_sequences + f.engine.max_queue + 8;
@@ -110,6 +106,13 @@ sigset_t BlockStopSignals() {
 }
 
 void Serve(const ServeFlags& flags) {
+  // Before listening, so that a wrong flag or a broken folder never looks like a server
+  // that started: the weights' formats, and the folder's headers when it is on disk
+  // already (a model still to be downloaded is checked as it loads).
+  const ModelOptions model_options = flags.model.Options();
+  const std::string local_dir = flags.model.ResolveLocalFolder();
+  if (!local_dir.empty()) CheckModelFolder(local_dir);
+
   TuneMallocForServing();
   const sigset_t stop_signals = BlockStopSignals();
   ApiServer server(flags.server);
@@ -123,11 +126,14 @@ void Serve(const ServeFlags& flags) {
   std::thread loader([&] {
     try {
       const Stopwatch watch;
-      const std::string dir = flags.model.ResolveFolder();
+      const std::string dir = local_dir.empty() ? flags.model.ResolveFolder() : local_dir;
       EngineOptions engine_options = flags.engine;
       engine_options.on_idle = ReleaseFreeMemory;
-      engine =
-          std::make_unique<Engine>(Qwen3VLModel::Load(dir, flags.model.Options()), engine_options);
+      std::unique_ptr<Qwen3VLModel> model = Qwen3VLModel::Load(dir, model_options);
+      if (flags.server.shared_cache) {
+        engine_options.shared_encodings = flags.server.shared_cache->AttachModel(*model);
+      }
+      engine = std::make_unique<Engine>(std::move(model), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
               " s");
@@ -172,16 +178,22 @@ void AddServeVerb(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* verb = app.add_subcommand("serve", "Serve the OpenAI-compatible API and web page");
   f->model.AddTo(verb);
-  verb->add_option("--model-alias", f->aliases, "other names clients may use for the model")
+  verb->add_option("--model-alias", f->aliases,
+                   "other names clients may use for the model (e.g. Qwen/Qwen3-VL-2B-Instruct "
+                   "when -m is a folder)")
       ->take_all();
   verb->add_option("--host", f->server.host, "address to listen on")->capture_default_str();
-  verb->add_option("--port", f->server.port, "port (0 = any free one)")->capture_default_str();
+  verb->add_option("--port", f->server.port, "port (0 = any free one)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
   verb->add_option("--api-key", f->server.api_key,
                    "require \"Authorization: Bearer KEY\" on every route but /health")
       ->envname("QVL_API_KEY");
   verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   verb->add_option("--queue", f->engine.max_queue, "requests waiting beyond that; more get 503")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   verb->add_option("--prefill-chunk", f->engine.prefill_chunk_tokens,
                    "prompt tokens per engine step")
@@ -194,24 +206,38 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("-c,--ctx-size", f->engine.context_tokens,
                    "tokens per request (prompt + answer)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
       ->capture_default_str();
   verb->add_option("--max-tokens", f->engine.default_max_tokens,
                    "answer length when a request sets none")
+      ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")->capture_default_str();
+  verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22))
+      ->capture_default_str();
   verb->add_option("--image-cache-mb", f->image_cache_mb, "vision encodings kept for reuse")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22))
       ->capture_default_str();
   verb->add_option("--min-pixels", f->engine.min_pixels,
-                   "smallest image area after resizing (default: the model's)");
+                   "smallest image area after resizing (default: the model's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   verb->add_option("--max-pixels", f->engine.max_pixels,
-                   "largest image area after resizing (default: the model's)");
-  verb->add_option("--min-image-tokens", f->min_image_tokens,
-                   "--min-pixels in image tokens (32x32)");
-  verb->add_option("--max-image-tokens", f->max_image_tokens,
-                   "--max-pixels in image tokens (32x32)");
+                   "--max-image-tokens in pixels (default 1280 x 32 x 32)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  verb->add_option("--min-image-tokens", f->engine.min_image_tokens,
+                   "--min-pixels in image tokens (32x32)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--max-image-tokens", f->engine.max_image_tokens,
+                   "an image's budget when its request sets none (default 1280)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--high-detail-image-tokens", f->engine.high_detail_image_tokens,
+                   "what detail: high and a request's own maximum may reach (default 4096)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   verb->add_option("--max-image-mb", f->max_image_mb, "encoded size per image")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   verb->add_option("--max-videos", f->engine.video_limits.max_videos_per_request,
                    "videos per request")
@@ -221,11 +247,12 @@ void AddServeVerb(CLI::App& app) {
   verb->add_option("--max-video-frames", f->engine.video_limits.max_input_frames,
                    "frames a clip may have before sampling (a file or a frame list)")
       ->capture_default_str();
-  verb->add_option("--max-video-seconds", f->engine.video_limits.max_seconds,
-                   "length of a clip")
+  verb->add_option("--max-video-seconds", f->engine.video_limits.max_seconds, "length of a clip")
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
-                   "request body size (default: room for --max-images images)");
+                   "request body size (default: --max-images images as base64 and the text "
+                   "that fits the context)")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   verb->add_option("--allowed-local-media", f->server.request.media.local.root,
                    "let requests name image files under this folder");
   verb->add_flag("--allow-image-urls", f->server.request.media.allow_urls,
@@ -234,18 +261,39 @@ void AddServeVerb(CLI::App& app) {
                  f->server.request.media.fetch.allow_private_addresses,
                  "also fetch from loopback, private and link-local addresses");
   verb->add_option("--image-url-timeout", f->image_url_timeout, "seconds per image download")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   verb->add_option("--timeout", f->server.io_timeout_seconds,
                    "seconds a client may stall one read or write")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   verb->add_option("--http-threads", f->server.http_threads,
-                   "connections served at once (default: parallel + queue + 8)");
+                   "connections served at once (default: parallel + queue + 8)")
+      ->check(CLI::Range(0, 4096));
   verb->add_option("--shutdown-grace", f->shutdown_grace,
                    "seconds requests in flight get on SIGINT/SIGTERM")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+  verb->add_option("--redis", f->redis.url,
+                   "share image encodings and deterministic answers with other replicas "
+                   "through this Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]")
+      ->envname("QVL_REDIS_URL");
+  verb->add_option("--redis-password-file", f->redis.password_file,
+                   "read the Redis password from this file (a Kubernetes Secret)");
+  verb->add_option("--redis-prefix", f->redis.key_prefix, "prefix of every Redis key")
+      ->capture_default_str();
+  verb->add_option("--redis-timeout-ms", f->redis_timeout_ms,
+                   "longest a lookup waits for Redis before computing locally")
+      ->check(CLI::Range(1, 60000))
       ->capture_default_str();
   verb->add_option("--cors-origin", f->server.cors_origin, "Access-Control-Allow-Origin value")
       ->capture_default_str();
+  verb->add_option("--log-format", f->log_format,
+                   "text, or json: every log line (access lines too) as one JSON object")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   verb->callback([f] {
+    SetLogFormat(f->log_format == "json" ? LogFormat::kJson : LogFormat::kText);
     Finish(*f);
     Serve(*f);
     SetExitCode(0);

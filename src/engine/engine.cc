@@ -14,11 +14,11 @@
 #include "base/timer.h"
 #include "engine/image_cache.h"
 #include "engine/kv_paging.h"
+#include "engine/loaded_model.h"
 #include "engine/request_preparer.h"
 #include "engine/sequence.h"
+#include "engine/shared_encoding_store.h"
 #include "grammar/token_table.h"
-#include "image/preprocessor_config.h"
-#include "image/video_processor.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
 #include "text/chat_template.h"
@@ -45,6 +45,7 @@ class Engine::Impl {
 
   const Qwen3VLModel& model() const { return *model_; }
   const EngineOptions& options() const { return options_; }
+  const RequestPreparer& preparer() const { return *preparer_; }
 
  private:
   using SequencePtr = std::unique_ptr<Sequence>;
@@ -81,7 +82,8 @@ class Engine::Impl {
 
   std::unique_ptr<Qwen3VLModel> model_;
   EngineOptions options_;
-  Tokenizer tokenizer_;
+  ModelSettings settings_;
+  const Tokenizer& tokenizer_ = settings_.tokenizer;
   std::unique_ptr<RequestPreparer> preparer_;
   int64_t vocab_;
   std::vector<int32_t> eos_ids_;
@@ -119,20 +121,14 @@ class Engine::Impl {
 Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options)
     : model_(std::move(model)),
       options_(options),
-      tokenizer_(Tokenizer::FromFile(model_->folder().tokenizer_path)),
+      settings_(LoadModelSettings(model_->folder())),
       vocab_(model_->config().text.vocab_size),
       kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
           options.kv_cache_bytes),
       images_(options.image_cache_bytes) {
-  // Prompts are rendered by a built-in Qwen3-VL template: refuse a folder whose own
-  // template is different rather than silently render it wrong.
-  const ChatTemplateFile chat_template = FindChatTemplate(model_->folder().dir);
-  CheckChatTemplate(chat_template.text, chat_template.path);
-  const ImageProcessorParams image_params =
-      LoadPreprocessorConfig(model_->folder().preprocessor_config_path);
-  preparer_ = std::make_unique<RequestPreparer>(
-      model_->config(), model_->folder().generation, tokenizer_, image_params,
-      VideoParamsOfFolder(model_->folder().dir, image_params), options_);
+  preparer_ =
+      std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation, tokenizer_,
+                                        settings_.image_params, settings_.video_params, options_);
   eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
   stats_.kv_pages_total = kv_.pool().num_pages();
@@ -353,10 +349,19 @@ bool Engine::Impl::TryStart(Sequence& seq) {
     const int64_t end = images[i].end_token;
     if (end <= seq.cached) {
       grid.cached = true;
+      grid.source = ImageSource::kLocalCache;
     } else {
-      seq.vision[i] = images_.Find({images[i].content_hash, images[i].grid.h, images[i].grid.w});
+      const ImageKey key{images[i].content_hash, images[i].grid.h, images[i].grid.w};
+      seq.vision[i] = images_.Find(key);
+      if (seq.vision[i] != nullptr) {
+        grid.source = ImageSource::kLocalCache;
+      } else if (images[i].shared_encoding != nullptr) {
+        seq.vision[i] = images[i].shared_encoding;
+        images_.Insert(key, seq.vision[i]);
+        grid.source = ImageSource::kSharedCache;
+      }
       grid.cached = seq.vision[i] != nullptr;
-      if (grid.cached) {
+      if (grid.source == ImageSource::kLocalCache) {
         std::lock_guard<std::mutex> lock(mu_);
         ++stats_.image_cache_hits;
       }
@@ -407,7 +412,9 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   if (!seq.encoding->done()) return;
   auto out = std::make_shared<const VisionOutput>(std::move(seq.encoding->output()));
   seq.encoding.reset();
-  images_.Insert({img.content_hash, img.grid.h, img.grid.w}, out);
+  const ImageKey key{img.content_hash, img.grid.h, img.grid.w};
+  images_.Insert(key, out);
+  if (options_.shared_encodings) options_.shared_encodings->Offer(key, out);
   seq.vision[seq.next_image] = std::move(out);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -636,6 +643,9 @@ void Engine::Shutdown(double grace_seconds) { impl_->Shutdown(grace_seconds); }
 EngineStats Engine::Stats() const { return impl_->Stats(); }
 const Qwen3VLModel& Engine::model() const { return impl_->model(); }
 const EngineOptions& Engine::options() const { return impl_->options(); }
+int64_t Engine::pixels_per_image_token() const {
+  return impl_->preparer().pixels_per_image_token();
+}
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {

@@ -21,6 +21,7 @@
 namespace qvl {
 
 class Qwen3VLModel;
+class SharedEncodingStore;
 
 struct EngineOptions {
   int threads = 0;                 // compute threads; 0 = one per physical core
@@ -37,15 +38,28 @@ struct EngineOptions {
   size_t kv_cache_bytes = size_t{1} << 30;
   int kv_page_tokens = 16;
   size_t image_cache_bytes = size_t{256} << 20;  // vision encodings kept for reuse
-  int64_t min_pixels = 0;  // server-wide image budget; 0 = preprocessor_config.json
+  // Image budget, in pixels or in image tokens (give one of each pair; see
+  // image_budget_policy.h). min: 0 = preprocessor_config.json's. max: what an image may
+  // become when its request says nothing, 0 = kDefaultMaxImageTokens (sized for a CPU).
+  // high_detail: what `detail: high` and a request's own max may reach, 0 =
+  // kDefaultHighDetailImageTokens (never below max).
+  int64_t min_pixels = 0;
   int64_t max_pixels = 0;
-  int max_images_per_request = 16;
-  size_t max_image_bytes = size_t{32} << 20;
+  int64_t min_image_tokens = 0;
+  int64_t max_image_tokens = 0;
+  int64_t high_detail_image_tokens = 0;
+  // 8 images at the default budget take ~10k of the 16k context and over a minute of
+  // vision on 2 cores; 16 MiB holds a 50-megapixel JPEG. With them the default body
+  // limit (server/body_limit.h) is 190 MiB.
+  int max_images_per_request = 8;
+  size_t max_image_bytes = size_t{16} << 20;
   int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
   VideoLimits video_limits;  // bytes, frame size, frames, seconds, videos per request
   // Called on the engine thread once it has had nothing to do for kIdleHookMs after
   // some work: the server hands freed memory back to the system there.
   std::function<void()> on_idle;
+  // Vision encodings shared with other replicas (--redis); null = none.
+  std::shared_ptr<SharedEncodingStore> shared_encodings;
 };
 
 constexpr int kIdleHookMs = 500;
@@ -95,6 +109,9 @@ class Engine {
   EngineStats Stats() const;
   const Qwen3VLModel& model() const;
   const EngineOptions& options() const;
+  // Pixels one image token covers (patch size x merge size, squared: 32 x 32 for
+  // Qwen3-VL), from the model's preprocessor_config.json.
+  int64_t pixels_per_image_token() const;
 
  private:
   class Impl;

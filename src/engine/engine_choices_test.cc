@@ -99,7 +99,7 @@ TEST(EngineChoices, ChoicesStillAgreeWhenTheKvCacheIsTight) {
 TEST(EngineChoices, CancelEndsEveryChoice) {
   auto engine = MakeEngine();
   GenerationRequest r = Sampled("01_text_only", 3);
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   r.n = 2;
   ChoicesCollector c(2);
   const RequestId id = engine->Submit(std::move(r), c.Sink());

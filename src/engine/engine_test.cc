@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/field_error.h"
 #include "engine/engine_test_cases.h"
 
 namespace qvl {
@@ -36,6 +37,68 @@ TEST(Engine, GreedyTokensMatchReferenceForEveryCase) {
     const nlohmann::json meta = ReadJson(kCasesDir + "/" + name + "/meta.json");
     EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
     EXPECT_EQ(c.last.usage.completion_tokens, 16);
+  }
+}
+
+TEST(Engine, ARawPromptIsTextTokenizedAsIsOrTokenIdsWithoutTheChatTemplate) {
+  auto engine = MakeEngine();
+  const GenerationRequest chat = LoadCase("01_text_only");
+  GenerationRequest raw;
+  raw.prompt_text = RenderChatTemplate(chat.messages, /*add_generation_prompt=*/true);
+  raw.sampling.temperature = 0.0f;
+  raw.max_tokens = 16;
+  raw.ignore_eos = true;
+  raw.top_logprobs = 0;  // so that updates carry the token ids
+  Collector c;
+  engine->Submit(std::move(raw), c.Sink());
+  c.Wait();
+  EXPECT_EQ(c.tokens, GoldenTokens("01_text_only"));
+  const nlohmann::json meta = ReadJson(kCasesDir + "/01_text_only/meta.json");
+  EXPECT_EQ(c.last.usage.prompt_tokens, meta["num_prompt_tokens"].get<int64_t>());
+
+  GenerationRequest plain;
+  plain.prompt_text = "The capital of France is";
+  plain.max_tokens = 2;
+  Collector d;
+  engine->Submit(std::move(plain), d.Sink());
+  d.Wait();
+  EXPECT_EQ(d.last.usage.prompt_tokens, 5);  // "The", " capital", " of", " France", " is"
+
+  GenerationRequest ids;
+  for (int64_t id : meta["input_ids"]) ids.prompt_tokens.push_back(static_cast<int32_t>(id));
+  ids.sampling.temperature = 0.0f;
+  ids.max_tokens = 16;
+  ids.ignore_eos = true;
+  ids.top_logprobs = 0;
+  Collector e;
+  engine->Submit(std::move(ids), e.Sink());
+  e.Wait();
+  EXPECT_EQ(e.tokens, GoldenTokens("01_text_only"));
+
+  for (const int32_t bad : {151669, -1, 151655}) {
+    GenerationRequest wrong;
+    wrong.prompt_tokens = {151644, bad};
+    try {
+      engine->Submit(std::move(wrong), d.Sink());
+      FAIL() << bad;
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "prompt[1]");
+      EXPECT_EQ(std::string(e.what()),
+                bad == 151655 ? "prompt[1]: token id 151655 is the image placeholder, which needs "
+                                "an image"
+                              : "prompt[1]: token id " + std::to_string(bad) +
+                                    " is not in the vocabulary (0 to 151668)");
+    }
+  }
+
+  GenerationRequest empty;
+  empty.prompt_text = "";
+  try {
+    engine->Submit(std::move(empty), d.Sink());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "prompt: must not be empty");
   }
 }
 
@@ -153,7 +216,7 @@ TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("02_one_image_jpeg");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   const RequestId id = engine->Submit(std::move(r), c.Sink());
   engine->Cancel(id);
@@ -191,7 +254,7 @@ TEST(Engine, CancellingAQueuedRequestCountsAndNeverRunsIt) {
   auto engine = MakeEngine(options);
   GenerationRequest running = LoadCase("01_text_only");
   running.ignore_eos = true;
-  running.max_tokens = 100000;
+  running.max_tokens = 16000;
   Collector a, b;
   const RequestId first = engine->Submit(std::move(running), a.Sink());
   const RequestId queued = engine->Submit(LoadCase("02_one_image_jpeg"), b.Sink());
@@ -258,7 +321,7 @@ TEST(Engine, ShutdownCancelsWhatIsLeft) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("01_text_only");
   r.ignore_eos = true;
-  r.max_tokens = 100000;
+  r.max_tokens = 16000;
   Collector c;
   engine->Submit(std::move(r), c.Sink());
   engine->Shutdown(0.05);

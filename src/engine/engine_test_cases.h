@@ -63,8 +63,10 @@ inline GenerationRequest LoadCase(const std::string& name) {
           msg.parts.push_back({ChatPart::Kind::kImage, ""});
           const std::string bytes = ReadFileToString(kCasesDir + "/" + name + "/" +
                                                      p["image_url"]["url"].get<std::string>());
-          r.images.push_back(
-              {"image " + std::to_string(r.images.size() + 1), {bytes.begin(), bytes.end()}});
+          r.images.push_back({"image " + std::to_string(r.images.size() + 1),
+                              {bytes.begin(), bytes.end()},
+                              "",
+                              ImageDetail::kAuto});
         }
       }
     }

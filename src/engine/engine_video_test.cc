@@ -113,5 +113,20 @@ TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {
   }
 }
 
+// The server loads a frame's bytes without looking at them; the decoder refuses a sampled
+// frame that is no image, naming it (frame 0 is always sampled).
+TEST(EngineVideo, FrameThatIsNoImageIsRefusedAtSubmit) {
+  auto engine = MakeEngine(EngineOptions());
+  GenerationRequest bad_frame = LoadCase("07_video_frames");
+  bad_frame.videos[0].frames[0] = {0, 0, 0};
+  try {
+    engine->Submit(std::move(bad_frame), [](GenerationUpdate&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("video 1 frame 0"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace qvl

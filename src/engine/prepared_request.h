@@ -16,6 +16,8 @@
 
 namespace qvl {
 
+struct VisionOutput;
+
 struct PreparedImage {
   std::vector<float> pixels;  // [patches, C*T*P*P]
   GridThw grid;
@@ -23,6 +25,7 @@ struct PreparedImage {
   uint64_t content_hash = 0;
   int64_t first_token = 0;  // index of its first pad token in the prompt
   int64_t end_token = 0;    // one past its last (a video's groups have text between them)
+  std::shared_ptr<const VisionOutput> shared_encoding;  // found in the shared cache
 };
 
 struct PreparedRequest {

@@ -17,10 +17,18 @@ namespace qvl {
 
 class Grammar;
 
+// OpenAI's image_url.detail: how many image tokens an image may become (see
+// image_budget_policy.h).
+enum class ImageDetail { kAuto, kLow, kHigh };
+
 // One image of the request, in the order its part appears in the messages.
 struct ImageInput {
-  std::string name;            // how errors name it: "image 2 (messages[1].content[0])"
+  std::string name;            // how messages name it: "image 2", or the file's path
   std::vector<uint8_t> bytes;  // the encoded file (JPEG, PNG, WebP, GIF, BMP)
+  // The request field it came from ("messages[1].content[0].image_url.url"), carried into
+  // FieldError::field() of every error about it; empty when it came from no field.
+  std::string field;
+  ImageDetail detail = ImageDetail::kAuto;
 };
 
 // One video of the request, in the order its part appears in the messages: every frame
@@ -48,8 +56,8 @@ struct SamplingParams {
   std::optional<uint64_t> seed;
 };
 
-// Per-request image budget in pixels (one image token = 32 x 32 pixels); 0 = the
-// server's default. Clamped to what the model allows.
+// Per-request image budget in pixels; 0 = the server's default. Clamped to what the
+// server and the model allow (see image_budget_policy.h).
 struct ImageBudgetRequest {
   int64_t min_pixels = 0;
   int64_t max_pixels = 0;
@@ -63,6 +71,11 @@ struct LogitBias {
 
 struct GenerationRequest {
   std::vector<ChatMessage> messages;
+  // Set: the prompt is this text, tokenized as is (special tokens included) with no chat
+  // template and no images; `messages` is unused (the legacy /v1/completions API).
+  std::optional<std::string> prompt_text;
+  // Non-empty: the prompt as token ids, used as they are (no images; `messages` unused).
+  std::vector<int32_t> prompt_tokens;
   std::vector<ImageInput> images;
   std::vector<VideoInput> videos;
   // Tool definitions for the chat template's system turn, serialized as it does (see
@@ -75,7 +88,10 @@ struct GenerationRequest {
   std::vector<LogitBias> logit_bias;
   // Constrained decoding: every answer is a sentence of this grammar (null = free text).
   std::shared_ptr<const Grammar> grammar;
-  int max_tokens = 0;  // 0 = the server's default, capped by the context
+  // 0 = the server's default, cut to what the context leaves; a given value that does
+  // not fit beside the prompt is refused, naming max_tokens_field.
+  int max_tokens = 0;
+  std::string max_tokens_field = "max_tokens";
   std::vector<std::string> stop;
   bool ignore_eos = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best
@@ -96,6 +112,10 @@ struct GeneratedToken {
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, best first
 };
 
+// Where an image's vision encoding came from: this replica's image or prefix cache, the
+// cache shared between replicas, or the vision tower.
+enum class ImageSource : uint8_t { kEncoder, kLocalCache, kSharedCache };
+
 struct ImageGrid {
   int64_t width = 0, height = 0;                  // as sent (after EXIF rotation)
   int64_t resized_width = 0, resized_height = 0;  // after smart_resize
@@ -106,6 +126,7 @@ struct ImageGrid {
   // (grid_t pairs of them) and the clip's frame rate.
   int64_t frames = 0, sampled_frames = 0;
   double fps = 0;
+  ImageSource source = ImageSource::kEncoder;
 };
 
 struct Usage {

@@ -8,6 +8,9 @@
 #include "base/timer.h"
 #include "engine/content_hash.h"
 #include "engine/prefix_cache.h"
+#include "engine/request_ranges.h"
+#include "engine/shared_encoding_store.h"
+#include "engine/text_limit.h"
 #include "engine/video_preparer.h"
 #include "text/chat_template.h"
 
@@ -75,38 +78,36 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       options_(options) {
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
-  limits_.max_images_per_request = options.max_images_per_request;
+  image_budget_ = ResolveServerImageBudget(options, image_params);
+  max_text_bytes_ = MaxPromptTextBytes(options.context_tokens, LongestTokenBytes(tokenizer));
   eos_ids_ = generation.eos_token_ids;
   for (int32_t id : model.eos_token_ids) {
     if (std::find(eos_ids_.begin(), eos_ids_.end(), id) == eos_ids_.end()) eos_ids_.push_back(id);
   }
 }
 
-ImageBudget RequestPreparer::BudgetFor(const ImageBudgetRequest& request) const {
-  ImageBudget b;
-  b.min_pixels = request.min_pixels > 0 ? request.min_pixels : options_.min_pixels;
-  b.max_pixels = request.max_pixels > 0 ? request.max_pixels : options_.max_pixels;
-  // A request may ask for a range on one side of the server's default; keep it valid.
-  if (b.min_pixels > 0 && b.max_pixels > 0 && b.min_pixels > b.max_pixels) {
-    if (request.min_pixels > 0)
-      b.max_pixels = b.min_pixels;
-    else
-      b.min_pixels = b.max_pixels;
+void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
+  const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
+  if (raw_prompt) {
+    if (request.prompt_text && request.prompt_text->empty()) {
+      FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
+    }
+    if (!request.images.empty() || !request.videos.empty()) {
+      Fail(ErrorCode::kInternal, "a raw prompt cannot have images or videos");
+    }
+  } else if (request.messages.empty()) {
+    FailField(ErrorCode::kInvalidArgument, "messages", "must not be empty");
   }
-  return b;
-}
-
-PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
-                                         uint64_t fallback_seed) const {
-  Stopwatch clock;
-  PreparedRequest out;
-  if (request.messages.empty()) Fail(ErrorCode::kInvalidArgument, "messages: must not be empty");
   const int image_parts = CountParts(request.messages, ChatPart::Kind::kImage);
   if (image_parts != static_cast<int>(request.images.size())) {
     Fail(ErrorCode::kInternal, "request has ", image_parts, " image parts but ",
          request.images.size(), " images");
   }
-  CheckImageCount(image_parts, limits_);
+  if (image_parts > options_.max_images_per_request) {
+    FailField(ErrorCode::kInvalidArgument, request.images[options_.max_images_per_request].field,
+              "too many images: this server accepts at most ", options_.max_images_per_request,
+              " per request");
+  }
   const int video_parts = CountParts(request.messages, ChatPart::Kind::kVideo);
   if (video_parts != static_cast<int>(request.videos.size())) {
     Fail(ErrorCode::kInternal, "request has ", video_parts, " video parts but ",
@@ -116,16 +117,68 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     Fail(ErrorCode::kTooLarge, "the request has ", video_parts, " videos; at most ",
          options_.video_limits.max_videos_per_request, " are accepted");
   }
+  if (request.max_tokens != 0) {
+    ParamRange range = request_ranges::kMaxTokens;
+    range.name = request.max_tokens_field.c_str();
+    CheckInRange(range, request.max_tokens);
+    if (request.max_tokens >= options_.context_tokens) {
+      FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "asks for ",
+                request.max_tokens, " tokens, but the context holds ", options_.context_tokens,
+                " tokens for prompt and answer together");
+    }
+  }
+  if (request.top_logprobs >= 0) CheckInRange(request_ranges::kTopLogprobs, request.top_logprobs);
+  const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
+                                                 : MessageTextBytes(request.messages);
+  if (text_bytes > max_text_bytes_) {
+    FailField(ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : "messages", "the text is ",
+              text_bytes, " bytes, more than the context of ", options_.context_tokens,
+              " tokens can hold (at most ", max_text_bytes_,
+              " bytes: ", max_text_bytes_ / options_.context_tokens,
+              " per token at the most); shorten the conversation");
+  }
+}
+
+void RequestPreparer::CheckPromptTokens(const std::vector<int32_t>& ids) const {
+  const int32_t vocab = tokenizer_.vocab_size();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string field = StrCat("prompt[", i, "]");
+    if (ids[i] < 0 || ids[i] >= vocab) {
+      FailField(ErrorCode::kInvalidArgument, field, "token id ", ids[i],
+                " is not in the vocabulary (0 to ", vocab - 1, ")");
+    }
+    // Its positions and features come from an image or video; a prompt of ids has none.
+    if (ids[i] == model_.image_token_id || ids[i] == model_.video_token_id) {
+      const bool image = ids[i] == model_.image_token_id;
+      FailField(ErrorCode::kInvalidArgument, field, "token id ", ids[i], " is the ",
+                image ? "image placeholder, which needs an image"
+                      : "video placeholder, which needs a video");
+    }
+  }
+}
+
+PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
+                                         uint64_t fallback_seed) const {
+  Stopwatch clock;
+  PreparedRequest out;
+  CheckSizes(request);
 
   // Images: decode, resize, patches.
-  const ImageBudget budget = BudgetFor(request.image_budget);
   const int merge = image_params_.merge_size;
   std::vector<int> token_counts;
   std::vector<GridThw> grids;
   ImageWorkspace workspace;
   for (const ImageInput& input : request.images) {
-    PreprocessedImage pre =
-        PreprocessImage(input.bytes, image_params_, budget, limits_, input.name, &workspace);
+    PreprocessedImage pre;
+    try {
+      pre = PreprocessImage(input.bytes, image_params_,
+                            ImageBudgetFor(image_budget_, request.image_budget, input.detail),
+                            limits_, input.name, &workspace);
+    } catch (const FieldError&) {
+      throw;
+    } catch (const Error& e) {
+      throw FieldError(e.code(), input.field, e.what());
+    }
     PreparedImage img;
     img.grid = {pre.grid_thw[0], pre.grid_thw[1], pre.grid_thw[2]};
     img.info.width = pre.original.width;
@@ -137,6 +190,9 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     img.info.grid_w = img.grid.w;
     img.info.tokens = img.grid.tokens(merge);
     img.content_hash = ContentHash(input.bytes);
+    if (options_.shared_encodings)
+      img.shared_encoding =
+          options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
     img.pixels = std::move(pre.pixel_values);
     token_counts.push_back(static_cast<int>(img.info.tokens));
     grids.push_back(img.grid);
@@ -159,17 +215,33 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Prompt: chat template, image pads expanded, tokens.
-  const std::string rendered =
-      RenderChatTemplate(request.messages, /*add_generation_prompt=*/true, request.tools_json);
-  out.prompt = TokenizePrompt(tokenizer_, rendered, token_counts, layouts);
+  if (!request.prompt_tokens.empty()) {
+    CheckPromptTokens(request.prompt_tokens);
+    out.prompt = request.prompt_tokens;
+  } else {
+    out.prompt = TokenizePrompt(
+        tokenizer_,
+        request.prompt_text ? *request.prompt_text
+                            : RenderChatTemplate(request.messages, /*add_generation_prompt=*/true,
+                                                 request.tools_json),
+        token_counts, layouts);
+  }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
+  int64_t image_tokens = 0;  // of images and videos
+  for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
   if (n + 1 > options_.context_tokens) {
-    int64_t image_tokens = 0;
-    for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
-    Fail(
-        ErrorCode::kInvalidArgument, "the prompt is ", n, " tokens (", image_tokens,
-        " of them image tokens) but the context holds ", options_.context_tokens,
+    const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
+    FailField(
+        ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : "messages", "the prompt is ", n,
+        " tokens (", image_tokens, " of them image tokens) but the context holds ",
+        options_.context_tokens,
         " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
+  }
+  if (n + request.max_tokens > options_.context_tokens) {
+    FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "the prompt is ", n,
+              " tokens (", image_tokens, " of them image tokens) and ", request.max_tokens_field,
+              " asks for ", request.max_tokens, ", but the context holds ", options_.context_tokens,
+              " tokens for prompt and answer; ask for at most ", options_.context_tokens - n);
   }
   out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge,
                                         model_.video_token_id, video_grids);
@@ -195,8 +267,6 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   out.sampling = ResolveSampling(request.sampling, generation_, fallback_seed);
-  if (request.max_tokens < 0) Fail(ErrorCode::kInvalidArgument, "max_tokens: must be positive");
-  if (request.top_logprobs > 20) Fail(ErrorCode::kInvalidArgument, "top_logprobs: at most 20");
   const int64_t room = options_.context_tokens - n;
   const int64_t wanted = request.max_tokens > 0 ? request.max_tokens : options_.default_max_tokens;
   out.output.max_tokens = static_cast<int>(std::min(wanted, room));

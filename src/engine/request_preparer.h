@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "engine/engine.h"
+#include "engine/image_budget_policy.h"
 #include "engine/prepared_request.h"
 #include "image/image_processor.h"
 #include "image/video_processor.h"
@@ -19,15 +20,22 @@ class RequestPreparer {
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
                   const VideoProcessorParams& video_params, const EngineOptions& options);
 
-  // Throws Error: kInvalidArgument for bad images, videos or parameters and prompts over
-  // the context, kTooLarge for images and videos over their limits.
+  // Throws Error: kInvalidArgument for bad images, videos or parameters, prompts over the
+  // context and max_tokens that does not fit beside the prompt, kTooLarge for images and
+  // videos over their limits. Errors about a field of the request are FieldErrors naming it
+  // (an image's ImageInput::field, max_tokens_field, "messages", ...). The cheap checks come
+  // first: image count, max_tokens and text size before any image is decoded or any text
+  // tokenized.
   PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
 
   // Tokens that end an answer: generation_config.json's and config.json's.
   const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
+  int64_t pixels_per_image_token() const { return PixelsPerImageToken(image_params_); }
 
  private:
-  ImageBudget BudgetFor(const ImageBudgetRequest& request) const;
+  void CheckSizes(const GenerationRequest& request) const;
+  // Throws FieldError naming prompt[i] for an id outside the vocabulary or an image pad.
+  void CheckPromptTokens(const std::vector<int32_t>& ids) const;
 
   const ModelConfig& model_;
   const GenerationConfig& generation_;
@@ -35,7 +43,9 @@ class RequestPreparer {
   ImageProcessorParams image_params_;
   VideoProcessorParams video_params_;
   ImageLimits limits_;
+  ServerImageBudget image_budget_;
   EngineOptions options_;
+  int64_t max_text_bytes_ = 0;
   std::vector<int32_t> eos_ids_;
 };
 

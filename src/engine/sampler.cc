@@ -5,17 +5,9 @@
 #include <limits>
 
 #include "base/error.h"
+#include "engine/request_ranges.h"
 
 namespace qvl {
-namespace {
-
-void CheckRange(const char* name, float value, float lo, float hi) {
-  if (!(value >= lo && value <= hi)) {
-    Fail(ErrorCode::kInvalidArgument, name, " must be between ", lo, " and ", hi, ", got ", value);
-  }
-}
-
-}  // namespace
 
 SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g,
                               uint64_t fallback_seed) {
@@ -29,14 +21,14 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   c.presence_penalty = r.presence_penalty.value_or(0.0f);
   c.frequency_penalty = r.frequency_penalty.value_or(0.0f);
   c.seed = r.seed.value_or(fallback_seed);
-  CheckRange("temperature", c.temperature, 0.0f, 100.0f);
-  CheckRange("top_p", c.top_p, 0.0f, 1.0f);
-  CheckRange("min_p", c.min_p, 0.0f, 1.0f);
-  CheckRange("repetition_penalty", c.repetition_penalty, 0.01f, 100.0f);
-  CheckRange("presence_penalty", c.presence_penalty, -2.0f, 2.0f);
-  CheckRange("frequency_penalty", c.frequency_penalty, -2.0f, 2.0f);
-  if (c.top_k < 0) Fail(ErrorCode::kInvalidArgument, "top_k must be >= 0, got ", c.top_k);
-  if (c.top_p == 0.0f) c.top_p = 1.0f;  // OpenAI treats 0 as "no nucleus"; never empty
+  CheckInRange(request_ranges::kTemperature, c.temperature);
+  CheckInRange(request_ranges::kTopP, c.top_p);
+  CheckInRange(request_ranges::kTopK, c.top_k);
+  CheckInRange(request_ranges::kMinP, c.min_p);
+  CheckInRange(request_ranges::kRepetitionPenalty, c.repetition_penalty);
+  CheckInRange(request_ranges::kPresencePenalty, c.presence_penalty);
+  CheckInRange(request_ranges::kFrequencyPenalty, c.frequency_penalty);
+  c.top_k = std::max(c.top_k, 0);
   c.greedy = c.temperature == 0.0f || c.top_k == 1;
   return c;
 }

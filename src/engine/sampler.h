@@ -27,7 +27,8 @@ struct SamplerConfig {
 };
 
 // Request values over generation_config.json defaults; temperature 0 means greedy.
-// Throws Error(kInvalidArgument) naming the parameter when a value is out of range.
+// Throws FieldError(kInvalidArgument) naming the parameter when a value is outside its
+// range in request_ranges.h.
 SamplerConfig ResolveSampling(const SamplingParams& request, const GenerationConfig& defaults,
                               uint64_t fallback_seed);
 

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "base/thread_pool.h"
-#include "model/kv_pool.h"
+#include "model/single_sequence.h"
 #include "model/visual_features.h"
 
 namespace qvl {
@@ -90,43 +90,22 @@ std::vector<TensorData> DumpRequest(Qwen3VLModel& model, const RequestPreparer& 
 
   // Prefill, then greedy decode through the cache.
   const int64_t steps = options.tokens;
-  const int page = 16;
-  const size_t page_bytes = static_cast<size_t>(cfg.text.num_layers) * 2 * cfg.text.num_kv_heads *
-                            page * cfg.text.head_dim * DTypeSize(model.options().kv_dtype);
-  KvPool cache(cfg.text, model.options().kv_dtype, page, ((n + steps) / page + 1) * page_bytes);
-  std::vector<int32_t> pages;
-  for (int64_t slots = 0; slots < n + steps; slots += page) pages.push_back(cache.Allocate());
-
+  SingleSequence sequence(model.text(), model.options().kv_dtype, n + steps, pool);
   const int64_t vocab = cfg.text.vocab_size;
   std::vector<float> logits(vocab);
-  DecoderChunk prefill;
-  prefill.tokens = prepared.prompt;
-  prefill.positions = {prepared.positions.row(0).data(), prepared.positions.row(1).data(),
-                       prepared.positions.row(2).data()};
-  prefill.pages = pages.data();
-  prefill.want_logits = true;
-  if (!features.embeds.empty()) prefill.visual = &features;
-  model.text().Forward(std::span<const DecoderChunk>(&prefill, 1), cache, pool, logits.data(),
-                       &tap);
+  sequence.Prefill(prepared.prompt, prepared.positions,
+                   features.embeds.empty() ? nullptr : &features, logits.data(), &tap);
 
   const int k = options.top_k;
   std::vector<int64_t> greedy, topk_ids;
   std::vector<float> topk_logits;
   std::vector<int64_t> order(vocab);
-  const int64_t next = prepared.positions.next();
   for (int64_t step = 0; step < steps; ++step) {
     if (step > 0) {
       const int32_t fed = step - 1 < static_cast<int64_t>(options.forced.size())
                               ? options.forced[step - 1]
                               : static_cast<int32_t>(greedy[step - 1]);
-      const int32_t p = static_cast<int32_t>(next + step - 1);
-      DecoderChunk c;
-      c.tokens = std::span<const int32_t>(&fed, 1);
-      c.positions = {&p, &p, &p};
-      c.cache_start = n + step - 1;
-      c.pages = pages.data();
-      c.want_logits = true;
-      model.text().Forward(std::span<const DecoderChunk>(&c, 1), cache, pool, logits.data());
+      sequence.Step(fed, logits.data());
     }
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(),

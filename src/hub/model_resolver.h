@@ -20,6 +20,16 @@ struct ResolveOptions {
 // when missing or incomplete and allowed). Throws kNotFound with the command that fixes it.
 std::string ResolveModel(const std::string& spec, const ResolveOptions& options);
 
+// As ResolveModel without the network: the folder when it is on disk already, "" when
+// ORG/NAME would have to be pulled first (and downloads are allowed). Throws as
+// ResolveModel for everything else (a missing folder, a bad name, downloads off).
+std::string ResolveLocalModel(const std::string& spec, const ResolveOptions& options);
+
+// The id clients send as "model" for `spec`: ORG/NAME as given; for a folder, ORG/NAME
+// when it is a snapshot of the Hugging Face cache (.../models--ORG--NAME/snapshots/REV),
+// else the folder's own name.
+std::string ServedModelId(const std::string& spec);
+
 // snapshots/<commit> of repo@revision when refs/<revision> (or the commit itself) leads
 // to a complete model folder in `cache_dir`; "" otherwise. Never uses the network.
 std::string FindCachedModel(const std::string& cache_dir, const std::string& repo,

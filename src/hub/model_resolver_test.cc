@@ -120,6 +120,32 @@ TEST_F(ModelResolverTest, IncompleteSnapshotIsRepairedFromCachedBlobs) {
   EXPECT_TRUE(fs::exists(Snapshot() + "/model.safetensors"));
 }
 
+TEST_F(ModelResolverTest, LocalResolutionNeverDownloads) {
+  EXPECT_EQ(ResolveLocalModel(home_.path(), Options()), home_.path());
+  EXPECT_EQ(ResolveLocalModel("Qwen/Tiny-VL", Options()), "");
+  EXPECT_FALSE(fs::exists(Snapshot()));
+  EXPECT_THROW(ResolveLocalModel(home_ / "missing", Options()), Error);
+  ResolveOptions no_download = Options();
+  no_download.allow_download = false;
+  EXPECT_THROW(ResolveLocalModel("Qwen/Tiny-VL", no_download), Error);
+  ResolveModel("Qwen/Tiny-VL", Options());
+  EXPECT_EQ(ResolveLocalModel("Qwen/Tiny-VL", no_download), Snapshot());
+}
+
+TEST_F(ModelResolverTest, ServedIdIsTheRepoNameWhereItIsKnown) {
+  EXPECT_EQ(ServedModelId("Qwen/Qwen3-VL-2B-Instruct"), "Qwen/Qwen3-VL-2B-Instruct");
+  ResolveModel("Qwen/Tiny-VL", Options());
+  EXPECT_EQ(ServedModelId(Snapshot()), "Qwen/Tiny-VL");
+  EXPECT_EQ(ServedModelId(Snapshot() + "/"), "Qwen/Tiny-VL");
+  fs::create_directories(home_ / "models/Qwen3-VL-2B-Instruct");
+  EXPECT_EQ(ServedModelId(home_ / "models/Qwen3-VL-2B-Instruct"), "Qwen3-VL-2B-Instruct");
+  EXPECT_EQ(ServedModelId(home_ / "models/Qwen3-VL-2B-Instruct/"), "Qwen3-VL-2B-Instruct");
+  EXPECT_EQ(ServedModelId(home_ / "models/Qwen3-VL-2B-Instruct/."), "Qwen3-VL-2B-Instruct");
+  // A folder that only looks like the cache's layout halfway keeps its own name.
+  fs::create_directories(home_ / "models--x/snapshots/abc");
+  EXPECT_EQ(ServedModelId(home_ / "models--x/snapshots/abc"), "abc");
+}
+
 TEST_F(ModelResolverTest, DefaultCacheComesFromHfHome) {
   ResolveOptions options = Options();
   options.pull.cache_dir.clear();

@@ -4,13 +4,6 @@
 
 namespace qvl {
 
-void CheckImageCount(int64_t count, const ImageLimits& limits) {
-  if (count > limits.max_images_per_request) {
-    Fail(ErrorCode::kTooLarge, "the request has ", count, " images; the limit is ",
-         limits.max_images_per_request, " per request");
-  }
-}
-
 void CheckDecodedSize(int64_t width, int64_t height, const ImageLimits& limits,
                       const std::string& name) {
   if (width <= 0 || height <= 0) {

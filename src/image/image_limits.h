@@ -15,12 +15,7 @@ struct ImageLimits {
   // default allows 8192 x 8192; decoding needs about 4 bytes per pixel plus what the
   // codec buffers (a progressive JPEG keeps 2 bytes per sample).
   int64_t max_decoded_pixels = int64_t{8192} * 8192;
-  // Most images one request may carry.
-  int max_images_per_request = 16;
 };
-
-// Throws Error(kTooLarge) when a request carries more than max_images_per_request.
-void CheckImageCount(int64_t count, const ImageLimits& limits);
 
 // Throws Error(kInvalidArgument) for a zero-sized image and Error(kTooLarge) when
 // width * height is over max_decoded_pixels, naming the image.

@@ -21,6 +21,11 @@ uint8_t* MapZeroed(size_t bytes) {
 
 }  // namespace
 
+size_t KvPool::PageBytes(const TextConfig& config, DType dtype, int page_size) {
+  return static_cast<size_t>(config.num_layers) * 2 * config.num_kv_heads * page_size *
+         config.head_dim * DTypeSize(dtype);
+}
+
 KvPool::KvPool(const TextConfig& config, DType dtype, int page_size, size_t budget_bytes)
     : dtype_(dtype),
       page_size_(page_size),

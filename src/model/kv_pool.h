@@ -23,6 +23,9 @@ class KvPool {
   KvPool(const KvPool&) = delete;
   KvPool& operator=(const KvPool&) = delete;
 
+  // Bytes of one page of `page_size` tokens: for sizing a budget in pages.
+  static size_t PageBytes(const TextConfig& config, DType dtype, int page_size);
+
   int page_size() const { return page_size_; }
   int64_t num_pages() const { return num_pages_; }
   int64_t free_pages() const { return static_cast<int64_t>(free_.size()); }

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/json_fields.h"
 #include "base/mapped_file.h"
-#include "model/json_fields.h"
 #include "model/safetensors.h"
 
 namespace qvl {

@@ -17,6 +17,7 @@
 #include "model/mrope.h"
 #include "model/qwen3vl.h"
 #include "model/safetensors.h"
+#include "model/single_sequence.h"
 #include "model/visual_features.h"
 
 namespace qvl {
@@ -69,8 +70,6 @@ double Cosine(const float* a, const std::vector<float>& b) {
   }
   return ab / std::sqrt(aa * bb);
 }
-
-int64_t Argmax(const float* v, int64_t n) { return std::max_element(v, v + n) - v; }
 
 float MaxAbs(const std::vector<float>& v) {
   float m = 0;
@@ -166,18 +165,9 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
       ASSERT_EQ(pos.row(r)[i], want_pos[r * L + i]) << "row " << r << " token " << i;
 
   // Prefill.
-  KvPool kv(cfg.text, options.kv_dtype, 16, 8 << 20);
-  std::vector<int32_t> pages;
-  auto ensure_pages = [&](int64_t slots) {
-    while (static_cast<int64_t>(pages.size()) * kv.page_size() < slots)
-      pages.push_back(kv.Allocate());
-  };
-  ensure_pages(L);
-  DecoderChunk prefill;
-  prefill.tokens = ids;
-  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
-  prefill.pages = pages.data();
-  prefill.want_logits = true;
+  const auto greedy = golden.I64("greedy_tokens");
+  SingleSequence sequence(model->text(), options.kv_dtype, L + static_cast<int64_t>(greedy.size()),
+                          pool);
   // Image and video features in the order of their pad tokens (README 7.7).
   VisualFeatures features;
   int64_t image_row = 0, video_row = 0;
@@ -192,10 +182,9 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   }
   EXPECT_EQ(image_row, vis.tokens);
   EXPECT_EQ(video_row, video.tokens);
-  if (!features.embeds.empty()) prefill.visual = &features;
   const int64_t vocab = cfg.text.vocab_size;
   std::vector<float> logits(vocab);
-  model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data(), &tap);
+  sequence.Prefill(ids, pos, features.embeds.empty() ? nullptr : &features, logits.data(), &tap);
   for (int l = 0; l < cfg.text.num_layers; ++l) {
     const std::string n = "text.layer_out." + std::to_string(l);
     const auto want = golden.F32(n);
@@ -210,25 +199,11 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
 
   // Decode, teacher-forced on the golden tokens: each step's logits against the golden
   // top-20, and (in f32) greedy agreement at every step.
-  const auto greedy = golden.I64("greedy_tokens");
   const auto topk_ids = golden.I64("decode.topk_ids");
   const auto topk_logits = golden.F32("decode.topk_logits");
   const int k = 20;
-  const int64_t delta = pos.rope_delta();
   for (size_t step = 0; step < greedy.size(); ++step) {
-    if (step > 0) {
-      const int32_t token = static_cast<int32_t>(greedy[step - 1]);
-      const int64_t slot = L + static_cast<int64_t>(step) - 1;
-      const int32_t p = static_cast<int32_t>(slot + delta);
-      ensure_pages(slot + 1);
-      DecoderChunk dc;
-      dc.tokens = std::span<const int32_t>(&token, 1);
-      dc.positions = {&p, &p, &p};
-      dc.cache_start = slot;
-      dc.pages = pages.data();
-      dc.want_logits = true;
-      model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
-    }
+    if (step > 0) sequence.Step(static_cast<int32_t>(greedy[step - 1]), logits.data());
     float worst = 0;
     for (int j = 0; j < k; ++j) {
       worst =
@@ -237,7 +212,7 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
     EXPECT_LE(worst, tol.logits) << "decode step " << step;
     const float margin = topk_logits[step * k] - topk_logits[step * k + 1];
     if (precision == MatmulPrecision::kF32 || margin > 0.2f) {
-      EXPECT_EQ(Argmax(logits.data(), vocab), greedy[step]) << "decode step " << step;
+      EXPECT_EQ(Argmax(logits), greedy[step]) << "decode step " << step;
     } else {
       // Small golden margins: the golden token must be among the engine's top 5.
       std::vector<int64_t> order(vocab);

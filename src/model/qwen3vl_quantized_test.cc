@@ -19,6 +19,7 @@
 #include "model/mrope.h"
 #include "model/qwen3vl.h"
 #include "model/safetensors.h"
+#include "model/single_sequence.h"
 #include "model/visual_features.h"
 
 namespace qvl {
@@ -85,26 +86,16 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   const int64_t L = static_cast<int64_t>(ids.size());
   const MropePositions pos =
       ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
-  KvPool kv(cfg.text, options.kv_dtype, 16, 8 << 20);
-  std::vector<int32_t> pages;
-  auto ensure_pages = [&](int64_t slots) {
-    while (static_cast<int64_t>(pages.size()) * kv.page_size() < slots)
-      pages.push_back(kv.Allocate());
-  };
-  ensure_pages(L);
-  DecoderChunk prefill;
-  prefill.tokens = ids;
-  prefill.positions = {pos.row(0).data(), pos.row(1).data(), pos.row(2).data()};
-  prefill.pages = pages.data();
-  prefill.want_logits = true;
+  const auto greedy = Read<int64_t>(golden, "greedy_tokens");
+  SingleSequence sequence(model->text(), options.kv_dtype, L + static_cast<int64_t>(greedy.size()),
+                          pool);
   VisualFeatures features;
   if (!vis.embeds.empty()) {
     AppendVisualFeatures(&vis, vis.tokens, cfg.text.hidden_size, vis.deepstack.size(), &features);
-    prefill.visual = &features;
   }
   const int64_t vocab = cfg.text.vocab_size;
   std::vector<float> logits(vocab);
-  model->text().Forward(std::span<const DecoderChunk>(&prefill, 1), kv, pool, logits.data());
+  sequence.Prefill(ids, pos, vis.embeds.empty() ? nullptr : &features, logits.data());
 
   const auto want = Read<float>(golden, "logits_last");
   double ab = 0, aa = 0, bb = 0;
@@ -121,24 +112,10 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   stats->top5_overlap += overlap / 5.0;
   ++stats->cases;
 
-  const auto greedy = Read<int64_t>(golden, "greedy_tokens");
   const auto topk_ids = Read<int64_t>(golden, "decode.topk_ids");
   const auto topk_logits = Read<float>(golden, "decode.topk_logits");
-  const int64_t delta = pos.rope_delta();
   for (size_t step = 0; step < greedy.size(); ++step) {
-    if (step > 0) {
-      const int32_t token = static_cast<int32_t>(greedy[step - 1]);
-      const int64_t slot = L + static_cast<int64_t>(step) - 1;
-      const int32_t p = static_cast<int32_t>(slot + delta);
-      ensure_pages(slot + 1);
-      DecoderChunk dc;
-      dc.tokens = std::span<const int32_t>(&token, 1);
-      dc.positions = {&p, &p, &p};
-      dc.cache_start = slot;
-      dc.pages = pages.data();
-      dc.want_logits = true;
-      model->text().Forward(std::span<const DecoderChunk>(&dc, 1), kv, pool, logits.data());
-    }
+    if (step > 0) sequence.Step(static_cast<int32_t>(greedy[step - 1]), logits.data());
     for (int j = 0; j < 20; ++j) {
       stats->max_diff = std::max(
           stats->max_diff, std::fabs(logits[topk_ids[step * 20 + j]] - topk_logits[step * 20 + j]));

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "model/json_fields.h"
+#include "base/json_fields.h"
 
 namespace qvl {
 namespace {

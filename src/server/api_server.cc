@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <optional>
 
 #include "base/log.h"
 #include "model/qwen3vl.h"
+#include "server/access_log.h"
 #include "server/chat_route.h"
+#include "server/completions_route.h"
 #include "server/http_reply.h"
 #include "server/openai_format.h"
+#include "server/routes.h"
+#include "server/served_models.h"
 #include "server/web_page.h"
 
 namespace qvl {
@@ -21,6 +26,23 @@ bool IsLoopbackHost(const std::string& host) {
 void ReplyUnauthorized(httplib::Response& res) {
   ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
                                "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+}
+
+void ReplyNoRoute(const httplib::Request& req, httplib::Response& res) {
+  ReplyError(res,
+             MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+}
+
+// A known route asked with a method it does not take.
+void ReplyMethodNotAllowed(const httplib::Request& req, httplib::Response& res,
+                           const KnownRoute& route) {
+  ApiError error = MakeApiError(
+      ErrorCode::kInvalidArgument,
+      StrCat(req.method, " ", req.path, " is not allowed; this route takes ", route.allow));
+  error.status = 405;
+  error.code = "method_not_allowed";
+  res.set_header("Allow", std::string(route.allow));
+  ReplyError(res, error);
 }
 
 }  // namespace
@@ -54,7 +76,7 @@ ApiServer::ApiServer(ApiServerOptions options)
        "OpenAI-Project, X-Stainless-Lang, X-Stainless-Arch, "
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
-       "X-Stainless-Retry-Count, X-Stainless-Timeout"},
+       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id"},
       {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
       {"Access-Control-Max-Age", "600"},
   });
@@ -67,18 +89,19 @@ ApiServer::~ApiServer() {
 
 void ApiServer::AddRoutes() {
   http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    BeginAccessRecord();
     if (req.method != "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 204;  // CORS preflight: the default headers say what is allowed
     return httplib::Server::HandlerResponse::Handled;
   });
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     metrics_.CountResponse(req.path, res.status);
+    LogAccess(req, res);
   });
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404) {
-      ReplyError(
-          res, MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+      ReplyNoRoute(req, res);
     } else if (res.status == 413) {
       ReplyError(res, MakeApiError(ErrorCode::kTooLarge, "the request body is too large"));
     } else {
@@ -103,11 +126,13 @@ void ApiServer::AddRoutes() {
   http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
     HandleModels(req, res);
   });
+  http_.Get("/v1/models/.+",
+            [this](const httplib::Request& req, httplib::Response& res) { HandleModel(req, res); });
   http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
     HandleMetrics(req, res);
   });
 
-  ChatRouteContext chat;
+  GenerationRouteContext chat;
   chat.policy = options_.request;
   chat.max_body_bytes = options_.max_body_bytes;
   chat.authorized = [this](const httplib::Request& req) { return Authorized(req); };
@@ -115,17 +140,24 @@ void ApiServer::AddRoutes() {
   chat.shutting_down = &shutting_down_;
   chat.metrics = &metrics_;
   chat.in_flight = &in_flight_;
+  chat.shared_cache = options_.shared_cache.get();
   http_.Post("/v1/chat/completions", [chat](const httplib::Request& req, httplib::Response& res,
                                             const httplib::ContentReader& reader) {
     HandleChatCompletion(chat, req, res, reader);
+  });
+  http_.Post("/v1/completions", [chat](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& reader) {
+    HandleTextCompletion(chat, req, res, reader);
   });
 
   // Every other request with a body is refused without reading it (GatedHttpServer then
   // closes the connection), so that no route buffers a body it has no use for.
   auto refuse = [](const httplib::Request& req, httplib::Response& res,
                    const httplib::ContentReader&) {
-    ReplyError(res,
-               MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+    if (const std::optional<KnownRoute> route = FindRoute(req.path)) {
+      return ReplyMethodNotAllowed(req, res, *route);
+    }
+    ReplyNoRoute(req, res);
   };
   http_.Post(".*", refuse);
   http_.Put(".*", refuse);
@@ -172,14 +204,23 @@ void ApiServer::HandleMetrics(const httplib::Request& req, httplib::Response& re
   } else {
     text = metrics_.Render(nullptr, false);
   }
+  if (options_.shared_cache) RenderSharedCacheCounters(options_.shared_cache->counters(), &text);
   res.status = 200;
   res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
 }
 
+void ApiServer::HandleModel(const httplib::Request& req, httplib::Response& res) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  const std::string id(ModelIdInPath(req.path));
+  RequireServedModel(id, options_.model_names);  // the exception handler answers 404
+  ReplyJson(res, 200, ModelJson(id, started_at_));
+}
+
 void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& res) const {
-  if (!ServeWebPage(req.path, res)) {
-    ReplyError(res, MakeApiError(ErrorCode::kNotFound, StrCat("no route GET ", req.path)));
+  if (const std::optional<KnownRoute> route = FindRoute(req.path); route && route->allow != "GET") {
+    return ReplyMethodNotAllowed(req, res, *route);
   }
+  if (!ServeWebPage(req.path, res)) ReplyNoRoute(req, res);
 }
 
 void ApiServer::Start() {

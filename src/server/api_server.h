@@ -15,6 +15,7 @@
 #include "server/chat_request.h"
 #include "server/gated_http_server.h"
 #include "server/server_metrics.h"
+#include "share/shared_cache.h"
 
 namespace qvl {
 
@@ -29,6 +30,8 @@ struct ApiServerOptions {
   int http_threads = 32;        // connections served at once (streams hold one each)
   ChatRequestPolicy request;    // model_names is filled from above
   std::string cors_origin = "*";
+  // Image encodings and answers shared with other replicas (--redis); null = none.
+  std::shared_ptr<SharedCache> shared_cache;
 };
 
 class ApiServer {
@@ -59,6 +62,7 @@ class ApiServer {
   bool Authorized(const httplib::Request& req) const;
   void HandleHealth(httplib::Response& res) const;
   void HandleModels(const httplib::Request& req, httplib::Response& res) const;
+  void HandleModel(const httplib::Request& req, httplib::Response& res) const;
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;
 

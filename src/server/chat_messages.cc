@@ -166,6 +166,7 @@ class MessageParser {
   ChatPart LoadImage(const RequestObject& part, const std::string& type, const std::string& field) {
     std::string url_field;
     std::string url;
+    ImageDetail detail = ImageDetail::kAuto;
     const nlohmann::json* value = part.Find(type);
     if (value == nullptr) FailField(ErrorCode::kInvalidArgument, part.Field(type), "is required");
     if (value->is_string()) {
@@ -175,20 +176,27 @@ class MessageParser {
       const RequestObject image_url(*value, part.Field(type));
       url_field = image_url.Field("url");
       url = image_url.RequiredString("url");
-      if (std::optional<std::string> detail = image_url.String("detail")) {
-        if (*detail != "auto" && *detail != "low" && *detail != "high") {
+      if (std::optional<std::string> name = image_url.String("detail")) {
+        if (*name == "low") {
+          detail = ImageDetail::kLow;
+        } else if (*name == "high") {
+          detail = ImageDetail::kHigh;
+        } else if (*name != "auto") {
           FailField(ErrorCode::kInvalidArgument, image_url.Field("detail"),
-                    "use auto, low or high, got \"", *detail, "\"");
+                    "use auto, low or high, got \"", *name, "\"");
         }
       }
     }
     if (static_cast<int>(images_->size()) >= limits_.max_images) {
-      FailField(ErrorCode::kInvalidArgument, field, "too many images: this server accepts at most ",
-                limits_.max_images, " per request");
+      FailField(ErrorCode::kInvalidArgument, url_field,
+                "too many images: this server accepts at most ", limits_.max_images,
+                " per request");
     }
     ImageInput image;
-    image.name = StrCat("image ", images_->size() + 1, " (", field, ")");
+    image.name = StrCat("image ", images_->size() + 1);
     image.bytes = LoadImageBytes(url, limits_.media, url_field);
+    image.field = std::move(url_field);
+    image.detail = detail;
     images_->push_back(std::move(image));
     return ImagePart();
   }

@@ -22,9 +22,10 @@ struct MessageLimits {
 // {"type":"video","video":[frame URLs],"fps":F} (every frame of the clip, shown at F per
 // second), {"type":"video","video":URL} or {"type":"video_url","video_url":{"url"}} (a
 // video file); optional "max_frames" and the rate to sample at ("fps" for a file,
-// "sample_fps" for a frame list). Images and videos are only accepted where the chat template shows
-// them (user and tool messages); without `videos` a video part is refused. Throws FieldError naming
-// the message or part at fault.
+// "sample_fps" for a frame list). Each image carries the field of its URL and its detail;
+// its bytes are loaded, not decoded. Images and videos are only accepted where the chat
+// template shows them (user and tool messages); without `videos` a video part is refused.
+// Throws FieldError naming the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
                        std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
                        std::vector<VideoInput>* videos = nullptr);

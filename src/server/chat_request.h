@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/request.h"
 #include "server/image_source.h"
 
@@ -20,12 +21,13 @@ struct ChatRequestPolicy {
   // without "model" is served by the one model.
   std::vector<std::string> model_names;
   MediaPolicy media;
-  int max_images = 16;
+  // Refused before any image is loaded. With an engine, TakeEngineLimits
+  // (engine_limits.h) sets it, media.max_image_bytes and pixels_per_image_token.
+  int max_images = EngineOptions{}.max_images_per_request;
   int max_stop_strings = 4;
-  int max_completion_tokens = 1 << 20;
-  // Pixels covered by one image token (patch_size * merge_size squared): turns
-  // min_image_tokens / max_image_tokens into pixels.
-  int64_t pixels_per_image_token = 32 * 32;
+  // Pixels covered by one image token: turns min_image_tokens / max_image_tokens into
+  // pixels. Required.
+  int64_t pixels_per_image_token = 0;
 };
 
 struct ChatRequest {

@@ -1,6 +1,7 @@
-// libFuzzer target: a /v1/chat/completions body all the way to what the engine thread
-// gets. ParseChatRequest (with a policy that never touches the disk or the network)
-// maps the JSON to a GenerationRequest, and the engine's RequestPreparer, set up with
+// libFuzzer target: a /v1/chat/completions body (and the same bytes as a
+// /v1/completions body) all the way to what the engine thread gets. ParseChatRequest
+// (with a policy that never touches the disk or the network) maps the JSON to a
+// GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
 // the images and videos, renders the chat template, tokenizes and lays out positions and cache
 // keys. Parsing may only throw FieldError, preparing only qvl::Error; an accepted
@@ -14,10 +15,13 @@
 #include "base/error.h"
 #include "base/field_error.h"
 #include "engine/request_preparer.h"
+#include "engine/request_ranges.h"
+#include "image/image_budget.h"
 #include "image/preprocessor_config.h"
 #include "image/video_processor.h"
 #include "model/config.h"
 #include "server/chat_request.h"
+#include "server/completion_request.h"
 #include "text/tokenizer.h"
 
 namespace {
@@ -73,7 +77,42 @@ qvl::ChatRequestPolicy FuzzPolicy() {
   policy.max_images = 4;
   policy.media.max_image_bytes = 64 << 10;
   policy.media.video = Preparation::Videos();
+  policy.pixels_per_image_token = qvl::PixelsPerImageToken(
+      qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json"));
   return policy;
+}
+
+// Prepares an accepted request; only kInternal (a bug, not bad input) may escape.
+void Prepare(const Preparation& preparation, const qvl::GenerationRequest& g) {
+  try {
+    const qvl::PreparedRequest prepared = preparation.preparer.Prepare(g, 1);
+    if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
+        prepared.output.max_tokens < 1) {
+      std::abort();
+    }
+  } catch (const qvl::Error& e) {
+    if (e.code() == qvl::ErrorCode::kInternal) std::abort();
+  }
+}
+
+// The same bytes as a /v1/completions body: a raw prompt, no images or videos.
+void FuzzTextCompletion(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                        std::string_view body) {
+  qvl::CompletionRequest request;
+  try {
+    request = qvl::ParseCompletionRequest(body, policy);
+  } catch (const qvl::FieldError&) {
+    return;
+  }
+  const qvl::GenerationRequest& g = request.generation;
+  const bool text = g.prompt_text && !g.prompt_text->empty();
+  if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.videos.empty() ||
+      !g.messages.empty() || static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
+      g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 1 ||
+      request.logprobs > 5) {
+    std::abort();
+  }
+  Prepare(preparation, g);
 }
 
 }  // namespace
@@ -82,6 +121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const qvl::ChatRequestPolicy policy = FuzzPolicy();
   static const Preparation* preparation = new Preparation();
   const std::string_view body(reinterpret_cast<const char*>(data), size);
+  FuzzTextCompletion(*preparation, policy, body);
   qvl::ChatRequest request;
   try {
     request = qvl::ParseChatRequest(body, policy);
@@ -91,23 +131,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const qvl::GenerationRequest& g = request.generation;
   if (g.messages.empty() || static_cast<int>(g.images.size()) > policy.max_images ||
       static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
-      g.max_tokens > policy.max_completion_tokens || g.max_tokens < 0) {
+      g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 0) {
     std::abort();
   }
   for (const qvl::ImageInput& image : g.images) {
-    if (image.bytes.empty() ||
-        static_cast<int64_t>(image.bytes.size()) > policy.media.max_image_bytes) {
+    if (static_cast<int64_t>(image.bytes.size()) > policy.media.max_image_bytes) {
       std::abort();
     }
   }
-  try {
-    const qvl::PreparedRequest prepared = preparation->preparer.Prepare(g, 1);
-    if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
-        prepared.output.max_tokens < 1) {
-      std::abort();
-    }
-  } catch (const qvl::Error& e) {
-    if (e.code() == qvl::ErrorCode::kInternal) std::abort();
-  }
+  Prepare(*preparation, g);
   return 0;
 }

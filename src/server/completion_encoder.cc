@@ -1,7 +1,5 @@
 #include "server/completion_encoder.h"
 
-#include "server/api_error.h"
-
 namespace qvl {
 
 CompletionEncoder::CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options)
@@ -28,12 +26,17 @@ std::string CompletionEncoder::FinishReasonFor(const Choice& choice) const {
 void CompletionEncoder::Summarize(const GenerationUpdate& update) {
   if (update.choice == 0) {
     const int64_t completion = summary_.usage.completion_tokens;
-    summary_.finish_reason = update.finish_reason;
     summary_.timings = update.timings;
     summary_.usage = update.usage;
     summary_.usage.completion_tokens += completion;
   } else {
     summary_.usage.completion_tokens += update.usage.completion_tokens;
+  }
+  const bool cut_short = !CutShortReason(update).empty();
+  if (update.choice == 0 || (cut_short && CutShortReason(summary_).empty())) {
+    summary_.finish_reason = update.finish_reason;
+    summary_.error = update.error;
+    summary_.error_code = update.error_code;
   }
   summary_.finished = true;
 }
@@ -44,17 +47,10 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   }
   Choice& choice = choices_[update.choice];
   if (choice.finished) return "";
-  if (update.finished && update.finish_reason == FinishReason::kError) {
-    // One failed choice fails the request: the client gets the error, not a partial set.
-    finished_ = true;
-    summary_ = update;
-    const ApiError error = MakeApiError(update.error_code, update.error);
-    const nlohmann::json body = ApiErrorJson(error);
-    return options_.stream ? SseEvent(body) + "data: [DONE]\n\n" : JsonText(body);
-  }
   if (update.finished) {
     choice.finished = true;
     choice.reason = update.finish_reason;
+    choice.error = CutShortErrorJson(update);
     Summarize(update);
     finished_ = --unfinished_ == 0;
   }
@@ -99,6 +95,7 @@ std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&&
   nlohmann::json last =
       ChunkJson(identity_, index, nlohmann::json::object(), nullptr, FinishReasonFor(choice));
   last["timings"] = TimingsJson(update.timings);
+  if (!choice.error.is_null()) last["error"] = choice.error;
   if (options_.include_usage) last["usage"] = nullptr;
   out += SseEvent(last);
   return out;
@@ -126,7 +123,11 @@ std::string CompletionEncoder::EncodeFinal() {
     choices.push_back(ChoiceJson(static_cast<int>(i), c.text, c.calls,
                                  options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c)));
   }
-  return JsonText(CompletionJson(identity_, std::move(choices), summary_));
+  nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_);
+  if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {
+    body["error"] = std::move(error);
+  }
+  return JsonText(body);
 }
 
 }  // namespace qvl

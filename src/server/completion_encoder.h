@@ -10,6 +10,7 @@
 
 #include "engine/request.h"
 #include "server/openai_format.h"
+#include "server/response_encoder.h"
 #include "server/tool_call_parser.h"
 
 namespace qvl {
@@ -22,19 +23,21 @@ struct EncoderOptions {
   bool parse_tool_calls = false;
 };
 
-class CompletionEncoder {
+class CompletionEncoder : public ResponseEncoder {
  public:
   CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options);
 
   // What to send before any update: the stream's role chunks; "" when not streaming.
-  std::string Start();
+  std::string Start() override;
   // What to send for `update` (may be ""). After the final update of the last choice the
-  // response is complete: streams end with "data: [DONE]".
-  std::string Encode(GenerationUpdate&& update);
-  bool finished() const { return finished_; }
-  // Once finished: the request as a whole — usage summed over the choices (the prompt
-  // once), the first choice's timings and finish reason — for metrics and logs.
-  const GenerationUpdate& summary() const { return summary_; }
+  // response is complete: streams end with "data: [DONE]". A choice that ended early (the
+  // server shut down, the engine failed) reports "length" and says why in an `error`
+  // object (CutShortErrorJson).
+  std::string Encode(GenerationUpdate&& update) override;
+  bool finished() const override { return finished_; }
+  // Once finished: usage summed over the choices (the prompt once), the first choice's
+  // timings, and the first cut-short choice's reason.
+  const GenerationUpdate& summary() const override { return summary_; }
 
  private:
   struct Choice {
@@ -44,6 +47,7 @@ class CompletionEncoder {
     std::vector<ParsedToolCall> calls;  // non-streamed
     bool finished = false;
     FinishReason reason = FinishReason::kNone;
+    nlohmann::json error;  // why it was cut short; null if it was not
   };
 
   std::string EncodeStreamed(Choice& choice, GenerationUpdate&& update);

@@ -116,20 +116,32 @@ TEST(CompletionEncoderTest, NonStreamedIsOneCompletion) {
   EXPECT_EQ(c["timings"]["images"][0]["tokens"], 80);
 }
 
-TEST(CompletionEncoderTest, EngineErrorsBecomeErrorObjects) {
+TEST(CompletionEncoderTest, AnswersCutShortEndWithLengthAndTheRealReason) {
   GenerationUpdate failed = Final(FinishReason::kError);
-  failed.error_code = ErrorCode::kTooLarge;
-  failed.error = "the prompt is 20000 tokens, over the context of 16384";
+  failed.error_code = ErrorCode::kInternal;
+  failed.error = "engine step failed";
   CompletionEncoder plain(Identity(), {});
+  plain.Encode(Text("Hel"));
   const nlohmann::json body = nlohmann::json::parse(plain.Encode(GenerationUpdate(failed)));
-  EXPECT_EQ(body["error"]["message"], failed.error);
-  EXPECT_EQ(body["error"]["code"], "too_large");
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "Hel");
+  EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(body["error"]["message"], "the answer failed: engine step failed");
+  EXPECT_EQ(body["error"]["code"], "internal_error");
+
   CompletionEncoder streamed(Identity(), {.stream = true});
-  const std::vector<nlohmann::json> e = Events(streamed.Encode(GenerationUpdate(failed)));
+  streamed.Start();
+  const std::vector<nlohmann::json> e = Events(streamed.Encode(Final(FinishReason::kCancelled)));
   ASSERT_EQ(e.size(), 2u);
-  EXPECT_EQ(e[0]["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(e[0]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(e[0]["error"]["message"], "the server shut down before the answer was complete");
+  EXPECT_EQ(e[0]["error"]["type"], "server_error");
+  EXPECT_EQ(e[0]["error"]["code"], "unavailable");
   EXPECT_EQ(e[1], "[DONE]");
   EXPECT_TRUE(streamed.finished());
+
+  CompletionEncoder finished(Identity(), {.stream = true});
+  const std::vector<nlohmann::json> ok = Events(finished.Encode(Final(FinishReason::kStop)));
+  EXPECT_FALSE(ok[0].contains("error"));
 }
 
 GenerationUpdate ForChoice(GenerationUpdate u, int choice) {

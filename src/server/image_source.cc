@@ -5,7 +5,6 @@
 #include <string>
 
 #include "base/field_error.h"
-#include "image/image_format.h"
 #include "image/video_decoder.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
@@ -64,18 +63,6 @@ std::vector<uint8_t> DecodeDataUrl(std::string_view url, const MediaKind& kind,
   return DecodeBase64(payload, field);
 }
 
-void CheckImageFormat(const std::vector<uint8_t>& bytes, std::string_view field) {
-  if (bytes.empty()) FailField(ErrorCode::kInvalidArgument, field, "the image is empty");
-  if (DetectImageFormat(bytes)) return;
-  const std::string_view known = RecognizeUnsupportedFormat(bytes);
-  if (!known.empty()) {
-    FailField(ErrorCode::kInvalidArgument, field, "unsupported image format ", known,
-              "; send JPEG, PNG, WebP, GIF or BMP");
-  }
-  FailField(ErrorCode::kInvalidArgument, field,
-            "not an image qvl can read (JPEG, PNG, WebP, GIF or BMP)");
-}
-
 // The bytes `reference` names, from a data URL, an http(s) URL or a local file.
 std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolicy& policy,
                                     const MediaKind& kind, std::string_view field) {
@@ -102,10 +89,7 @@ std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolic
 
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field) {
-  std::vector<uint8_t> bytes =
-      LoadMediaBytes(reference, policy, {"image", policy.max_image_bytes}, field);
-  CheckImageFormat(bytes, field);
-  return bytes;
+  return LoadMediaBytes(reference, policy, {"image", policy.max_image_bytes}, field);
 }
 
 std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,

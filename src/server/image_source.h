@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "image/video_limits.h"
 #include "server/image_fetcher.h"
 #include "server/local_media.h"
@@ -13,7 +14,8 @@
 namespace qvl {
 
 struct MediaPolicy {
-  int64_t max_image_bytes = int64_t{32} << 20;  // encoded bytes per image
+  // Encoded bytes per image; the engine's limit (TakeEngineLimits) where there is one.
+  int64_t max_image_bytes = static_cast<int64_t>(EngineOptions{}.max_image_bytes);
   VideoLimits video;  // bytes per file (max_encoded_bytes), frames, videos per request
   LocalMediaPolicy local;
   bool allow_urls = false;
@@ -22,9 +24,8 @@ struct MediaPolicy {
 
 // The encoded bytes `reference` names. Throws FieldError naming `field`: kTooLarge over
 // max_image_bytes (checked before decoding or downloading the whole file),
-// kInvalidArgument for malformed data URLs, disabled sources and unreadable files, and
-// for bytes that are not an image format qvl decodes (naming the format when it is a
-// known one, e.g. TIFF or HEIF).
+// kInvalidArgument for malformed data URLs, disabled sources and unreadable files. The
+// bytes' format is the engine's to check, with the rest of decoding.
 std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field);
 

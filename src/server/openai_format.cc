@@ -2,12 +2,14 @@
 
 #include <random>
 
+#include "server/api_error.h"
+
 namespace qvl {
 
-std::string NewCompletionId() {
+std::string NewCompletionId(std::string_view prefix) {
   thread_local std::mt19937_64 random(std::random_device{}());
   static const char kHex[] = "0123456789abcdef";
-  std::string id = "chatcmpl-";
+  std::string id(prefix);
   for (int i = 0; i < 24; ++i) id.push_back(kHex[random() & 15]);
   return id;
 }
@@ -20,7 +22,28 @@ std::string SseEvent(const nlohmann::json& value) {
   return StrCat("data: ", JsonText(value), "\n\n");
 }
 
-std::string FinishReasonText(FinishReason reason) { return FinishReasonName(reason); }
+std::string FinishReasonText(FinishReason reason) {
+  return reason == FinishReason::kStop ? "stop" : "length";
+}
+
+std::string CutShortReason(const GenerationUpdate& u) {
+  switch (u.finish_reason) {
+    case FinishReason::kCancelled:
+      return "the server shut down before the answer was complete";
+    case FinishReason::kError:
+      return StrCat("the answer failed: ", u.error);
+    default:
+      return "";
+  }
+}
+
+nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
+  const std::string reason = CutShortReason(u);
+  if (reason.empty()) return nullptr;
+  const ErrorCode code =
+      u.finish_reason == FinishReason::kCancelled ? ErrorCode::kUnavailable : u.error_code;
+  return ApiErrorJson(MakeApiError(code, reason))["error"];
+}
 
 nlohmann::json UsageJson(const Usage& usage) {
   return {{"prompt_tokens", usage.prompt_tokens},
@@ -28,6 +51,22 @@ nlohmann::json UsageJson(const Usage& usage) {
           {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
 }
+
+namespace {
+
+const char* ImageSourceName(ImageSource source) {
+  switch (source) {
+    case ImageSource::kEncoder:
+      return "encoder";
+    case ImageSource::kLocalCache:
+      return "local_cache";
+    case ImageSource::kSharedCache:
+      return "shared_cache";
+  }
+  return "";
+}
+
+}  // namespace
 
 nlohmann::json TimingsJson(const Timings& t) {
   nlohmann::json images = nlohmann::json::array();
@@ -38,7 +77,8 @@ nlohmann::json TimingsJson(const Timings& t) {
                       {"resized_height", g.resized_height},
                       {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
                       {"tokens", g.tokens},
-                      {"cached", g.cached}});
+                      {"cached", g.cached},
+                      {"source", ImageSourceName(g.source)}});
   }
   nlohmann::json timings = {{"queue_ms", t.queue_ms},
                             {"preprocess_ms", t.preprocess_ms},
@@ -142,11 +182,13 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann
           {"choices", nlohmann::json::array({std::move(choice)})}};
 }
 
+nlohmann::json ModelJson(const std::string& name, int64_t created) {
+  return {{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}};
+}
+
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created) {
   nlohmann::json data = nlohmann::json::array();
-  for (const std::string& name : names) {
-    data.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}});
-  }
+  for (const std::string& name : names) data.push_back(ModelJson(name, created));
   return {{"object", "list"}, {"data", std::move(data)}};
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -19,8 +20,8 @@ struct CompletionIdentity {
   std::string model;
 };
 
-// "chatcmpl-" followed by 24 random hex digits.
-std::string NewCompletionId();
+// `prefix` ("chatcmpl-", "cmpl-") followed by 24 random hex digits.
+std::string NewCompletionId(std::string_view prefix = "chatcmpl-");
 
 // Compact JSON text; invalid UTF-8 (a token that ends inside a character) becomes U+FFFD
 // instead of an exception.
@@ -29,8 +30,14 @@ std::string JsonText(const nlohmann::json& value);
 // "data: <json>\n\n": one server-sent event.
 std::string SseEvent(const nlohmann::json& value);
 
-// "stop", "length", or the engine's name for other reasons.
+// OpenAI's finish_reason: "stop" or "length". An answer that ended for any other reason
+// (the server shut down, the engine failed) is cut short, as by max_tokens, so it reports
+// "length" (never a name OpenAI clients do not know), and says why in CutShortErrorJson.
 std::string FinishReasonText(FinishReason reason);
+// Why the answer ended early; "" when it ended by a stop or its length.
+std::string CutShortReason(const GenerationUpdate& final_update);
+// OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
+nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 
 nlohmann::json UsageJson(const Usage& usage);
 // Milliseconds per stage, throughput, and the effective grid of every image.
@@ -58,6 +65,8 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason);
 
+// GET /v1/models/{id}: one model object.
+nlohmann::json ModelJson(const std::string& name, int64_t created);
 // GET /v1/models: the served model and its aliases.
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created);
 

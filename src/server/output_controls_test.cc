@@ -23,7 +23,11 @@ std::string WithTools(const std::string& extra) {
          kWeatherTool + "]" + extra + "}";
 }
 
-ChatRequest Parse(const std::string& text) { return ParseChatRequest(text, ChatRequestPolicy()); }
+ChatRequest Parse(const std::string& text) {
+  ChatRequestPolicy policy;
+  policy.pixels_per_image_token = 32 * 32;
+  return ParseChatRequest(text, policy);
+}
 
 std::string ErrorOf(const std::string& text, const std::string& field) {
   try {

@@ -2,15 +2,20 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
+#include <optional>
+
+#include "server/routes.h"
 
 namespace qvl {
 namespace {
 
+// The shortest text that reads back as `value`: le="0.025", not 0.025000000000000001.
 std::string Number(double value) {
   char text[64];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
+  const std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
+  return std::string(text, end.ptr);
 }
 
 void Metric(std::string* out, std::string_view name, std::string_view type, std::string_view help,
@@ -64,13 +69,9 @@ ServerMetrics::ServerMetrics()
       image_encode_seconds_({0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64}),
       request_seconds_({0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160}) {}
 
-void ServerMetrics::CountResponse(std::string_view route, int status) {
-  static const char* const kRoutes[] = {"/v1/chat/completions", "/v1/models", "/health", "/metrics",
-                                        "/"};
-  std::string label = "other";
-  for (const char* known : kRoutes) {
-    if (route == known) label = known;
-  }
+void ServerMetrics::CountResponse(std::string_view path, int status) {
+  const std::optional<KnownRoute> route = FindRoute(path);
+  const std::string label(route ? route->label : "other");
   const std::lock_guard<std::mutex> lock(mutex_);
   ++responses_[{label, status}];
 }

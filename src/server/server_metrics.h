@@ -38,9 +38,9 @@ class ServerMetrics {
  public:
   ServerMetrics();
 
-  // One HTTP response. Unknown paths are counted under route="other" so that clients
-  // cannot grow the label set.
-  void CountResponse(std::string_view route, int status);
+  // One HTTP response, counted under its route's label (see FindRoute); paths that are
+  // no route go under route="other" so that clients cannot grow the label set.
+  void CountResponse(std::string_view path, int status);
   // Latencies of a finished generation (its last update).
   void ObserveGeneration(const GenerationUpdate& final_update);
 

@@ -12,7 +12,7 @@ bool Contains(const std::string& text, const std::string& line) {
 }
 
 TEST(HistogramTest, RendersCumulativeBuckets) {
-  Histogram h({0.1, 1});
+  Histogram h({0.025, 0.1, 1});
   h.Observe(0.05);
   h.Observe(0.5, 3);
   h.Observe(7);
@@ -20,10 +20,11 @@ TEST(HistogramTest, RendersCumulativeBuckets) {
   h.Render("x_seconds", "Test.", &out);
   EXPECT_EQ(out,
             "# HELP x_seconds Test.\n# TYPE x_seconds histogram\n"
-            "x_seconds_bucket{le=\"0.10000000000000001\"} 1\n"
+            "x_seconds_bucket{le=\"0.025\"} 0\n"
+            "x_seconds_bucket{le=\"0.1\"} 1\n"
             "x_seconds_bucket{le=\"1\"} 4\n"
             "x_seconds_bucket{le=\"+Inf\"} 5\n"
-            "x_seconds_sum 8.5500000000000007\n"
+            "x_seconds_sum 8.55\n"
             "x_seconds_count 5\n");
 }
 

@@ -24,6 +24,47 @@ test('models lists the served model and its alias', async () => {
   assert.deepEqual(ids, ['model', 'qwen3-vl']);
 });
 
+test('models.retrieve finds the id and its alias, and 404s anything else', async () => {
+  for (const id of ['model', 'qwen3-vl']) {
+    const model = await client.models.retrieve(id);
+    assert.equal(model.id, id);
+    assert.equal(model.object, 'model');
+  }
+  await assert.rejects(client.models.retrieve('Qwen/Qwen3-VL-2B-Instruct'),
+    (e) => e instanceof OpenAI.NotFoundError && e.param === 'model');
+});
+
+test('completions.create on the rendered template gives the chat answer', async () => {
+  const { request, meta } = loadCase('01_text_only');
+  const body = {
+    model: 'qwen3-vl', prompt: meta.prompt_text, max_tokens: request.max_tokens,
+    temperature: 0,
+  };
+  const completion = await client.completions.create(body);
+  assert.equal(completion.object, 'text_completion');
+  assert.equal(completion.choices[0].text, meta.greedy_text);
+  assert.equal(completion.usage.prompt_tokens, meta.num_prompt_tokens);
+
+  const stream = await client.completions.create({
+    ...body, stream: true, stream_options: { include_usage: true }, logprobs: 2,
+  });
+  let text = '';
+  let usage = null;
+  let tokens = 0;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    text += choice.text;
+    tokens += choice.logprobs?.tokens.length ?? 0;
+  }
+  assert.equal(text, meta.greedy_text);
+  assert.equal(usage.prompt_tokens, meta.num_prompt_tokens);
+  assert.equal(tokens, usage.completion_tokens);
+  await assert.rejects(client.completions.create({ ...body, echo: true }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'echo');
+});
+
 test('an image request gives the golden answer', async () => {
   const { request, meta } = loadCase('02_one_image_jpeg');
   const completion = await client.chat.completions.create(request);

@@ -13,20 +13,7 @@
 namespace qvl::testing {
 namespace {
 
-class ServerAnswersTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { harness_ = new ServerHarness(); }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-  static HttpResult Chat(const nlohmann::json& body) {
-    return PostJson(*harness_, "/v1/chat/completions", body.dump());
-  }
-  static ServerHarness* harness_;
-};
-
-ServerHarness* ServerAnswersTest::harness_ = nullptr;
+using ServerAnswersTest = SharedServerTest;
 
 TEST_F(ServerAnswersTest, GreedyChoicesAllGiveTheGoldenAnswer) {
   const TinyCase c = LoadTinyCase("02_one_image_jpeg");

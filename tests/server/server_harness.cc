@@ -24,6 +24,7 @@ HarnessOptions DefaultHarnessOptions() {
   o.engine.context_tokens = 4096;
   o.engine.max_images_per_request = 4;
   o.engine.max_image_bytes = size_t{1} << 20;
+  o.engine.high_detail_image_tokens = 2048;
   o.engine.kv_cache_bytes = size_t{64} << 20;
   return o;
 }

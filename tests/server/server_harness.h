@@ -2,6 +2,7 @@
 // fixture model, and a client for it.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <memory>
@@ -55,6 +56,21 @@ HttpResult Get(const ServerHarness& harness, const std::string& path,
 std::vector<nlohmann::json> SseEvents(const std::string& body);
 // The concatenated delta contents of a stream.
 std::string StreamedText(const std::vector<nlohmann::json>& events);
+
+// A test suite whose tests share one server (started before its first test).
+class SharedServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { harness_ = new ServerHarness(); }
+  static void TearDownTestSuite() {
+    delete harness_;
+    harness_ = nullptr;
+  }
+  static HttpResult Chat(const nlohmann::json& body) {
+    return PostJson(*harness_, "/v1/chat/completions", body.dump());
+  }
+
+  static inline ServerHarness* harness_ = nullptr;
+};
 
 // A metric's value from /metrics ("qvl_active_sequences"), -1 if absent.
 double MetricValue(const std::string& metrics_text, const std::string& name);

@@ -2,26 +2,24 @@
 // answers streamed and not, and every error path with its exact status and error object.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <regex>
 #include <string>
+#include <thread>
 
+#include "base/log.h"
+#include "server/chat_request.h"
 #include "server_harness.h"
+#include "text/chat_template.h"
 #include "tiny_cases.h"
 
 namespace qvl::testing {
 namespace {
 
-class ServerHttpTest : public ::testing::Test {
+class ServerHttpTest : public SharedServerTest {
  protected:
-  static void SetUpTestSuite() { harness_ = new ServerHarness(); }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-
-  static HttpResult Chat(const nlohmann::json& body) {
-    return PostJson(*harness_, "/v1/chat/completions", body.dump());
-  }
-
   // Checks status and the OpenAI error object.
   static void ExpectError(const HttpResult& r, int status, const std::string& message,
                           const nlohmann::json& param, const std::string& type,
@@ -41,11 +39,42 @@ class ServerHttpTest : public ::testing::Test {
             {"max_tokens", 4},
             {"temperature", 0}};
   }
-
-  static ServerHarness* harness_;
 };
 
-ServerHarness* ServerHttpTest::harness_ = nullptr;
+// Every log line while it lives. Access lines are written after the response, so a test
+// waits for the line it expects.
+class LogCapture {
+ public:
+  LogCapture() {
+    SetLogSink([this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.push_back(line);
+    });
+  }
+  ~LogCapture() {
+    SetLogSink({});
+    SetLogFormat(LogFormat::kText);
+  }
+  // The first line holding every one of `parts`, waiting up to 30 s for it; "" if none.
+  std::string WaitFor(const std::vector<std::string>& parts) {
+    for (int i = 0; i < 3000; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const std::string& line : lines_) {
+          bool all = true;
+          for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
+          if (all) return line;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return "";
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
 
 TEST_F(ServerHttpTest, NonStreamedAnswersEqualTheGoldens) {
   for (const TinyCase& c : LoadTinyCases()) {
@@ -135,6 +164,133 @@ TEST_F(ServerHttpTest, LogprobsInOpenAiFormat) {
   EXPECT_EQ(joined, r.json["choices"][0]["message"]["content"].get<std::string>());
 }
 
+// The fixture case's conversation as raw text: its chat template, rendered.
+std::string RenderedPrompt(const TinyCase& c) {
+  ChatRequestPolicy policy;
+  policy.pixels_per_image_token = 32 * 32;
+  const ChatRequest chat = ParseChatRequest(c.request.dump(), policy);
+  return RenderChatTemplate(chat.generation.messages, /*add_generation_prompt=*/true);
+}
+
+TEST_F(ServerHttpTest, TextCompletionOfTheRenderedTemplateEqualsTheChatAnswer) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  const nlohmann::json body = {{"model", "qwen3-vl"},
+                               {"prompt", RenderedPrompt(c)},
+                               {"max_tokens", c.request["max_tokens"]},
+                               {"temperature", 0}};
+  const HttpResult r = PostJson(*harness_, "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  const nlohmann::json& j = r.json;
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["model"], "qwen3-vl");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  ASSERT_EQ(j["choices"].size(), 1u);
+  EXPECT_EQ(j["choices"][0]["text"], c.greedy_text);
+  EXPECT_EQ(j["choices"][0]["index"], 0);
+  EXPECT_TRUE(j["choices"][0]["logprobs"].is_null());
+  EXPECT_EQ(j["choices"][0]["finish_reason"], c.finish_reason);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], c.prompt_tokens);
+  EXPECT_EQ(j["usage"]["completion_tokens"], c.completion_tokens);
+  EXPECT_TRUE(j["timings"]["ttft_ms"].is_number());
+
+  nlohmann::json streamed = body;
+  streamed["stream"] = true;
+  streamed["stream_options"] = {{"include_usage", true}};
+  const HttpResult s = PostJson(*harness_, "/v1/completions", streamed.dump());
+  ASSERT_EQ(s.status, 200) << s.body;
+  EXPECT_EQ(s.content_type, "text/event-stream");
+  const std::vector<nlohmann::json> events = SseEvents(s.body);
+  ASSERT_GE(events.size(), 4u);
+  std::string text;
+  for (size_t i = 0; i + 3 < events.size(); ++i) {
+    EXPECT_EQ(events[i]["object"], "text_completion");
+    EXPECT_EQ(events[i]["id"], events[0]["id"]);
+    EXPECT_TRUE(events[i]["choices"][0]["finish_reason"].is_null());
+    text += events[i]["choices"][0]["text"].get<std::string>();
+  }
+  EXPECT_EQ(text, c.greedy_text);
+  EXPECT_EQ(events[events.size() - 3]["choices"][0]["finish_reason"], c.finish_reason);
+  EXPECT_EQ(events[events.size() - 2]["choices"], nlohmann::json::array());
+  EXPECT_EQ(events[events.size() - 2]["usage"]["completion_tokens"], c.completion_tokens);
+  EXPECT_EQ(events.back(), "[DONE]");
+}
+
+TEST_F(ServerHttpTest, TextCompletionOfTokenIds) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  const nlohmann::json meta = nlohmann::json::parse(
+      ReadFile(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/01_text_only/meta.json"));
+  nlohmann::json body = {
+      {"prompt", meta["input_ids"]}, {"max_tokens", c.request["max_tokens"]}, {"temperature", 0}};
+  const HttpResult r = PostJson(*harness_, "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["choices"][0]["text"], c.greedy_text);
+  EXPECT_EQ(r.json["usage"]["prompt_tokens"], c.prompt_tokens);
+  body["prompt"] = {151644, 999999};
+  ExpectError(PostJson(*harness_, "/v1/completions", body.dump()), 400,
+              "prompt[1]: token id 999999 is not in the vocabulary (0 to 151668)", "prompt[1]",
+              "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, TextCompletionDefaultsAndLogprobs) {
+  const nlohmann::json body = {
+      {"prompt", "The sea is"}, {"temperature", 0}, {"ignore_eos", true}, {"logprobs", 2}};
+  const HttpResult r = PostJson(*harness_, "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["model"], "tiny-qwen3vl");
+  EXPECT_EQ(r.json["usage"]["completion_tokens"], 16);  // OpenAI's default max_tokens
+  EXPECT_EQ(r.json["choices"][0]["finish_reason"], "length");
+  const nlohmann::json& l = r.json["choices"][0]["logprobs"];
+  ASSERT_EQ(l["tokens"].size(), 16u);
+  ASSERT_EQ(l["token_logprobs"].size(), 16u);
+  ASSERT_EQ(l["top_logprobs"].size(), 16u);
+  ASSERT_EQ(l["text_offset"].size(), 16u);
+  // Byte offsets into the text (a token's own string may be part of a character, which
+  // JSON shows as U+FFFD).
+  EXPECT_EQ(l["text_offset"][0], 0);
+  for (size_t i = 0; i < 16; ++i) {
+    if (i > 0) {
+      EXPECT_GT(l["text_offset"][i], l["text_offset"][i - 1]);
+    }
+    EXPECT_LE(l["token_logprobs"][i].get<double>(), 0.0);
+    const nlohmann::json& top = l["top_logprobs"][i];
+    EXPECT_GE(top.size(), 1u);
+    EXPECT_LE(top.size(), 3u);
+    // Greedy: the chosen token is the best one.
+    double best = -1e30;
+    for (const auto& [token, logprob] : top.items()) best = std::max(best, logprob.get<double>());
+    EXPECT_DOUBLE_EQ(best, l["token_logprobs"][i].get<double>());
+  }
+  EXPECT_LT(l["text_offset"][15].get<size_t>(),
+            r.json["choices"][0]["text"].get<std::string>().size());
+}
+
+TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
+  auto post = [](nlohmann::json extra) {
+    nlohmann::json body = {{"model", "qwen3-vl"}, {"prompt", "hi"}};
+    body.update(extra);
+    return PostJson(*harness_, "/v1/completions", body.dump());
+  };
+  ExpectError(post({{"echo", true}}), 400, "echo: is not supported (the prompt is not returned)",
+              "echo", "invalid_request_error", "invalid_value");
+  ExpectError(post({{"suffix", "end"}}), 400, "suffix: is not supported (no text insertion)",
+              "suffix", "invalid_request_error", "invalid_value");
+  ExpectError(post({{"best_of", 2}}), 400, "best_of: only best_of = 1 is supported, got 2",
+              "best_of", "invalid_request_error", "invalid_value");
+  ExpectError(post({{"prompt", {"a", "b"}}}), 400,
+              "prompt: only one prompt per request is supported, got an array of 2", "prompt",
+              "invalid_request_error", "invalid_value");
+  ExpectError(post({{"logprobs", 9}}), 400, "logprobs: must be between 0 and 5, got 9", "logprobs",
+              "invalid_request_error", "invalid_value");
+  ExpectError(post({{"model", "davinci-002"}}), 404,
+              "model: the model \"davinci-002\" does not exist; this server serves "
+              "\"tiny-qwen3vl\", \"qwen3-vl\"",
+              "model", "invalid_request_error", "model_not_found");
+  ExpectError(post({{"prompt", "<|image_pad|>"}}), 400,
+              "the prompt has 1 <|image_pad|> placeholders but 0 images", nullptr,
+              "invalid_request_error", "invalid_value");
+}
+
 TEST_F(ServerHttpTest, HealthModelsAndMetrics) {
   const HttpResult health = Get(*harness_, "/health");
   EXPECT_EQ(health.status, 200);
@@ -205,15 +361,15 @@ TEST_F(ServerHttpTest, BadRequestsAre400WithTheField) {
   ExpectError(Chat(body), 400, "temperature: expected a number, got string", "temperature",
               "invalid_request_error", "invalid_value");
   body = TextRequest("hi");
-  body["n"] = 3;
-  ExpectError(Chat(body), 400, "n: only n = 1 is supported, got 3", "n", "invalid_request_error",
+  body["n"] = 0;
+  ExpectError(Chat(body), 400, "n: must be between 1 and 128, got 0", "n", "invalid_request_error",
               "invalid_value");
   body = TextRequest("hi");
   body["messages"][0]["content"] = {
       {{"type", "image_url"}, {"image_url", {{"url", "data:image/tiff;base64,SUkqAAgAAAA="}}}}};
   ExpectError(Chat(body), 400,
-              "messages[0].content[0].image_url.url: unsupported image format TIFF; send JPEG, "
-              "PNG, WebP, GIF or BMP",
+              "messages[0].content[0].image_url.url: image 1 is TIFF, which qvl does not read; "
+              "send JPEG, PNG, WebP, GIF or BMP",
               "messages[0].content[0].image_url.url", "invalid_request_error", "invalid_value");
 }
 
@@ -224,13 +380,9 @@ TEST_F(ServerHttpTest, BrokenImageIs400NamingThePart) {
       {{"type", "text"}, {"text", "look"}},
       {{"type", "image_url"},
        {"image_url", {{"url", "data:image/jpeg;base64," + Base64("\xff\xd8\xff\xe0garbage!")}}}}};
-  const HttpResult r = Chat(body);
-  EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_EQ(r.json["error"]["param"], "messages[0].content[1]");
-  EXPECT_EQ(
-      r.json["error"]["message"].get<std::string>().rfind("image 1 (messages[0].content[1])", 0),
-      0u)
-      << r.body;
+  ExpectError(Chat(body), 400,
+              "messages[0].content[1].image_url.url: image 1: the JPEG data is truncated",
+              "messages[0].content[1].image_url.url", "invalid_request_error", "invalid_value");
 }
 
 TEST_F(ServerHttpTest, TooManyImagesIs400) {
@@ -242,14 +394,15 @@ TEST_F(ServerHttpTest, TooManyImagesIs400) {
   nlohmann::json body = TextRequest("");
   body["messages"][0]["content"] = content;
   ExpectError(Chat(body), 400,
-              "messages[0].content[4]: too many images: this server accepts at most 4 per request",
-              "messages[0].content[4]", "invalid_request_error", "invalid_value");
+              "messages[0].content[4].image_url.url: too many images: this server accepts at "
+              "most 4 per request",
+              "messages[0].content[4].image_url.url", "invalid_request_error", "invalid_value");
 }
 
 TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
   ExpectError(Get(*harness_, "/v2/nothing"), 404, "no route GET /v2/nothing", nullptr,
               "invalid_request_error", "not_found");
-  ExpectError(PostJson(*harness_, "/v1/completions", "{}"), 404, "no route POST /v1/completions",
+  ExpectError(PostJson(*harness_, "/v1/responses", "{}"), 404, "no route POST /v1/responses",
               nullptr, "invalid_request_error", "not_found");
   nlohmann::json body = TextRequest("hi");
   body["model"] = "gpt-4o";
@@ -257,6 +410,55 @@ TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
               "model: the model \"gpt-4o\" does not exist; this server serves \"tiny-qwen3vl\", "
               "\"qwen3-vl\"",
               "model", "invalid_request_error", "model_not_found");
+}
+
+TEST_F(ServerHttpTest, RetrievesAModelByIdOrAlias) {
+  for (const char* id : {"tiny-qwen3vl", "qwen3-vl"}) {
+    const HttpResult r = Get(*harness_, std::string("/v1/models/") + id);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.json["id"], id);
+    EXPECT_EQ(r.json["object"], "model");
+    EXPECT_EQ(r.json["owned_by"], "qvl");
+    EXPECT_TRUE(r.json["created"].is_number_integer());
+  }
+  ExpectError(Get(*harness_, "/v1/models/Qwen/Qwen3-VL-2B-Instruct"), 404,
+              "model: the model \"Qwen/Qwen3-VL-2B-Instruct\" does not exist; this server "
+              "serves \"tiny-qwen3vl\", \"qwen3-vl\"",
+              "model", "invalid_request_error", "model_not_found");
+  ExpectError(Get(*harness_, "/v1/models/"), 404, "no route GET /v1/models/", nullptr,
+              "invalid_request_error", "not_found");
+}
+
+TEST_F(ServerHttpTest, WrongMethodOnAKnownRouteIs405WithAllow) {
+  httplib::Client client = harness_->Client();
+  struct Case {
+    std::string method, path, allow;
+  };
+  for (const Case& c : std::vector<Case>{{"GET", "/v1/chat/completions", "POST"},
+                                         {"POST", "/v1/models", "GET"},
+                                         {"DELETE", "/v1/models/qwen3-vl", "GET"},
+                                         {"PUT", "/health", "GET"},
+                                         {"POST", "/metrics", "GET"}}) {
+    SCOPED_TRACE(c.method + " " + c.path);
+    httplib::Request request;
+    request.method = c.method;
+    request.path = c.path;
+    if (c.method != "GET") request.body = "{}";
+    request.set_header("Content-Type", "application/json");
+    const httplib::Result r = client.send(request);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->get_header_value("Allow"), c.allow);
+    HttpResult result;
+    result.status = r->status;
+    result.body = r->body;
+    result.json = nlohmann::json::parse(r->body, nullptr, false);
+    ExpectError(result, 405,
+                c.method + " " + c.path + " is not allowed; this route takes " + c.allow, nullptr,
+                "invalid_request_error", "method_not_allowed");
+  }
+  const HttpResult metrics = Get(*harness_, "/metrics");
+  EXPECT_NE(metrics.body.find("qvl_http_responses_total{route=\"/v1/models/{id}\",code=\"405\"}"),
+            std::string::npos);
 }
 
 TEST_F(ServerHttpTest, OversizedBodiesAndImagesAre413) {
@@ -299,12 +501,177 @@ TEST_F(ServerHttpTest, OversizedBodiesAndImagesAre413) {
 TEST_F(ServerHttpTest, PromptOverTheContextIsRefusedNot500) {
   std::string long_text;
   for (int i = 0; i < 5000; ++i) long_text += " 7";
-  const HttpResult r = Chat(TextRequest(long_text));
-  EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_EQ(r.json["error"]["message"],
-            "the prompt is 10008 tokens (0 of them image tokens) but the context holds 4096 "
-            "tokens for prompt and answer; send fewer or smaller images, or shorten the "
-            "conversation");
+  ExpectError(Chat(TextRequest(long_text)), 400,
+              "messages: the prompt is 10008 tokens (0 of them image tokens) but the context "
+              "holds 4096 tokens for prompt and answer; send fewer or smaller images, or shorten "
+              "the conversation",
+              "messages", "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
+  // "hi" renders as a 9-token prompt.
+  nlohmann::json body = TextRequest("hi");
+  body["max_tokens"] = 4088;
+  ExpectError(Chat(body), 400,
+              "max_tokens: the prompt is 9 tokens (0 of them image tokens) and max_tokens asks "
+              "for 4088, but the context holds 4096 tokens for prompt and answer; ask for at most "
+              "4087",
+              "max_tokens", "invalid_request_error", "invalid_value");
+  body.erase("max_tokens");
+  body["max_completion_tokens"] = 5000;
+  ExpectError(Chat(body), 400,
+              "max_completion_tokens: asks for 5000 tokens, but the context holds 4096 tokens "
+              "for prompt and answer together",
+              "max_completion_tokens", "invalid_request_error", "invalid_value");
+  // At the boundary: 2040 x " 7" is a 4088-token prompt, so 8 more fit and 9 do not.
+  std::string long_text;
+  for (int i = 0; i < 2040; ++i) long_text += " 7";
+  body = TextRequest(long_text);
+  body["max_tokens"] = 9;
+  ExpectError(Chat(body), 400,
+              "max_tokens: the prompt is 4088 tokens (0 of them image tokens) and max_tokens asks "
+              "for 9, but the context holds 4096 tokens for prompt and answer; ask for at most 8",
+              "max_tokens", "invalid_request_error", "invalid_value");
+  body["max_tokens"] = 8;
+  const HttpResult fits = Chat(body);
+  EXPECT_EQ(fits.status, 200) << fits.body;
+}
+
+TEST_F(ServerHttpTest, TextThatCannotFitIsRefusedBeforeTokenizing) {
+  // 4096 tokens x 128 bytes (Qwen's longest token) x 3 (NFC's largest shrink) = 1572864
+  // bytes: the message names that bound, which only the check before tokenizing knows.
+  const HttpResult r = Chat(TextRequest(std::string(2000000, 'a')));
+  ExpectError(r, 400,
+              "messages: the text is 2000000 bytes, more than the context of 4096 tokens can "
+              "hold (at most 1572864 bytes: 384 per token at the most); shorten the conversation",
+              "messages", "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, ImageDetailPicksTheImageBudget) {
+  // 2560 x 1920 would be 4800 image tokens; the server cuts it to its budget for `detail`.
+  const std::string url = DataUrl(std::string(QVL_TEST_DATA) + "/images/limits/2560x1920.png");
+  auto grid_for = [&](const char* detail) {
+    nlohmann::json image_url = {{"url", url}};
+    if (detail != nullptr) image_url["detail"] = detail;
+    nlohmann::json body = TextRequest("");
+    body["messages"][0]["content"] = {{{"type", "image_url"}, {"image_url", image_url}}};
+    const HttpResult r = Chat(body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json["timings"]["images"][0];
+  };
+  // No detail and "auto": the default cap of 1280 tokens.
+  nlohmann::json image = grid_for(nullptr);
+  EXPECT_EQ(image["grid_thw"], (nlohmann::json{1, 60, 82}));
+  EXPECT_EQ(image["tokens"], 1230);
+  EXPECT_EQ(grid_for("auto")["grid_thw"], (nlohmann::json{1, 60, 82}));
+  // "low": 256 tokens.
+  image = grid_for("low");
+  EXPECT_EQ(image["resized_width"], 576);
+  EXPECT_EQ(image["resized_height"], 416);
+  EXPECT_EQ(image["tokens"], 234);
+  // "high": the operator's maximum (the harness sets 2048 tokens).
+  image = grid_for("high");
+  EXPECT_EQ(image["grid_thw"], (nlohmann::json{1, 78, 104}));
+  EXPECT_EQ(image["tokens"], 2028);
+}
+
+TEST_F(ServerHttpTest, OneAccessLinePerRequest) {
+  LogCapture log;
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  ASSERT_EQ(Chat(c.request).status, 200);
+  const std::string line =
+      log.WaitFor({" I request ", "path=/v1/chat/completions", "image_tokens=80"});
+  ASSERT_FALSE(line.empty());
+  EXPECT_NE(line.find("client=127.0.0.1:"), std::string::npos) << line;
+  EXPECT_NE(line.find(" method=POST path=/v1/chat/completions status=200 prompt_tokens=" +
+                      std::to_string(c.prompt_tokens) + " image_tokens=80 completion_tokens=" +
+                      std::to_string(c.completion_tokens) + " cached_tokens="),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find(" ttft_ms="), std::string::npos) << line;
+  EXPECT_NE(line.find(" total_ms="), std::string::npos) << line;
+  EXPECT_EQ(line.find("error="), std::string::npos) << line;
+
+  ASSERT_EQ(Get(*harness_, "/v2/nothing").status, 404);
+  const std::string missing = log.WaitFor({"path=/v2/nothing"});
+  EXPECT_NE(missing.find(" method=GET path=/v2/nothing status=404 total_ms="), std::string::npos)
+      << missing;
+  EXPECT_EQ(missing.find("prompt_tokens"), std::string::npos) << missing;
+}
+
+TEST_F(ServerHttpTest, JsonLogLinesAreOneObjectEach) {
+  LogCapture log;
+  SetLogFormat(LogFormat::kJson);
+  nlohmann::json body = {{"prompt", "The sea"}, {"max_tokens", 3}, {"ignore_eos", true}};
+  ASSERT_EQ(PostJson(*harness_, "/v1/completions", body.dump()).status, 200);
+  LogInfo("a plain message");
+  const std::string line = log.WaitFor({"\"path\":\"/v1/completions\""});
+  ASSERT_FALSE(line.empty());
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["level"], "info");
+  EXPECT_EQ(j["msg"], "request");
+  EXPECT_EQ(j["method"], "POST");
+  EXPECT_EQ(j["status"], 200);
+  EXPECT_EQ(j["prompt_tokens"], 2);
+  EXPECT_EQ(j["image_tokens"], 0);
+  EXPECT_EQ(j["completion_tokens"], 3);
+  EXPECT_TRUE(j["cached_tokens"].is_number_integer());
+  EXPECT_TRUE(j["ttft_ms"].is_number());
+  EXPECT_TRUE(j["total_ms"].is_number());
+  EXPECT_EQ(j["client"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
+  EXPECT_TRUE(std::regex_match(j["time"].get<std::string>(),
+                               std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+  const nlohmann::json plain = nlohmann::json::parse(log.WaitFor({"a plain message"}));
+  EXPECT_EQ(plain["msg"], "a plain message");
+}
+
+TEST_F(ServerHttpTest, MetricsBucketBoundsAreShortNumbers) {
+  const HttpResult metrics = Get(*harness_, "/metrics");
+  EXPECT_NE(metrics.body.find("qvl_time_to_first_token_seconds_bucket{le=\"0.025\"}"),
+            std::string::npos);
+  EXPECT_EQ(metrics.body.find("00000000"), std::string::npos);
+}
+
+TEST(ServerShutdownTest, AStreamCutByShutdownEndsWithLengthAndTheReason) {
+  LogCapture log;
+  ServerHarness harness;
+  httplib::Client client = harness.Client();
+  const nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "count"}}}},
+                               {"max_tokens", 3000},
+                               {"ignore_eos", true},
+                               {"stream", true}};
+  std::atomic<bool> receiving{false};
+  std::string received;
+  std::thread reader([&] {
+    httplib::Request request;
+    request.method = "POST";
+    request.path = "/v1/chat/completions";
+    request.body = body.dump();
+    request.set_header("Content-Type", "application/json");
+    request.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+      received.append(data, size);
+      receiving = true;
+      return true;
+    };
+    client.send(request);
+  });
+  for (int i = 0; i < 6000 && !receiving; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  harness.engine()->Shutdown(0);
+  reader.join();
+  const std::vector<nlohmann::json> events = SseEvents(received);
+  ASSERT_GE(events.size(), 3u) << received;
+  EXPECT_EQ(events.back(), "[DONE]");
+  const nlohmann::json& last = events[events.size() - 2];
+  EXPECT_EQ(last["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(last["error"]["message"], "the server shut down before the answer was complete");
+  EXPECT_EQ(last["error"]["code"], "unavailable");
+  EXPECT_EQ(received.find("cancelled"), std::string::npos);
+  const std::string line = log.WaitFor({"path=/v1/chat/completions", "status=200"});
+  EXPECT_NE(line.find("error=\"the server shut down before the answer was complete\""),
+            std::string::npos)
+      << line;
 }
 
 TEST(ServerLifecycleTest, HealthIs503WhileLoadingAndChatWaits) {
@@ -318,6 +685,9 @@ TEST(ServerLifecycleTest, HealthIs503WhileLoadingAndChatWaits) {
   EXPECT_EQ(chat.status, 503);
   EXPECT_EQ(chat.json["error"]["message"], "the model is still loading; retry in a few seconds");
   EXPECT_EQ(chat.json["error"]["type"], "server_error");
+  const HttpResult text = PostJson(harness, "/v1/completions", R"({"prompt": "hi"})");
+  EXPECT_EQ(text.status, 503);
+  EXPECT_EQ(text.json["error"]["message"], "the model is still loading; retry in a few seconds");
 }
 
 TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
@@ -331,7 +701,9 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
         httplib::Headers{{"Authorization", "s3cret-key"}}}) {
     for (const HttpResult& r :
          {PostJson(harness, "/v1/chat/completions", body.dump(), headers),
-          Get(harness, "/v1/models", headers), Get(harness, "/metrics", headers)}) {
+          PostJson(harness, "/v1/completions", R"({"prompt": "hi"})", headers),
+          Get(harness, "/v1/models", headers), Get(harness, "/v1/models/qwen3-vl", headers),
+          Get(harness, "/metrics", headers)}) {
       EXPECT_EQ(r.status, 401) << r.body;
       EXPECT_EQ(r.json["error"]["message"],
                 "missing or wrong API key; send \"Authorization: Bearer <key>\"");
@@ -342,7 +714,11 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
   EXPECT_EQ(Get(harness, "/health").status, 200);
   const httplib::Headers good = {{"Authorization", "Bearer s3cret-key"}};
   EXPECT_EQ(PostJson(harness, "/v1/chat/completions", body.dump(), good).status, 200);
+  EXPECT_EQ(
+      PostJson(harness, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2})", good).status,
+      200);
   EXPECT_EQ(Get(harness, "/v1/models", good).status, 200);
+  EXPECT_EQ(Get(harness, "/v1/models/qwen3-vl", good).status, 200);
   EXPECT_EQ(Get(harness, "/metrics", good).status, 200);
 }
 

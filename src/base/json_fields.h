@@ -1,7 +1,8 @@
-// Typed access to the fields of a parsed JSON document (config.json, index files),
-// turning every malformed, missing or mistyped field into one Error(kCorrupt) line that
-// names the file and the dotted field path: "config.json: text_config.head_dim must be
-// an integer, got string". Internal to src/model.
+// Typed access to the fields of a parsed JSON file of a model (config.json, index files,
+// preprocessor_config.json), turning every malformed, missing or mistyped field into one
+// Error(kCorrupt) line that names the file and the dotted field path: "config.json:
+// text_config.head_dim must be an integer, got string". A client's request is read with
+// server/request_fields.h instead: its errors are the client's (FieldError, 400).
 #pragma once
 
 #include <cstdint>

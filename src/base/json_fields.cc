@@ -1,4 +1,4 @@
-#include "model/json_fields.h"
+#include "base/json_fields.h"
 
 #include <nlohmann/json.hpp>
 #include <set>

@@ -1,0 +1,21 @@
+// The checks `qvl info` makes of a model folder, reading only headers and small files
+// (config, every tensor's name, shape and dtype, tokenizer, chat template, preprocessor
+// config): shared with `qvl serve`, which makes them before it listens.
+#pragma once
+
+#include <string>
+
+#include "model/model_folder.h"
+#include "model/safetensors.h"
+
+namespace qvl::cli {
+
+struct CheckedModelFolder {
+  ModelFolder folder;
+  TensorStore store;  // headers only
+};
+
+// Throws Error naming the file at fault.
+CheckedModelFolder CheckModelFolder(const std::string& dir);
+
+}  // namespace qvl::cli

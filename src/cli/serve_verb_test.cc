@@ -1,0 +1,83 @@
+// `qvl serve` refuses a wrong flag or a broken model before it listens, and names the
+// model as clients will: ORG/NAME for a Hugging Face cache snapshot.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "base/mapped_file.h"
+#include "cli/qvl_runner.h"
+#include "model/scratch_folder.h"
+
+namespace qvl::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(ServeVerb, RefusesBeforeListening) {
+  ScratchFolder broken("serve_broken");
+  broken.LinkTinyModel({"tokenizer.json"});
+  struct Case {
+    std::string args, error;
+  };
+  for (const Case& c : {
+           Case{"-m /nonexistent", "qvl: error: model folder /nonexistent does not exist"},
+           Case{"-m " + kTinyModelDir + " --dtype fp16",
+                "qvl: error: --dtype fp16: use f32, bf16, q8 or q4"},
+           Case{"-m " + kTinyModelDir + " --vision-dtype int3",
+                "qvl: error: --vision-dtype int3: use f32, bf16, q8 or q4"},
+           Case{"-m " + broken.path(), "qvl: error: " + broken.path() +
+                                           ": tokenizer.json is missing (the tokenizer "
+                                           "vocabulary and merges)"},
+           Case{"-m " + kTinyModelDir + " --parallel 0", "--parallel: Value 0 not in range"},
+           Case{"-m " + kTinyModelDir + " --queue -1", "--queue: Value -1 not in range"},
+           Case{"-m " + kTinyModelDir + " --port 70000", "--port: Value 70000 not in range"},
+           Case{"-m " + kTinyModelDir + " --log-format xml", "--log-format: xml not in"},
+           Case{"-m Qwen/Not-Here --no-download",
+                "qvl: error: model Qwen/Not-Here is not in the Hugging Face cache"},
+       }) {
+    SCOPED_TRACE(c.args);
+    const QvlRun r = RunQvl("serve --port 0 " + c.args);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_THAT(r.err, HasSubstr(c.error));
+    EXPECT_THAT(r.err, Not(HasSubstr("listening")));
+  }
+}
+
+// Runs `qvl serve ARGS` until it logs "ready", stops it with SIGTERM; returns its stderr.
+std::string ServeUntilReady(const std::string& args, const std::string& log) {
+  const std::string script = "(" + std::string(QVL_BUILD_DIR) + "/qvl serve --port 0 " + args +
+                             " 2>" + log + " & pid=$!; for i in $(seq 600); do grep -q 'ready:' " +
+                             log + " && break; sleep 0.1; done; kill -TERM $pid; wait $pid)";
+  EXPECT_EQ(std::system(script.c_str()), 0) << script;
+  return ReadFileToString(log);
+}
+
+TEST(ServeVerb, JsonLogsEndWithAJsonErrorLine) {
+  const QvlRun r = RunQvl("serve --port 0 --log-format json -m /nonexistent");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr(R"("level":"error","msg":"model folder /nonexistent does not exist"})"));
+  EXPECT_THAT(r.err, Not(HasSubstr("qvl: error")));
+}
+
+TEST(ServeVerb, AHuggingFaceSnapshotIsServedAsOrgSlashName) {
+  ScratchFolder cache("serve_cache");
+  const std::string snapshot =
+      cache.File("models--Qwen--Qwen3-VL-2B-Instruct/snapshots/0123456789abcdef");
+  std::filesystem::create_directories(snapshot);
+  for (const auto& entry : std::filesystem::directory_iterator(kTinyModelDir)) {
+    std::filesystem::create_symlink(entry.path(),
+                                    snapshot + "/" + entry.path().filename().string());
+  }
+  const std::string log = ServeUntilReady(
+      "-m " + snapshot + " --dtype f32 --weight-cache none -t 1", cache.File("serve.log"));
+  EXPECT_THAT(log, HasSubstr("ready: Qwen/Qwen3-VL-2B-Instruct from " + snapshot));
+  EXPECT_THAT(log, HasSubstr("stopping (SIGTERM)"));
+}
+
+}  // namespace
+}  // namespace qvl::cli

@@ -1,0 +1,38 @@
+// The accepted range of every numeric request parameter, in one table that the HTTP API
+// parser, `qvl run`'s flags and the engine's ResolveSampling all read, so that a value
+// is either accepted everywhere or refused everywhere with the same words.
+#pragma once
+
+#include <string>
+
+namespace qvl {
+
+struct ParamRange {
+  const char* name;  // the request field ("temperature"), also how errors name it
+  double min;
+  double max;
+  bool min_exclusive = false;  // (min, max] instead of [min, max]
+
+  bool Contains(double value) const {
+    return (min_exclusive ? value > min : value >= min) && value <= max;
+  }
+  // "between 0 and 2", "greater than 0 and at most 1".
+  std::string Describe() const;
+};
+
+namespace request_ranges {
+inline constexpr ParamRange kTemperature{"temperature", 0, 2};  // 0 = greedy
+inline constexpr ParamRange kTopP{"top_p", 0, 1, true};
+inline constexpr ParamRange kTopK{"top_k", -1, 1 << 20};  // -1 and 0 = off
+inline constexpr ParamRange kMinP{"min_p", 0, 1};
+inline constexpr ParamRange kRepetitionPenalty{"repetition_penalty", 0, 10, true};
+inline constexpr ParamRange kPresencePenalty{"presence_penalty", -2, 2};
+inline constexpr ParamRange kFrequencyPenalty{"frequency_penalty", -2, 2};
+inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};
+inline constexpr ParamRange kTopLogprobs{"top_logprobs", 0, 20};
+}  // namespace request_ranges
+
+// Throws FieldError(kInvalidArgument, range.name, "must be <Describe()>, got VALUE").
+void CheckInRange(const ParamRange& range, double value);
+
+}  // namespace qvl

@@ -1,0 +1,23 @@
+// JSON Schema "pattern" (an ECMA-262 regular expression, searched anywhere in the string
+// unless anchored with ^ / $) as a grammar for the JSON string literal whose value
+// matches. Supported: literals, escapes (\d \D \w \W \s \S \t \n \r \f \v \0 \xHH \uHHHH,
+// escaped punctuation), '.', classes [a-z0-9_] [^...], groups (...) (?:...), alternation,
+// quantifiers ? * + {m} {m,} {m,n} (lazy forms match the same strings), ^ at the start
+// and $ at the end of a top-level alternative. Anything else (backreferences, lookaround,
+// \b, \p{..}, flags) is refused with FieldError at `path`.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "grammar/json_rules.h"
+
+namespace qvl::grammar {
+
+// Most repetitions a quantifier or a length keyword may ask for: each one is a rule.
+inline constexpr int64_t kMaxRepetitions = 10000;
+
+// The quoted string, as JSON text.
+Sequence PatternString(JsonRules& rules, std::string_view pattern, const std::string& path);
+
+}  // namespace qvl::grammar

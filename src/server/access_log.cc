@@ -1,0 +1,57 @@
+#include "server/access_log.h"
+
+#include <vector>
+
+#include "base/log.h"
+#include "server/openai_format.h"
+
+namespace qvl {
+
+AccessRecord& CurrentAccessRecord() {
+  thread_local AccessRecord record;
+  return record;
+}
+
+void BeginAccessRecord() {
+  AccessRecord& record = CurrentAccessRecord();
+  record = AccessRecord();
+  record.started = true;
+  record.start = std::chrono::steady_clock::now();
+}
+
+void RecordGeneration(const GenerationUpdate& update) {
+  AccessRecord& record = CurrentAccessRecord();
+  record.generated = true;
+  record.usage = update.usage;
+  record.image_tokens = 0;
+  for (const ImageGrid& image : update.timings.images) record.image_tokens += image.tokens;
+  record.ttft_ms = update.timings.ttft_ms;
+  record.error = CutShortReason(update);
+}
+
+void LogAccess(const httplib::Request& req, const httplib::Response& res) {
+  AccessRecord& record = CurrentAccessRecord();
+  const double total_ms = record.started ? std::chrono::duration<double, std::milli>(
+                                               std::chrono::steady_clock::now() - record.start)
+                                               .count()
+                                         : 0.0;
+  std::vector<LogField> fields = {
+      {"client", StrCat(req.remote_addr, ":", req.remote_port)},
+      {"method", req.method},
+      {"path", req.path},
+      {"status", res.status},
+  };
+  if (record.generated) {
+    fields.emplace_back("prompt_tokens", record.usage.prompt_tokens);
+    fields.emplace_back("image_tokens", record.image_tokens);
+    fields.emplace_back("completion_tokens", record.usage.completion_tokens);
+    fields.emplace_back("cached_tokens", record.usage.cached_tokens);
+    fields.emplace_back("ttft_ms", record.ttft_ms);
+  }
+  fields.emplace_back("total_ms", total_ms);
+  if (!record.error.empty()) fields.emplace_back("error", record.error);
+  LogEvent(LogLevel::kInfo, "request", fields);
+  record = AccessRecord();
+}
+
+}  // namespace qvl

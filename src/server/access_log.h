@@ -1,0 +1,39 @@
+// One access line per HTTP request, logged once its response is written: time, client,
+// method, path, status, and for generations the token counts, time to first token and
+// the reason an answer was cut short. httplib runs a request's handler, its content
+// provider and its logger on one thread, so the generation routes leave what they know
+// in that thread's record, and the logger reads and clears it.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+
+#include "engine/request.h"
+
+namespace qvl {
+
+struct AccessRecord {
+  bool started = false;  // BeginAccessRecord ran for this request
+  std::chrono::steady_clock::time_point start;
+  bool generated = false;  // a final engine update was seen
+  Usage usage;
+  int64_t image_tokens = 0;
+  double ttft_ms = 0;
+  std::string error;  // why the answer ended early or the client went away; "" if not
+};
+
+// The record of the request this thread is answering.
+AccessRecord& CurrentAccessRecord();
+
+// Starts the record of a new request (before routing).
+void BeginAccessRecord();
+
+// Fills the record from a request's final update.
+void RecordGeneration(const GenerationUpdate& final_update);
+
+// Logs the access line of `req` and clears the thread's record.
+void LogAccess(const httplib::Request& req, const httplib::Response& res);
+
+}  // namespace qvl

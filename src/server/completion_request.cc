@@ -1,0 +1,113 @@
+#include "server/completion_request.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "base/field_error.h"
+#include "server/generation_fields.h"
+#include "server/request_fields.h"
+
+namespace qvl {
+namespace {
+
+// Token ids [1, 2, 3] at `field`; each must be an int32 (the vocabulary is the engine's
+// to check).
+std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string& field) {
+  if (ids.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
+  std::vector<int32_t> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const nlohmann::json& id = ids[i];
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+      FailField(ErrorCode::kInvalidArgument, IndexField(field, i),
+                "expected a token id (an integer from 0), got ", id.dump());
+    }
+    out.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  return out;
+}
+
+// "prompt": a string or token ids, either alone or as the one item of an array.
+void ParsePrompt(const RequestObject& body, GenerationRequest* g) {
+  const nlohmann::json* prompt = body.Find("prompt");
+  if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
+  const nlohmann::json* one = prompt;
+  std::string field = "prompt";
+  if (prompt->is_array() && !prompt->empty() && prompt->front().is_number()) {
+    g->prompt_tokens = ParseTokenIds(*prompt, field);
+    return;
+  }
+  if (prompt->is_array()) {
+    if (prompt->size() != 1) {
+      FailField(ErrorCode::kInvalidArgument, "prompt",
+                "only one prompt per request is supported, got an array of ", prompt->size());
+    }
+    one = &(*prompt)[0];
+    field = IndexField("prompt", 0);
+  }
+  if (one->is_array()) {
+    g->prompt_tokens = ParseTokenIds(*one, field);
+    return;
+  }
+  if (!one->is_string()) {
+    FailField(ErrorCode::kInvalidArgument, field, "expected a string or token ids, got ",
+              JsonKind(*one));
+  }
+  std::string text = one->get<std::string>();
+  if (text.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
+  g->prompt_text = std::move(text);
+}
+
+// Features that change the answer: refused rather than silently ignored.
+void RefuseUnsupported(const RequestObject& body) {
+  if (body.Bool("echo").value_or(false)) {
+    FailField(ErrorCode::kInvalidArgument, "echo", "is not supported (the prompt is not returned)");
+  }
+  if (!body.String("suffix").value_or("").empty()) {
+    FailField(ErrorCode::kInvalidArgument, "suffix", "is not supported (no text insertion)");
+  }
+  if (const auto best_of = body.Int("best_of", 1, INT64_MAX); best_of && *best_of != 1) {
+    FailField(ErrorCode::kInvalidArgument, "best_of", "only best_of = 1 is supported, got ",
+              *best_of);
+  }
+  if (const nlohmann::json* n = body.Find("n")) {
+    if (!(n->is_number_integer() && n->get<int64_t>() == 1)) {
+      FailField(ErrorCode::kInvalidArgument, "n", "only n = 1 is supported, got ", n->dump());
+    }
+  }
+  if (const nlohmann::json* bias = body.Find("logit_bias");
+      bias != nullptr && !(bias->is_object() && bias->empty())) {
+    FailField(ErrorCode::kInvalidArgument, "logit_bias", "is not supported on /v1/completions");
+  }
+}
+
+}  // namespace
+
+CompletionRequest ParseCompletionRequest(std::string_view text, const ChatRequestPolicy& policy) {
+  const nlohmann::json json = ParseJsonBody(text);
+  if (!json.is_object()) {
+    FailField(ErrorCode::kInvalidArgument, "", "the request body must be a JSON object, got ",
+              JsonKind(json));
+  }
+  const RequestObject body(json, "");
+  CompletionRequest out;
+  out.model = ParseModel(body, policy.model_names);
+  RefuseUnsupported(body);
+  GenerationRequest& g = out.generation;
+  const StreamFields stream = ParseStreamFields(body);
+  out.stream = stream.stream;
+  out.include_usage = stream.include_usage;
+  ParseMaxTokens(body, &g);
+  if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
+  ParseSampling(body, &g.sampling);
+  ParseStop(body, policy.max_stop_strings, &g.stop);
+  g.ignore_eos = body.Bool("ignore_eos").value_or(false);
+  out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
+  g.top_logprobs = out.logprobs;
+  ParsePrompt(body, &g);
+  return out;
+}
+
+}  // namespace qvl

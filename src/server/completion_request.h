@@ -1,0 +1,33 @@
+// A legacy OpenAI /v1/completions request body -> what the engine needs: the prompt is
+// raw text, tokenized as is (no chat template, no images), or token ids. The fields it shares with
+// chat completions (model, sampling, stop, max_tokens, streaming) are parsed by the same
+// code; what this API alone has (echo, suffix, best_of, integer logprobs) is here.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/request.h"
+#include "server/chat_request.h"
+
+namespace qvl {
+
+// As OpenAI: a completion without max_tokens is 16 tokens long.
+constexpr int kDefaultTextCompletionTokens = 16;
+// The legacy API's limit on alternatives per token.
+constexpr int kMaxLegacyLogprobs = 5;
+
+struct CompletionRequest {
+  GenerationRequest generation;  // prompt_text or prompt_tokens set
+  std::string model;             // as the client named it; empty when absent
+  bool stream = false;
+  bool include_usage = false;
+  int logprobs = -1;  // -1: none; 0..5
+};
+
+// Parses and checks `body` with the limits of `policy` (model names, stop strings,
+// max_tokens). Throws FieldError: kInvalidArgument naming the field, kNotFound for an
+// unknown model.
+CompletionRequest ParseCompletionRequest(std::string_view body, const ChatRequestPolicy& policy);
+
+}  // namespace qvl

@@ -1,0 +1,39 @@
+#include "server/completions_route.h"
+
+#include <ctime>
+#include <memory>
+
+#include "server/completion_request.h"
+#include "server/http_reply.h"
+#include "server/text_completion_encoder.h"
+
+namespace qvl {
+
+void HandleTextCompletion(const GenerationRouteContext& context, const httplib::Request& req,
+                          httplib::Response& res, const httplib::ContentReader& reader) {
+  std::string body;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  if (engine == nullptr) return;
+  CompletionRequest request;
+  try {
+    request = ParseCompletionRequest(body, PolicyForEngine(context.policy, *engine));
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e));
+    return;
+  }
+  std::string().swap(body);
+
+  CompletionIdentity identity;
+  identity.id = NewCompletionId("cmpl-");
+  identity.created = static_cast<int64_t>(std::time(nullptr));
+  identity.model = ResponseModelName(context, request.model);
+  TextEncoderOptions options;
+  options.stream = request.stream;
+  options.include_usage = request.include_usage;
+  options.logprobs = request.logprobs;
+  RespondWithGeneration(context, engine, std::move(request.generation),
+                        std::make_unique<TextCompletionEncoder>(std::move(identity), options),
+                        request.stream, res);
+}
+
+}  // namespace qvl

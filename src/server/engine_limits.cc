@@ -1,0 +1,12 @@
+#include "server/engine_limits.h"
+
+namespace qvl {
+
+void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy) {
+  policy->pixels_per_image_token = engine.pixels_per_image_token();
+  policy->max_images = engine.options().max_images_per_request;
+  policy->media.max_image_bytes = static_cast<int64_t>(engine.options().max_image_bytes);
+  policy->media.video = engine.options().video_limits;
+}
+
+}  // namespace qvl

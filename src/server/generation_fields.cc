@@ -1,0 +1,117 @@
+#include "server/generation_fields.h"
+
+#include "base/field_error.h"
+#include "engine/request_ranges.h"
+#include "server/served_models.h"
+
+namespace qvl {
+namespace {
+
+constexpr size_t kMaxStopLength = 512;
+// Far deeper than any real request. nlohmann parses iteratively but serializes
+// recursively (error messages, tool call arguments): a body of a few hundred thousand
+// '[' would otherwise overflow the HTTP thread's stack.
+constexpr int kMaxJsonDepth = 128;
+
+}  // namespace
+
+nlohmann::json ParseJsonBody(std::string_view body) {
+  const nlohmann::json::parser_callback_t limit_depth =
+      [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+        if (depth >= kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
+                                       event == nlohmann::json::parse_event_t::array_start)) {
+          FailField(ErrorCode::kInvalidArgument, "", "the request body nests JSON deeper than ",
+                    kMaxJsonDepth, " levels");
+        }
+        return true;
+      };
+  try {
+    return nlohmann::json::parse(body.begin(), body.end(), limit_depth);
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error for bad syntax, out_of_range for a number beyond double ("1e999").
+    std::string what = e.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: ..." -> from "parse".
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    FailField(ErrorCode::kInvalidArgument, "", "malformed JSON in the request body: ", what);
+  }
+}
+
+std::string ParseModel(const RequestObject& body, const std::vector<std::string>& names) {
+  std::string model = body.String("model").value_or("");
+  if (!model.empty() && !names.empty()) RequireServedModel(model, names);
+  return model;
+}
+
+std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range) {
+  return body.Number(range.name, range.min, range.max, range.min_exclusive);
+}
+
+void ParseSampling(const RequestObject& body, SamplingParams* s) {
+  namespace r = request_ranges;
+  auto as_float = [](std::optional<double> v) {
+    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
+  };
+  s->temperature = as_float(ReadNumber(body, r::kTemperature));
+  s->top_p = as_float(ReadNumber(body, r::kTopP));
+  if (auto v = body.Int(r::kTopK.name, static_cast<int64_t>(r::kTopK.min),
+                        static_cast<int64_t>(r::kTopK.max))) {
+    s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
+  }
+  s->min_p = as_float(ReadNumber(body, r::kMinP));
+  s->presence_penalty = as_float(ReadNumber(body, r::kPresencePenalty));
+  s->frequency_penalty = as_float(ReadNumber(body, r::kFrequencyPenalty));
+  s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty));
+  if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
+}
+
+void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>* stop) {
+  const nlohmann::json* value = body.Find("stop");
+  if (value == nullptr) return;
+  auto add = [&](const nlohmann::json& item, const std::string& field) {
+    if (!item.is_string()) {
+      FailField(ErrorCode::kInvalidArgument, field, "expected a string, got ", JsonKind(item));
+    }
+    std::string s = item.get<std::string>();
+    if (s.empty()) FailField(ErrorCode::kInvalidArgument, field, "stop strings cannot be empty");
+    if (s.size() > kMaxStopLength) {
+      FailField(ErrorCode::kInvalidArgument, field, "stop strings can be at most ", kMaxStopLength,
+                " bytes long");
+    }
+    stop->push_back(std::move(s));
+  };
+  if (value->is_string()) {
+    add(*value, "stop");
+    return;
+  }
+  if (!value->is_array()) {
+    FailField(ErrorCode::kInvalidArgument, "stop", "expected a string or an array of strings, got ",
+              JsonKind(*value));
+  }
+  if (static_cast<int>(value->size()) > max_stop) {
+    FailField(ErrorCode::kInvalidArgument, "stop", "at most ", max_stop,
+              " stop strings are supported, got ", value->size());
+  }
+  for (size_t i = 0; i < value->size(); ++i) add((*value)[i], IndexField("stop", i));
+}
+
+void ParseMaxTokens(const RequestObject& body, GenerationRequest* g) {
+  // The engine checks them against the prompt; the bound here keeps them within int.
+  const auto bound = static_cast<int64_t>(request_ranges::kMaxTokens.max);
+  const auto tokens = body.Int("max_tokens", 1, bound);
+  const auto completion = body.Int("max_completion_tokens", 1, bound);
+  g->max_tokens = static_cast<int>(completion.value_or(tokens.value_or(0)));
+  if (completion) g->max_tokens_field = "max_completion_tokens";
+}
+
+StreamFields ParseStreamFields(const RequestObject& body) {
+  StreamFields out;
+  out.stream = body.Bool("stream").value_or(false);
+  if (const nlohmann::json* options = body.Find("stream_options")) {
+    out.include_usage =
+        RequestObject(*options, "stream_options").Bool("include_usage").value_or(false);
+  }
+  return out;
+}
+
+}  // namespace qvl

@@ -1,0 +1,174 @@
+#include "server/generation_route.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "model/qwen3vl.h"
+#include "server/access_log.h"
+#include "server/answer_cache.h"
+#include "server/byte_size.h"
+#include "server/engine_limits.h"
+#include "server/http_reply.h"
+#include "server/update_channel.h"
+
+namespace qvl {
+namespace {
+
+// How often an idle response checks that its client is still there.
+constexpr std::chrono::milliseconds kClientCheckInterval{100};
+
+// One response in flight: lives as long as httplib keeps the content provider, which is
+// until the response is written or abandoned.
+struct ResponseState {
+  ResponseState(Engine* e, RequestId i, std::shared_ptr<UpdateChannel> c,
+                std::unique_ptr<ResponseEncoder> enc, ServerMetrics* m, std::atomic<int>* counter)
+      : engine(e),
+        id(i),
+        channel(std::move(c)),
+        encoder(std::move(enc)),
+        metrics(m),
+        in_flight(counter) {
+    ++*in_flight;
+  }
+  ~ResponseState() { --*in_flight; }
+  ResponseState(const ResponseState&) = delete;
+  ResponseState& operator=(const ResponseState&) = delete;
+
+  Engine* engine;
+  RequestId id;
+  std::shared_ptr<UpdateChannel> channel;
+  std::unique_ptr<ResponseEncoder> encoder;
+  ServerMetrics* metrics;
+  std::atomic<int>* in_flight;
+  bool started = false;
+  bool final_seen = false;
+  std::vector<GenerationUpdate> updates;
+};
+
+// False, after noting it for the access line: the client is gone.
+bool ClientGone() {
+  CurrentAccessRecord().error = "the client closed the connection before the answer was complete";
+  return false;
+}
+
+bool Provide(ResponseState& state, httplib::DataSink& sink) {
+  if (!state.started) {
+    state.started = true;
+    const std::string start = state.encoder->Start();
+    if (!start.empty() && !sink.write(start.data(), start.size())) return ClientGone();
+  }
+  state.updates.clear();
+  if (!state.channel->Take(kClientCheckInterval, &state.updates)) {
+    return sink.is_writable() || ClientGone();
+  }
+  std::string out;
+  for (GenerationUpdate& update : state.updates) {
+    out += state.encoder->Encode(std::move(update));
+    if (state.encoder->finished() && !state.final_seen) {
+      state.final_seen = true;
+      state.metrics->ObserveGeneration(state.encoder->summary());
+      RecordGeneration(state.encoder->summary());
+    }
+  }
+  if (!out.empty() && !sink.write(out.data(), out.size())) return ClientGone();
+  if (state.encoder->finished()) sink.done();
+  return true;
+}
+
+}  // namespace
+
+bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::Response& res,
+              std::string* body) {
+  bool too_large = false;
+  const bool ok = reader([&](const char* data, size_t length) {
+    if (body->size() + length > max_bytes) {
+      too_large = true;
+      return false;
+    }
+    body->append(data, length);
+    return true;
+  });
+  if (too_large || res.status == 413) {
+    ReplyError(res, MakeApiError(ErrorCode::kTooLarge,
+                                 StrCat("the request body is over the limit of ",
+                                        FormatByteSize(static_cast<int64_t>(max_bytes)),
+                                        " (the operator sets it with --max-body-mb)")));
+    return false;
+  }
+  if (!ok) {
+    ReplyError(res, MakeApiError(ErrorCode::kInvalidArgument, "could not read the request body"));
+    return false;
+  }
+  return true;
+}
+
+Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const httplib::Request& req,
+                                httplib::Response& res, const httplib::ContentReader& reader,
+                                std::string* body) {
+  // Before the body: a client without the key must not make the server buffer it.
+  if (!context.authorized(req)) {
+    ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
+                                 "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+    return nullptr;
+  }
+  if (!ReadBody(reader, context.max_body_bytes, res, body)) return nullptr;
+  Engine* engine = context.engine->load();
+  if (context.shutting_down->load()) {
+    ReplyError(res, MakeApiError(ErrorCode::kUnavailable, "the server is shutting down"));
+    return nullptr;
+  }
+  if (engine == nullptr) {
+    ReplyError(res, MakeApiError(ErrorCode::kUnavailable,
+                                 "the model is still loading; retry in a few seconds"));
+    return nullptr;
+  }
+  return engine;
+}
+
+ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& base, const Engine& engine) {
+  ChatRequestPolicy policy = base;
+  TakeEngineLimits(engine, &policy);
+  return policy;
+}
+
+std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked) {
+  if (!asked.empty()) return asked;
+  return !context.policy.model_names.empty() ? context.policy.model_names.front() : "qvl";
+}
+
+void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
+                           GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
+                           bool stream, httplib::Response& res,
+                           const std::optional<std::string>& answer_key) {
+  auto channel = std::make_shared<UpdateChannel>();
+  RequestId id = 0;
+  SharedCache* shared = context.shared_cache;
+  const bool replayed = shared && answer_key && ReplayAnswer(*shared, *answer_key, *channel);
+  if (replayed) res.set_header("X-Qvl-Answer-Cache", "shared");
+  try {
+    if (!replayed) {
+      id = engine->Submit(std::move(request),
+                          RecordAnswer(shared, answer_key, [channel](GenerationUpdate&& update) {
+                            channel->Push(std::move(update));
+                          }));
+    }
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e));
+    return;
+  }
+  auto state = std::make_shared<ResponseState>(engine, id, channel, std::move(encoder),
+                                               context.metrics, context.in_flight);
+  if (stream) {
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+  }
+  res.set_chunked_content_provider(
+      stream ? "text/event-stream" : "application/json",
+      [state](size_t, httplib::DataSink& sink) { return Provide(*state, sink); },
+      [state](bool) {
+        if (!state->final_seen) state->engine->Cancel(state->id);
+      });
+}
+
+}  // namespace qvl

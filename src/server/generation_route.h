@@ -1,0 +1,64 @@
+// What every route that generates (/v1/chat/completions, /v1/completions) does around
+// its own parsing: checks the key before reading the body, reads the body within its
+// limit, refuses work while loading or shutting down, submits the request to the engine
+// and answers from the engine's updates through the route's encoder — streamed or as one
+// body. The HTTP thread only parses, enqueues and relays; a client that disconnects or
+// stops reading cancels its request at once.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/engine.h"
+#include "server/chat_request.h"
+#include "server/response_encoder.h"
+#include "server/server_metrics.h"
+#include "share/shared_cache.h"
+
+namespace qvl {
+
+struct GenerationRouteContext {
+  ChatRequestPolicy policy;
+  size_t max_body_bytes = size_t{64} << 20;
+  std::function<bool(const httplib::Request&)> authorized;
+  // The engine once the model is loaded, else null; set by the server.
+  const std::atomic<Engine*>* engine = nullptr;
+  const std::atomic<bool>* shutting_down = nullptr;
+  ServerMetrics* metrics = nullptr;
+  // Responses still being written; the server waits for them on shutdown.
+  std::atomic<int>* in_flight = nullptr;
+  SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
+};
+
+// Reads the whole body into `body` unless it is over `max_bytes`; on failure answers
+// 413 (too large) or 400 (unreadable) and returns false.
+bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::Response& res,
+              std::string* body);
+
+// Checks the key, reads the body and checks that the engine takes work. Returns the
+// engine, or null after answering 401, 413, 400 or 503.
+Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const httplib::Request& req,
+                                httplib::Response& res, const httplib::ContentReader& reader,
+                                std::string* body);
+
+// context.policy with the limits of the loaded model (image token size, context).
+ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine& engine);
+
+// The "model" of every response: as the client named it, else the served id.
+std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked);
+
+// Submits `request` and answers from its updates through `encoder`: server-sent events
+// when `stream`, else one JSON body. A refused submission is answered with its error.
+// With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
+// computed, and a computed one is stored for the other replicas.
+void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
+                           GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
+                           bool stream, httplib::Response& res,
+                           const std::optional<std::string>& answer_key = std::nullopt);
+
+}  // namespace qvl

@@ -1,0 +1,24 @@
+// The server's routes, one table: which paths exist, the methods each takes (for 405's
+// Allow header) and the label /metrics counts them under, so that a path a client makes
+// up (a model id, a typo) never grows the label set.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace qvl {
+
+struct KnownRoute {
+  std::string_view label;  // "/v1/models/{id}" for every model id
+  std::string_view allow;  // "GET" or "POST": the one method the route takes
+};
+
+// The route `path` belongs to, or nullopt for a path that is no route (web page assets
+// included: they are served or 404, never 405).
+std::optional<KnownRoute> FindRoute(std::string_view path);
+
+// "/v1/models/Qwen/Qwen3-VL-2B-Instruct" -> "Qwen/Qwen3-VL-2B-Instruct"; "" for any other
+// path. Ids may hold '/'.
+std::string_view ModelIdInPath(std::string_view path);
+
+}  // namespace qvl

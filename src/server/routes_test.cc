@@ -1,0 +1,36 @@
+#include "server/routes.h"
+
+#include <gtest/gtest.h>
+
+namespace qvl {
+namespace {
+
+TEST(RoutesTest, KnownRoutesAndTheirMethod) {
+  EXPECT_EQ(FindRoute("/v1/chat/completions")->allow, "POST");
+  EXPECT_EQ(FindRoute("/v1/completions")->allow, "POST");
+  EXPECT_EQ(FindRoute("/v1/models")->allow, "GET");
+  EXPECT_EQ(FindRoute("/health")->allow, "GET");
+  EXPECT_EQ(FindRoute("/metrics")->label, "/metrics");
+  EXPECT_EQ(FindRoute("/")->allow, "GET");
+}
+
+TEST(RoutesTest, ModelIdsShareOneLabelAndMayHoldSlashes) {
+  const auto route = FindRoute("/v1/models/Qwen/Qwen3-VL-2B-Instruct");
+  ASSERT_TRUE(route);
+  EXPECT_EQ(route->label, "/v1/models/{id}");
+  EXPECT_EQ(route->allow, "GET");
+  EXPECT_EQ(ModelIdInPath("/v1/models/Qwen/Qwen3-VL-2B-Instruct"), "Qwen/Qwen3-VL-2B-Instruct");
+  EXPECT_EQ(ModelIdInPath("/v1/models/"), "");
+  EXPECT_EQ(ModelIdInPath("/v1/models"), "");
+  EXPECT_EQ(ModelIdInPath("/v1/chat/completions"), "");
+}
+
+TEST(RoutesTest, OtherPathsAreNoRoute) {
+  EXPECT_FALSE(FindRoute("/v1/models/"));
+  EXPECT_FALSE(FindRoute("/v2/nothing"));
+  EXPECT_FALSE(FindRoute("/assets/app.js"));
+  EXPECT_FALSE(FindRoute("/v1/chat/completions/"));
+}
+
+}  // namespace
+}  // namespace qvl

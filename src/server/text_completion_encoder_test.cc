@@ -1,0 +1,129 @@
+#include "server/text_completion_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace qvl {
+namespace {
+
+CompletionIdentity Identity() { return {"cmpl-1", 1700000000, "qwen3-vl"}; }
+
+// One token's update: `text` chosen with logprob -0.25, alternatives best first.
+GenerationUpdate Token(const std::string& text, std::vector<TokenLogprob> top) {
+  GenerationUpdate u;
+  u.text = text;
+  GeneratedToken t;
+  t.chosen = {42, text, -0.25f};
+  t.top = std::move(top);
+  u.tokens.push_back(t);
+  return u;
+}
+
+GenerationUpdate Final(FinishReason reason) {
+  GenerationUpdate u;
+  u.finished = true;
+  u.finish_reason = reason;
+  u.usage = {12, 2, 8};
+  u.timings.ttft_ms = 5;
+  return u;
+}
+
+std::vector<nlohmann::json> Events(const std::string& sse) {
+  std::vector<nlohmann::json> events;
+  size_t start = 0;
+  while (start < sse.size()) {
+    const size_t end = sse.find("\n\n", start);
+    EXPECT_NE(end, std::string::npos);
+    const std::string data = sse.substr(start + 6, end - start - 6);
+    events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
+    start = end + 2;
+  }
+  return events;
+}
+
+TEST(TextCompletionEncoderTest, OneTextCompletionObject) {
+  TextCompletionEncoder encoder(Identity(), {});
+  EXPECT_EQ(encoder.Start(), "");
+  EXPECT_EQ(encoder.Encode(Token("Hel", {})), "");
+  EXPECT_EQ(encoder.Encode(Token("lo", {})), "");
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kLength)));
+  EXPECT_TRUE(encoder.finished());
+  EXPECT_EQ(c["id"], "cmpl-1");
+  EXPECT_EQ(c["object"], "text_completion");
+  EXPECT_EQ(c["created"], 1700000000);
+  EXPECT_EQ(c["model"], "qwen3-vl");
+  ASSERT_EQ(c["choices"].size(), 1u);
+  EXPECT_EQ(
+      c["choices"][0],
+      (nlohmann::json{
+          {"text", "Hello"}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", "length"}}));
+  EXPECT_EQ(c["usage"]["prompt_tokens"], 12);
+  EXPECT_EQ(c["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(c["usage"]["total_tokens"], 14);
+  EXPECT_EQ(c["timings"]["ttft_ms"], 5.0);
+}
+
+TEST(TextCompletionEncoderTest, LegacyLogprobs) {
+  TextCompletionEncoder encoder(Identity(), {.logprobs = 1});
+  // The chosen token is the best: one entry. Then a chosen token outside the best one:
+  // it is added, as OpenAI does.
+  encoder.Encode(Token("Hel", {{42, "Hel", -0.25f}, {7, "He", -2.0f}}));
+  encoder.Encode(Token("lo", {{9, "p", -0.1f}, {42, "lo", -0.25f}}));
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kStop)));
+  const nlohmann::json& l = c["choices"][0]["logprobs"];
+  EXPECT_EQ(l["tokens"], (nlohmann::json{"Hel", "lo"}));
+  EXPECT_EQ(l["token_logprobs"], (nlohmann::json{-0.25, -0.25}));
+  EXPECT_EQ(l["top_logprobs"], (nlohmann::json{{{"Hel", -0.25}}, {{"p", -0.1f}, {"lo", -0.25}}}));
+  EXPECT_EQ(l["text_offset"], (nlohmann::json{0, 3}));
+
+  TextCompletionEncoder zero(Identity(), {.logprobs = 0});
+  zero.Encode(Token("a", {{9, "b", -0.1f}}));
+  const nlohmann::json z = nlohmann::json::parse(zero.Encode(Final(FinishReason::kStop)));
+  EXPECT_EQ(z["choices"][0]["logprobs"]["top_logprobs"], (nlohmann::json{{{"a", -0.25}}}));
+}
+
+TEST(TextCompletionEncoderTest, StreamsChunksOfTheSameShape) {
+  TextCompletionEncoder encoder(Identity(), {.stream = true, .include_usage = true, .logprobs = 0});
+  std::string sse = encoder.Start();
+  sse += encoder.Encode(Token("Hel", {}));
+  sse += encoder.Encode(Token("lo", {}));
+  EXPECT_FALSE(encoder.finished());
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  EXPECT_TRUE(encoder.finished());
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(e[i]["object"], "text_completion");
+    EXPECT_EQ(e[i]["id"], "cmpl-1");
+  }
+  EXPECT_EQ(e[0]["choices"][0]["text"], "Hel");
+  EXPECT_TRUE(e[0]["choices"][0]["finish_reason"].is_null());
+  EXPECT_EQ(e[0]["choices"][0]["logprobs"]["text_offset"], (nlohmann::json{0}));
+  EXPECT_EQ(e[1]["choices"][0]["text"], "lo");
+  EXPECT_EQ(e[1]["choices"][0]["logprobs"]["text_offset"], (nlohmann::json{3}));
+  EXPECT_EQ(e[2]["choices"][0]["text"], "");
+  EXPECT_EQ(e[2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_TRUE(e[2]["usage"].is_null());
+  EXPECT_EQ(e[2]["timings"]["ttft_ms"], 5.0);
+  EXPECT_EQ(e[3]["choices"], nlohmann::json::array());
+  EXPECT_EQ(e[3]["usage"]["prompt_tokens"], 12);
+  EXPECT_EQ(e[4], "[DONE]");
+}
+
+TEST(TextCompletionEncoderTest, AnAnswerCutShortSaysWhy) {
+  TextCompletionEncoder streamed(Identity(), {.stream = true});
+  const std::vector<nlohmann::json> e = Events(streamed.Encode(Final(FinishReason::kCancelled)));
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(e[0]["error"]["message"], "the server shut down before the answer was complete");
+  TextCompletionEncoder plain(Identity(), {});
+  const nlohmann::json c = nlohmann::json::parse(plain.Encode(Final(FinishReason::kCancelled)));
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(c["error"]["code"], "unavailable");
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,173 @@
+#include "share/redis_client.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "share/redis_test_server.h"
+
+namespace qvl {
+namespace {
+
+using std::chrono::milliseconds;
+
+RedisAddress Loopback(int port) {
+  RedisAddress a;
+  a.port = port;
+  return a;
+}
+
+TEST(ParseRedisUrl, ReadsEveryPart) {
+  RedisAddress a = ParseRedisUrl("redis://cache.internal");
+  EXPECT_EQ(a.host, "cache.internal");
+  EXPECT_EQ(a.port, 6379);
+  EXPECT_EQ(a.password, "");
+  a = ParseRedisUrl("redis://:s3cret@10.0.0.5:6380/2");
+  EXPECT_EQ(a.host, "10.0.0.5");
+  EXPECT_EQ(a.port, 6380);
+  EXPECT_EQ(a.user, "");
+  EXPECT_EQ(a.password, "s3cret");
+  EXPECT_EQ(a.db, 2);
+  a = ParseRedisUrl("redis://qvl:pw@redis/");
+  EXPECT_EQ(a.user, "qvl");
+  EXPECT_EQ(a.password, "pw");
+  EXPECT_EQ(a.host, "redis");
+}
+
+TEST(ParseRedisUrl, RefusesWhatItCannotUse) {
+  auto message = [](const std::string& url) {
+    try {
+      ParseRedisUrl(url);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("rediss://h:1").find("TLS"), std::string::npos);
+  EXPECT_NE(message("http://h:1").find("expected redis://"), std::string::npos);
+  EXPECT_NE(message("redis://h:port").find("port"), std::string::npos);
+  EXPECT_NE(message("redis://:1").find("no host"), std::string::npos);
+}
+
+TEST(RedisClient, DownServerIsAFaultNotAnError) {
+  RedisFaultCounters faults;
+  RedisClient client(Loopback(FreeLoopbackPort()), milliseconds(200), &faults);
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_FALSE(client.Set("k", "v", 0, milliseconds(200)));
+  EXPECT_EQ(faults.Get(RedisFault::kUnreachable), 2);
+}
+
+TEST(RedisClient, StallingServerTimesOut) {
+  FakeRedisServer fake(FakeRedisServer::Mode::kStall);
+  RedisFaultCounters faults;
+  RedisClient client(Loopback(fake.port()), milliseconds(100), &faults);
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_EQ(faults.Get(RedisFault::kTimeout), 1);
+}
+
+TEST(RedisClient, GarbageAnswerIsRefused) {
+  FakeRedisServer fake(FakeRedisServer::Mode::kGarbage);
+  RedisFaultCounters faults;
+  RedisClient client(Loopback(fake.port()), milliseconds(1000), &faults);
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_EQ(faults.Get(RedisFault::kGarbage), 1);
+}
+
+// Replies as a server would send them, and ones that break the protocol.
+TEST(RedisClient, ReadsRepliesAndRefusesMalformedOnes) {
+  struct Case {
+    std::string reply;
+    std::optional<std::string> value;
+    RedisFault fault;  // kCount: none
+  };
+  const std::vector<Case> cases = {
+      {"$5\r\nhello\r\n", "hello", RedisFault::kCount},
+      {"$0\r\n\r\n", "", RedisFault::kCount},
+      {"$-1\r\n", std::nullopt, RedisFault::kCount},
+      {"-ERR wrong\r\n", std::nullopt, RedisFault::kErrorReply},
+      {"$5\r\nhelloXY", std::nullopt, RedisFault::kGarbage},         // bad trailer
+      {"$3\r\nhello\r\n", std::nullopt, RedisFault::kGarbage},       // longer than said
+      {"$x\r\n", std::nullopt, RedisFault::kGarbage},                // no length
+      {":12\r\n", std::nullopt, RedisFault::kGarbage},               // not a string
+      {"$9\r\nhello", std::nullopt, RedisFault::kTimeout},           // the rest never comes
+      {std::string(5000, 'a'), std::nullopt, RedisFault::kGarbage},  // no line end
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.reply.substr(0, 20));
+    FakeRedisServer fake(c.reply);
+    RedisFaultCounters faults;
+    RedisClient client(Loopback(fake.port()), milliseconds(300), &faults);
+    EXPECT_EQ(client.Get("k"), c.value);
+    for (int k = 0; k < static_cast<int>(RedisFault::kCount); ++k) {
+      const RedisFault f = static_cast<RedisFault>(k);
+      EXPECT_EQ(faults.Get(f), f == c.fault ? 1 : 0) << RedisFaultName(f);
+    }
+  }
+}
+
+class RedisClientLive : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!RedisTestServer::Available()) GTEST_SKIP() << "redis-server is not installed";
+    server_ = std::make_unique<RedisTestServer>();
+  }
+  std::unique_ptr<RedisTestServer> server_;
+};
+
+TEST_F(RedisClientLive, SetsAndGetsBinaryValues) {
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  const std::string value("a\0b\r\nc", 6);
+  ASSERT_TRUE(client.Set("qvl-test:bin", value, 0, milliseconds(1000)));
+  EXPECT_EQ(client.Get("qvl-test:bin").value_or(""), value);
+  EXPECT_FALSE(client.Get("qvl-test:absent"));
+  EXPECT_EQ(faults.Get(RedisFault::kUnreachable) + faults.Get(RedisFault::kTimeout), 0);
+}
+
+TEST_F(RedisClientLive, WrongPasswordIsAFault) {
+  server_->Cli("CONFIG SET requirepass pw");
+  RedisFaultCounters faults;
+  RedisClient wrong(ParseRedisUrl("redis://:nope@127.0.0.1:" + std::to_string(server_->port())),
+                    milliseconds(1000), &faults);
+  EXPECT_FALSE(wrong.Get("k"));
+  EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 1);
+  RedisClient right(ParseRedisUrl("redis://:pw@127.0.0.1:" + std::to_string(server_->port())),
+                    milliseconds(1000), &faults);
+  EXPECT_TRUE(right.Set("k", "v", 0, milliseconds(1000)));
+  EXPECT_EQ(right.Get("k").value_or(""), "v");
+}
+
+TEST_F(RedisClientLive, ARestartBetweenCommandsCostsNothing) {
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  ASSERT_TRUE(client.Set("k", "v", 0, milliseconds(1000)));  // leaves a kept connection
+  server_->Kill();
+  server_->Start();
+  // The kept connection is closed; the command goes again on a new one.
+  EXPECT_TRUE(client.Set("k", "w", 0, milliseconds(1000)));
+  EXPECT_EQ(client.Get("k").value_or(""), "w");
+  for (int k = 0; k < static_cast<int>(RedisFault::kCount); ++k)
+    EXPECT_EQ(faults.Get(static_cast<RedisFault>(k)), 0);
+}
+
+TEST_F(RedisClientLive, RecoversAfterARestart) {
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(500), &faults);
+  ASSERT_TRUE(client.Set("k", "v", 0, milliseconds(500)));
+  server_->Kill();
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_GE(faults.Get(RedisFault::kUnreachable), 1);
+  server_->Start();
+  // The client waits out its back-off before it connects again.
+  bool back = false;
+  for (int i = 0; i < 50 && !back; ++i) {
+    back = client.Set("k", "w", 0, milliseconds(500));
+    if (!back) usleep(100 * 1000);
+  }
+  ASSERT_TRUE(back);
+  EXPECT_EQ(client.Get("k").value_or(""), "w");
+}
+
+}  // namespace
+}  // namespace qvl
