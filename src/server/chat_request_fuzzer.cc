@@ -85,7 +85,8 @@ void FuzzTextCompletion(const Preparation& preparation, const qvl::ChatRequestPo
   const bool text = g.prompt_text && !g.prompt_text->empty();
   if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.messages.empty() ||
       static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
-      g.max_tokens > policy.max_completion_tokens || g.max_tokens < 1 || request.logprobs > 5) {
+      g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 1 ||
+      request.logprobs > 5) {
     std::abort();
   }
   Prepare(preparation, g);
