@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "cli/model_check.h"
 #include "cli/verbs.h"
+#include "engine/loaded_model.h"
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
@@ -217,6 +218,7 @@ void AddInfoVerb(CLI::App& app) {
     nlohmann::ordered_json out;
     if (!model_dir->empty()) {
       const CheckedModelFolder checked = CheckModelFolder(*model_dir);
+      LoadModelSettings(checked.folder);
       out = Describe(checked.folder, checked.store);
     }
     const std::string tier = CpuTierName(ActiveTier());

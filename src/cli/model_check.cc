@@ -1,7 +1,8 @@
 #include "cli/model_check.h"
 
-#include "engine/loaded_model.h"
+#include "image/preprocessor_config.h"
 #include "model/weights.h"
+#include "text/chat_template.h"
 
 namespace qvl::cli {
 
@@ -9,8 +10,9 @@ CheckedModelFolder CheckModelFolder(const std::string& dir) {
   ModelFolder folder = OpenModelFolder(dir);
   TensorStore store = TensorStore::OpenFolder(folder.dir);
   CheckQwen3VLTensors(store, folder.config);
-  // The tokenizer, chat template and preprocessor config, as the engine will load them.
-  LoadModelSettings(folder);
+  const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
+  CheckChatTemplate(chat_template.text, chat_template.path);
+  LoadPreprocessorConfig(folder.preprocessor_config_path);
   return {std::move(folder), std::move(store)};
 }
 

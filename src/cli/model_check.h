@@ -1,6 +1,8 @@
 // The checks `qvl info` makes of a model folder, reading only headers and small files
-// (config, every tensor's name, shape and dtype, tokenizer, chat template, preprocessor
-// config): shared with `qvl serve`, which makes them before it listens.
+// (config, every tensor's name, shape and dtype, chat template, preprocessor config):
+// shared with `qvl serve`, which makes them before it listens. (The tokenizer, 11 MB of
+// JSON, is left to the engine: parsing it twice would leave its freed heap behind in the
+// serving process.)
 #pragma once
 
 #include <string>

@@ -51,7 +51,7 @@ FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_
   const bool logprobs = seq.request->output.top_logprobs >= 0;
   if (logprobs) seq.raw_logits.assign(logits, logits + vocab);
   const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
-  if (!seq.constraints.Apply(logits, tokens_left)) return FinishReason::kLength;
+  seq.constraints.Apply(logits, tokens_left);
   *token = seq.sampler.Sample(logits);
   seq.sampler.Accept(*token);
   seq.constraints.Accept(*token);

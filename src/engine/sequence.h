@@ -69,8 +69,7 @@ std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const T
 
 // The next token of `seq` from its row of `logits` (modified in place): the request's
 // constraints, then its sampler, then the output stream, which fills `update` with what
-// the client now sees. Returns why the answer ends with this token, or kNone; a grammar
-// with no completion left within max_tokens ends it with kLength before any token.
+// the client now sees. Returns why the answer ends with this token, or kNone.
 FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_t* token,
                              GenerationUpdate* update);
 

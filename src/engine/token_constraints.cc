@@ -11,14 +11,11 @@ TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
   mask_.resize(static_cast<size_t>((vocab_rows + 31) / 32));
 }
 
-bool TokenConstraints::Apply(float* logits, int64_t tokens_left) {
+void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
   for (const LogitBias& b : bias_) logits[b.token] += b.bias;
-  if (!matcher_) return true;
+  if (!matcher_) return;
   matcher_->FillNextTokenMask(mask_, tokens_left);
-  bool any = false;
-  for (const uint32_t word : mask_) any |= word != 0;
   ApplyTokenMask(mask_, logits, vocab_rows_);
-  return any;
 }
 
 void TokenConstraints::Accept(int32_t token) {

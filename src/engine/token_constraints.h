@@ -23,8 +23,9 @@ class TokenConstraints {
                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows);
 
   // Biases and masks `logits` for the next token, of which the answer may still have
-  // `tokens_left` (this one included). False when the grammar allows no token at all.
-  bool Apply(float* logits, int64_t tokens_left);
+  // `tokens_left` (this one included). The mask of an unfinished grammar is never empty
+  // (GrammarMatcher::FillNextTokenMask), and a finished one ends the answer first.
+  void Apply(float* logits, int64_t tokens_left);
   // Moves the grammar past the sampled token.
   void Accept(int32_t token);
   // The grammar is complete and nothing may follow: the answer is done.

@@ -89,23 +89,15 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
 
 ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& policy) {
   const nlohmann::json json = ParseJsonBody(text);
-  if (!json.is_object()) {
-    FailField(ErrorCode::kInvalidArgument, "", "the request body must be a JSON object, got ",
-              JsonKind(json));
-  }
   const RequestObject body(json, "");
   ChatRequest out;
   out.model = ParseModel(body, policy.model_names);
   RefuseUnsupported(body);
   GenerationRequest& g = out.generation;
   out.parse_tool_calls = ParseOutputControls(body, text, &g).parse_tool_calls;
-  const StreamFields stream = ParseStreamFields(body);
+  const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
-  ParseMaxTokens(body, &g);
-  ParseSampling(body, &g.sampling);
-  ParseStop(body, policy.max_stop_strings, &g.stop);
-  g.ignore_eos = body.Bool("ignore_eos").value_or(false);
   out.logprobs = body.Bool("logprobs").value_or(false);
   const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
                                      static_cast<int64_t>(request_ranges::kTopLogprobs.max));

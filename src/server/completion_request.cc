@@ -87,23 +87,15 @@ void RefuseUnsupported(const RequestObject& body) {
 
 CompletionRequest ParseCompletionRequest(std::string_view text, const ChatRequestPolicy& policy) {
   const nlohmann::json json = ParseJsonBody(text);
-  if (!json.is_object()) {
-    FailField(ErrorCode::kInvalidArgument, "", "the request body must be a JSON object, got ",
-              JsonKind(json));
-  }
   const RequestObject body(json, "");
   CompletionRequest out;
   out.model = ParseModel(body, policy.model_names);
   RefuseUnsupported(body);
   GenerationRequest& g = out.generation;
-  const StreamFields stream = ParseStreamFields(body);
+  const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
-  ParseMaxTokens(body, &g);
   if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
-  ParseSampling(body, &g.sampling);
-  ParseStop(body, policy.max_stop_strings, &g.stop);
-  g.ignore_eos = body.Bool("ignore_eos").value_or(false);
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;
   ParsePrompt(body, &g);

@@ -13,9 +13,7 @@ constexpr size_t kMaxStopLength = 512;
 // '[' would otherwise overflow the HTTP thread's stack.
 constexpr int kMaxJsonDepth = 128;
 
-}  // namespace
-
-nlohmann::json ParseJsonBody(std::string_view body) {
+nlohmann::json ParseJson(std::string_view body) {
   const nlohmann::json::parser_callback_t limit_depth =
       [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
         if (depth >= kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
@@ -35,12 +33,6 @@ nlohmann::json ParseJsonBody(std::string_view body) {
     if (bracket != std::string::npos) what = what.substr(bracket + 2);
     FailField(ErrorCode::kInvalidArgument, "", "malformed JSON in the request body: ", what);
   }
-}
-
-std::string ParseModel(const RequestObject& body, const std::vector<std::string>& names) {
-  std::string model = body.String("model").value_or("");
-  if (!model.empty() && !names.empty()) RequireServedModel(model, names);
-  return model;
 }
 
 std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range) {
@@ -112,6 +104,32 @@ StreamFields ParseStreamFields(const RequestObject& body) {
         RequestObject(*options, "stream_options").Bool("include_usage").value_or(false);
   }
   return out;
+}
+
+}  // namespace
+
+nlohmann::json ParseJsonBody(std::string_view text) {
+  nlohmann::json json = ParseJson(text);
+  if (!json.is_object()) {
+    FailField(ErrorCode::kInvalidArgument, "", "the request body must be a JSON object, got ",
+              JsonKind(json));
+  }
+  return json;
+}
+
+std::string ParseModel(const RequestObject& body, const std::vector<std::string>& names) {
+  std::string model = body.String("model").value_or("");
+  if (!model.empty() && !names.empty()) RequireServedModel(model, names);
+  return model;
+}
+
+StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, GenerationRequest* g) {
+  const StreamFields stream = ParseStreamFields(body);
+  ParseMaxTokens(body, g);
+  ParseSampling(body, &g->sampling);
+  ParseStop(body, max_stop, &g->stop);
+  g->ignore_eos = body.Bool("ignore_eos").value_or(false);
+  return stream;
 }
 
 }  // namespace qvl

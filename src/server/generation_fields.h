@@ -14,27 +14,24 @@
 
 namespace qvl {
 
-// The body as JSON. Throws FieldError (no field) for malformed JSON and for nesting
-// deeper than any real request.
+// The body as a JSON object. Throws FieldError (no field) for malformed JSON, nesting
+// deeper than any real request, and a body that is not an object.
 nlohmann::json ParseJsonBody(std::string_view body);
 
 // "model" as the client gave it ("" when absent). Throws FieldError(kNotFound, "model")
 // unless it is one of `names` (empty = any).
 std::string ParseModel(const RequestObject& body, const std::vector<std::string>& names);
 
-// temperature, top_p, top_k, min_p, presence/frequency/repetition_penalty, seed.
-void ParseSampling(const RequestObject& body, SamplingParams* s);
-// "stop": a string or up to `max_stop` strings.
-void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>* stop);
-// max_completion_tokens, else max_tokens, into g->max_tokens (0 when neither is given)
-// and the name the client used into g->max_tokens_field; the engine checks the value
-// against the prompt and the context.
-void ParseMaxTokens(const RequestObject& body, GenerationRequest* g);
-
 struct StreamFields {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
 };
-StreamFields ParseStreamFields(const RequestObject& body);
+
+// The fields both APIs read alike, in this order: stream and stream_options,
+// max_completion_tokens / max_tokens (0 when neither is given; the name the client used
+// goes to g->max_tokens_field, and the engine checks the value against the prompt),
+// temperature, top_p, top_k, min_p, the penalties, seed, stop (a string or up to
+// `max_stop` strings) and ignore_eos.
+StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, GenerationRequest* g);
 
 }  // namespace qvl

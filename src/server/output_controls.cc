@@ -141,7 +141,8 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
       // Checked for every tool, called or not: a schema qvl could not constrain to is
       // refused whatever tool_choice says.
       try {
-        CompileJsonSchema(schema.parameters);
+        CompiledGrammars().Get("schema:" + schema.parameters.dump(),
+                               [&] { return CompileJsonSchema(schema.parameters); });
       } catch (const FieldError& e) {
         RethrowUnder(e, schema.parameters_path);
       }

@@ -285,7 +285,7 @@ const kinds = {
     run: () => send('POST', chat, userWith(' 7'.repeat(1500))),
   },
   unknown_route: { weight: 2, route: 'other', expect: [404], run: () => send('GET', '/v2/nothing') },
-  wrong_method: { weight: 1, route: chat, expect: [404], run: () => send('PUT', chat, '{}') },
+  wrong_method: { weight: 1, route: chat, expect: [405], run: () => send('PUT', chat, '{}') },
   models: { weight: 2, route: '/v1/models', expect: [200], run: () => send('GET', '/v1/models') },
   burst: {
     weight: 3,
