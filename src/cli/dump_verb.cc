@@ -12,6 +12,7 @@
 #include "engine/tensor_dump.h"
 #include "image/image_budget.h"
 #include "image/preprocessor_config.h"
+#include "image/video_budget.h"
 #include "model/safetensors.h"
 #include "server/chat_request.h"
 #include "text/tokenizer.h"
@@ -38,12 +39,18 @@ void RunDump(const DumpFlags& f) {
   policy.media.local.enabled = true;
   policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
   policy.pixels_per_image_token = PixelsPerImageToken(image_params);
+  policy.pixels_per_video_token = PixelsPerVideoToken(loaded.settings.video_params.image);
   const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
 
-  // The reference (transformers) knows no server budget: images get the model's range.
+  // The reference (transformers) knows no server budget: images and videos get the
+  // model's range.
   EngineOptions engine;
   engine.context_tokens = model.config().text.max_position_embeddings;
   engine.max_pixels = image_params.max_pixels;
+  const ImageProcessorParams& video_image = loaded.settings.video_params.image;
+  const int64_t per_video_token = PixelsPerVideoToken(video_image);
+  engine.max_video_tokens = (video_image.max_pixels + per_video_token - 1) / per_video_token;
+  engine.video_token_limit = engine.max_video_tokens;
   const RequestPreparer preparer(model.config(), model.folder().generation,
                                  loaded.settings.tokenizer, image_params,
                                  loaded.settings.video_params, engine);

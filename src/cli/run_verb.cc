@@ -17,6 +17,7 @@
 #include "cli/verbs.h"
 #include "engine/engine.h"
 #include "engine/request_ranges.h"
+#include "engine/video_budget_policy.h"
 #include "server/chat_request.h"
 #include "server/engine_limits.h"
 #include "server/openai_format.h"
@@ -38,6 +39,7 @@ struct RunFlags {
   bool ignore_eos = false;
   SamplingParams sampling;
   int64_t min_pixels = 0, max_pixels = 0;
+  int64_t min_video_tokens = 0, max_video_tokens = 0;
   int64_t context = 16384;
 };
 
@@ -118,6 +120,14 @@ void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
   if (f.max_pixels > 0) r->image_budget.max_pixels = f.max_pixels;
 }
 
+// The video budget flags are the server's defaults of this one run; the limit follows
+// them, so that what the flags ask is what the clip gets.
+void ApplyVideoBudgetFlags(const RunFlags& f, EngineOptions* options) {
+  options->min_video_tokens = f.min_video_tokens;
+  options->max_video_tokens = f.max_video_tokens;
+  options->video_token_limit = std::max(f.max_video_tokens, kDefaultVideoTokenLimit);
+}
+
 void Run(const RunFlags& f) {
   CheckArguments(f);
   const std::string dir = f.model.ResolveFolder();
@@ -127,6 +137,7 @@ void Run(const RunFlags& f) {
   // One answer, or the n of a --request, at once.
   options.max_sequences = EngineOptions().max_sequences;
   options.context_tokens = f.context;
+  ApplyVideoBudgetFlags(f, &options);
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
   GenerationRequest request = BuildRequest(f, engine);
@@ -234,6 +245,14 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("--seed", f->sampling.seed, "random seed for reproducible sampling");
   verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing");
   verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing");
+  verb->add_option("--min-video-tokens", f->min_video_tokens,
+                   "smallest video budget, in video tokens over all frames (default: the "
+                   "model's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--max-video-tokens", f->max_video_tokens,
+                   "a video's budget in video tokens (a frame pair of 32x32 pixels) over all "
+                   "frames (default 2048)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("-c,--ctx-size", f->context, "context: prompt + answer tokens")
       ->capture_default_str();
   verb->callback([f] {

@@ -23,6 +23,7 @@
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/engine.h"
+#include "engine/video_budget_policy.h"
 #include "hub/model_resolver.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
@@ -73,6 +74,12 @@ void Finish(ServeFlags& f) {
       f.engine.min_pixels > f.engine.max_pixels) {
     Fail(ErrorCode::kInvalidArgument, "--min-pixels (", f.engine.min_pixels,
          ") is larger than --max-pixels (", f.engine.max_pixels, ")");
+  }
+  const int64_t max_video_tokens =
+      f.engine.max_video_tokens > 0 ? f.engine.max_video_tokens : kDefaultMaxVideoTokens;
+  if (f.engine.min_video_tokens > max_video_tokens) {
+    Fail(ErrorCode::kInvalidArgument, "--min-video-tokens (", f.engine.min_video_tokens,
+         ") is larger than --max-video-tokens (", max_video_tokens, ")");
   }
   if (!f.redis.url.empty()) {
     f.redis.timeout = std::chrono::milliseconds(f.redis_timeout_ms);
@@ -232,6 +239,17 @@ void AddServeVerb(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--high-detail-image-tokens", f->engine.high_detail_image_tokens,
                    "what detail: high and a request's own maximum may reach (default 4096)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--min-video-tokens", f->engine.min_video_tokens,
+                   "smallest video budget, in video tokens over all frames (a frame pair of "
+                   "32x32 pixels; default: the model's)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--max-video-tokens", f->engine.max_video_tokens,
+                   "a video's budget when its request sets none, in video tokens over all "
+                   "frames (default 2048)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  verb->add_option("--video-token-limit", f->engine.video_token_limit,
+                   "what a request's own video budget may reach (default 8192)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("--max-images", f->engine.max_images_per_request, "images per request")
       ->check(CLI::Range(0, 1024))

@@ -36,6 +36,8 @@ TEST(ServeVerb, RefusesBeforeListening) {
            Case{"-m " + kTinyModelDir + " --queue -1", "--queue: Value -1 not in range"},
            Case{"-m " + kTinyModelDir + " --port 70000", "--port: Value 70000 not in range"},
            Case{"-m " + kTinyModelDir + " --log-format xml", "--log-format: xml not in"},
+           Case{"-m " + kTinyModelDir + " --min-video-tokens 4096",
+                "qvl: error: --min-video-tokens (4096) is larger than --max-video-tokens (2048)"},
            Case{"-m Qwen/Not-Here --no-download",
                 "qvl: error: model Qwen/Not-Here is not in the Hugging Face cache"},
        }) {

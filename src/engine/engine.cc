@@ -646,6 +646,9 @@ const EngineOptions& Engine::options() const { return impl_->options(); }
 int64_t Engine::pixels_per_image_token() const {
   return impl_->preparer().pixels_per_image_token();
 }
+int64_t Engine::pixels_per_video_token() const {
+  return impl_->preparer().pixels_per_video_token();
+}
 
 const char* FinishReasonName(FinishReason reason) {
   switch (reason) {

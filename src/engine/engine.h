@@ -48,6 +48,14 @@ struct EngineOptions {
   int64_t min_image_tokens = 0;
   int64_t max_image_tokens = 0;
   int64_t high_detail_image_tokens = 0;
+  // Video budget in video tokens (a frame pair of 32 x 32 pixels; see
+  // video_budget_policy.h), over all sampled frames of a video. min: 0 = the model's.
+  // max: a video's budget when its request sets none, 0 = kDefaultMaxVideoTokens (sized
+  // for a CPU). limit: the most a request may ask for, 0 = kDefaultVideoTokenLimit
+  // (never below max).
+  int64_t min_video_tokens = 0;
+  int64_t max_video_tokens = 0;
+  int64_t video_token_limit = 0;
   // 8 images at the default budget take ~10k of the 16k context and over a minute of
   // vision on 2 cores; 16 MiB holds a 50-megapixel JPEG. With them the default body
   // limit (server/body_limit.h) is 190 MiB.
@@ -112,6 +120,8 @@ class Engine {
   // Pixels one image token covers (patch size x merge size, squared: 32 x 32 for
   // Qwen3-VL), from the model's preprocessor_config.json.
   int64_t pixels_per_image_token() const;
+  // Pixels over all sampled frames of a video covered by one video token.
+  int64_t pixels_per_video_token() const;
 
  private:
   class Impl;

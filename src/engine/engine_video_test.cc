@@ -89,6 +89,40 @@ TEST(EngineVideo, PerVideoSamplingChangesTheGrid) {
   EXPECT_EQ(c.last.timings.videos[0].tokens, 80);
 }
 
+// The video budget: clip 07 (4 sampled frames of 320x240, 160 tokens at the model's
+// budget) follows the server's default, a request's own bound, and the server's limit
+// over that bound. Tokens count frame pairs of 32 x 32 pixels.
+TEST(EngineVideo, TokensFollowTheBudget) {
+  EngineOptions options;
+  options.max_video_tokens = 40;
+  options.video_token_limit = 100;
+  auto engine = MakeEngine(options);
+  ASSERT_EQ(engine->pixels_per_video_token(), 2 * 32 * 32);
+  auto tokens = [&](const VideoBudgetRequest& budget) {
+    GenerationRequest r = WithMp4("07_video_frames");
+    r.videos[0].budget = budget;
+    r.max_tokens = 1;
+    Collector c;
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    EXPECT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+    return c.last.timings.videos.empty() ? -1 : c.last.timings.videos[0].tokens;
+  };
+  const int64_t per_token = engine->pixels_per_video_token();
+  const int64_t by_default = tokens({});
+  EXPECT_LE(by_default, 40);
+  EXPECT_GE(by_default, 20);
+  const int64_t asked = tokens({.max_pixels = 80 * per_token});
+  EXPECT_LE(asked, 80);
+  EXPECT_GT(asked, 40);
+  const int64_t capped = tokens({.max_pixels = 1000 * per_token});
+  EXPECT_LE(capped, 100);
+  EXPECT_GT(capped, 80);
+  // qwen-vl-utils' per-frame bound: 160 x 120 pixels a frame, 2 pairs of 5 x 3 tokens
+  // (smart_resize: 160 x 128 is over the bound, so 160 x 96).
+  EXPECT_EQ(tokens({.max_frame_pixels = 160 * 120}), 2 * 5 * 3);
+}
+
 TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {
   EngineOptions options;
   options.video_limits.max_seconds = 1;

@@ -31,6 +31,16 @@ struct ImageInput {
   ImageDetail detail = ImageDetail::kAuto;
 };
 
+// Per-video budget in pixels; 0 = not asked (the server's default). Clip bounds cover
+// all sampled frames (T x H x W), frame bounds one frame. Clamped to what the server and
+// the model allow (see video_budget_policy.h).
+struct VideoBudgetRequest {
+  int64_t min_pixels = 0;
+  int64_t max_pixels = 0;
+  int64_t min_frame_pixels = 0;
+  int64_t max_frame_pixels = 0;
+};
+
 // One video of the request, in the order its part appears in the messages: every frame
 // of the clip as an encoded image shown at `fps`, or (frames empty) a video file.
 struct VideoInput {
@@ -39,9 +49,13 @@ struct VideoInput {
   double fps = 0;             // of `frames`; a file's comes from its container
   std::vector<uint8_t> file;  // MP4, WebM, ... when frames is empty
   // Sampling for this video; 0 = the model's (video_preprocessor_config.json: 2 frames
-  // per second, at most 768).
+  // per second, at least 4, at most 768). num_frames: exactly that many (at most the
+  // clip's), instead of a rate.
   double sample_fps = 0;
+  int64_t min_frames = 0;
   int64_t max_frames = 0;
+  int64_t num_frames = 0;
+  VideoBudgetRequest budget;
 };
 
 // Unset fields fall back to the model's generation_config.json, then to greedy.

@@ -79,6 +79,7 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
   image_budget_ = ResolveServerImageBudget(options, image_params);
+  video_budget_ = ResolveServerVideoBudget(options, video_params);
   max_text_bytes_ = MaxPromptTextBytes(options.context_tokens, LongestTokenBytes(tokenizer));
   eos_ids_ = generation.eos_token_ids;
   for (int32_t id : model.eos_token_ids) {
@@ -200,12 +201,13 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Videos: frames sampled, resized, patches, and their timestamps in the prompt. The
-  // budget is the model's video one (video_preprocessor_config.json), over all frames.
+  // budget covers all sampled frames of a video.
   std::vector<PreparedImage> videos;
   std::vector<VideoPromptLayout> layouts;
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
-    PreparedVideoInput v = PrepareVideo(input, video_params_, {}, options_.video_limits);
+    PreparedVideoInput v = PrepareVideo(
+        input, video_params_, VideoBudgetFor(video_budget_, input.budget), options_.video_limits);
     video_grids.push_back(v.visual.grid);
     layouts.push_back(std::move(v.layout));
     videos.push_back(std::move(v.visual));

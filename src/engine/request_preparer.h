@@ -7,6 +7,7 @@
 #include "engine/engine.h"
 #include "engine/image_budget_policy.h"
 #include "engine/prepared_request.h"
+#include "engine/video_budget_policy.h"
 #include "image/image_processor.h"
 #include "image/video_processor.h"
 #include "model/config.h"
@@ -31,6 +32,7 @@ class RequestPreparer {
   // Tokens that end an answer: generation_config.json's and config.json's.
   const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
   int64_t pixels_per_image_token() const { return PixelsPerImageToken(image_params_); }
+  int64_t pixels_per_video_token() const { return PixelsPerVideoToken(video_params_.image); }
 
  private:
   void CheckSizes(const GenerationRequest& request) const;
@@ -44,6 +46,7 @@ class RequestPreparer {
   VideoProcessorParams video_params_;
   ImageLimits limits_;
   ServerImageBudget image_budget_;
+  ServerVideoBudget video_budget_;
   EngineOptions options_;
   int64_t max_text_bytes_ = 0;
   std::vector<int32_t> eos_ids_;

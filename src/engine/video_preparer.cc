@@ -10,7 +10,7 @@
 namespace qvl {
 
 PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
-                                const ImageBudget& budget, const VideoLimits& limits) {
+                                const VideoBudget& budget, const VideoLimits& limits) {
   std::unique_ptr<VideoFrameSource> source;
   if (input.frames.empty()) {
     source = std::make_unique<VideoFileDecoder>(input.file, limits, input.name);
@@ -20,7 +20,9 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   }
   FrameSampling sampling = params.sampling;
   if (input.sample_fps > 0) sampling.fps = input.sample_fps;
+  if (input.min_frames > 0) sampling.min_frames = input.min_frames;
   if (input.max_frames > 0) sampling.max_frames = input.max_frames;
+  if (input.num_frames > 0) sampling.min_frames = sampling.max_frames = input.num_frames;
   PreprocessedVideo video = PreprocessVideo(*source, params, sampling, budget, limits, input.name);
 
   PreparedVideoInput out;
@@ -38,7 +40,8 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   v.info.frames = video.input_frames;
   v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
   v.info.fps = video.fps;
-  // The encoding depends on the frames and on which of them were sampled.
+  // The encoding depends on the frames, on which of them were sampled and on the size
+  // the budget resized them to.
   ContentHasher hasher;
   if (input.frames.empty()) {
     hasher.Update(input.file);
@@ -49,6 +52,8 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
     }
   }
   for (const int64_t index : video.sampled_indices) hasher.UpdateValue(index);
+  hasher.UpdateValue(video.resized.width);
+  hasher.UpdateValue(video.resized.height);
   v.content_hash = hasher.Finish();
   v.pixels = std::move(video.pixel_values);
   out.layout.timestamps = video.timestamps;

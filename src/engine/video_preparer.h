@@ -5,7 +5,7 @@
 
 #include "engine/prepared_request.h"
 #include "engine/request.h"
-#include "image/image_budget.h"
+#include "image/video_budget.h"
 #include "image/video_limits.h"
 #include "image/video_processor.h"
 #include "text/chat_template.h"
@@ -21,6 +21,6 @@ struct PreparedVideoInput {
 // files and frames, clips too short or with frames of different sizes (see
 // PreprocessVideo and VideoFileDecoder), each naming input.name.
 PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
-                                const ImageBudget& budget, const VideoLimits& limits);
+                                const VideoBudget& budget, const VideoLimits& limits);
 
 }  // namespace qvl

@@ -25,6 +25,7 @@ const char* const kOptionalFiles[] = {
     "generation_config.json",
     "chat_template.json",
     "chat_template.jinja",
+    "video_preprocessor_config.json",
 };
 
 bool IsFile(const std::string& path) {

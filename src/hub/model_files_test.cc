@@ -31,7 +31,7 @@ TEST(ModelFilesTest, SelectsOnlyWhatTheEngineReads) {
   EXPECT_THAT(SelectModelFiles(kRealListing, "Qwen/Qwen3-VL-2B-Instruct"),
               ElementsAre("config.json", "preprocessor_config.json", "tokenizer.json",
                           "tokenizer_config.json", "generation_config.json", "chat_template.json",
-                          "model.safetensors"));
+                          "video_preprocessor_config.json", "model.safetensors"));
 }
 
 TEST(ModelFilesTest, PrefersSingleFileWeightsAndFallsBackToIndex) {

@@ -28,10 +28,12 @@ using ::testing::StartsWith;
 
 const char kModelFolder[] = QVL_TEST_DATA "/tiny-qwen3vl/model";
 
-// The files of the fixture a pull must fetch (not video_preprocessor_config.json, README.md).
+// The files of the fixture a pull must fetch (not README.md).
 const std::vector<std::string> kPulledFiles = {
-    "chat_template.json",       "config.json",    "generation_config.json", "model.safetensors",
-    "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"};
+    "chat_template.json",       "config.json",
+    "generation_config.json",   "model.safetensors",
+    "preprocessor_config.json", "tokenizer.json",
+    "tokenizer_config.json",    "video_preprocessor_config.json"};
 
 // The fixture model as the mock hub serves it, with each file's ETag; loaded once.
 struct TinyModel {
@@ -125,8 +127,8 @@ TEST_F(ModelPullerTest, FullPullHasHuggingFaceCacheLayout) {
   const PullResult result = PullModel(Options());
   EXPECT_EQ(result.path, RepoDir() + "/snapshots/" + repo_.commit);
   EXPECT_EQ(result.commit, repo_.commit);
-  EXPECT_EQ(result.files, 7);
-  EXPECT_EQ(result.files_downloaded, 7);
+  EXPECT_EQ(result.files, 8);
+  EXPECT_EQ(result.files_downloaded, 8);
   ExpectSnapshotComplete();
   EXPECT_EQ(ReadBytes(RepoDir() + "/refs/main"), repo_.commit);
   std::vector<std::string> blobs;

@@ -59,9 +59,13 @@ ImageSize SmartResizeVideo(ImageSize size, int64_t frames, int temporal_factor, 
     Fail(ErrorCode::kInvalidArgument, name, " has ", frames, " sampled frame",
          frames == 1 ? "" : "s", "; a video needs at least ", temporal_factor);
   }
+  return SmartResizeFrames(size, frames, SmartResizeFrameCount(frames, temporal_factor), factor,
+                           min_pixels, max_pixels, name);
+}
+
+int64_t SmartResizeFrameCount(int64_t frames, int temporal_factor) {
   const double tf = temporal_factor;
-  const auto rounded = static_cast<int64_t>(std::nearbyint(static_cast<double>(frames) / tf) * tf);
-  return SmartResizeFrames(size, frames, rounded, factor, min_pixels, max_pixels, name);
+  return static_cast<int64_t>(std::nearbyint(static_cast<double>(frames) / tf) * tf);
 }
 
 }  // namespace qvl

@@ -31,4 +31,7 @@ ImageSize SmartResize(ImageSize size, int factor, int64_t min_pixels, int64_t ma
 ImageSize SmartResizeVideo(ImageSize size, int64_t frames, int temporal_factor, int factor,
                            int64_t min_pixels, int64_t max_pixels, const std::string& name);
 
+// The t above: the frame count SmartResizeVideo compares its bounds with.
+int64_t SmartResizeFrameCount(int64_t frames, int temporal_factor);
+
 }  // namespace qvl

@@ -67,10 +67,9 @@ VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,
 }
 
 PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,
-                                  const FrameSampling& sampling, const ImageBudget& budget,
+                                  const FrameSampling& sampling, const VideoBudget& budget,
                                   const VideoLimits& limits, const std::string& name) {
   const ImageProcessorParams& ip = params.image;
-  const PixelRange range = ResolveImageBudget(budget, ip);
   PreprocessedVideo result;
   result.input_frames = source.frame_count();
   result.fps = source.fps();
@@ -78,6 +77,7 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
   result.sampled_indices = SampleFrameIndices(result.input_frames, result.fps, sampling, name);
   const int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
   const int temporal = ip.temporal_patch_size;
+  const PixelRange range = ResolveImageBudget(ClipBudget(budget, sampled, temporal), ip);
   result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
   if (sampled < temporal) {
     Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames,

@@ -15,6 +15,7 @@
 #include "image/image_size.h"
 #include "image/preprocessor_config.h"
 #include "image/rgbx_image.h"
+#include "image/video_budget.h"
 #include "image/video_limits.h"
 #include "image/video_sampling.h"
 
@@ -70,14 +71,14 @@ struct PreprocessedVideo {
 };
 
 // Samples, reads, resizes and patchifies the frames of `source`. `sampling` replaces
-// params.sampling (a request's fps / max_frames); `budget` narrows the pixel range over
-// all sampled frames within params.image's. `name` ("video 1") starts every error.
-// Throws Error(kTooLarge) over `limits` (before reading frames) and
-// Error(kInvalidArgument) for fewer than temporal_patch_size sampled frames, frames of
-// different sizes or under params.image.factor() pixels a side, and what the source
-// throws. Only two resized frames are held at a time.
+// params.sampling (a request's fps and frame counts); `budget` narrows the pixel range
+// over all sampled frames within params.image's (see ClipBudget). `name` ("video 1") starts every
+// error. Throws Error(kTooLarge) over `limits` (before reading frames) and Error(kInvalidArgument)
+// for fewer than temporal_patch_size sampled frames, frames of different sizes or under
+// params.image.factor() pixels a side, and what the source throws. Only two resized frames are held
+// at a time.
 PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,
-                                  const FrameSampling& sampling, const ImageBudget& budget,
+                                  const FrameSampling& sampling, const VideoBudget& budget,
                                   const VideoLimits& limits, const std::string& name);
 
 }  // namespace qvl

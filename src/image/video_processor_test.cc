@@ -255,5 +255,30 @@ TEST(PreprocessVideoTest, RefusesBadClips) {
             std::string::npos);
 }
 
+// A per-frame bound gives the frame size qwen-vl-utils' per-frame smart_resize gives,
+// and a clip bound covers all sampled frames.
+TEST(PreprocessVideoTest, FrameAndClipBudgets) {
+  const VideoProcessorParams params = TinyVideoParams();
+  const int factor = params.image.factor();
+  SyntheticFrames source(30, 10.0, {640, 480});  // 6 sampled frames
+  VideoBudget per_frame;
+  per_frame.max_frame_pixels = 160 * 120;
+  const PreprocessedVideo v =
+      PreprocessVideo(source, params, params.sampling, per_frame, {}, "video 1");
+  const ImageSize frame = SmartResize({640, 480}, factor, 1, 160 * 120, "frame");
+  EXPECT_EQ(v.resized, frame);
+  EXPECT_LE(v.resized.width * v.resized.height, 160 * 120);
+
+  SyntheticFrames again(30, 10.0, {640, 480});
+  VideoBudget clip;
+  clip.max_pixels = 64 * PixelsPerVideoToken(params.image);  // 64 tokens over 3 pairs
+  const PreprocessedVideo c = PreprocessVideo(again, params, params.sampling, clip, {}, "video 1");
+  const int64_t tokens = c.num_patches() / (params.image.merge_size * params.image.merge_size);
+  EXPECT_LE(tokens, 64);
+  EXPECT_GT(tokens, 32);
+  EXPECT_EQ(c.resized, SmartResizeVideo({640, 480}, 6, 2, factor, params.image.min_pixels,
+                                        clip.max_pixels, "video 1"));
+}
+
 }  // namespace
 }  // namespace qvl

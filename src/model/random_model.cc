@@ -137,6 +137,25 @@ std::string StandardPreprocessorConfig(const ModelConfig& c) {
   return j.dump(2) + "\n";
 }
 
+// Qwen3-VL-2B-Instruct's video_preprocessor_config.json: its `size` bounds the pixels
+// of all sampled frames together.
+std::string StandardVideoPreprocessorConfig(const ModelConfig& c) {
+  nlohmann::ordered_json j;
+  j["size"] = {{"longest_edge", 25165824}, {"shortest_edge", 4096}};
+  j["patch_size"] = c.vision.patch_size;
+  j["temporal_patch_size"] = c.vision.temporal_patch_size;
+  j["merge_size"] = c.vision.spatial_merge_size;
+  j["image_mean"] = {0.5, 0.5, 0.5};
+  j["image_std"] = {0.5, 0.5, 0.5};
+  j["fps"] = 2;
+  j["min_frames"] = 4;
+  j["max_frames"] = 768;
+  j["do_sample_frames"] = true;
+  j["processor_class"] = "Qwen3VLProcessor";
+  j["video_processor_type"] = "Qwen3VLVideoProcessor";
+  return j.dump(2) + "\n";
+}
+
 void WriteCompanionFiles(const RandomModelOptions& o, const ModelConfig& config) {
   std::vector<std::string> sources;
   if (!o.files_from.empty()) sources.push_back(o.files_from);
@@ -153,7 +172,10 @@ void WriteCompanionFiles(const RandomModelOptions& o, const ModelConfig& config)
   }
   CopyCompanion(sources, out, "chat_template.json");
   CopyCompanion(sources, out, "chat_template.jinja");
-  CopyCompanion(sources, out, "video_preprocessor_config.json");
+  if (!CopyCompanion(sources, out, "video_preprocessor_config.json")) {
+    WriteFileAtomically(out + "/video_preprocessor_config.json",
+                        StandardVideoPreprocessorConfig(config));
+  }
   if (!CopyCompanion(sources, out, "generation_config.json")) {
     WriteFileAtomically(out + "/generation_config.json", StandardGenerationConfig(config));
   }

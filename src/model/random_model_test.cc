@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "base/bf16.h"
 #include "base/error.h"
@@ -149,6 +150,17 @@ TEST(RandomModel, F32WeightsAndGeneratedCompanions) {
   EXPECT_EQ(folder.generation.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
   EXPECT_NE(ReadFileToString(folder.preprocessor_config_path).find("\"shortest_edge\": 65536"),
             std::string::npos);
+  // The real model's video settings, with its budget over all frames.
+  const nlohmann::json video =
+      nlohmann::json::parse(ReadFileToString(out.File("video_preprocessor_config.json")));
+  EXPECT_EQ(video["size"]["longest_edge"], 25165824);
+  EXPECT_EQ(video["size"]["shortest_edge"], 4096);
+  EXPECT_EQ(video["patch_size"], 16);
+  EXPECT_EQ(video["temporal_patch_size"], 2);
+  EXPECT_EQ(video["merge_size"], 2);
+  EXPECT_EQ(video["fps"], 2);
+  EXPECT_EQ(video["min_frames"], 4);
+  EXPECT_EQ(video["max_frames"], 768);
   const TensorStore store = TensorStore::OpenFolder(out.path());
   EXPECT_EQ(store.Require("model.visual.pos_embed.weight").dtype, DType::kF32);
   EXPECT_EQ(store.total_bytes(), 4u * 10493440);

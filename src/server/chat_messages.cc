@@ -212,11 +212,8 @@ class MessageParser {
     }
     VideoInput video;
     video.name = StrCat("video ", videos_->size() + 1, " (", field, ")");
-    // qwen-vl-utils' keys: a file's `fps` is the rate to sample at, a frame list's
-    // `sample_fps`; `max_frames` for both.
     const bool frame_list = type == "video" && value->is_array();
-    video.sample_fps = part.Number(frame_list ? "sample_fps" : "fps", 0, 100, true).value_or(0);
-    video.max_frames = part.Int("max_frames", 2, 100000).value_or(0);
+    ParseVideoSampling(part, frame_list, &video);
     if (frame_list) {
       const std::string frames_field = part.Field("video");
       if (value->empty()) FailField(ErrorCode::kInvalidArgument, frames_field, "has no frames");
@@ -252,6 +249,52 @@ class MessageParser {
     ChatPart out;
     out.kind = ChatPart::Kind::kVideo;
     return out;
+  }
+
+  // qwen-vl-utils' keys: a file's `fps` is the rate to sample at, a frame list's
+  // `sample_fps`; `nframes`, `min_frames`, `max_frames` for both. Its `min_pixels` /
+  // `max_pixels` bound each frame and `total_pixels` all frame pairs (frames / 2 x H x W,
+  // so that a video token is 32 x 32 of it).
+  void ParseVideoSampling(const RequestObject& part, bool frame_list, VideoInput* video) const {
+    const char* rate_key = frame_list ? "sample_fps" : "fps";
+    video->sample_fps = part.Number(rate_key, 0, 100, true).value_or(0);
+    video->num_frames = part.Int("nframes", 2, 100000).value_or(0);
+    video->min_frames = part.Int("min_frames", 1, 100000).value_or(0);
+    video->max_frames = part.Int("max_frames", 2, 100000).value_or(0);
+    if (video->sample_fps > 0 && video->num_frames > 0) {
+      FailField(ErrorCode::kInvalidArgument, part.Field("nframes"), "and ", rate_key,
+                " are mutually exclusive; give one");
+    }
+    if (video->min_frames > 0 && video->max_frames > 0 && video->min_frames > video->max_frames) {
+      FailField(ErrorCode::kInvalidArgument, part.Field("min_frames"),
+                "is larger than max_frames (", video->min_frames, " > ", video->max_frames, ")");
+    }
+    for (const char* key : {"resized_height", "resized_width"}) {
+      if (part.Find(key) != nullptr) {
+        FailField(ErrorCode::kInvalidArgument, part.Field(key),
+                  "a fixed video frame size is not supported; bound it with max_pixels (per "
+                  "frame) or total_pixels");
+      }
+    }
+    constexpr int64_t kMaxPixels = int64_t{1} << 40;
+    VideoBudgetRequest& b = video->budget;
+    b.min_frame_pixels = part.Int("min_pixels", 1, kMaxPixels).value_or(0);
+    b.max_frame_pixels = part.Int("max_pixels", 1, kMaxPixels).value_or(0);
+    if (b.min_frame_pixels > 0 && b.max_frame_pixels > 0 &&
+        b.min_frame_pixels > b.max_frame_pixels) {
+      FailField(ErrorCode::kInvalidArgument, part.Field("min_pixels"),
+                "is larger than max_pixels (", b.min_frame_pixels, " > ", b.max_frame_pixels, ")");
+    }
+    if (part.Find("total_pixels") != nullptr) {
+      if (limits_.pixels_per_image_token <= 0 || limits_.pixels_per_video_token <= 0) {
+        Fail(ErrorCode::kInternal, "MessageLimits has no pixels per image or video token");
+      }
+      const int64_t frames_per_pair =
+          limits_.pixels_per_video_token / limits_.pixels_per_image_token;
+      if (auto v = part.Int("total_pixels", 1, kMaxPixels / frames_per_pair)) {
+        b.max_pixels = *v * frames_per_pair;
+      }
+    }
   }
 
   const MessageLimits& limits_;

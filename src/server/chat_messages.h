@@ -13,6 +13,10 @@ namespace qvl {
 struct MessageLimits {
   int max_images = 16;
   MediaPolicy media;  // media.video: videos per request, frames per list, bytes per file
+  // Turn a video part's total_pixels (qwen-vl-utils' pixels of frame pairs) into pixels
+  // of all frames; needed only by parts that give it.
+  int64_t pixels_per_image_token = 0;
+  int64_t pixels_per_video_token = 0;
 };
 
 // Appends to `messages` and `images`. Roles: system (first message only; "developer" is
@@ -21,11 +25,12 @@ struct MessageLimits {
 // may also be given directly as a string), {"type":"image","image":URL}, and videos:
 // {"type":"video","video":[frame URLs],"fps":F} (every frame of the clip, shown at F per
 // second), {"type":"video","video":URL} or {"type":"video_url","video_url":{"url"}} (a
-// video file); optional "max_frames" and the rate to sample at ("fps" for a file,
-// "sample_fps" for a frame list). Each image carries the field of its URL and its detail;
-// its bytes are loaded, not decoded. Images and videos are only accepted where the chat
-// template shows them (user and tool messages); without `videos` a video part is refused.
-// Throws FieldError naming the message or part at fault.
+// video file); optional qwen-vl-utils keys: the rate to sample at ("fps" for a file,
+// "sample_fps" for a frame list) or "nframes", "min_frames", "max_frames", and the size:
+// "min_pixels" / "max_pixels" per frame, "total_pixels" over all frame pairs. Each image carries
+// the field of its URL and its detail; its bytes are loaded, not decoded. Images and videos are
+// only accepted where the chat template shows them (user and tool messages); without `videos` a
+// video part is refused. Throws FieldError naming the message or part at fault.
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
                        std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
                        std::vector<VideoInput>* videos = nullptr);

@@ -160,5 +160,48 @@ TEST(ChatMessagesVideo, RefusedWhereTheTemplateDropsThemAndOverTheCount) {
   }
 }
 
+// qwen-vl-utils' per-video keys: frame counts, and sizes per frame or over all frame
+// pairs (total_pixels counts frames / 2 x H x W: a video token is 32 x 32 of it).
+TEST(ChatMessagesVideo, QwenVlUtilsSamplingAndSizeKeys) {
+  MessageLimits limits;
+  limits.pixels_per_image_token = 32 * 32;
+  limits.pixels_per_video_token = 2 * 32 * 32;
+  Parsed p = Parse({{{"video", Mp4Url()},
+                     {"nframes", 6},
+                     {"min_frames", 4},
+                     {"max_frames", 8},
+                     {"min_pixels", 64 * 64},
+                     {"max_pixels", 320 * 240},
+                     {"total_pixels", 1024 * 32 * 32}}},
+                   "user", limits);
+  ASSERT_EQ(p.videos.size(), 1u);
+  const VideoInput& v = p.videos[0];
+  EXPECT_EQ(v.num_frames, 6);
+  EXPECT_EQ(v.min_frames, 4);
+  EXPECT_EQ(v.max_frames, 8);
+  EXPECT_EQ(v.budget.min_frame_pixels, 64 * 64);
+  EXPECT_EQ(v.budget.max_frame_pixels, 320 * 240);
+  EXPECT_EQ(v.budget.max_pixels, 2 * 1024 * 32 * 32);  // 1024 tokens over all frames
+  EXPECT_EQ(v.budget.min_pixels, 0);
+
+  const std::string at = "messages[0].content[0].";
+  auto error = [&](const nlohmann::json& part) {
+    return ErrorOf(nlohmann::json::array({part}), "user", limits);
+  };
+  EXPECT_EQ(
+      error({{"video", Mp4Url()}, {"fps", 1}, {"nframes", 4}}),
+      std::make_pair(at + "nframes", at + "nframes: and fps are mutually exclusive; give one"));
+  EXPECT_EQ(error({{"video", Mp4Url()}, {"min_frames", 9}, {"max_frames", 8}}).first,
+            at + "min_frames");
+  EXPECT_EQ(error({{"video", Mp4Url()}, {"min_pixels", 9000}, {"max_pixels", 8000}}).first,
+            at + "min_pixels");
+  EXPECT_EQ(error({{"video", Mp4Url()}, {"max_pixels", -5}}).first, at + "max_pixels");
+  EXPECT_EQ(error({{"video", Mp4Url()}, {"total_pixels", "big"}}).first, at + "total_pixels");
+  EXPECT_EQ(error({{"video", Mp4Url()}, {"nframes", 1}}).first, at + "nframes");
+  const auto [field, message] = error({{"video", Mp4Url()}, {"resized_height", 224}});
+  EXPECT_EQ(field, at + "resized_height");
+  EXPECT_NE(message.find("fixed video frame size is not supported"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace qvl

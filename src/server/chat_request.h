@@ -28,6 +28,10 @@ struct ChatRequestPolicy {
   // Pixels covered by one image token: turns min_image_tokens / max_image_tokens into
   // pixels. Required.
   int64_t pixels_per_image_token = 0;
+  // Pixels over all sampled frames covered by one video token: turns min_video_tokens /
+  // max_video_tokens (and qwen-vl-utils' total_pixels) into pixels. Required by requests
+  // that use them.
+  int64_t pixels_per_video_token = 0;
 };
 
 struct ChatRequest {

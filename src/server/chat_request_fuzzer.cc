@@ -77,8 +77,11 @@ qvl::ChatRequestPolicy FuzzPolicy() {
   policy.max_images = 4;
   policy.media.max_image_bytes = 64 << 10;
   policy.media.video = Preparation::Videos();
-  policy.pixels_per_image_token = qvl::PixelsPerImageToken(
-      qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json"));
+  const qvl::ImageProcessorParams image_params =
+      qvl::LoadPreprocessorConfig(kModelDir + "/preprocessor_config.json");
+  policy.pixels_per_image_token = qvl::PixelsPerImageToken(image_params);
+  policy.pixels_per_video_token =
+      qvl::PixelsPerVideoToken(qvl::VideoParamsOfFolder(kModelDir, image_params).image);
   return policy;
 }
 

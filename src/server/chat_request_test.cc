@@ -79,6 +79,7 @@ class ChatRequestTest : public ::testing::Test {
     ChatRequestPolicy p;
     p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
     p.pixels_per_image_token = 32 * 32;
+    p.pixels_per_video_token = 2 * 32 * 32;
     return p;
   }();
 };
@@ -292,6 +293,68 @@ TEST_F(ChatRequestTest, ImageBudgetSpellingsMustAgree) {
   EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "min_pixels"),
             "min_pixels: is larger than mm_processor_kwargs.size.longest_edge (204800 > 102400 "
             "pixels)");
+}
+
+// The request-wide video keys: top-level token bounds, and mm_processor_kwargs' keys of
+// transformers' video processor (its `size` counts all frames; min_pixels / max_pixels
+// there stay the image processor's). A video part's own keys win.
+TEST_F(ChatRequestTest, VideoBudgetAndSamplingFields) {
+  const std::string mp4 =
+      "data:video/mp4;base64," + Base64(ReadFile(kCases + "/07_video_frames/frames/clip.mp4"));
+  const nlohmann::json plain = {{"type", "video_url"}, {"video_url", {{"url", mp4}}}};
+  const nlohmann::json own = {{"type", "video"},
+                              {"video", mp4},
+                              {"fps", 1},
+                              {"total_pixels", 100 * 32 * 32},
+                              {"max_frames", 6}};
+  nlohmann::json body = Body({{{"role", "user"}, {"content", {plain, own}}}});
+  body["max_video_tokens"] = 512;
+  body["min_video_tokens"] = 16;
+  body["mm_processor_kwargs"] = {{"num_frames", 4}, {"max_frames", 10}, {"min_pixels", 65536}};
+  ChatRequest r = Parse(body);
+  ASSERT_EQ(r.generation.videos.size(), 2u);
+  const VideoInput& a = r.generation.videos[0];
+  EXPECT_EQ(a.budget.max_pixels, 512 * 2048);
+  EXPECT_EQ(a.budget.min_pixels, 16 * 2048);
+  EXPECT_EQ(a.num_frames, 4);
+  EXPECT_EQ(a.max_frames, 10);
+  EXPECT_EQ(r.generation.image_budget.min_pixels, 65536);  // an image key only
+  const VideoInput& b = r.generation.videos[1];
+  EXPECT_EQ(b.budget.max_pixels, 100 * 2048);
+  EXPECT_EQ(b.budget.min_pixels, 16 * 2048);
+  EXPECT_EQ(b.sample_fps, 1.0);
+  EXPECT_EQ(b.num_frames, 0);  // its own rate replaces the request's frame count
+  EXPECT_EQ(b.max_frames, 6);
+
+  body.erase("mm_processor_kwargs");
+  body["mm_processor_kwargs"] = {{"size", {{"longest_edge", 512 * 2048}}}};
+  r = Parse(body);
+  EXPECT_EQ(r.generation.videos[0].budget.max_pixels, 512 * 2048);
+  EXPECT_EQ(r.generation.image_budget.max_pixels, 512 * 2048);  // and the images'
+  body["mm_processor_kwargs"]["size"]["longest_edge"] = 1000 * 2048;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.size.longest_edge"),
+            "mm_processor_kwargs.size.longest_edge: contradicts max_video_tokens (2048000 vs "
+            "1048576 pixels)");
+  body.erase("mm_processor_kwargs");
+  body["min_video_tokens"] = 1000;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "min_video_tokens"),
+            "min_video_tokens: is larger than max_video_tokens (2048000 > 1048576 pixels over "
+            "all frames)");
+  body.erase("min_video_tokens");
+  body["max_video_tokens"] = 0;
+  EXPECT_EQ(
+      ErrorOf(body, ErrorCode::kInvalidArgument, "max_video_tokens").rfind("max_video_tokens: ", 0),
+      0u);
+  body.erase("max_video_tokens");
+  body["mm_processor_kwargs"] = {{"fps", 1}, {"num_frames", 4}};
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.num_frames"),
+            "mm_processor_kwargs.num_frames: and fps are mutually exclusive; give one");
+  body["mm_processor_kwargs"] = {{"min_frames", 12}, {"max_frames", 10}};
+  ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.min_frames");
+  body["mm_processor_kwargs"] = {{"fps", -1}};
+  ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.fps");
+  body["mm_processor_kwargs"] = {{"do_sample_frames", false}};
+  ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.do_sample_frames");
 }
 
 TEST_F(ChatRequestTest, ModelMustBeServed) {

@@ -8,7 +8,7 @@
 
 namespace qvl {
 
-// Sets the image count, image bytes, pixels per image token and video limits of `policy`
+// Sets the image count, image bytes, pixels per image and video token and video limits of `policy`
 // from `engine`.
 void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy);
 

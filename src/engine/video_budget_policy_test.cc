@@ -1,0 +1,84 @@
+#include "engine/video_budget_policy.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "image/smart_resize.h"
+
+namespace qvl {
+namespace {
+
+// video_preprocessor_config.json of Qwen3-VL-2B-Instruct.
+VideoProcessorParams Qwen3VLVideoParams() {
+  VideoProcessorParams p;
+  p.image.patch_size = 16;
+  p.image.merge_size = 2;
+  p.image.temporal_patch_size = 2;
+  p.image.min_pixels = 4096;
+  p.image.max_pixels = 25165824;
+  return p;
+}
+
+constexpr int64_t kPerToken = 2 * 32 * 32;
+
+TEST(ServerVideoBudget, DefaultsAreSizedForACpu) {
+  const ServerVideoBudget b = ResolveServerVideoBudget(EngineOptions(), Qwen3VLVideoParams());
+  EXPECT_EQ(b.min_pixels, 0);
+  EXPECT_EQ(b.max_pixels, 2048 * kPerToken);
+  EXPECT_EQ(b.limit_pixels, 8192 * kPerToken);
+}
+
+TEST(ServerVideoBudget, OperatorValues) {
+  EngineOptions o;
+  o.min_video_tokens = 16;
+  o.max_video_tokens = 512;
+  o.video_token_limit = 1024;
+  ServerVideoBudget b = ResolveServerVideoBudget(o, Qwen3VLVideoParams());
+  EXPECT_EQ(b.min_pixels, 16 * kPerToken);
+  EXPECT_EQ(b.max_pixels, 512 * kPerToken);
+  EXPECT_EQ(b.limit_pixels, 1024 * kPerToken);
+  o.max_video_tokens = 4096;  // the limit is never below the default
+  b = ResolveServerVideoBudget(o, Qwen3VLVideoParams());
+  EXPECT_EQ(b.limit_pixels, 4096 * kPerToken);
+  o.min_video_tokens = 5000;
+  try {
+    ResolveServerVideoBudget(o, Qwen3VLVideoParams());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(),
+                 "the minimum video budget (5000 tokens) is larger than the maximum (4096 tokens)");
+  }
+  o = {};
+  o.max_video_tokens = -1;
+  EXPECT_THROW(ResolveServerVideoBudget(o, Qwen3VLVideoParams()), Error);
+}
+
+// A 10 s 720p clip at 30 fps samples 20 frames: the model's budget makes it ~9,000
+// tokens, the server's default at most 2048, a request up to the limit.
+TEST(VideoBudgetFor, A720pClipFollowsTheBudget) {
+  const VideoProcessorParams params = Qwen3VLVideoParams();
+  const ServerVideoBudget server = ResolveServerVideoBudget(EngineOptions(), params);
+  auto tokens = [&](const VideoBudgetRequest& request) {
+    const ImageBudget clip = ClipBudget(VideoBudgetFor(server, request), 20, 2);
+    const PixelRange range = ResolveImageBudget(clip, params.image);
+    const ImageSize s =
+        SmartResizeVideo({1280, 720}, 20, 2, 32, range.min_pixels, range.max_pixels, "video 1");
+    return 10 * (s.width / 32) * (s.height / 32);
+  };
+  const ImageSize full =
+      SmartResizeVideo({1280, 720}, 20, 2, 32, 4096, params.image.max_pixels, "video 1");
+  EXPECT_GT(10 * (full.width / 32) * (full.height / 32), 8000);
+  const int64_t by_default = tokens({});
+  EXPECT_LE(by_default, 2048);
+  EXPECT_GT(by_default, 1500);
+  EXPECT_LE(tokens({.max_pixels = 512 * kPerToken}), 512);
+  const int64_t capped = tokens({.max_pixels = 100000 * kPerToken});
+  EXPECT_LE(capped, 8192);
+  EXPECT_GT(capped, 6000);
+  // A per-frame maximum of 320 x 180 pixels: 10 pairs of 10 x 5 tokens.
+  EXPECT_EQ(tokens({.max_frame_pixels = 320 * 180}), 10 * 10 * 5);
+}
+
+}  // namespace
+}  // namespace qvl
