@@ -11,6 +11,7 @@ extern "C" {
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 
@@ -190,9 +191,24 @@ bool FullRange(const AVFrame* f) {
 
 }  // namespace
 
+// What the counting pass learns of the stream's packets: enough to map a frame index to
+// its timestamp and to the keyframe decoding it must start from.
+struct PacketIndex {
+  // Presentation timestamps of the frames, sorted: frame k is shown k-th. Empty when the
+  // packets lack distinct timestamps; then frame k is the k-th frame decoded.
+  std::vector<int64_t> frame_pts;
+  // Keyframes in decode order: their ordinal among the stream's packets and their pts.
+  std::vector<int64_t> key_ordinals;
+  std::vector<int64_t> key_pts;
+};
+
 struct VideoFileDecoder::State {
   std::string name;
   VideoLimits limits;
+  VideoDecodeOptions options;
+  PacketIndex index;
+  int64_t packets_read = 0;  // the stream's packets taken from the demuxer
+  int64_t last_read = -1;    // the index of the frame last asked for
   std::span<const uint8_t> bytes;
   std::unique_ptr<Demuxer> demuxer;
   AVCodecContext* codec = nullptr;
@@ -236,12 +252,45 @@ struct VideoFileDecoder::State {
         av_packet_unref(packet);
         continue;
       }
+      ++packets_read;
       const int sent = avcodec_send_packet(codec, packet);
       av_packet_unref(packet);
       if (sent < 0 && sent != AVERROR(EAGAIN)) {
         Fail(ErrorCode::kInvalidArgument, name, ": frame ", next,
              " cannot be decoded: ", AvError(sent));
       }
+    }
+  }
+
+  bool seeks() const { return options.seek && !index.frame_pts.empty(); }
+
+  // The rank of a decoded frame in presentation order; without timestamps the next one.
+  int64_t RankOf(const AVFrame* f) const {
+    const int64_t pts = f->pts != AV_NOPTS_VALUE ? f->pts : f->best_effort_timestamp;
+    if (!seeks() || pts == AV_NOPTS_VALUE) return next;
+    const auto& all = index.frame_pts;
+    return std::lower_bound(all.begin(), all.end(), pts) - all.begin();
+  }
+
+  // When frame `target` lies past a keyframe not yet sent to the decoder, skips the
+  // packets before that keyframe (demuxed, never decoded) and flushes the decoder, so
+  // that only the keyframe's group is decoded. The keyframe is the last one in decode
+  // order shown at or before the target: every frame from it on in presentation order
+  // decodes from it alone (a closed group, or an open one whose leading frames, shown
+  // before it, are dropped), so the frame is bit for bit the one sequential decoding
+  // gives. A frame that sampling skips this way is never decoded, so a broken one in a
+  // skipped group goes unnoticed.
+  void SkipToKeyframeOf(int64_t target) {
+    const int64_t target_pts = index.frame_pts[target];
+    int64_t key = -1;
+    for (size_t i = 0; i < index.key_ordinals.size(); ++i) {
+      if (index.key_pts[i] <= target_pts) key = index.key_ordinals[i];
+    }
+    if (key <= packets_read || next > target) return;  // decoding on is no slower
+    avcodec_flush_buffers(codec);
+    while (packets_read < key && av_read_frame(demuxer->fmt(), packet) >= 0) {
+      if (packet->stream_index == demuxer->stream_index()) ++packets_read;
+      av_packet_unref(packet);
     }
   }
 
@@ -283,12 +332,13 @@ struct VideoFileDecoder::State {
 };
 
 VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits,
-                                   std::string name)
+                                   std::string name, const VideoDecodeOptions& options)
     : state_(std::make_unique<State>()) {
   QuietFfmpegLog();
   State& s = *state_;
   s.name = std::move(name);
   s.limits = limits;
+  s.options = options;
   s.bytes = bytes;
   if (static_cast<int64_t>(bytes.size()) > limits.max_encoded_bytes) {
     Fail(ErrorCode::kTooLarge, s.name, " is ", bytes.size(), " bytes; at most ",
@@ -307,12 +357,34 @@ VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLi
     if (!(s.fps > 0)) Fail(ErrorCode::kInvalidArgument, s.name, " has no frame rate");
     AVPacket* packet = av_packet_alloc();
     if (packet == nullptr) Fail(ErrorCode::kInternal, s.name, ": out of memory");
+    // A packet the container marks for discarding (before an edit list's start) is
+    // decoded as a reference but never shown: not a frame.
+    bool timestamps = true;
+    int64_t ordinal = 0;
     while (av_read_frame(counter.fmt(), packet) >= 0) {
-      if (packet->stream_index == counter.stream_index()) ++s.frames;
+      if (packet->stream_index == counter.stream_index()) {
+        timestamps = timestamps && packet->pts != AV_NOPTS_VALUE;
+        if (timestamps && (packet->flags & AV_PKT_FLAG_KEY)) {
+          s.index.key_ordinals.push_back(ordinal);
+          s.index.key_pts.push_back(packet->pts);
+        }
+        if (!(packet->flags & AV_PKT_FLAG_DISCARD)) {
+          ++s.frames;
+          if (timestamps) s.index.frame_pts.push_back(packet->pts);
+        }
+        ++ordinal;
+      }
       av_packet_unref(packet);
       if (s.frames > limits.max_input_frames) break;
     }
     av_packet_free(&packet);
+    std::vector<int64_t>& pts = s.index.frame_pts;
+    std::sort(pts.begin(), pts.end());
+    if (pts.size() > 1 && pts.front() == pts.back() && counter.stream()->avg_frame_rate.num == 0) {
+      Fail(ErrorCode::kInvalidArgument, s.name,
+           " has no frame rate: its frames all have one timestamp");
+    }
+    if (!timestamps || std::adjacent_find(pts.begin(), pts.end()) != pts.end()) pts.clear();
   }
   if (s.frames == 0) Fail(ErrorCode::kInvalidArgument, s.name, " has no frames");
   CheckVideoLength(s.frames, s.fps, limits, s.name);
@@ -329,7 +401,10 @@ VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLi
     Fail(ErrorCode::kInvalidArgument, s.name, " has video parameters qvl cannot use");
   }
   s.codec->max_pixels = limits.max_frame_pixels;
-  s.codec->thread_count = 1;
+  // Frame threads decode the next frame while one finishes; libavcodec's frame
+  // threading gives the frames single-threaded decoding gives, bit for bit.
+  s.codec->thread_count = std::max(1, options.threads);
+  s.codec->thread_type = FF_THREAD_FRAME;
   const int opened = avcodec_open2(s.codec, s.demuxer->codec(), nullptr);
   if (opened < 0) {
     Fail(ErrorCode::kInvalidArgument, s.name, ": its ", s.demuxer->codec()->name,
@@ -346,20 +421,24 @@ int VideoFileDecoder::height() const { return state_->height; }
 
 void VideoFileDecoder::ReadFrame(int64_t index, RgbxImage* out) {
   State& s = *state_;
-  if (index < s.next) {
-    Fail(ErrorCode::kInternal, s.name, ": frame ", index, " read after frame ", s.next - 1);
+  if (index <= s.last_read || index >= s.frames) {
+    Fail(ErrorCode::kInternal, s.name, ": frame ", index, " read after frame ", s.last_read, " of ",
+         s.frames);
   }
+  s.last_read = index;
+  if (s.seeks()) s.SkipToKeyframeOf(index);
+  // Frames before `index` are decoded, not converted; with timestamps a frame's index is
+  // its place in presentation order, whatever order the decoder gives them in.
   while (s.next <= index) {
     if (!s.DecodeNext()) {
       if (!s.have_last) Fail(ErrorCode::kInvalidArgument, s.name, " has no decodable frames");
-      s.Convert(s.last, out);
       s.next = index + 1;
-      return;
+      break;
     }
     av_frame_unref(s.last);
     av_frame_move_ref(s.last, s.frame);
     s.have_last = true;
-    ++s.next;
+    s.next = s.RankOf(s.last) + 1;
   }
   s.Convert(s.last, out);
 }

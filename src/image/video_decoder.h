@@ -1,8 +1,9 @@
 // Video files decoded with FFmpeg (libavformat demuxes, libavcodec decodes, libswscale
 // converts): MP4/MOV, Matroska/WebM, AVI, MPEG-TS, FLV and Ogg holding whatever codec
 // libavcodec has (H.264, HEVC, VP8, VP9, AV1, ...). The container gives the frame rate
-// and frame count, so sampling is decided before anything is decoded; frames are then
-// decoded in order and only the sampled ones converted to RGB. Planar RGB sources
+// and frame count, so sampling is decided before anything is decoded; then only the
+// groups of pictures holding sampled frames are decoded and only the sampled frames
+// converted to RGB. Planar RGB sources
 // (gbrp, as lossless libx264rgb writes) are copied exactly; YUV goes through swscale with
 // the stream's colour matrix and range.
 #pragma once
@@ -17,6 +18,13 @@
 
 namespace qvl {
 
+struct VideoDecodeOptions {
+  // Skip to the keyframe before a sampled frame instead of decoding every frame up to
+  // it, where the packets carry distinct timestamps. Off: every frame is decoded.
+  bool seek = true;
+  int threads = 2;  // libavcodec frame threads
+};
+
 class VideoFileDecoder : public VideoFrameSource {
  public:
   // Opens `bytes` (not copied; must outlive the decoder) and counts its frames by
@@ -24,14 +32,17 @@ class VideoFileDecoder : public VideoFrameSource {
   // Throws Error(kTooLarge) over `limits` (file size, frame size as declared, frame
   // count, seconds), checked before any frame is decoded, and Error(kInvalidArgument)
   // for files FFmpeg cannot read, without a video stream or a frame rate.
-  VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits, std::string name);
+  VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits, std::string name,
+                   const VideoDecodeOptions& options = {});
   ~VideoFileDecoder() override;
 
   int64_t frame_count() const override;
   double fps() const override;
-  // Decodes up to frame `index` (the frames before it are decoded, not converted). A
-  // stream that ends before `index` (its container promised more frames than it has)
-  // gives its last frame. Throws Error(kInvalidArgument) for corrupt data.
+  // Decodes frame `index`, the index-th in presentation order: from the keyframe before
+  // it when that lies past what was decoded so far, else on from there (frames before it
+  // are decoded, not converted). A stream that ends before `index` (its container
+  // promised more frames than it has) gives its last frame. Throws
+  // Error(kInvalidArgument) for corrupt data.
   void ReadFrame(int64_t index, RgbxImage* out) override;
 
   int width() const;

@@ -2,12 +2,6 @@
 
 #include <gtest/gtest.h>
 
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libswscale/swscale.h>
-}
-
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +11,7 @@ extern "C" {
 #include "base/mapped_file.h"
 #include "image/golden_tensors_for_test.h"
 #include "image/image_decoder.h"
+#include "image/video_clip_for_test.h"
 
 namespace qvl {
 namespace {
@@ -85,87 +80,10 @@ TEST_P(VideoFileCaseTest, Mp4DecodesToThePngFramesAndTheGoldenPatches) {
 INSTANTIATE_TEST_SUITE_P(Cases, VideoFileCaseTest,
                          testing::Values("07_video_frames", "08_video_and_image"));
 
-// A synthetic RGB frame: gradients and a square that moves with k.
-std::vector<uint8_t> SyntheticRgb(int w, int h, int k) {
-  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
-      const bool square = x >= 8 * k + 16 && x < 8 * k + 48 && y >= 24 && y < 56;
-      if (y >= h - 32) {  // a flat band: no compression error, only the colour matrix
-        p[0] = 200, p[1] = 60, p[2] = 30;
-        continue;
-      }
-      p[0] = square ? 230 : static_cast<uint8_t>(x * 255 / w);
-      p[1] = square ? 40 : static_cast<uint8_t>(y * 255 / h);
-      p[2] = static_cast<uint8_t>(128 + 60 * ((x / 16 + y / 16) % 2));
-    }
-  }
-  return rgb;
-}
-
-// Encodes `frames` synthetic frames with libavcodec's own MPEG-4 Part 2 encoder
-// (4:2:0 YUV, near-lossless quantiser) into `muxer`'s container, in memory: a YUV clip
-// for the conversion path, which the lossless RGB fixtures do not take.
+// A YUV clip of libavcodec's own MPEG-4 Part 2 encoder (near-lossless quantiser), for
+// the conversion path, which the lossless RGB fixtures do not take.
 std::string EncodeYuvClip(const char* muxer, int w, int h, int frames, int fps) {
-  AVFormatContext* fmt = nullptr;
-  EXPECT_GE(avformat_alloc_output_context2(&fmt, nullptr, muxer, nullptr), 0);
-  const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
-  AVStream* stream = avformat_new_stream(fmt, nullptr);
-  AVCodecContext* enc = avcodec_alloc_context3(codec);
-  enc->width = w;
-  enc->height = h;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
-  enc->time_base = {1, fps};
-  enc->framerate = {fps, 1};
-  enc->gop_size = 3;
-  enc->flags |= AV_CODEC_FLAG_QSCALE;
-  enc->global_quality = FF_QP2LAMBDA * 2;
-  if (fmt->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  EXPECT_GE(avcodec_open2(enc, codec, nullptr), 0);
-  avcodec_parameters_from_context(stream->codecpar, enc);
-  stream->time_base = enc->time_base;
-  avio_open_dyn_buf(&fmt->pb);
-  EXPECT_GE(avformat_write_header(fmt, nullptr), 0);
-  SwsContext* sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P,
-                                   SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
-  AVFrame* frame = av_frame_alloc();
-  frame->format = enc->pix_fmt;
-  frame->width = w;
-  frame->height = h;
-  av_frame_get_buffer(frame, 0);
-  AVPacket* packet = av_packet_alloc();
-  auto drain = [&] {
-    while (avcodec_receive_packet(enc, packet) == 0) {
-      packet->duration = 1;
-      av_packet_rescale_ts(packet, enc->time_base, stream->time_base);
-      packet->stream_index = stream->index;
-      av_interleaved_write_frame(fmt, packet);
-    }
-  };
-  for (int k = 0; k < frames; ++k) {
-    av_frame_make_writable(frame);
-    const std::vector<uint8_t> rgb = SyntheticRgb(w, h, k);
-    const uint8_t* src[1] = {rgb.data()};
-    const int src_stride[1] = {3 * w};
-    sws_scale(sws, src, src_stride, 0, h, frame->data, frame->linesize);
-    frame->pts = k;
-    avcodec_send_frame(enc, frame);
-    drain();
-  }
-  avcodec_send_frame(enc, nullptr);
-  drain();
-  av_write_trailer(fmt);
-  uint8_t* buffer = nullptr;
-  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  av_free(buffer);
-  av_packet_free(&packet);
-  av_frame_free(&frame);
-  sws_freeContext(sws);
-  avcodec_free_context(&enc);
-  avformat_free_context(fmt);
-  return out;
+  return EncodeClip({.muxer = muxer, .width = w, .height = h, .frames = frames, .fps = fps});
 }
 
 // YUV sources go through swscale with the stream's matrix: the decoded frames are the

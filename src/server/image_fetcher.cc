@@ -96,26 +96,28 @@ std::vector<uint8_t> FetchImage(const std::string& url, const ImageFetchOptions&
 
   const CURLcode result = curl_easy_perform(c);
   if (transfer.too_large || result == CURLE_FILESIZE_EXCEEDED) {
-    FailField(ErrorCode::kTooLarge, field, "the image at the URL is over the limit of ",
-              FormatByteSize(options.max_bytes), " per image");
+    FailField(ErrorCode::kTooLarge, field, "the ", options.noun,
+              " at the URL is over the limit of ", FormatByteSize(options.max_bytes), " per ",
+              options.noun);
   }
   if (!transfer.refused.empty()) FailField(ErrorCode::kInvalidArgument, field, transfer.refused);
   if (result == CURLE_OPERATION_TIMEDOUT) {
-    FailField(ErrorCode::kInvalidArgument, field, "fetching the image took longer than ",
-              options.timeout_ms / 1000.0, " s");
+    FailField(ErrorCode::kInvalidArgument, field, "fetching the ", options.noun,
+              " took longer than ", options.timeout_ms / 1000.0, " s");
   }
   if (result == CURLE_TOO_MANY_REDIRECTS) {
     FailField(ErrorCode::kInvalidArgument, field, "more than ", options.max_redirects,
               " redirects");
   }
   if (result != CURLE_OK) {
-    FailField(ErrorCode::kInvalidArgument, field, "could not fetch the image: ",
+    FailField(ErrorCode::kInvalidArgument, field, "could not fetch the ", options.noun, ": ",
               curl_error[0] ? curl_error : curl_easy_strerror(result));
   }
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status > 299) {
-    FailField(ErrorCode::kInvalidArgument, field, "fetching the image got HTTP status ", status);
+    FailField(ErrorCode::kInvalidArgument, field, "fetching the ", options.noun,
+              " got HTTP status ", status);
   }
   return std::move(transfer.body);
 }

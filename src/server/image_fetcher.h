@@ -1,5 +1,5 @@
-// Downloads an image from an http(s) URL for a request, when the operator allows it
-// (--allow-image-urls). Bounded in bytes, time and redirects; proxies from the
+// Downloads an image or a video from an http(s) URL for a request, when the operator
+// allows it (--allow-image-urls). Bounded in bytes, time and redirects; proxies from the
 // environment are ignored so that the address checks see the real peer.
 #pragma once
 
@@ -17,6 +17,7 @@ struct ImageFetchOptions {
   // Allow loopback, private, link-local and other non-public addresses (the operator's
   // own network); off by default because clients could reach internal services.
   bool allow_private_addresses = false;
+  std::string_view noun = "image";  // what is fetched, for the messages ("video")
 };
 
 // GETs `url` (http or https only). Throws FieldError naming `field`: kInvalidArgument for

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "base/field_error.h"
+#include "base/mapped_file.h"
+#include "server/image_source.h"
 
 namespace qvl {
 namespace {
@@ -28,6 +30,11 @@ class ImageFetcherTest : public ::testing::Test {
     server_.Get("/slow", [](const httplib::Request&, httplib::Response& res) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       res.set_content("late", "image/png");
+    });
+    server_.Get("/clip.mp4", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(ReadFileToString(QVL_TEST_DATA "/tiny-qwen3vl/cases/07_video_frames/frames/"
+                                                     "clip.mp4"),
+                      "video/mp4");
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     ASSERT_GT(port_, 0);
@@ -93,6 +100,38 @@ TEST_F(ImageFetcherTest, EnforcesSizeTimeAndStatus) {
 TEST_F(ImageFetcherTest, OnlyHttpAndHttps) {
   EXPECT_EQ(ErrorOf("ftp://127.0.0.1/x.png", ErrorCode::kInvalidArgument),
             "image_url.url: only http:// and https:// URLs can be fetched");
+}
+
+// A video URL goes through the same fetcher under the same switches and address rules,
+// bounded by the video byte limit.
+TEST_F(ImageFetcherTest, VideoUrlsFollowTheImageRules) {
+  MediaPolicy policy;
+  policy.fetch = options_;
+  const std::string field = "messages[0].content[0].video_url.url";
+  auto error = [&](const std::string& url, ErrorCode code) {
+    try {
+      LoadVideoBytes(url, policy, field);
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_EQ(e.field(), field);
+      return std::string(e.what()).substr(field.size() + 2);
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(Url("/clip.mp4"), ErrorCode::kInvalidArgument),
+            "this server does not fetch video URLs; send the video as a data:video/...;base64 "
+            "URL (the operator can enable fetching with --allow-image-urls)");
+  policy.allow_urls = true;
+  EXPECT_EQ(LoadVideoBytes(Url("/clip.mp4"), policy, field).size(), 80305u);
+  EXPECT_EQ(error(Url("/image.png"), ErrorCode::kInvalidArgument),
+            "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+  policy.video.max_encoded_bytes = 1000;
+  EXPECT_EQ(error(Url("/clip.mp4"), ErrorCode::kTooLarge),
+            "the video at the URL is over the limit of 1000 bytes per video");
+  policy.fetch.allow_private_addresses = false;
+  EXPECT_EQ(error(Url("/clip.mp4"), ErrorCode::kInvalidArgument),
+            "the URL leads to 127.0.0.1, a loopback address, which this server does not fetch "
+            "from");
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolic
     }
     ImageFetchOptions fetch = policy.fetch;
     fetch.max_bytes = kind.max_bytes;
+    fetch.noun = kind.noun;
     return FetchImage(std::string(reference), fetch, field);
   }
   if (reference.find("://") != std::string_view::npos && !StartsWithNoCase(reference, "file://")) {

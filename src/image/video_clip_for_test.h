@@ -1,0 +1,130 @@
+// Test helper: small video clips encoded in process with libavcodec's encoders, of
+// synthetic frames whose content tells one frame from the next.
+#pragma once
+
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+}
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qvl {
+
+// A synthetic RGB frame: gradients and a square that moves 8 pixels right per frame k.
+inline std::vector<uint8_t> SyntheticRgb(int w, int h, int k) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+      const bool square = x >= 8 * k + 16 && x < 8 * k + 48 && y >= 24 && y < 56;
+      if (y >= h - 32) {  // a flat band: no compression error, only the colour matrix
+        p[0] = 200, p[1] = 60, p[2] = 30;
+        continue;
+      }
+      p[0] = square ? 230 : static_cast<uint8_t>(x * 255 / w);
+      p[1] = square ? 40 : static_cast<uint8_t>(y * 255 / h);
+      p[2] = static_cast<uint8_t>(128 + 60 * ((x / 16 + y / 16) % 2));
+    }
+  }
+  return rgb;
+}
+
+struct ClipSpec {
+  const char* muxer = "mp4";
+  const char* encoder = "mpeg4";  // libavcodec's name: mpeg4, libx264, libvpx-vp9, ...
+  int width = 128, height = 96;
+  int frames = 7;
+  int fps = 5;
+  int gop = 3;       // frames from one keyframe to the next
+  int b_frames = 0;  // the most B-frames in a row (frames shown before one decoded earlier)
+};
+
+// The clip in `spec.muxer`'s container, in memory (4:2:0 YUV, high quality); empty when
+// this libavcodec has no such encoder.
+inline std::string EncodeClip(const ClipSpec& spec) {
+  const AVCodec* codec = avcodec_find_encoder_by_name(spec.encoder);
+  if (codec == nullptr) return "";
+  const int w = spec.width, h = spec.height;
+  AVFormatContext* fmt = nullptr;
+  EXPECT_GE(avformat_alloc_output_context2(&fmt, nullptr, spec.muxer, nullptr), 0);
+  AVStream* stream = avformat_new_stream(fmt, nullptr);
+  AVCodecContext* enc = avcodec_alloc_context3(codec);
+  enc->width = w;
+  enc->height = h;
+  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  enc->time_base = {1, spec.fps};
+  enc->framerate = {spec.fps, 1};
+  enc->gop_size = spec.gop;
+  enc->keyint_min = spec.gop;
+  enc->max_b_frames = spec.b_frames;
+  enc->thread_count = 1;
+  AVDictionary* options = nullptr;
+  if (std::string(spec.encoder) == "mpeg4") {
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = FF_QP2LAMBDA * 2;
+  } else if (std::string(spec.encoder) == "libx264") {
+    av_dict_set(&options, "preset", "veryfast", 0);
+    av_dict_set(&options, "crf", "18", 0);
+    av_dict_set(&options, "x264-params", "scenecut=0", 0);
+  } else if (std::string(spec.encoder) == "libvpx-vp9") {
+    av_dict_set(&options, "deadline", "realtime", 0);
+    av_dict_set(&options, "cpu-used", "8", 0);
+    av_dict_set(&options, "crf", "20", 0);
+    enc->bit_rate = 0;
+  }
+  if (fmt->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  EXPECT_GE(avcodec_open2(enc, codec, &options), 0);
+  av_dict_free(&options);
+  avcodec_parameters_from_context(stream->codecpar, enc);
+  stream->time_base = enc->time_base;
+  avio_open_dyn_buf(&fmt->pb);
+  EXPECT_GE(avformat_write_header(fmt, nullptr), 0);
+  SwsContext* sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P,
+                                   SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
+  AVFrame* frame = av_frame_alloc();
+  frame->format = enc->pix_fmt;
+  frame->width = w;
+  frame->height = h;
+  av_frame_get_buffer(frame, 0);
+  AVPacket* packet = av_packet_alloc();
+  auto drain = [&] {
+    while (avcodec_receive_packet(enc, packet) == 0) {
+      packet->duration = 1;
+      av_packet_rescale_ts(packet, enc->time_base, stream->time_base);
+      packet->stream_index = stream->index;
+      av_interleaved_write_frame(fmt, packet);
+    }
+  };
+  for (int k = 0; k < spec.frames; ++k) {
+    av_frame_make_writable(frame);
+    const std::vector<uint8_t> rgb = SyntheticRgb(w, h, k);
+    const uint8_t* src[1] = {rgb.data()};
+    const int src_stride[1] = {3 * w};
+    sws_scale(sws, src, src_stride, 0, h, frame->data, frame->linesize);
+    frame->pts = k;
+    avcodec_send_frame(enc, frame);
+    drain();
+  }
+  avcodec_send_frame(enc, nullptr);
+  drain();
+  av_write_trailer(fmt);
+  uint8_t* buffer = nullptr;
+  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  av_free(buffer);
+  av_packet_free(&packet);
+  av_frame_free(&frame);
+  sws_freeContext(sws);
+  avcodec_free_context(&enc);
+  avformat_free_context(fmt);
+  return out;
+}
+
+}  // namespace qvl

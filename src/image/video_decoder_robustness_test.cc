@@ -1,0 +1,120 @@
+// Hostile and odd video files: what a file declares (frame size, frame count, frame
+// rate) is checked before the memory or time it would cost is spent.
+#include <gtest/gtest.h>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "image/video_decoder.h"
+
+namespace qvl {
+namespace {
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Error ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  return Error(ErrorCode::kInternal, "no error");
+}
+
+struct RawStream {
+  const char* muxer = "matroska";
+  int width = 64, height = 64;
+  AVRational time_base = {1, 25};
+  AVRational frame_rate = {25, 1};
+  int packets = 4;
+  int64_t pts_step = 1;  // 0: every packet at the same time
+};
+
+// A container holding `packets` packets of a few bytes each that claim to be MPEG-4
+// video of the stated size and rate: nothing in them was encoded, so whatever the file
+// declares is all a decoder could go by.
+std::string MuxRawPackets(const RawStream& spec) {
+  AVFormatContext* fmt = nullptr;
+  EXPECT_GE(avformat_alloc_output_context2(&fmt, nullptr, spec.muxer, nullptr), 0);
+  AVStream* stream = avformat_new_stream(fmt, nullptr);
+  stream->codecpar->codec_type = AVMEDIA_TYPE_VIDEO;
+  stream->codecpar->codec_id = AV_CODEC_ID_MPEG4;
+  stream->codecpar->width = spec.width;
+  stream->codecpar->height = spec.height;
+  stream->time_base = spec.time_base;
+  stream->avg_frame_rate = spec.frame_rate;
+  stream->r_frame_rate = spec.frame_rate;
+  avio_open_dyn_buf(&fmt->pb);
+  EXPECT_GE(avformat_write_header(fmt, nullptr), 0);
+  AVPacket* packet = av_packet_alloc();
+  for (int i = 0; i < spec.packets; ++i) {
+    av_new_packet(packet, 4);
+    packet->data[0] = 0, packet->data[1] = 0, packet->data[2] = 1, packet->data[3] = 0xB6;
+    packet->pts = packet->dts = i * spec.pts_step;
+    packet->duration = spec.pts_step;
+    packet->flags = i == 0 ? AV_PKT_FLAG_KEY : 0;
+    packet->stream_index = 0;
+    av_write_frame(fmt, packet);  // takes the packet's data
+  }
+  av_write_trailer(fmt);
+  uint8_t* buffer = nullptr;
+  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  av_free(buffer);
+  av_packet_free(&packet);
+  avformat_free_context(fmt);
+  return out;
+}
+
+// A few hundred bytes that declare 30000x30000 frames (900 megapixels, 2.7 GB of RGB a
+// frame): refused from the container's parameters, before find_stream_info could
+// decode a frame or any frame buffer is allocated.
+TEST(VideoDecoderRobustness, HugeDeclaredFrameSizeIsRefusedBeforeDecoding) {
+  const std::string file = MuxRawPackets({.width = 30000, .height = 30000});
+  ASSERT_LT(file.size(), 1000u);
+  const Error e = ErrorOf([&] { VideoFileDecoder(Bytes(file), {}, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge) << e.what();
+  EXPECT_STREQ(e.what(),
+               "video 1 has frames of 30000x30000 pixels; at most 16777216 pixels per frame "
+               "are accepted");
+}
+
+// Many tiny packets: counted, not decoded, and refused past the frame limit (the count
+// stops there, so a file of millions of packets costs no more).
+TEST(VideoDecoderRobustness, HugeFrameCountIsRefusedBeforeDecoding) {
+  const std::string file = MuxRawPackets({.packets = 5000});
+  VideoLimits limits;
+  limits.max_input_frames = 1000;
+  const Error e = ErrorOf([&] { VideoFileDecoder(Bytes(file), limits, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge) << e.what();
+  EXPECT_NE(std::string(e.what()).find("at most 1000"), std::string::npos) << e.what();
+}
+
+// A clip that lasts forever at its declared rate is refused by its length. One without a
+// rate whose frames all have one timestamp has no rate at all (libavformat would guess
+// one tick of its time base, 1000 fps for Matroska): refused as such.
+TEST(VideoDecoderRobustness, AbsurdOrMissingFrameRate) {
+  const std::string slow = MuxRawPackets(
+      {.time_base = {1, 1000}, .frame_rate = {1, 1000}, .packets = 4, .pts_step = 1000000});
+  Error e = ErrorOf([&] { VideoFileDecoder(Bytes(slow), {}, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kTooLarge) << e.what();
+  EXPECT_NE(std::string(e.what()).find("seconds long; at most 600"), std::string::npos) << e.what();
+
+  const std::string still =
+      MuxRawPackets({.time_base = {1, 1000}, .frame_rate = {0, 1}, .packets = 4, .pts_step = 0});
+  e = ErrorOf([&] { VideoFileDecoder(Bytes(still), {}, "video 1"); });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+  EXPECT_STREQ(e.what(), "video 1 has no frame rate: its frames all have one timestamp");
+}
+
+}  // namespace
+}  // namespace qvl
