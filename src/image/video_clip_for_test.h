@@ -1,8 +1,6 @@
-// Test helper: small video clips encoded in process with libavcodec's encoders, of
-// synthetic frames whose content tells one frame from the next.
+// Test and benchmark helper: video clips encoded in process with libavcodec's encoders,
+// of synthetic frames whose content tells one frame from the next.
 #pragma once
-
-#include <gtest/gtest.h>
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -11,6 +9,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,16 +43,17 @@ struct ClipSpec {
   int fps = 5;
   int gop = 3;       // frames from one keyframe to the next
   int b_frames = 0;  // the most B-frames in a row (frames shown before one decoded earlier)
+  int noise = 0;     // film grain of up to +-noise per value, new in every frame
 };
 
 // The clip in `spec.muxer`'s container, in memory (4:2:0 YUV, high quality); empty when
-// this libavcodec has no such encoder.
+// this libavcodec has no such encoder or the encoder or muxer refuses the settings.
 inline std::string EncodeClip(const ClipSpec& spec) {
   const AVCodec* codec = avcodec_find_encoder_by_name(spec.encoder);
   if (codec == nullptr) return "";
   const int w = spec.width, h = spec.height;
   AVFormatContext* fmt = nullptr;
-  EXPECT_GE(avformat_alloc_output_context2(&fmt, nullptr, spec.muxer, nullptr), 0);
+  if (avformat_alloc_output_context2(&fmt, nullptr, spec.muxer, nullptr) < 0) return "";
   AVStream* stream = avformat_new_stream(fmt, nullptr);
   AVCodecContext* enc = avcodec_alloc_context3(codec);
   enc->width = w;
@@ -80,12 +80,24 @@ inline std::string EncodeClip(const ClipSpec& spec) {
     enc->bit_rate = 0;
   }
   if (fmt->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  EXPECT_GE(avcodec_open2(enc, codec, &options), 0);
+  const int opened = avcodec_open2(enc, codec, &options);
   av_dict_free(&options);
+  if (opened < 0) {
+    avcodec_free_context(&enc);
+    avformat_free_context(fmt);
+    return "";
+  }
   avcodec_parameters_from_context(stream->codecpar, enc);
   stream->time_base = enc->time_base;
   avio_open_dyn_buf(&fmt->pb);
-  EXPECT_GE(avformat_write_header(fmt, nullptr), 0);
+  if (avformat_write_header(fmt, nullptr) < 0) {
+    uint8_t* unused = nullptr;
+    avio_close_dyn_buf(fmt->pb, &unused);
+    av_free(unused);
+    avcodec_free_context(&enc);
+    avformat_free_context(fmt);
+    return "";
+  }
   SwsContext* sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P,
                                    SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
   AVFrame* frame = av_frame_alloc();
@@ -104,7 +116,15 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   };
   for (int k = 0; k < spec.frames; ++k) {
     av_frame_make_writable(frame);
-    const std::vector<uint8_t> rgb = SyntheticRgb(w, h, k);
+    std::vector<uint8_t> rgb = SyntheticRgb(w, h, k);
+    if (spec.noise > 0) {
+      uint32_t state = 2463534242u + static_cast<uint32_t>(k);
+      for (uint8_t& v : rgb) {
+        state ^= state << 13, state ^= state >> 17, state ^= state << 5;  // xorshift32
+        const int grain = static_cast<int>(state % (2 * spec.noise + 1)) - spec.noise;
+        v = static_cast<uint8_t>(std::clamp(v + grain, 0, 255));
+      }
+    }
     const uint8_t* src[1] = {rgb.data()};
     const int src_stride[1] = {3 * w};
     sws_scale(sws, src, src_stride, 0, h, frame->data, frame->linesize);
