@@ -4,6 +4,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
+#include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
@@ -29,13 +30,25 @@ std::string AvError(int code) {
   return text;
 }
 
-// FFmpeg logs to stderr by default; its errors reach users as Error messages instead.
-void QuietFfmpegLog() {
-  static const bool quiet = [] {
+// The largest single allocation FFmpeg may make: one frame of packed 8-bit RGBA at the
+// largest frame size VideoLimits accepts by default, and its padding (planar formats
+// need less a plane; packed 16-bit RGBA frames over 2896 x 2896 pixels fail to decode).
+// Legitimate files need no more (the sample index of 36,000 frames is under 1 MiB), but
+// a few kilobytes of MP4 can declare a sample table of 80 million entries, which
+// libavformat would build in gigabytes while opening the file, before any limit of ours
+// can be checked; capped, such a table fails to load and the file has no frames.
+constexpr size_t kLargestFfmpegAllocation =
+    static_cast<size_t>(4 * VideoLimits{}.max_frame_pixels) + (size_t{1} << 20);
+
+// Once per process: FFmpeg logs to stderr by default (its errors reach users as Error
+// messages instead) and allocates whatever a file asks for.
+void SetUpFfmpeg() {
+  static const bool done = [] {
     av_log_set_level(AV_LOG_QUIET);
+    av_max_alloc(kLargestFfmpegAllocation);
     return true;
   }();
-  (void)quiet;
+  (void)done;
 }
 
 struct MemoryInput {
@@ -334,7 +347,7 @@ struct VideoFileDecoder::State {
 VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLimits& limits,
                                    std::string name, const VideoDecodeOptions& options)
     : state_(std::make_unique<State>()) {
-  QuietFfmpegLog();
+  SetUpFfmpeg();
   State& s = *state_;
   s.name = std::move(name);
   s.limits = limits;

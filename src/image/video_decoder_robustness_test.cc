@@ -7,11 +7,14 @@ extern "C" {
 #include <libavformat/avformat.h>
 }
 
+#include <sys/resource.h>
+
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "image/video_clip_for_test.h"
 #include "image/video_decoder.h"
 
 namespace qvl {
@@ -114,6 +117,37 @@ TEST(VideoDecoderRobustness, AbsurdOrMissingFrameRate) {
   e = ErrorOf([&] { VideoFileDecoder(Bytes(still), {}, "video 1"); });
   EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
   EXPECT_STREQ(e.what(), "video 1 has no frame rate: its frames all have one timestamp");
+}
+
+void Put32(std::string& s, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>(v >> (24 - 8 * i));
+}
+
+int64_t PeakRssKib() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// An MP4 of 2.6 KB whose sample tables declare 80 million one-byte frames in one chunk:
+// libavformat would build an index of 1.9 GB (3.2 GB of peak memory, 7 s) while opening
+// it. FFmpeg's allocations are capped, so the table fails to load and nothing is spent.
+TEST(VideoDecoderRobustness, HugeDeclaredSampleTableIsNotBuilt) {
+  std::string mp4 = EncodeClip({.frames = 4, .gop = 100});
+  ASSERT_FALSE(mp4.empty());
+  const size_t stsz = mp4.find("stsz"), stts = mp4.find("stts"), stsc = mp4.find("stsc");
+  ASSERT_NE(stsz, std::string::npos);
+  ASSERT_NE(stts, std::string::npos);
+  ASSERT_NE(stsc, std::string::npos);
+  constexpr uint32_t kSamples = 80000000;
+  Put32(mp4, stsz + 8, 1);  // every sample 1 byte: no table of sizes needed
+  Put32(mp4, stsz + 12, kSamples);
+  Put32(mp4, stts + 12, kSamples);  // the one entry: kSamples samples of one tick
+  Put32(mp4, stsc + 16, kSamples);  // the one chunk holds them all
+  const int64_t before = PeakRssKib();
+  const Error e = ErrorOf([&] { VideoFileDecoder(Bytes(mp4), {}, "video 1"); });
+  EXPECT_NE(e.code(), ErrorCode::kInternal) << e.what();
+  EXPECT_LT(PeakRssKib() - before, 256 << 10) << "KiB more at the peak";
 }
 
 }  // namespace
