@@ -87,10 +87,21 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   std::string canonical = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   canonical += StrCat("\n", o.default_max_tokens, " ", o.context_tokens, " ", o.min_pixels, " ",
                       o.max_pixels);
+  canonical += StrCat(" ", o.min_video_tokens, " ", o.max_video_tokens, " ", o.video_token_limit);
   for (const ImageInput& image : request.images) {
     canonical.push_back('\n');
     canonical.append(
         Sha256Hex({reinterpret_cast<const char*>(image.bytes.data()), image.bytes.size()}));
+  }
+  // A video URL or file path says nothing of what it holds today.
+  for (const VideoInput& video : request.videos) {
+    canonical.append("\nvideo ");
+    canonical.append(
+        Sha256Hex({reinterpret_cast<const char*>(video.file.data()), video.file.size()}));
+    for (const std::vector<uint8_t>& frame : video.frames) {
+      canonical.push_back(' ');
+      canonical.append(Sha256Hex({reinterpret_cast<const char*>(frame.data()), frame.size()}));
+    }
   }
   return cache.Key("ans", Sha256Hex(canonical));
 }
