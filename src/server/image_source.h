@@ -19,7 +19,7 @@ struct MediaPolicy {
   VideoLimits video;  // bytes per file (max_encoded_bytes), frames, videos per request
   LocalMediaPolicy local;
   bool allow_urls = false;
-  ImageFetchOptions fetch;  // fetch.max_bytes is replaced by max_image_bytes
+  ImageFetchOptions fetch;  // max_bytes and noun are replaced by the image or video ones
 };
 
 // The encoded bytes `reference` names. Throws FieldError naming `field`: kTooLarge over
