@@ -169,6 +169,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<GridThw> grids;
   ImageWorkspace workspace;
   for (const ImageInput& input : request.images) {
+    Stopwatch image_clock;
     PreprocessedImage pre;
     try {
       pre = PreprocessImage(input.bytes, image_params_,
@@ -194,6 +195,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
       img.shared_encoding =
           options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
     img.pixels = std::move(pre.pixel_values);
+    img.info.decode_ms = image_clock.Millis();
     token_counts.push_back(static_cast<int>(img.info.tokens));
     grids.push_back(img.grid);
     out.images.push_back(std::move(img));
