@@ -191,11 +191,11 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     img.info.grid_w = img.grid.w;
     img.info.tokens = img.grid.tokens(merge);
     img.content_hash = ContentHash(input.bytes);
+    img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
     if (options_.shared_encodings)
       img.shared_encoding =
           options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
     img.pixels = std::move(pre.pixel_values);
-    img.info.decode_ms = image_clock.Millis();
     token_counts.push_back(static_cast<int>(img.info.tokens));
     grids.push_back(img.grid);
     out.images.push_back(std::move(img));
