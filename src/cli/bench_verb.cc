@@ -1,11 +1,12 @@
-// qvl bench -m DIR [--image IMG] [--prompt P] [--tokens N] [--dtype D] [--vision-dtype D]
-//           [--threads N] [--runs N] [--json]
+// qvl bench -m DIR [--image IMG]... [--video FILE | --video-frames IMG... [--video-fps F]]
+//           [--max-image-tokens N] [--max-video-tokens N] [--prompt P] [--tokens N]
+//           [--dtype D] [--vision-dtype D] [--threads N] [--runs N] [--json]
 // The standard speed report. Drives the model directly (no server, no scheduler): one
-// request of an image and a prompt, greedy decoding of a fixed number of tokens (EOS
-// ignored), each stage timed; medians over --runs runs after one warm-up run. Also times
-// a cold and a warm model load and measures this machine's memory read bandwidth (before
-// and after the runs, the better of the two), the bound of decode speed, to report
-// decode as a fraction of it.
+// request of images, a video and a prompt, greedy decoding of a fixed number of tokens
+// (EOS ignored), each stage timed; medians over --runs runs after one warm-up run. Also
+// times a cold and a warm model load and measures this machine's memory read bandwidth
+// (before and after the runs, the better of the two), the bound of decode speed, to
+// report decode as a fraction of it.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -25,25 +26,28 @@
 #include "base/page_cache.h"
 #include "base/thread_pool.h"
 #include "base/timer.h"
+#include "cli/bench_request.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
-#include "image/image_processor.h"
-#include "model/mrope.h"
+#include "engine/video_budget_policy.h"
+#include "image/image_budget.h"
+#include "image/video_budget.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
-#include "model/single_sequence.h"
-#include "model/visual_features.h"
 #include "ops/weight_format.h"
-#include "text/chat_template.h"
-#include "text/tokenizer.h"
 
 namespace qvl::cli {
 namespace {
 
 struct BenchFlags {
   std::string model_dir;
-  std::string image;
-  std::string prompt = "Describe this image.";
+  std::vector<std::string> images;
+  std::string video;                                  // a video file
+  std::vector<std::string> video_frames;              // or a clip as its frames
+  double video_fps = 2;                               // of video_frames
+  int64_t max_image_tokens = 0;                       // 0: the model's budget
+  int64_t max_video_tokens = kDefaultMaxVideoTokens;  // 0: the model's budget
+  std::string prompt;
   int tokens = 64;
   std::string dtype = WeightFormatName(ModelOptions().text_weights);
   std::string vision_dtype = WeightFormatName(ModelOptions().vision_weights);
@@ -52,15 +56,42 @@ struct BenchFlags {
   bool json = false;
 };
 
-// One run of the standard request, in milliseconds.
-struct RunTimes {
-  double preprocess = 0, vision = 0, prefill = 0, decode = 0, ttft = 0, total = 0;
-};
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  const MappedFile file(path);
+  return {file.data(), file.data() + file.size()};
+}
 
-struct RequestShape {
-  int64_t prompt_tokens = 0, image_tokens = 0;
-  int64_t width = 0, height = 0, resized_width = 0, resized_height = 0;
-};
+// The files of the request, read once before the runs.
+BenchRequest LoadRequest(const BenchFlags& flags) {
+  BenchRequest r;
+  r.image_paths = flags.images;
+  for (const std::string& path : flags.images) r.images.emplace_back(path);
+  const bool video = !flags.video.empty() || !flags.video_frames.empty();
+  if (video) {
+    VideoInput v;
+    if (!flags.video.empty()) {
+      v.name = flags.video;
+      v.file = ReadBytes(flags.video);
+    } else {
+      v.name = flags.video_frames[0];
+      for (const std::string& path : flags.video_frames) v.frames.push_back(ReadBytes(path));
+      v.fps = flags.video_fps;
+    }
+    r.video = std::move(v);
+  }
+  r.prompt = !flags.prompt.empty() ? flags.prompt
+             : video               ? "Describe this video."
+                                   : "Describe this image.";
+  r.tokens = flags.tokens;
+  return r;
+}
+
+// The budget flags in pixels, as the model's image and video settings count them.
+void SetBudgets(const BenchFlags& flags, const ModelSettings& settings, BenchRequest* r) {
+  r->image_budget = ImageBudgetFromTokens(0, flags.max_image_tokens, settings.image_params);
+  r->video_budget.max_pixels =
+      flags.max_video_tokens * PixelsPerVideoToken(settings.video_params.image);
+}
 
 WeightFormat ParseFormatFlag(const char* flag, const std::string& name) {
   WeightFormat f;
@@ -102,79 +133,21 @@ std::vector<std::string> FolderFiles(const std::string& dir) {
   return files;
 }
 
-// The standard request, stage by stage.
-RunTimes RunOnce(LoadedModel& l, const BenchFlags& flags, const MappedFile* image, ThreadPool& pool,
-                 RequestShape* shape) {
-  RunTimes t;
-  Stopwatch total;
-  const ModelConfig& cfg = l.model->config();
-  const int merge = cfg.vision.spatial_merge_size;
-
-  // Image -> pixel_values; prompt -> token ids and M-RoPE positions.
-  PreprocessedImage pre;
-  std::vector<GridThw> grids;
-  std::vector<int> image_token_counts;
-  ChatMessage user;
-  user.role = "user";
-  if (image != nullptr) {
-    pre = PreprocessImage(std::span<const uint8_t>(image->data(), image->size()),
-                          l.settings.image_params, ImageBudget{}, ImageLimits{}, flags.image);
-    grids.push_back({pre.grid_thw[0], pre.grid_thw[1], pre.grid_thw[2]});
-    image_token_counts.push_back(static_cast<int>(grids.back().tokens(merge)));
-    user.parts.push_back({ChatPart::Kind::kImage, ""});
-  }
-  user.parts.push_back({ChatPart::Kind::kText, flags.prompt});
-  const std::vector<int32_t> ids = TokenizePrompt(
-      l.settings.tokenizer, RenderChatTemplate({user}, /*add_generation_prompt=*/true),
-      image_token_counts);
-  const MropePositions pos = ComputeMropePositions(ids, cfg.image_token_id, grids, merge);
-  t.preprocess = total.Millis();
-
-  // Vision tower.
-  Stopwatch stage;
-  VisionOutput vision;
-  VisualFeatures features;
-  if (!grids.empty()) {
-    vision = l.model->vision().Encode(pre.pixel_values.data(), grids, pool);
-    AppendVisualFeatures(&vision, vision.tokens, cfg.text.hidden_size, vision.deepstack.size(),
-                         &features);
-  }
-  t.vision = stage.Millis();
-
-  // Prefill the whole prompt in one chunk, then decode greedily.
-  const int64_t n = static_cast<int64_t>(ids.size());
-  SingleSequence sequence(l.model->text(), l.model->options().kv_dtype, n + flags.tokens, pool);
-  std::vector<float> logits(cfg.text.vocab_size);
-  stage.Reset();
-  sequence.Prefill(ids, pos, grids.empty() ? nullptr : &features, logits.data());
-  int32_t token = Argmax(logits);
-  t.prefill = stage.Millis();
-  t.ttft = total.Millis();
-
-  stage.Reset();
-  for (int step = 1; step < flags.tokens; ++step) {
-    sequence.Step(token, logits.data());
-    token = Argmax(logits);
-  }
-  t.decode = stage.Millis();
-  t.total = total.Millis();
-
-  shape->prompt_tokens = n;
-  shape->image_tokens = image_token_counts.empty() ? 0 : image_token_counts[0];
-  shape->width = pre.original.width;
-  shape->height = pre.original.height;
-  shape->resized_width = pre.resized.width;
-  shape->resized_height = pre.resized.height;
-  return t;
-}
-
 void RunBench(const BenchFlags& flags) {
   if (flags.tokens < 1) Fail(ErrorCode::kInvalidArgument, "--tokens must be at least 1");
   if (flags.runs < 1) Fail(ErrorCode::kInvalidArgument, "--runs must be at least 1");
+  if (flags.max_image_tokens < 0 || flags.max_video_tokens < 0) {
+    Fail(ErrorCode::kInvalidArgument,
+         "--max-image-tokens and --max-video-tokens must not be "
+         "negative");
+  }
+  if (!flags.video.empty() && !flags.video_frames.empty()) {
+    Fail(ErrorCode::kInvalidArgument, "give --video or --video-frames, not both");
+  }
+  if (!(flags.video_fps > 0)) Fail(ErrorCode::kInvalidArgument, "--video-fps must be above 0");
   const ModelOptions options = OptionsFor(flags);
   ThreadPool pool(flags.threads > 0 ? flags.threads : DefaultThreadCount());
-  std::unique_ptr<MappedFile> image;
-  if (!flags.image.empty()) image = std::make_unique<MappedFile>(flags.image);
+  BenchRequest request = LoadRequest(flags);
 
   // Bandwidth first, while the process is small.
   const BandwidthProbe bw = MeasureReadBandwidth(pool);
@@ -184,6 +157,7 @@ void RunBench(const BenchFlags& flags) {
   std::optional<LoadedModel> loaded = LoadModel(flags.model_dir, options);
   const double first_load = clock.Millis();
   const std::string first_source = PackedCacheSourceName(loaded->model->packed_weights().source());
+  SetBudgets(flags, loaded->settings, &request);
   std::vector<std::string> files = FolderFiles(flags.model_dir);
   if (!loaded->model->packed_weights().path().empty()) {
     files.push_back(loaded->model->packed_weights().path());
@@ -211,7 +185,7 @@ void RunBench(const BenchFlags& flags) {
   RequestShape shape;
   std::vector<RunTimes> runs;
   for (int r = 0; r <= flags.runs; ++r) {
-    const RunTimes t = RunOnce(*loaded, flags, image.get(), pool, &shape);
+    const RunTimes t = RunBenchRequest(*loaded, request, pool, &shape);
     if (r > 0) runs.push_back(t);  // run 0 warms the caches up
   }
   // Neighbours on a shared host move the bandwidth by tens of percent within a minute:
@@ -227,7 +201,10 @@ void RunBench(const BenchFlags& flags) {
   };
   const double preprocess = median(&RunTimes::preprocess), vision = median(&RunTimes::vision),
                prefill = median(&RunTimes::prefill), decode = median(&RunTimes::decode),
-               ttft = median(&RunTimes::ttft), total = median(&RunTimes::total);
+               ttft = median(&RunTimes::ttft), total = median(&RunTimes::total),
+               video_read = median(&RunTimes::video_read),
+               video_resize = median(&RunTimes::video_resize),
+               video_encode = median(&RunTimes::video_encode);
   const double prefill_tok_s = shape.prompt_tokens / (prefill / 1e3);
   const double decode_tok_s = flags.tokens > 1 ? (flags.tokens - 1) / (decode / 1e3) : 0.0;
   // Bytes a decode step reads: the weight matrices plus, on average over the generated
@@ -246,10 +223,29 @@ void RunBench(const BenchFlags& flags) {
   j["threads"] = pool.size();
   j["kernel_tier"] = CpuTierName(ActiveTier());
   j["cpu"] = DescribeCpu();
-  j["image"] = flags.image;
-  j["image_size"] = {shape.width, shape.height};
-  j["resized_size"] = {shape.resized_width, shape.resized_height};
+  const ImageGrid& first = shape.first_image;
+  j["image"] = flags.images.empty() ? "" : flags.images[0];
+  j["images"] = flags.images.size();
+  j["image_size"] = {first.width, first.height};
+  j["resized_size"] = {first.resized_width, first.resized_height};
   j["image_tokens"] = shape.image_tokens;
+  const ImageGrid& v = shape.video;
+  if (request.video) {
+    j["video"] = request.video->name;
+    j["video_frame_list"] = !request.video->frames.empty();
+    j["max_video_tokens"] = flags.max_video_tokens;
+    j["video_size"] = {v.width, v.height};
+    j["video_frames"] = v.frames;
+    j["video_fps"] = v.fps;
+    j["video_decoded_frames"] = v.decoded_frames;
+    j["video_sampled_frames"] = v.sampled_frames;
+    j["video_resized_size"] = {v.resized_width, v.resized_height};
+    j["video_grid_thw"] = {v.grid_t, v.grid_h, v.grid_w};
+    j["video_tokens"] = shape.video_tokens;
+    j["video_demux_decode_ms"] = video_read;
+    j["video_sample_resize_patches_ms"] = video_resize;
+    j["video_encode_ms"] = video_encode;
+  }
   j["prompt_tokens"] = shape.prompt_tokens;
   j["generated_tokens"] = flags.tokens;
   j["runs"] = flags.runs;
@@ -280,15 +276,34 @@ void RunBench(const BenchFlags& flags) {
   std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
               flags.model_dir.c_str(), flags.dtype.c_str(), flags.vision_dtype.c_str(), pool.size(),
               CpuTierName(ActiveTier()));
-  std::printf("request: %s%lld prompt tokens (%lld image), %d generated, median of %d runs\n",
-              flags.image.empty() ? ""
-                                  : StrCat(flags.image, " ", shape.width, "x", shape.height, " -> ",
-                                           shape.resized_width, "x", shape.resized_height, ", ")
-                                        .c_str(),
-              static_cast<long long>(shape.prompt_tokens),
-              static_cast<long long>(shape.image_tokens), flags.tokens, flags.runs);
+  std::string what;
+  if (!flags.images.empty()) {
+    what = StrCat(flags.images.size() == 1
+                      ? flags.images[0]
+                      : StrCat(flags.images.size(), " images like ", flags.images[0]),
+                  " ", first.width, "x", first.height, " -> ", first.resized_width, "x",
+                  first.resized_height, ", ");
+  }
+  if (request.video) {
+    what += StrCat(request.video->frames.empty() ? "video " : "frames of a video from ",
+                   request.video->name, " ", v.width, "x", v.height, ", ", v.frames, " frames at ",
+                   v.fps, " fps -> ", v.sampled_frames, " sampled at ", v.resized_width, "x",
+                   v.resized_height, ", ");
+  }
+  std::printf(
+      "request: %s%lld prompt tokens (%lld image, %lld video), %d generated, median of %d runs\n",
+      what.c_str(), static_cast<long long>(shape.prompt_tokens),
+      static_cast<long long>(shape.image_tokens), static_cast<long long>(shape.video_tokens),
+      flags.tokens, flags.runs);
   std::printf("  %-28s %10.1f ms\n", "preprocess", preprocess);
+  if (request.video) {
+    std::printf("  %-28s %10.1f ms  (%lld frames decoded, %lld sampled)\n",
+                "  video demux + decode", video_read, static_cast<long long>(v.decoded_frames),
+                static_cast<long long>(v.sampled_frames));
+    std::printf("  %-28s %10.1f ms\n", "  video sample/resize/patch", video_resize);
+  }
   std::printf("  %-28s %10.1f ms\n", "vision encode", vision);
+  if (request.video) std::printf("  %-28s %10.1f ms\n", "  of the video", video_encode);
   std::printf("  %-28s %10.1f ms  (%.1f tok/s)\n", "prefill", prefill, prefill_tok_s);
   std::printf("  %-28s %10.1f ms\n", "time to first token", ttft);
   std::printf("  %-28s %10.1f ms  (%.2f tok/s, %.0f%% of the %.1f tok/s bound)\n", "decode", decode,
@@ -312,10 +327,23 @@ void RunBench(const BenchFlags& flags) {
 void AddBenchVerb(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "Standard speed report: image encode, prefill, decode, load time, memory");
+      "bench", "Standard speed report: image and video encode, prefill, decode, load time, memory");
   cmd->add_option("-m,--model", flags->model_dir, "Model folder")->required();
-  cmd->add_option("--image", flags->image, "Image file of the request (none: text only)");
-  cmd->add_option("--prompt", flags->prompt, "User prompt")->capture_default_str();
+  cmd->add_option("--image", flags->images,
+                  "Image file of the request (repeat for several; none: text only)");
+  cmd->add_option("--video", flags->video, "Video file of the request, after the images");
+  cmd->add_option("--video-frames", flags->video_frames,
+                  "Or a video as its frames (image files, in order), shown at --video-fps");
+  cmd->add_option("--video-fps", flags->video_fps, "Frame rate of --video-frames")
+      ->capture_default_str();
+  cmd->add_option("--max-image-tokens", flags->max_image_tokens,
+                  "Image budget in tokens per image (default: the model's)");
+  cmd->add_option("--max-video-tokens", flags->max_video_tokens,
+                  "Video budget in tokens over all sampled frames, a token being a frame pair "
+                  "of 32x32 pixels; 0 = the model's")
+      ->capture_default_str();
+  cmd->add_option("--prompt", flags->prompt,
+                  "User prompt (default: \"Describe this image.\", or \"video\" with one)");
   cmd->add_option("--tokens", flags->tokens, "Tokens to generate (EOS ignored)")
       ->capture_default_str();
   cmd->add_option("--dtype", flags->dtype,

@@ -1,6 +1,6 @@
 // Runs `qvl bench` on the fixture model: the request it measures is the fixture's
-// (same prompt tokens as the reference), every figure is present, and bad flags are one
-// error line.
+// (same prompt tokens as the reference) for an image and for a video, every figure is
+// present, and bad flags are one error line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -39,11 +39,66 @@ TEST(BenchVerb, MeasuresTheFixtureRequest) {
   EXPECT_FALSE(j["kernel_tier"].get<std::string>().empty());
 }
 
+const std::string kClipDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/07_video_frames";
+
+// The fixture clip as a file: the request of case 07 (same prompt tokens), the video's
+// frames and grid, and every stage of the video timed.
+TEST(BenchVerb, MeasuresAVideoFileStageByStage) {
+  const QvlRun r = RunQvl("bench -m " + kTinyModelDir + " --video " + kClipDir +
+                          "/frames/clip.mp4 --prompt 'What moves in this video?' --tokens 2"
+                          " --runs 1 --threads 2 --dtype bf16 --vision-dtype bf16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["prompt_tokens"], 190);  // as the fixture case 07_video_frames
+  EXPECT_EQ(j["video_tokens"], 160);
+  EXPECT_EQ(j["image_tokens"], 0);
+  EXPECT_EQ(j["video_frame_list"], false);
+  EXPECT_EQ(j["video_frames"], 8);
+  EXPECT_EQ(j["video_fps"], 4.0);
+  EXPECT_EQ(j["video_sampled_frames"], 4);
+  EXPECT_GE(j["video_decoded_frames"].get<int>(), 4);
+  EXPECT_LE(j["video_decoded_frames"].get<int>(), 8);
+  EXPECT_EQ(j["video_size"], (nlohmann::json{320, 240}));
+  EXPECT_EQ(j["video_resized_size"], (nlohmann::json{320, 256}));
+  EXPECT_EQ(j["video_grid_thw"], (nlohmann::json{2, 16, 20}));
+  for (const char* key : {"video_demux_decode_ms", "video_sample_resize_patches_ms",
+                          "video_encode_ms", "preprocess_ms", "vision_encode_ms", "prefill_ms",
+                          "time_to_first_token_ms", "decode_tok_s"}) {
+    EXPECT_GT(j[key].get<double>(), 0.0) << key;
+  }
+  EXPECT_GE(
+      j["preprocess_ms"].get<double>(),
+      j["video_demux_decode_ms"].get<double>() + j["video_sample_resize_patches_ms"].get<double>());
+  EXPECT_GE(j["vision_encode_ms"].get<double>(), j["video_encode_ms"].get<double>());
+}
+
+// The same clip as its frames beside an image, at a video budget of 80 tokens (one
+// frame pair of 320x256 pixels becomes two of 224x160 = 70 tokens); the table names
+// every video stage.
+TEST(BenchVerb, VideoFramesBesideAnImageWithABudget) {
+  std::string frames;
+  for (int k = 0; k < 8; ++k)
+    frames += " " + kClipDir + "/frames/clip/00" + std::to_string(k) + ".png";
+  const QvlRun r =
+      RunQvl("bench -m " + kTinyModelDir + " --image " + kImage + " --video-frames" + frames +
+             " --video-fps 4 --max-video-tokens 80 --tokens 2 --runs 1"
+             " --dtype f32 --vision-dtype f32");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("frames of a video from " + kClipDir +
+                               "/frames/clip/000.png 320x240, 8 frames at 4 fps -> 4 sampled"));
+  EXPECT_THAT(r.out, HasSubstr(" (80 image, 70 video), 2 generated"));
+  EXPECT_THAT(r.out, HasSubstr("    video demux + decode"));
+  EXPECT_THAT(r.out, HasSubstr("(4 frames decoded, 4 sampled)"));
+  EXPECT_THAT(r.out, HasSubstr("    video sample/resize/patch"));
+  EXPECT_THAT(r.out, HasSubstr("    of the video"));
+}
+
 TEST(BenchVerb, TableWithoutAnImage) {
   const QvlRun r = RunQvl("bench -m " + kTinyModelDir +
                           " --prompt hello --tokens 2 --runs 1 --dtype f32 --vision-dtype f32");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("prompt tokens (0 image), 2 generated, median of 1 runs\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("prompt tokens (0 image, 0 video), 2 generated, median of 1 runs\n"));
   EXPECT_THAT(r.out, HasSubstr("  time to first token"));
   EXPECT_THAT(r.out, HasSubstr("% of the "));
 }
@@ -58,6 +113,13 @@ TEST(BenchVerb, BadFlagsAreOneErrorLine) {
   r = RunQvl("bench -m " + kTinyModelDir + " --image /nonexistent.jpg");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent.jpg"));
+  r = RunQvl("bench -m " + kTinyModelDir + " --video " + kClipDir + "/frames/clip.mp4" +
+             " --video-frames " + kImage);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: give --video or --video-frames, not both\n");
+  r = RunQvl("bench -m " + kTinyModelDir + " --video " + kImage);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("is not a video file qvl can read"));
 }
 
 }  // namespace

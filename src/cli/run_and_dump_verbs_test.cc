@@ -90,6 +90,21 @@ TEST(RunVerb, VideoFileGivesTheReferenceAnswer) {
   EXPECT_EQ(run.out, meta["greedy_text"].get<std::string>() + "\n");
 }
 
+// Without -q the timings follow the answer on stderr, one line per image and video.
+TEST(RunVerb, PrintsTimingsPerImageAndVideo) {
+  const std::string dir = kData + "/tiny-qwen3vl/cases/08_video_and_image";
+  const QvlRun run =
+      RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -i " + dir +
+             "/images/still.png -v " + dir + "/frames/pan.mp4 --temperature 0 -n 2 'Same place?'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("[image 1: 300x220 -> 320x224, 70 tokens | decode "), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("[video 1: 5 frames at 1 fps, 5 decoded, 5 sampled, 256x200 -> 256x192, "
+                         "grid 3x12x16, 144 tokens | decode "),
+            std::string::npos)
+      << run.err;
+}
+
 TEST(RunVerb, JsonGivesAnOpenAIResponseWithUsageAndTimings) {
   const std::string image = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
   const QvlRun run = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none --json -q -i " +

@@ -203,6 +203,30 @@ void Run(const RunFlags& f) {
                  t.prefill_tokens_per_s, t.ttft_ms,
                  static_cast<long long>(last.usage.completion_tokens), t.decode_tokens_per_s,
                  PeakRssBytes() / double(1 << 30));
+    for (size_t i = 0; i < t.images.size(); ++i) {
+      const ImageGrid& g = t.images[i];
+      std::fprintf(stderr,
+                   "[image %zu: %lldx%lld -> %lldx%lld, %lld tokens | decode %.0f ms | encode "
+                   "%.0f ms%s]\n",
+                   i + 1, static_cast<long long>(g.width), static_cast<long long>(g.height),
+                   static_cast<long long>(g.resized_width),
+                   static_cast<long long>(g.resized_height), static_cast<long long>(g.tokens),
+                   g.decode_ms, g.encode_ms, g.cached ? " (cached)" : "");
+    }
+    for (size_t i = 0; i < t.videos.size(); ++i) {
+      const ImageGrid& g = t.videos[i];
+      std::fprintf(
+          stderr,
+          "[video %zu: %lld frames at %.3g fps, %lld decoded, %lld sampled, %lldx%lld -> "
+          "%lldx%lld, grid %lldx%lldx%lld, %lld tokens | decode %.0f ms | encode %.0f "
+          "ms%s]\n",
+          i + 1, static_cast<long long>(g.frames), g.fps, static_cast<long long>(g.decoded_frames),
+          static_cast<long long>(g.sampled_frames), static_cast<long long>(g.width),
+          static_cast<long long>(g.height), static_cast<long long>(g.resized_width),
+          static_cast<long long>(g.resized_height), static_cast<long long>(g.grid_t),
+          static_cast<long long>(g.grid_h), static_cast<long long>(g.grid_w),
+          static_cast<long long>(g.tokens), g.decode_ms, g.encode_ms, g.cached ? " (cached)" : "");
+    }
   }
 }
 

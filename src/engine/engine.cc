@@ -342,10 +342,14 @@ bool Engine::Impl::TryStart(Sequence& seq) {
   // Vision features are needed only for pad tokens that are not cached.
   const std::vector<PreparedImage>& images = seq.request->images;
   seq.vision.assign(images.size(), nullptr);
+  // A preempted request keeps the encode times of its first start (its encodings are
+  // found in the cache now).
+  const std::vector<ImageGrid> earlier = std::move(seq.grids);
   seq.grids.clear();
   seq.next_image = 0;
   for (size_t i = 0; i < images.size(); ++i) {
     ImageGrid grid = images[i].info;
+    if (i < earlier.size()) grid.encode_ms = earlier[i].encode_ms;
     const int64_t end = images[i].end_token;
     if (end <= seq.cached) {
       grid.cached = true;
@@ -409,6 +413,7 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   }
   const double spent = NowSeconds() - start;
   seq.vision_seconds += spent;
+  seq.grids[seq.next_image].encode_ms += spent * 1e3;
   if (!seq.encoding->done()) return;
   auto out = std::make_shared<const VisionOutput>(std::move(seq.encoding->output()));
   seq.encoding.reset();

@@ -210,6 +210,15 @@ TEST(Engine, RepeatedConversationReusesCachedPrefixAndImage) {
   EXPECT_GT(second.last.usage.cached_tokens, 0);
   EXPECT_EQ(second.text, first.text);
   EXPECT_EQ(engine->Stats().images_encoded, 1);
+  // Each image reports its own decode and encode; the reused one was not encoded again.
+  ASSERT_EQ(first.last.timings.images.size(), 1u);
+  ASSERT_EQ(second.last.timings.images.size(), 1u);
+  EXPECT_GT(first.last.timings.images[0].decode_ms, 0);
+  EXPECT_GT(first.last.timings.images[0].encode_ms, 0);
+  EXPECT_LE(first.last.timings.images[0].encode_ms, first.last.timings.vision_ms);
+  EXPECT_GT(second.last.timings.images[0].decode_ms, 0);
+  EXPECT_TRUE(second.last.timings.images[0].cached);
+  EXPECT_EQ(second.last.timings.images[0].encode_ms, 0);
 }
 
 TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {

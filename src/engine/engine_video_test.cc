@@ -46,6 +46,18 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
     EXPECT_EQ(video.frames, meta["videos"][0]["num_input_frames"]);
     EXPECT_EQ(video.sampled_frames, meta["videos"][0]["sampled_indices"].size());
     EXPECT_EQ(c.last.timings.images.size(), meta.value("images", nlohmann::json::array()).size());
+    // Its own timings: the file is decoded at least up to its last sampled frame.
+    EXPECT_GE(video.decoded_frames, video.sampled_frames);
+    EXPECT_LE(video.decoded_frames, video.frames);
+    EXPECT_GT(video.decode_ms, 0);
+    EXPECT_GT(video.encode_ms, 0);
+    double encode_ms = 0;
+    for (const ImageGrid& g : c.last.timings.images) {
+      EXPECT_GT(g.decode_ms, 0);
+      EXPECT_GT(g.encode_ms, 0);
+      encode_ms += g.encode_ms;
+    }
+    EXPECT_NEAR(encode_ms + video.encode_ms, c.last.timings.vision_ms, 1e-6);
 
     // The same clip again with a follow-up question: the prompt up to the clip's last
     // pad token comes from the prefix cache (in whole KV pages; the encoding is cached
@@ -68,7 +80,26 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
     const auto last_pad = std::find(ids.rbegin(), ids.rend(), 151656).base() - ids.begin();
     EXPECT_GT(f.last.usage.cached_tokens, last_pad - EngineOptions().kv_page_tokens);
     EXPECT_TRUE(f.last.timings.videos.at(0).cached);
+    EXPECT_EQ(f.last.timings.videos.at(0).encode_ms, 0);
+    EXPECT_GT(f.last.timings.videos.at(0).decode_ms, 0);
   }
+}
+
+// A frame list decodes only its sampled frames: clip 07's 8 frames, 4 of them sampled.
+TEST(EngineVideo, FrameListDecodesOnlyItsSampledFrames) {
+  auto engine = MakeEngine();
+  GenerationRequest r = LoadCase("07_video_frames");
+  r.max_tokens = 1;
+  Collector c;
+  engine->Submit(std::move(r), c.Sink());
+  c.Wait();
+  ASSERT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+  const ImageGrid& video = c.last.timings.videos.at(0);
+  EXPECT_EQ(video.frames, 8);
+  EXPECT_EQ(video.sampled_frames, 4);
+  EXPECT_EQ(video.decoded_frames, 4);
+  EXPECT_GT(video.decode_ms, 0);
+  EXPECT_GT(video.encode_ms, 0);
 }
 
 // A video's own sampling: clip 07 samples 4 frames by default ([0, 2, 5, 7], two pairs);

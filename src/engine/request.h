@@ -141,6 +141,13 @@ struct ImageGrid {
   int64_t frames = 0, sampled_frames = 0;
   double fps = 0;
   ImageSource source = ImageSource::kEncoder;
+  // Frames the decoder decoded (a file decodes those before each sampled one too; a frame
+  // list only the sampled ones). Videos only.
+  int64_t decoded_frames = 0;
+  // Its own share of the request's time: decode_ms reads it (a video: demux, decode,
+  // sampling) and makes the patches (resize, normalize), encode_ms runs the vision tower
+  // on it (0 when the encoding was reused).
+  double decode_ms = 0, encode_ms = 0;
 };
 
 struct Usage {

@@ -170,6 +170,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<GridThw> grids;
   ImageWorkspace workspace;
   for (const ImageInput& input : request.images) {
+    Stopwatch image_clock;
     PreprocessedImage pre;
     try {
       pre = PreprocessImage(input.bytes, image_params_,
@@ -191,6 +192,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     img.info.grid_w = img.grid.w;
     img.info.tokens = img.grid.tokens(merge);
     img.content_hash = ContentHash(input.bytes);
+    img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
     if (options_.shared_encodings)
       img.shared_encoding =
           options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});

@@ -1,23 +1,59 @@
 #include "engine/video_preparer.h"
 
 #include <memory>
+#include <utility>
 
 #include "base/error.h"
+#include "base/timer.h"
 #include "engine/content_hash.h"
 #include "image/video_decoder.h"
 #include "image/video_frame_list.h"
 
 namespace qvl {
+namespace {
+
+// A frame source that times and counts the reads of the one it owns, so that decoding
+// can be told apart from the resizing that PreprocessVideo interleaves with it.
+class TimedFrameSource : public VideoFrameSource {
+ public:
+  explicit TimedFrameSource(std::unique_ptr<VideoFrameSource> source)
+      : source_(std::move(source)) {}
+  int64_t frame_count() const override { return source_->frame_count(); }
+  double fps() const override { return source_->fps(); }
+  void ReadFrame(int64_t index, RgbxImage* out) override {
+    Stopwatch clock;
+    source_->ReadFrame(index, out);
+    read_ms_ += clock.Millis();
+    ++reads_;
+  }
+  double read_ms() const { return read_ms_; }
+  int64_t reads() const { return reads_; }
+
+ private:
+  std::unique_ptr<VideoFrameSource> source_;
+  double read_ms_ = 0;
+  int64_t reads_ = 0;
+};
+
+}  // namespace
 
 PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
                                 const VideoBudget& budget, const VideoLimits& limits) {
+  Stopwatch clock;
   std::unique_ptr<VideoFrameSource> source;
+  VideoFileDecoder* file = nullptr;
   if (input.frames.empty()) {
-    source = std::make_unique<VideoFileDecoder>(input.file, limits, input.name);
+    auto decoder = std::make_unique<VideoFileDecoder>(input.file, limits, input.name);
+    file = decoder.get();
+    source = std::move(decoder);
   } else {
     std::vector<std::span<const uint8_t>> frames(input.frames.begin(), input.frames.end());
     source = std::make_unique<VideoFrameList>(std::move(frames), input.fps, limits, input.name);
   }
+  const double open_ms = clock.Millis();
+  auto timed_source = std::make_unique<TimedFrameSource>(std::move(source));
+  const TimedFrameSource& timed = *timed_source;
+  source = std::move(timed_source);
   FrameSampling sampling = params.sampling;
   if (input.sample_fps > 0) sampling.fps = input.sample_fps;
   if (input.min_frames > 0) sampling.min_frames = input.min_frames;
@@ -26,7 +62,9 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   PreprocessedVideo video = PreprocessVideo(*source, params, sampling, budget, limits, input.name);
 
   PreparedVideoInput out;
+  out.read_ms = open_ms + timed.read_ms();
   PreparedImage& v = out.visual;
+  v.info.decoded_frames = file != nullptr ? file->decoded_frames() : timed.reads();
   v.grid = {video.grid_thw[0], video.grid_thw[1], video.grid_thw[2]};
   const int merge = params.image.merge_size;
   v.info.width = video.original.width;
@@ -58,6 +96,7 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   v.pixels = std::move(video.pixel_values);
   out.layout.timestamps = video.timestamps;
   out.layout.tokens_per_group = static_cast<int>(video.tokens_per_group(merge));
+  v.info.decode_ms = clock.Millis();
   return out;
 }
 

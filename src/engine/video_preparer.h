@@ -15,6 +15,10 @@ namespace qvl {
 struct PreparedVideoInput {
   PreparedImage visual;  // pixels [patches, C*T*P*P], grid (t = frame pairs, h, w)
   VideoPromptLayout layout;
+  // Of visual.info.decode_ms, the part spent opening, demuxing and decoding the file (or
+  // decoding the frame images) and converting the sampled frames to RGB; the rest is
+  // sampling, resizing and patches.
+  double read_ms = 0;
 };
 
 // Throws Error: kTooLarge over `limits`, kInvalidArgument for broken or unsupported

@@ -233,7 +233,8 @@ struct VideoFileDecoder::State {
   int64_t frames = 0;
   double fps = 0;
   int width = 0, height = 0;
-  int64_t next = 0;  // index of the frame the decoder gives next
+  int64_t next = 0;     // index of the frame the decoder gives next
+  int64_t decoded = 0;  // frames the codec gave, sampled or not
   bool flushed = false;
 
   ~State() {
@@ -248,7 +249,10 @@ struct VideoFileDecoder::State {
   bool DecodeNext() {
     for (;;) {
       const int received = avcodec_receive_frame(codec, frame);
-      if (received == 0) return true;
+      if (received == 0) {
+        ++decoded;
+        return true;
+      }
       if (received == AVERROR_EOF) return false;
       if (received != AVERROR(EAGAIN)) {
         Fail(ErrorCode::kInvalidArgument, name, ": frame ", next,
@@ -429,6 +433,7 @@ VideoFileDecoder::~VideoFileDecoder() = default;
 
 int64_t VideoFileDecoder::frame_count() const { return state_->frames; }
 double VideoFileDecoder::fps() const { return state_->fps; }
+int64_t VideoFileDecoder::decoded_frames() const { return state_->decoded; }
 int VideoFileDecoder::width() const { return state_->width; }
 int VideoFileDecoder::height() const { return state_->height; }
 

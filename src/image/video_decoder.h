@@ -45,6 +45,8 @@ class VideoFileDecoder : public VideoFrameSource {
   // Error(kInvalidArgument) for corrupt data.
   void ReadFrame(int64_t index, RgbxImage* out) override;
 
+  // Frames decoded so far (those skipped to reach a sampled one included), for timings.
+  int64_t decoded_frames() const;
   int width() const;
   int height() const;
 

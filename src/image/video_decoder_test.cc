@@ -65,6 +65,7 @@ TEST_P(VideoFileCaseTest, Mp4DecodesToThePngFramesAndTheGoldenPatches) {
     }
     EXPECT_EQ(differing, 0) << "frame " << k;
   }
+  EXPECT_EQ(decoder.decoded_frames(), decoder.frame_count());
 
   const VideoProcessorParams params =
       LoadVideoPreprocessorConfig(kData + "/tiny-qwen3vl/model/video_preprocessor_config.json");

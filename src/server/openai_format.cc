@@ -78,7 +78,9 @@ nlohmann::json TimingsJson(const Timings& t) {
                       {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
                       {"tokens", g.tokens},
                       {"cached", g.cached},
-                      {"source", ImageSourceName(g.source)}});
+                      {"source", ImageSourceName(g.source)},
+                      {"decode_ms", g.decode_ms},
+                      {"encode_ms", g.encode_ms}});
   }
   nlohmann::json timings = {{"queue_ms", t.queue_ms},
                             {"preprocess_ms", t.preprocess_ms},
@@ -97,12 +99,16 @@ nlohmann::json TimingsJson(const Timings& t) {
                         {"height", g.height},
                         {"frames", g.frames},
                         {"fps", g.fps},
+                        {"decoded_frames", g.decoded_frames},
                         {"sampled_frames", g.sampled_frames},
                         {"resized_width", g.resized_width},
                         {"resized_height", g.resized_height},
                         {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
                         {"tokens", g.tokens},
-                        {"cached", g.cached}});
+                        {"cached", g.cached},
+                        {"source", ImageSourceName(g.source)},
+                        {"decode_ms", g.decode_ms},
+                        {"encode_ms", g.encode_ms}});
     }
   }
   return timings;

@@ -116,6 +116,41 @@ TEST_F(ServerHttpTest, ReportsTheEffectiveImageGrid) {
   EXPECT_EQ(image["tokens"], 80);
 }
 
+// Each image and video reports its own decode and vision-tower time (and a video the
+// frames it decoded); the same request again reuses both encodings: encode_ms 0.
+TEST_F(ServerHttpTest, ReportsPerImageAndVideoTimings) {
+  nlohmann::json request = LoadTinyCase("08_video_and_image").request;
+  // A grid and a sampling no other test asks for, so that nothing is cached yet.
+  request["min_image_tokens"] = 120;
+  request["messages"][0]["content"][3]["max_frames"] = 4;
+  request["max_tokens"] = 1;
+  const HttpResult first = Chat(request);
+  ASSERT_EQ(first.status, 200) << first.body;
+  const nlohmann::json& image = first.json["timings"]["images"][0];
+  EXPECT_EQ(image["source"], "encoder");
+  EXPECT_GE(image["tokens"].get<int>(), 120);
+  EXPECT_GT(image["decode_ms"].get<double>(), 0);
+  EXPECT_GT(image["encode_ms"].get<double>(), 0);
+  const nlohmann::json& video = first.json["timings"]["videos"][0];
+  EXPECT_EQ(video["source"], "encoder");
+  EXPECT_EQ(video["frames"], 5);
+  EXPECT_EQ(video["sampled_frames"], 4);
+  EXPECT_EQ(video["decoded_frames"], 4);  // a frame list decodes only the sampled frames
+  EXPECT_GT(video["decode_ms"].get<double>(), 0);
+  EXPECT_GT(video["encode_ms"].get<double>(), 0);
+  EXPECT_LE(image["encode_ms"].get<double>() + video["encode_ms"].get<double>(),
+            first.json["timings"]["vision_encode_ms"].get<double>() + 1e-3);
+
+  const HttpResult again = Chat(request);
+  ASSERT_EQ(again.status, 200) << again.body;
+  for (const char* kind : {"images", "videos"}) {
+    const nlohmann::json& g = again.json["timings"][kind][0];
+    EXPECT_TRUE(g["cached"].get<bool>()) << kind;
+    EXPECT_EQ(g["encode_ms"].get<double>(), 0) << kind;
+    EXPECT_GT(g["decode_ms"].get<double>(), 0) << kind;
+  }
+}
+
 TEST_F(ServerHttpTest, StreamedAnswersEqualTheGoldens) {
   for (const TinyCase& c : LoadTinyCases()) {
     SCOPED_TRACE(c.name);
