@@ -167,7 +167,45 @@ describe("videos on the web page", () => {
     expect(requests).toHaveLength(1);
     const content = requests[0].messages[0].content as { type: string }[];
     expect(content.map((part) => part.type)).toEqual(["image_url", "video_url", "text"]);
+    // The conversation now has a video: the suggestions stay the video's.
+    expect(await page.locator("#quick-prompts .chip").first().innerText()).toBe("Describe what happens");
     expect(await answers(page).last().locator(".stats summary").innerText()).toMatch(/\d+ video frames \(\d+ tokens\)/);
+  });
+
+  it("says so when a saved conversation lost its video, instead of sending without it", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await setMaxTokens(page, 4);
+    await pickWithCamera(page, [CLIP_MP4()]);
+    await page.locator(".attachment.is-video").waitFor();
+    await ask(page, "What is it?");
+    await waitForAnswer(page);
+    // The browser cleared the stored clip (as it may when short of space).
+    await page.evaluate(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const open = indexedDB.open("qvl");
+          open.onsuccess = () => {
+            const transaction = open.result.transaction("videos", "readwrite");
+            transaction.objectStore("videos").clear();
+            transaction.oncomplete = () => resolve();
+            transaction.onerror = () => reject(transaction.error);
+          };
+        }),
+    );
+    await page.reload();
+    const missing = page.locator("figure.message-video .video-missing");
+    await missing.waitFor();
+    expect(await missing.innerText()).toBe(
+      "This video is no longer stored in this browser: questions about it cannot be sent again. Start a new conversation with the file.",
+    );
+    expect(await page.getByRole("button", { name: "Play video 1 (clip.mp4)" }).isDisabled()).toBe(true);
+    await ask(page, "And now?");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error strong").innerText()).toMatch(
+      /^A video of this conversation is no longer stored in this browser/,
+    );
+    expect(requests).toHaveLength(1);
   });
 
   it("refuses a video over the server's size limit before sending it", async () => {

@@ -189,7 +189,8 @@ export class App {
     this.settingsDialog.askForKey(this.settings.apiKey ? KEY_REFUSED : KEY_NEEDED);
   }
 
-  /** The kind of the newest image or video in the conversation: what suggestions are for. */
+  /** The kind of the newest image or video in the conversation (a video where a message has
+   * both): what the suggestions are for. */
   private latestMedia(): "image" | "video" | undefined {
     const messages = this.conversation.messages;
     for (let i = messages.length - 1; i >= 0; i--) {
@@ -264,6 +265,7 @@ export class App {
       if (posterId && video.poster) this.cache.adopt(posterId, video.poster, video.posterUrl);
     }
     conversation.messages.push(user);
+    this.composer.refreshPrompts();
     this.welcome.hidden = true;
     this.appendView(conversation.messages.length - 1);
     this.followBottom = true;

@@ -90,7 +90,8 @@ export class Composer {
 
   /** Shows the suggestions for the newest image or video (attached, or earlier). */
   refreshPrompts(): void {
-    const latest = this.attachments.at(-1)?.kind ?? this.handlers.latestMedia();
+    const attached = this.attachments.length > 0;
+    const latest = attached ? (this.count("video") > 0 ? "video" : "image") : this.handlers.latestMedia();
     const prompts = quickPromptsFor(latest);
     if (prompts === this.shownPrompts) return;
     this.shownPrompts = prompts;
