@@ -119,6 +119,14 @@ describe("videos on the web page", () => {
       `${clip.sampled_frames} frames sampled, ${clip.tokens} tokens`,
     );
     expect(await message.locator(".video-name").innerText()).toBe("clip.mp4 · 0:02 · 78 KB");
+    // The clip plays in the lightbox.
+    await page.getByRole("button", { name: "Play video 1 (clip.mp4)" }).click();
+    const player = page.locator("#lightbox-video");
+    await expect.poll(() => player.evaluate((video: HTMLVideoElement) => video.readyState)).toBeGreaterThan(0);
+    expect(await page.locator("#lightbox-caption").innerText()).toBe("Video 1: clip.mp4");
+    expect(await page.locator("#lightbox-image").isHidden()).toBe(true);
+    await page.getByRole("button", { name: "Close the video" }).click();
+    expect(await page.locator("#lightbox").isHidden()).toBe(true);
 
     // A follow-up sends the clip again, and the server reuses what it computed for it.
     await ask(page, "And then?");
@@ -248,7 +256,7 @@ describe("a server with a lower video limit", () => {
     await waitForAnswer(page);
     const error = answers(page).last().locator(".answer-error");
     expect(await error.locator("strong").innerText()).toBe(
-      'The video "long.mp4" (1.1 MB) is too large for this server. Trim or compress it, or ask the operator to raise --max-video-mb.',
+      'The video "long.mp4" (1.1 MB) is too large for this server. Trim or compress it; the server\'s operator can raise the limit.',
     );
     expect(await error.locator(".answer-error-detail").innerText()).toMatch(
       /the video is 1.1 MiB, over the limit of 1 MiB per video/,

@@ -71,7 +71,7 @@ function tooLargeTitle(
   if (videos.length === 0) return undefined;
   const names = videos.map((video) => `"${video.name}" (${formatBytes(video.bytes)})`).join(", ");
   return videos.length === 1
-    ? `The video ${names} is too large for this server. Trim or compress it, or ask the operator to raise --max-video-mb.`
+    ? `The video ${names} is too large for this server. Trim or compress it; the server's operator can raise the limit.`
     : `The videos ${names} are too large for this server together. Start a new conversation with fewer or smaller videos.`;
 }
 
