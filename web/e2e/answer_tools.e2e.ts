@@ -5,6 +5,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
+import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES } from "../src/videos/formats";
 import { PHONE, type Browser } from "./browser";
 import { cannedAnswers } from "./canned";
 import { bmpFile, gifFile } from "./image_files";
@@ -193,11 +194,15 @@ describe("images", () => {
   it("takes GIF and BMP files and names the formats when a file is no image", async () => {
     const page = await openPage();
     for (const input of ["#camera-input", "#gallery-input"]) {
-      expect(await page.locator(input).getAttribute("accept")).toBe(ACCEPT_ATTRIBUTE);
+      expect(await page.locator(input).getAttribute("accept")).toBe(`${ACCEPT_ATTRIBUTE},${VIDEO_ACCEPT_ATTRIBUTE}`);
     }
     const formats = "Use a JPEG, PNG, WebP, GIF or BMP file.";
     await pickWithCamera(page, [{ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("hello") }]);
-    await expect.poll(() => page.locator("#composer-note").innerText()).toBe(`"notes.txt" is not an image. ${formats}`);
+    await expect
+      .poll(() => page.locator("#composer-note").innerText())
+      .toBe(
+        `"notes.txt" is not an image or a video. Use a JPEG, PNG, WebP, GIF or BMP file, or an ${VIDEO_FORMAT_NAMES} video.`,
+      );
     await pickWithCamera(page, [{ name: "broken.png", mimeType: "image/png", buffer: Buffer.from("not a png") }]);
     await expect
       .poll(() => page.locator("#composer-note").innerText())

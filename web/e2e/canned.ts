@@ -68,12 +68,49 @@ export function sseBody(text: string, timings: object = CANNED_TIMINGS): string 
   );
 }
 
+/** What qvl serve reports for the fixture clip (8 frames at 4 fps) with the 2B model. */
+export const CANNED_VIDEO_TIMINGS = {
+  ...CANNED_TIMINGS,
+  vision_ms: 610,
+  prefill_ms: 420,
+  ttft_ms: 1090,
+  images: [],
+  videos: [
+    {
+      width: 320,
+      height: 240,
+      frames: 8,
+      fps: 4,
+      sampled_frames: 4,
+      resized_width: 320,
+      resized_height: 256,
+      grid_thw: [2, 16, 20],
+      tokens: 160,
+      cached: false,
+    },
+  ],
+};
+
+export const VIDEO_ANSWER = [
+  "A circle moves across the frame from left to right:",
+  "",
+  "1. **0–0.5 s**: it starts at the lower left, beside the text box.",
+  "2. **0.5–1.5 s**: it rolls right, passing over the bar chart.",
+  "3. **1.5–2 s**: it stops at the right edge, covering bar *d*.",
+  "",
+  "The frame counter in the top right corner counts from **#00** to **#07**; the text box and the chart stay still.",
+].join("\n");
+
 /** Answers the next chat requests with `answers`, in order; later ones reach the server. */
-export async function cannedAnswers(page: Page, answers: string[]): Promise<void> {
+export async function cannedAnswers(page: Page, answers: string[], timings: object = CANNED_TIMINGS): Promise<void> {
   const queue = [...answers];
   await page.route("**/v1/chat/completions", async (route: Route) => {
     const answer = queue.shift();
     if (answer === undefined) return route.continue();
-    await route.fulfill({ status: 200, headers: { "Content-Type": "text/event-stream" }, body: sseBody(answer) });
+    await route.fulfill({
+      status: 200,
+      headers: { "Content-Type": "text/event-stream" },
+      body: sseBody(answer, timings),
+    });
   });
 }

@@ -17,6 +17,7 @@ const MIME_TYPES: Record<string, string> = {
   jpg: "image/jpeg",
   gif: "image/gif",
   bmp: "image/bmp",
+  mp4: "video/mp4",
 };
 
 export function fixtureImage(relativePath: string): ImageFile {
@@ -50,6 +51,8 @@ export async function openPage(
 export const PHOTO = () => fixtureImage("tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg");
 export const FIRST_PNG = () => fixtureImage("tiny-qwen3vl/cases/03_two_images/images/first.png");
 export const SECOND_JPG = () => fixtureImage("tiny-qwen3vl/cases/03_two_images/images/second.jpg");
+/** 8 frames at 4 fps (2 s), lossless H.264 RGB. */
+export const CLIP_MP4 = () => fixtureImage("tiny-qwen3vl/cases/07_video_frames/frames/clip.mp4");
 
 /** The script has wired up the page once the suggestions it renders are there. */
 export async function waitForPageReady(page: Page): Promise<void> {
@@ -128,7 +131,10 @@ export async function waitForAnswer(page: Page, timeout = 60_000): Promise<void>
 }
 
 export interface ChatRequestRecord {
-  messages: { role: string; content: string | { type: string; text?: string; image_url?: { url: string } }[] }[];
+  messages: {
+    role: string;
+    content: string | { type: string; text?: string; image_url?: { url: string }; video_url?: { url: string } }[];
+  }[];
   [field: string]: unknown;
 }
 

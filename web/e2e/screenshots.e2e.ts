@@ -1,14 +1,16 @@
 // Pictures of the page for the README: `npm run screenshots` writes docs/web-desktop.png
-// (light theme) and docs/web-phone.png (dark theme, phone width). The answers are canned
+// (light theme), docs/web-phone.png (dark theme, phone width) and docs/web-video.png (a
+// question about the fixture clip). The answers are canned
 // (the test model only babbles); everything else is the real page and server.
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { launchBrowser, PHONE } from "./browser";
-import { BOXES_ANSWER, cannedAnswers, TABLE_ANSWER } from "./canned";
+import { BOXES_ANSWER, CANNED_VIDEO_TIMINGS, cannedAnswers, TABLE_ANSWER, VIDEO_ANSWER } from "./canned";
 import {
   ask,
+  CLIP_MP4,
   fixtureImage,
   PHOTO,
   pickWithCamera,
@@ -43,6 +45,20 @@ async function conversation(page: Page): Promise<void> {
     .evaluate((node) => node.scrollIntoView({ block: "start" }));
 }
 
+async function videoConversation(page: Page): Promise<void> {
+  await cannedAnswers(page, [VIDEO_ANSWER], CANNED_VIDEO_TIMINGS);
+  await pickWithCamera(page, [CLIP_MP4()]);
+  await page.locator(".attachment .video-poster").waitFor();
+  await page.getByRole("button", { name: "Describe what happens" }).click();
+  await waitForAnswer(page);
+  await page.locator("article.message.assistant .stats summary").click();
+  await page.locator("figure.message-video .video-poster").evaluate((img: HTMLImageElement) => img.decode());
+  await page
+    .locator("article.message.user")
+    .last()
+    .evaluate((node) => node.scrollIntoView({ block: "start" }));
+}
+
 describe.runIf(OUT_DIR)("screenshots for the README", () => {
   let server: RunningServer;
   beforeAll(async () => {
@@ -52,9 +68,10 @@ describe.runIf(OUT_DIR)("screenshots for the README", () => {
     await server?.close();
   });
 
-  for (const [name, viewport, scheme] of [
-    ["web-desktop.png", { width: 1280, height: 920 }, "light"],
-    ["web-phone.png", PHONE, "dark"],
+  for (const [name, viewport, scheme, talk] of [
+    ["web-desktop.png", { width: 1280, height: 920 }, "light", conversation],
+    ["web-phone.png", PHONE, "dark", conversation],
+    ["web-video.png", { width: 1280, height: 920 }, "light", videoConversation],
   ] as const) {
     it(`takes ${name}`, async () => {
       const browser = await launchBrowser(viewport, { colorScheme: scheme, touch: viewport === PHONE });
@@ -63,7 +80,7 @@ describe.runIf(OUT_DIR)("screenshots for the README", () => {
         await page.route("**/v1/models", (route) => route.fulfill({ json: MODEL_LIST }));
         await page.goto(server.url);
         await waitForPageReady(page);
-        await conversation(page);
+        await talk(page);
         await page.locator("#prompt").blur();
         await page.screenshot({ path: join(OUT_DIR!, name) });
       } finally {

@@ -1,8 +1,9 @@
 // Ties the page together: the current conversation, sending and streaming answers,
 // stopping them, and keeping conversations in the browser.
-import { buildChatRequest, chatHeaders } from "./api/chat_request";
+import { buildChatRequest, chatHeaders, videoForParam } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
+import type { ChatRequestBody } from "./api/types";
 import {
   imagesBefore,
   lastQuestion,
@@ -10,27 +11,38 @@ import {
   newId,
   settleInterrupted,
   titleFor,
+  videosBefore,
+  videosOf,
   type AnswerError,
   type AssistantMessage,
   type Conversation,
   type ResponseFormat,
   type UserMessage,
+  type VideoRef,
 } from "./conversation";
 import { byId } from "./dom";
-import { ImageCache } from "./images/image_cache";
 import { ImageError } from "./images/prepare";
 import { apiHeaders, loadSettings, saveSettings, type Settings } from "./settings";
-import { writeMakingRoom, type ConversationStore } from "./storage/conversation_store";
+import { BlobCache } from "./storage/blob_cache";
+import {
+  keepsVideo,
+  MAX_STORED_VIDEO_BYTES,
+  writeMakingRoom,
+  type ConversationStore,
+} from "./storage/conversation_store";
 import { countChunk } from "./timings";
-import { Composer, type PendingImage } from "./ui/composer";
+import { formatBytes } from "./videos/formats";
+import { VideoError } from "./videos/prepare";
+import { Composer, type PendingImage, type PendingVideo } from "./ui/composer";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
 import { Lightbox } from "./ui/lightbox";
-import { AnswerView, userMessageView } from "./ui/message_views";
+import { AnswerView, showVideoFacts, userMessageView } from "./ui/message_views";
 import { SettingsDialog } from "./ui/settings_dialog";
 
 const CURRENT_KEY = "qvl.currentConversation";
 const DEFAULT_IMAGE_PROMPT = "Describe this image.";
+const DEFAULT_VIDEO_PROMPT = "Describe what happens in this video.";
 // Within this many pixels of the bottom, the view follows a growing answer.
 const FOLLOW_DISTANCE_PX = 80;
 // A typed API key is tried once typing pauses, not at every key press.
@@ -43,14 +55,38 @@ function refusesKey(status: number): boolean {
   return status === 401 || status === 403;
 }
 
-function toAnswerError(error: unknown): AnswerError {
-  if (error instanceof ChatError) return { title: error.title, detail: error.detail };
-  if (error instanceof ImageError) return { title: error.message, detail: "" };
+function defaultPrompt(images: number, videos: number): string {
+  return videos > 0 ? DEFAULT_VIDEO_PROMPT : images > 0 ? DEFAULT_IMAGE_PROMPT : "";
+}
+
+/** A 413 names the file: the one the server's `param` points at, else the request's videos. */
+function tooLargeTitle(
+  body: ChatRequestBody | undefined,
+  conversation: Conversation,
+  param: string,
+): string | undefined {
+  if (!body) return undefined;
+  const named = videoForParam(body, conversation, param);
+  const videos = named ? [named] : param ? [] : videosBefore(conversation, conversation.messages.length);
+  if (videos.length === 0) return undefined;
+  const names = videos.map((video) => `"${video.name}" (${formatBytes(video.bytes)})`).join(", ");
+  return videos.length === 1
+    ? `The video ${names} is too large for this server. Trim or compress it; the server's operator can raise the limit.`
+    : `The videos ${names} are too large for this server together. Start a new conversation with fewer or smaller videos.`;
+}
+
+function toAnswerError(error: unknown, body?: ChatRequestBody, conversation?: Conversation): AnswerError {
+  if (error instanceof ChatError) {
+    const title = error.status === 413 && conversation ? tooLargeTitle(body, conversation, error.param) : undefined;
+    return { title: title ?? error.title, detail: error.detail };
+  }
+  if (error instanceof ImageError || error instanceof VideoError) return { title: error.message, detail: "" };
   return { title: "Something went wrong in the page.", detail: error instanceof Error ? error.message : String(error) };
 }
 
 export class App {
-  private readonly cache: ImageCache;
+  private readonly cache: BlobCache;
+  private readonly videos: BlobCache;
   private readonly composer: Composer;
   private readonly settingsDialog: SettingsDialog;
   private readonly lightbox = new Lightbox();
@@ -68,12 +104,24 @@ export class App {
 
   constructor(private readonly store: ConversationStore) {
     placeIcons(document);
-    this.cache = new ImageCache(store);
+    this.cache = new BlobCache(
+      (id) => store.getImage(id),
+      () =>
+        new ImageError("An image of this conversation is no longer stored in this browser. Start a new conversation."),
+    );
+    this.videos = new BlobCache(
+      (id) => store.getVideo(id),
+      () =>
+        new VideoError(
+          "A video of this conversation is no longer stored in this browser, so the conversation cannot go on. Start a new conversation with the file.",
+        ),
+    );
     this.composer = new Composer({
-      send: (text, images, responseFormat) => void this.send(text, images, responseFormat),
+      send: (text, images, videos, responseFormat) => void this.send(text, images, videos, responseFormat),
       stop: () => this.stop(),
       openImage: (url, description) => this.lightbox.open(url, description),
-      hasImages: () => imagesBefore(this.conversation, this.conversation.messages.length).length > 0,
+      latestMedia: () => this.latestMedia(),
+      videoCount: () => videosBefore(this.conversation, this.conversation.messages.length).length,
     });
     this.settingsDialog = new SettingsDialog(this.settings, (settings) => {
       const keyChanged = settings.apiKey !== this.settings.apiKey;
@@ -141,8 +189,22 @@ export class App {
     this.settingsDialog.askForKey(this.settings.apiKey ? KEY_REFUSED : KEY_NEEDED);
   }
 
+  /** The kind of the newest image or video in the conversation (a video where a message has
+   * both): what the suggestions are for. */
+  private latestMedia(): "image" | "video" | undefined {
+    const messages = this.conversation.messages;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i];
+      if (message.role !== "user") continue;
+      if (videosOf(message).length > 0) return "video";
+      if (message.images.length > 0) return "image";
+    }
+    return undefined;
+  }
+
   private show(conversation: Conversation): void {
     this.cache.releaseAll();
+    this.videos.releaseAll();
     this.conversation = conversation;
     this.answerViews.clear();
     this.messages.replaceChildren();
@@ -151,16 +213,21 @@ export class App {
     localStorage.setItem(CURRENT_KEY, conversation.id);
     this.followBottom = true;
     this.scrollToEnd();
+    this.composer.refreshPrompts();
   }
 
   private appendView(index: number): void {
     const message = this.conversation.messages[index];
     const earlierImages = imagesBefore(this.conversation, index);
+    const earlierVideos = videosBefore(this.conversation, index);
     if (message.role === "user") {
       const view = userMessageView(message, {
         cache: this.cache,
+        videos: this.videos,
         firstImageNumber: earlierImages.length + 1,
+        firstVideoNumber: earlierVideos.length + 1,
         openImage: (url, description) => this.lightbox.open(url, description),
+        openVideo: (url, description) => this.lightbox.openVideo(url, description),
         resend: (text) => this.resend(message.id, text),
       });
       this.messages.append(view);
@@ -168,6 +235,7 @@ export class App {
     }
     const view = new AnswerView(message, {
       images: earlierImages,
+      hasVideo: earlierVideos.length > 0,
       cache: this.cache,
       onRegenerate: () => void this.regenerate(message.id),
     });
@@ -175,17 +243,29 @@ export class App {
     this.messages.append(view.element);
   }
 
-  private async send(text: string, images: PendingImage[], responseFormat?: ResponseFormat): Promise<void> {
+  private async send(
+    text: string,
+    images: PendingImage[],
+    videos: PendingVideo[],
+    responseFormat?: ResponseFormat,
+  ): Promise<void> {
     const conversation = this.conversation;
     const user: UserMessage = {
       id: newId(),
       role: "user",
-      text: text || (images.length > 0 ? DEFAULT_IMAGE_PROMPT : ""),
+      text: text || defaultPrompt(images.length, videos.length),
       images: images.map(({ id, name, width, height }) => ({ id, name, width, height })),
     };
+    if (videos.length > 0) user.videos = videos.map(videoRef);
     if (responseFormat) user.responseFormat = responseFormat;
     for (const image of images) this.cache.adopt(image.id, image.blob, image.url);
+    for (const [i, video] of videos.entries()) {
+      this.videos.adopt(video.id, video.blob);
+      const posterId = user.videos?.[i].posterId;
+      if (posterId && video.poster) this.cache.adopt(posterId, video.poster, video.posterUrl);
+    }
     conversation.messages.push(user);
+    this.composer.refreshPrompts();
     this.welcome.hidden = true;
     this.appendView(conversation.messages.length - 1);
     this.followBottom = true;
@@ -195,8 +275,27 @@ export class App {
       for (const image of images) {
         await writeMakingRoom(this.store, conversation.id, () => this.store.putImage(image.id, image.blob));
       }
+      for (const [i, video] of videos.entries()) {
+        const ref = user.videos![i];
+        if (ref.posterId && video.poster) {
+          const poster = video.poster;
+          await writeMakingRoom(this.store, conversation.id, () => this.store.putImage(ref.posterId!, poster));
+        }
+        if (ref.stored) {
+          await writeMakingRoom(this.store, conversation.id, () => this.store.putVideo(ref.id, video.blob));
+        }
+      }
     } catch {
-      this.composer.showNote("This browser's storage is full: the images will not be kept after a reload.", "error");
+      this.composer.showNote(
+        "This browser's storage is full: the images and videos will not be kept after a reload.",
+        "error",
+      );
+    }
+    const unkept = videos.filter((video) => !keepsVideo(video.bytes));
+    if (unkept.length > 0) {
+      this.composer.showNote(
+        `${unkept.map((video) => `"${video.name}"`).join(", ")} ${unkept.length === 1 ? "is" : "are"} larger than ${formatBytes(MAX_STORED_VIDEO_BYTES)}: sent, but not kept in this browser, so this conversation cannot go on after a reload.`,
+      );
     }
     if (conversation === this.conversation) await this.generate();
     else this.setBusy(false);
@@ -217,8 +316,14 @@ export class App {
     void this.persist(conversation);
 
     const started = performance.now();
+    let body: ChatRequestBody | undefined;
     try {
-      const body = await buildChatRequest(history, this.settings, (id) => this.cache.dataUrl(id), this.model);
+      body = await buildChatRequest(
+        history,
+        this.settings,
+        { image: (id) => this.cache.dataUrl(id), video: (video) => this.videos.dataUrl(video.id, video.type) },
+        this.model,
+      );
       const headers = chatHeaders(this.settings, conversation.id);
       for await (const piece of streamChat(body, controller.signal, headers)) {
         if (piece.text) {
@@ -238,7 +343,7 @@ export class App {
         answer.status = "stopped";
       } else {
         answer.status = "error";
-        answer.error = toAnswerError(error);
+        answer.error = toAnswerError(error, body, history);
         if (error instanceof ChatError && refusesKey(error.status) && conversation === this.conversation) {
           this.askForKey();
         }
@@ -249,7 +354,21 @@ export class App {
       this.setBusy(false);
     }
     view.update(answer);
+    this.noteVideoTimings(history, answer);
     await this.persist(conversation);
+  }
+
+  /** Keeps what the server made of each video (sampled frames, tokens) with the video. */
+  private noteVideoTimings(history: Conversation, answer: AssistantMessage): void {
+    const timings = answer.timings?.videos;
+    if (!timings) return;
+    videosBefore(history, history.messages.length).forEach((video, i) => {
+      const timing = timings[i];
+      if (!timing) return;
+      video.timing = { ...timing };
+      delete video.timing.cached;
+      showVideoFacts(this.messages, video);
+    });
   }
 
   private stop(): void {
@@ -281,7 +400,7 @@ export class App {
       );
       return false;
     }
-    const edited = text || (question.images.length > 0 ? DEFAULT_IMAGE_PROMPT : "");
+    const edited = text || defaultPrompt(question.images.length, videosOf(question).length);
     if (!edited) return false;
     // A suggestion's response format belongs to its own words, as in the composer.
     if (edited !== question.text) delete question.responseFormat;
@@ -332,4 +451,21 @@ export class App {
   private scrollToEnd(): void {
     this.scroller.scrollTop = this.scroller.scrollHeight;
   }
+}
+
+function videoRef(video: PendingVideo): VideoRef {
+  const ref: VideoRef = {
+    id: video.id,
+    name: video.name,
+    type: video.type,
+    bytes: video.bytes,
+    stored: keepsVideo(video.bytes),
+  };
+  if (video.durationS !== undefined) ref.durationS = video.durationS;
+  if (video.width !== undefined && video.height !== undefined) {
+    ref.width = video.width;
+    ref.height = video.height;
+  }
+  if (video.poster) ref.posterId = newId();
+  return ref;
 }

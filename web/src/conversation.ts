@@ -1,6 +1,6 @@
-// The conversation as the page keeps it. Images are referenced by id; their bytes
-// live in the image store (IndexedDB) so a conversation record stays small.
-import type { Timings, Usage } from "./api/types";
+// The conversation as the page keeps it. Images and videos are referenced by id; their
+// bytes live in the browser's Blob stores (IndexedDB) so a conversation record stays small.
+import type { Timings, Usage, VideoTiming } from "./api/types";
 import type { StreamedCount } from "./timings";
 
 export interface ImageRef {
@@ -8,6 +8,23 @@ export interface ImageRef {
   name: string;
   width: number;
   height: number;
+}
+
+export interface VideoRef {
+  id: string;
+  name: string;
+  /** The media type it is sent as. */
+  type: string;
+  bytes: number;
+  durationS?: number;
+  width?: number;
+  height?: number;
+  /** The first frame (JPEG), kept in the image store. */
+  posterId?: string;
+  /** False when the file was too large to keep in the browser: it lasts for the visit. */
+  stored: boolean;
+  /** What the server made of it in the latest answer (sampled frames, tokens, ...). */
+  timing?: VideoTiming;
 }
 
 /** What the answer should be; sent as the request's response_format. */
@@ -18,7 +35,13 @@ export interface UserMessage {
   role: "user";
   text: string;
   images: ImageRef[];
+  /** Absent in conversations saved before the page took videos. */
+  videos?: VideoRef[];
   responseFormat?: ResponseFormat;
+}
+
+export function videosOf(message: UserMessage): VideoRef[] {
+  return message.videos ?? [];
 }
 
 export type AnswerStatus = "streaming" | "done" | "stopped" | "error";
@@ -72,7 +95,10 @@ export function titleFor(conversation: Conversation): string {
   const first = conversation.messages.find((m): m is UserMessage => m.role === "user");
   if (!first) return "New conversation";
   const text = first.text.replace(/\s+/g, " ").trim();
-  if (!text) return first.images.length > 1 ? "Images" : "Image";
+  if (!text) {
+    if (videosOf(first).length > 0) return videosOf(first).length > 1 ? "Videos" : "Video";
+    return first.images.length > 1 ? "Images" : "Image";
+  }
   return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text;
 }
 
@@ -88,6 +114,11 @@ export function lastQuestion(conversation: Conversation): UserMessage | undefine
 /** Images shown before `index`, oldest first: what grounding boxes can refer to. */
 export function imagesBefore(conversation: Conversation, index: number): ImageRef[] {
   return conversation.messages.slice(0, index).flatMap((m) => (m.role === "user" ? m.images : []));
+}
+
+/** Videos sent before `index`, in the order of the request (and of `timings.videos`). */
+export function videosBefore(conversation: Conversation, index: number): VideoRef[] {
+  return conversation.messages.slice(0, index).flatMap((m) => (m.role === "user" ? videosOf(m) : []));
 }
 
 /** An answer still marked as streaming after a reload was cut off. */

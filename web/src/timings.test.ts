@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { answerStats, countChunk, describeImage, formatDuration, normalizeTimings, streamedRate } from "./timings";
+import {
+  answerStats,
+  countChunk,
+  describeImage,
+  describeVideo,
+  formatDuration,
+  normalizeTimings,
+  streamedRate,
+  videoFacts,
+} from "./timings";
 
 describe("answerStats", () => {
   it("summarizes a full qvl timings object", () => {
@@ -116,6 +125,94 @@ describe("normalizeTimings", () => {
       vision_ms: 5,
       vision_encode_ms: 7,
     });
+  });
+});
+
+describe("video timings", () => {
+  // What qvl serve sends for tests/data/tiny-qwen3vl/cases/07_video_frames/frames/clip.mp4.
+  const CLIP = {
+    width: 320,
+    height: 240,
+    frames: 8,
+    fps: 4,
+    sampled_frames: 4,
+    resized_width: 320,
+    resized_height: 256,
+    grid_thw: [2, 16, 20],
+    tokens: 160,
+    cached: false,
+  };
+
+  it("reads timings.videos with grid_thw, next to images", () => {
+    const timings = normalizeTimings({ vision_ms: 50, images: [], videos: [CLIP, null, 3] });
+    expect(timings.videos).toEqual([
+      {
+        width: 320,
+        height: 240,
+        frames: 8,
+        fps: 4,
+        sampled_frames: 4,
+        resized_width: 320,
+        resized_height: 256,
+        grid_t: 2,
+        grid_h: 16,
+        grid_w: 20,
+        tokens: 160,
+        cached: false,
+      },
+    ]);
+    expect(normalizeTimings({ videos: "none" })).toEqual({});
+  });
+
+  it("shows the sampled frames and tokens in the summary and each video in the details", () => {
+    const timings = normalizeTimings({ vision_ms: 1500, ttft_ms: 2000, videos: [CLIP] });
+    const stats = answerStats(timings, { prompt_tokens: 190 });
+    expect(stats.summary).toEqual(["video 1.50 s", "first token 2.00 s", "4 video frames (160 tokens)"]);
+    expect(stats.details).toContainEqual(["Video encoding", "1.50 s"]);
+    expect(stats.details).toContainEqual([
+      "Video 1",
+      "4 of 8 frames at 4 fps sampled, 320×240 → 320×256, grid 2×16×20, 160 tokens",
+    ]);
+  });
+
+  it("shows decode and encode times when the server sends them, and a cached clip", () => {
+    expect(
+      describeVideo({ ...normalizeTimings({ videos: [CLIP] }).videos![0], decode_ms: 12.4, encode_ms: 1530 }),
+    ).toBe(
+      "4 of 8 frames at 4 fps sampled, 320×240 → 320×256, grid 2×16×20, 160 tokens, decoded in 12 ms, encoded in 1.53 s",
+    );
+    expect(describeVideo({ frames: 1, fps: 29.97, tokens: 4, cached: true })).toBe("1 frame, 4 tokens, cached");
+    expect(describeVideo({ sampled_frames: 2, fps: 29.97 })).toBe("2 frames at 29.97 fps sampled");
+    const cached = answerStats({ vision_ms: 0, videos: [{ ...CLIP, cached: true }] });
+    expect(cached.summary[0]).toBe("video cached");
+  });
+
+  it("counts several videos and names mixed media", () => {
+    const stats = answerStats({
+      vision_ms: 300,
+      images: [{ grid_h: 2, grid_w: 2, tokens: 1 }],
+      videos: [
+        { sampled_frames: 4, tokens: 160 },
+        { sampled_frames: 6, tokens: 90 },
+      ],
+    });
+    expect(stats.summary).toEqual([
+      "images and video 300 ms",
+      "grid 2×2 (1 tokens)",
+      "2 videos, 10 frames (250 tokens)",
+    ]);
+    expect(stats.details.map(([label]) => label)).toEqual([
+      "Images and video encoding",
+      "Image 1",
+      "Video 1",
+      "Video 2",
+    ]);
+  });
+
+  it("says what a video's chip shows once answered", () => {
+    expect(videoFacts({ sampled_frames: 4, tokens: 160 })).toBe("4 frames sampled, 160 tokens");
+    expect(videoFacts({ sampled_frames: 1 })).toBe("1 frame sampled");
+    expect(videoFacts({})).toBe("");
   });
 });
 

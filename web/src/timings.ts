@@ -1,6 +1,6 @@
 // Words and numbers for the small speed line under each answer. Every field may be
 // missing (another server, an answer that was stopped); what is missing is left out.
-import type { ImageTiming, Timings, Usage } from "./api/types";
+import type { ImageTiming, Timings, Usage, VideoTiming } from "./api/types";
 
 /**
  * The page's own count of what streamed in. A chunk carries one token, or a few when
@@ -38,29 +38,34 @@ function isNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/** Objects of a timings array, with `grid_thw: [t, h, w]` spelled as grid_t/grid_h/grid_w. */
+function normalizeGrids<T extends { grid_t?: number; grid_h?: number; grid_w?: number }>(list: unknown): T[] {
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((item): item is object => typeof item === "object" && item !== null)
+    .map((item) => {
+      const entry = { ...item } as T & { grid_thw?: unknown };
+      const thw = entry.grid_thw;
+      if (Array.isArray(thw) && thw.length === 3 && thw.every(isNumber) && !isNumber(entry.grid_h)) {
+        [entry.grid_t, entry.grid_h, entry.grid_w] = thw;
+      }
+      delete entry.grid_thw;
+      return entry;
+    });
+}
+
 /**
  * Accepts the spellings servers use for the same figures: `vision_encode_ms` for
  * `vision_ms`, and `grid_thw: [t, h, w]` for `grid_t`/`grid_h`/`grid_w`.
  */
 export function normalizeTimings(raw: object): Timings {
-  const value = raw as Timings & { vision_encode_ms?: unknown; images?: unknown };
-  const timings: Timings = { ...value, images: undefined };
+  const value = raw as Timings & { vision_encode_ms?: unknown; images?: unknown; videos?: unknown };
+  const timings: Timings = { ...value };
+  delete timings.images;
+  delete timings.videos;
   if (!isNumber(timings.vision_ms) && isNumber(value.vision_encode_ms)) timings.vision_ms = value.vision_encode_ms;
-  if (Array.isArray(value.images)) {
-    timings.images = value.images
-      .filter((image): image is object => typeof image === "object" && image !== null)
-      .map((image) => {
-        const entry = { ...image } as ImageTiming & { grid_thw?: unknown };
-        const thw = entry.grid_thw;
-        if (Array.isArray(thw) && thw.length === 3 && thw.every(isNumber) && !isNumber(entry.grid_h)) {
-          [entry.grid_t, entry.grid_h, entry.grid_w] = thw;
-        }
-        delete entry.grid_thw;
-        return entry;
-      });
-  } else {
-    delete timings.images;
-  }
+  if (Array.isArray(value.images)) timings.images = normalizeGrids<ImageTiming>(value.images);
+  if (Array.isArray(value.videos)) timings.videos = normalizeGrids<VideoTiming>(value.videos);
   return timings;
 }
 
@@ -94,6 +99,44 @@ export function describeImage(image: ImageTiming): string {
   return parts.join(", ");
 }
 
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** "4 frames sampled, 160 tokens": what a video's chip shows once answered. */
+export function videoFacts(video: VideoTiming): string {
+  const parts: string[] = [];
+  if (isNumber(video.sampled_frames)) parts.push(`${plural(video.sampled_frames, "frame")} sampled`);
+  if (isNumber(video.tokens)) parts.push(`${video.tokens} tokens`);
+  return parts.join(", ");
+}
+
+function formatFps(fps: number): string {
+  return String(Number(fps.toFixed(2)));
+}
+
+export function describeVideo(video: VideoTiming): string {
+  const parts: string[] = [];
+  if (isNumber(video.sampled_frames)) {
+    const of = isNumber(video.frames) ? ` of ${video.frames}` : "";
+    const fps = isNumber(video.fps) && video.fps > 0 ? ` at ${formatFps(video.fps)} fps` : "";
+    parts.push(`${video.sampled_frames}${of} frames${fps} sampled`);
+  } else if (isNumber(video.frames)) {
+    parts.push(plural(video.frames, "frame"));
+  }
+  parts.push(describeImage(video));
+  if (isNumber(video.decode_ms)) parts.push(`decoded in ${formatDuration(video.decode_ms)}`);
+  if (isNumber(video.encode_ms)) parts.push(`encoded in ${formatDuration(video.encode_ms)}`);
+  return parts.filter(Boolean).join(", ");
+}
+
+/** "image", "video" or "images and video": what the vision time was spent on. */
+function visionNoun(images: number, videos: number): string {
+  if (videos === 0) return "image";
+  if (images === 0) return "video";
+  return "images and video";
+}
+
 export function answerStats(
   timings?: Timings,
   usage?: Usage,
@@ -106,12 +149,15 @@ export function answerStats(
   const counted = !isNumber(usage?.completion_tokens) && streamed && streamed.chunks > 0 ? streamed : undefined;
   const countedRate = counted && !isNumber(t.decode_ms) ? streamedRate(counted) : undefined;
   const images = Array.isArray(t.images) ? t.images : [];
+  const videos = Array.isArray(t.videos) ? t.videos : [];
+  const media = [...images, ...videos];
+  const noun = visionNoun(images.length, videos.length);
   const summary: string[] = [];
   const details: [string, string][] = [];
 
-  const allCached = images.length > 0 && images.every((image) => image.cached);
-  if (isNumber(t.vision_ms) && images.length > 0) {
-    summary.push(allCached ? "image cached" : `image ${formatDuration(t.vision_ms)}`);
+  const allCached = media.length > 0 && media.every((item) => item.cached);
+  if (isNumber(t.vision_ms) && media.length > 0) {
+    summary.push(allCached ? `${noun} cached` : `${noun} ${formatDuration(t.vision_ms)}`);
   }
   const ttft = isNumber(t.ttft_ms) ? t.ttft_ms : clientTtftMs;
   if (isNumber(ttft)) summary.push(`first token ${formatDuration(ttft)}`);
@@ -127,11 +173,18 @@ export function answerStats(
     const tokens = images.reduce((sum, image) => sum + (isNumber(image.tokens) ? image.tokens : 0), 0);
     summary.push(`${images.length} images${tokens ? ` (${tokens} tokens)` : ""}`);
   }
+  // The sampled frames are what a video costs and what the model saw of it.
+  const sampled = videos.reduce((sum, video) => sum + (isNumber(video.sampled_frames) ? video.sampled_frames : 0), 0);
+  if (sampled > 0) {
+    const tokens = videos.reduce((sum, video) => sum + (isNumber(video.tokens) ? video.tokens : 0), 0);
+    const what = videos.length === 1 ? plural(sampled, "video frame") : `${videos.length} videos, ${sampled} frames`;
+    summary.push(`${what}${tokens ? ` (${tokens} tokens)` : ""}`);
+  }
 
   const rows: [string, number | undefined, number | undefined][] = [
     ["Waiting in queue", t.queue_ms, undefined],
-    ["Reading images and text", t.preprocess_ms, undefined],
-    ["Image encoding", t.vision_ms, undefined],
+    [videos.length > 0 ? "Reading media and text" : "Reading images and text", t.preprocess_ms, undefined],
+    [`${noun[0].toUpperCase()}${noun.slice(1)} encoding`, t.vision_ms, undefined],
     ["Prompt processing", t.prefill_ms, t.prefill_tokens_per_s],
     [
       "Writing the answer",
@@ -160,5 +213,6 @@ export function answerStats(
     details.push(["Answer tokens", `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
   }
   images.forEach((image, i) => details.push([`Image ${i + 1}`, describeImage(image)]));
+  videos.forEach((video, i) => details.push([`Video ${i + 1}`, describeVideo(video)]));
   return { summary, details };
 }

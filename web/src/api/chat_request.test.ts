@@ -1,9 +1,39 @@
 import { describe, expect, it } from "vitest";
-import type { Conversation } from "../conversation";
+import type { Conversation, VideoRef } from "../conversation";
 import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
-import { buildChatRequest, chatHeaders } from "./chat_request";
+import { buildChatRequest, chatHeaders, videoForParam, type MediaUrls } from "./chat_request";
 
-const lookup = async (id: string) => `data:image/png;base64,${id}`;
+const lookup: MediaUrls = {
+  image: async (id) => `data:image/png;base64,${id}`,
+  video: async (video) => `data:${video.type};base64,${video.id}`,
+};
+
+function video(id: string, name: string, type = "video/mp4"): VideoRef {
+  return { id, name, type, bytes: 1000, stored: true };
+}
+
+/** An image with a question, an answer, then two clips in a follow-up and a third later. */
+function videoConversation(): Conversation {
+  return {
+    id: "v",
+    title: "",
+    createdAt: 0,
+    updatedAt: 0,
+    messages: [
+      {
+        id: "u1",
+        role: "user",
+        text: "What is this?",
+        images: [{ id: "IMG", name: "a.png", width: 2, height: 2 }],
+        videos: [video("V1", "clip.mp4")],
+      },
+      { id: "a1", role: "assistant", text: "A ball.", status: "done" },
+      { id: "u2", role: "user", text: "", images: [], videos: [video("V2", "b.webm", "video/webm")] },
+      { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "" } },
+      { id: "u3", role: "user", text: "And this?", images: [], videos: [video("V3", "c.mkv", "video/x-matroska")] },
+    ],
+  };
+}
 
 function conversation(): Conversation {
   return {
@@ -82,6 +112,51 @@ describe("buildChatRequest", () => {
       { id: "u4", role: "user", text: "Now in words.", images: [] },
     );
     expect((await buildChatRequest(history, DEFAULT_SETTINGS, lookup)).response_format).toBeUndefined();
+  });
+});
+
+describe("video parts", () => {
+  it("sends each video as a video_url data URL after the images, for every turn of the history", async () => {
+    const body = await buildChatRequest(videoConversation(), DEFAULT_SETTINGS, lookup);
+    expect(body.messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "image_url", image_url: { url: "data:image/png;base64,IMG" } },
+          { type: "video_url", video_url: { url: "data:video/mp4;base64,V1" } },
+          { type: "text", text: "What is this?" },
+        ],
+      },
+      { role: "assistant", content: "A ball." },
+      { role: "user", content: [{ type: "video_url", video_url: { url: "data:video/webm;base64,V2" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "video_url", video_url: { url: "data:video/x-matroska;base64,V3" } },
+          { type: "text", text: "And this?" },
+        ],
+      },
+    ]);
+  });
+
+  it("reads a saved conversation from before videos (no videos field) as it was", async () => {
+    const history = videoConversation();
+    for (const message of history.messages) if (message.role === "user") delete message.videos;
+    const body = await buildChatRequest(history, DEFAULT_SETTINGS, lookup);
+    expect(body.messages[2]).toEqual({ role: "user", content: "" });
+    expect(body.messages[3]).toEqual({ role: "user", content: "And this?" });
+  });
+
+  it("finds the video a server error points at, system prompt and skipped answers included", async () => {
+    const history = videoConversation();
+    const settings = { ...DEFAULT_SETTINGS, systemPrompt: "Be brief." };
+    const body = await buildChatRequest(history, settings, lookup);
+    expect(videoForParam(body, history, "messages[1].content[1].video_url.url")?.name).toBe("clip.mp4");
+    expect(videoForParam(body, history, "messages[3].content[0].video_url.url")?.name).toBe("b.webm");
+    expect(videoForParam(body, history, "messages[4].content[0]")?.name).toBe("c.mkv");
+    expect(videoForParam(body, history, "messages[1].content[0].image_url.url")).toBeUndefined();
+    expect(videoForParam(body, history, "messages[9].content[0]")).toBeUndefined();
+    expect(videoForParam(body, history, "max_tokens")).toBeUndefined();
   });
 });
 

@@ -1,16 +1,20 @@
 // Turns the conversation into an OpenAI chat-completions request. The whole history,
-// images included, is sent every time: the server's prefix cache makes that cheap.
-import { lastQuestion, type Conversation } from "../conversation";
+// images and videos included, is sent every time: the server's prefix cache makes that
+// cheap (a follow-up about a clip reuses its decoded frames, encoding and KV pages).
+import { lastQuestion, videosBefore, videosOf, type Conversation, type VideoRef } from "../conversation";
 import { apiHeaders, requestOptions, type Settings } from "../settings";
-import type { ApiImagePart, ApiMessage, ApiTextPart, ChatRequestBody } from "./types";
+import type { ApiMessage, ApiPart, ChatRequestBody } from "./types";
 
-/** Returns the data URL ("data:image/png;base64,...") of a stored image. */
-export type ImageUrlLookup = (imageId: string) => Promise<string>;
+/** The data URLs ("data:image/png;base64,...", "data:video/mp4;base64,...") of stored media. */
+export interface MediaUrls {
+  image(imageId: string): Promise<string>;
+  video(video: VideoRef): Promise<string>;
+}
 
 export async function buildMessages(
   conversation: Conversation,
   systemPrompt: string,
-  imageUrl: ImageUrlLookup,
+  media: MediaUrls,
 ): Promise<ApiMessage[]> {
   const messages: ApiMessage[] = [];
   if (systemPrompt.trim()) messages.push({ role: "system", content: systemPrompt.trim() });
@@ -20,14 +24,18 @@ export async function buildMessages(
       if (message.text) messages.push({ role: "assistant", content: message.text });
       continue;
     }
-    if (message.images.length === 0) {
+    const videos = videosOf(message);
+    if (message.images.length === 0 && videos.length === 0) {
       messages.push({ role: "user", content: message.text });
       continue;
     }
-    // Images first, then the question: the order Qwen3-VL's examples use.
-    const parts: (ApiTextPart | ApiImagePart)[] = [];
+    // Images and videos first, then the question: the order Qwen3-VL's examples use.
+    const parts: ApiPart[] = [];
     for (const image of message.images) {
-      parts.push({ type: "image_url", image_url: { url: await imageUrl(image.id) } });
+      parts.push({ type: "image_url", image_url: { url: await media.image(image.id) } });
+    }
+    for (const video of videos) {
+      parts.push({ type: "video_url", video_url: { url: await media.video(video) } });
     }
     if (message.text) parts.push({ type: "text", text: message.text });
     messages.push({ role: "user", content: parts });
@@ -38,11 +46,11 @@ export async function buildMessages(
 export async function buildChatRequest(
   conversation: Conversation,
   settings: Settings,
-  imageUrl: ImageUrlLookup,
+  media: MediaUrls,
   model?: string,
 ): Promise<ChatRequestBody> {
   const body: ChatRequestBody = {
-    messages: await buildMessages(conversation, settings.systemPrompt, imageUrl),
+    messages: await buildMessages(conversation, settings.systemPrompt, media),
     stream: true,
     stream_options: { include_usage: true },
     ...requestOptions(settings),
@@ -60,4 +68,24 @@ export const SESSION_HEADER = "X-Session-Id";
 /** Headers for a chat request: the API key and the conversation's id. */
 export function chatHeaders(settings: Settings, conversationId: string): Record<string, string> {
   return { ...apiHeaders(settings), [SESSION_HEADER]: conversationId };
+}
+
+/**
+ * The video a server error's `param` ("messages[2].content[0].video_url.url") points
+ * at, for a message that names the file. Videos appear in the request in conversation
+ * order, so the video parts before it say which one it is.
+ */
+export function videoForParam(body: ChatRequestBody, conversation: Conversation, param: string): VideoRef | undefined {
+  const match = /^messages\[(\d+)\]\.content\[(\d+)\]/.exec(param);
+  if (!match) return undefined;
+  const [messageIndex, partIndex] = [Number(match[1]), Number(match[2])];
+  const content = body.messages[messageIndex]?.content;
+  if (!Array.isArray(content) || content[partIndex]?.type !== "video_url") return undefined;
+  let before = 0;
+  body.messages.forEach((message, i) => {
+    if (i > messageIndex || !Array.isArray(message.content)) return;
+    const parts = i === messageIndex ? message.content.slice(0, partIndex) : message.content;
+    before += parts.filter((part) => part.type === "video_url").length;
+  });
+  return videosBefore(conversation, conversation.messages.length)[before];
 }

@@ -88,6 +88,15 @@ describe("streamChat", () => {
     expect(error.status).toBe(413);
     expect(error.title).toMatch(/too large/);
     expect(error.detail).toBe("image 1 is 9000x9000 pixels; the limit is 4096x4096");
+    expect(error.param).toBe("");
+  });
+
+  it("keeps the field an error names, so that the page can name the file", async () => {
+    const message = "the video is 300 MB, over the limit of 256 MB per video";
+    const param = "messages[0].content[0].video_url.url";
+    const error = await failure(async () => Response.json({ error: { message, param } }, { status: 413 }));
+    expect(error.param).toBe(param);
+    expect(error.detail).toBe(message);
   });
 
   it("explains a busy server and a non-JSON error body", async () => {

@@ -6,6 +6,8 @@ export class ChatError extends Error {
     readonly title: string,
     readonly detail: string,
     readonly status = 0,
+    /** The OpenAI error's `param`: the request field at fault ("messages[0].content[1]..."). */
+    readonly param = "",
   ) {
     super(detail ? `${title} ${detail}` : title);
     this.name = "ChatError";
@@ -44,20 +46,29 @@ export function titleForStatus(status: number): string {
   }
 }
 
+function serverParam(body: unknown): string {
+  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
+  const param = typeof error === "object" && error !== null ? (error as { param?: unknown }).param : undefined;
+  return typeof param === "string" ? param : "";
+}
+
 /** Reads an error response; works whether or not its body is JSON. */
 export async function errorFromResponse(response: Response): Promise<ChatError> {
   let detail = "";
+  let param = "";
   try {
     const text = await response.text();
     try {
-      detail = serverMessage(JSON.parse(text));
+      const body: unknown = JSON.parse(text);
+      detail = serverMessage(body);
+      param = serverParam(body);
     } catch {
       detail = text.trim().slice(0, 300);
     }
   } catch {
     // The body could not be read; the status alone has to do.
   }
-  return new ChatError(titleForStatus(response.status), detail, response.status);
+  return new ChatError(titleForStatus(response.status), detail, response.status, param);
 }
 
 export function networkError(cause: unknown): ChatError {

@@ -13,6 +13,25 @@ export interface ImageTiming {
   cached?: boolean;
 }
 
+export interface VideoTiming {
+  width?: number;
+  height?: number;
+  /** Frames in the clip, and its frame rate. */
+  frames?: number;
+  fps?: number;
+  /** Frames the model saw. */
+  sampled_frames?: number;
+  resized_width?: number;
+  resized_height?: number;
+  grid_t?: number;
+  grid_h?: number;
+  grid_w?: number;
+  tokens?: number;
+  cached?: boolean;
+  decode_ms?: number;
+  encode_ms?: number;
+}
+
 export interface Timings {
   queue_ms?: number;
   preprocess_ms?: number;
@@ -24,6 +43,7 @@ export interface Timings {
   prefill_tokens_per_s?: number;
   decode_tokens_per_s?: number;
   images?: ImageTiming[];
+  videos?: VideoTiming[];
 }
 
 export interface Usage {
@@ -43,9 +63,16 @@ export interface ApiImagePart {
   image_url: { url: string };
 }
 
+export interface ApiVideoPart {
+  type: "video_url";
+  video_url: { url: string };
+}
+
+export type ApiPart = ApiTextPart | ApiImagePart | ApiVideoPart;
+
 export interface ApiMessage {
   role: "system" | "user" | "assistant";
-  content: string | (ApiTextPart | ApiImagePart)[];
+  content: string | ApiPart[];
 }
 
 export interface ChatRequestBody {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation } from "../conversation";
-import { MemoryStore, writeMakingRoom } from "./conversation_store";
+import { keepsVideo, MAX_STORED_VIDEO_BYTES, MemoryStore, writeMakingRoom } from "./conversation_store";
 
 function conversation(id: string, updatedAt: number, imageId?: string): Conversation {
   return {
@@ -29,6 +29,37 @@ describe("MemoryStore", () => {
     await store.remove("old");
     expect(await store.getImage("img-old")).toBeUndefined();
     expect((await store.list()).map((c) => c.id)).toEqual(["new"]);
+  });
+});
+
+describe("videos in the store", () => {
+  it("removes a conversation's videos and their posters with it", async () => {
+    const store = new MemoryStore();
+    const withVideo = conversation("v", 1, "img");
+    const question = withVideo.messages[0];
+    if (question.role !== "user") throw new Error("the fixture starts with a question");
+    question.videos = [
+      { id: "vid", name: "clip.mp4", type: "video/mp4", bytes: 1, posterId: "poster", stored: true },
+      { id: "big", name: "big.mp4", type: "video/mp4", bytes: 1, stored: false },
+    ];
+    await store.save(withVideo);
+    await store.save(conversation("other", 2));
+    await store.putImage("img", new Blob(["i"]));
+    await store.putImage("poster", new Blob(["p"]));
+    await store.putVideo("vid", new Blob(["v"]));
+    expect(await (await store.getVideo("vid"))?.text()).toBe("v");
+    await store.remove("v");
+    expect(await store.getVideo("vid")).toBeUndefined();
+    expect(await store.getImage("poster")).toBeUndefined();
+    expect(await store.getImage("img")).toBeUndefined();
+    expect((await store.list()).map((c) => c.id)).toEqual(["other"]);
+  });
+
+  it("keeps videos up to the cap only", () => {
+    expect(MAX_STORED_VIDEO_BYTES).toBe(64 * 1024 * 1024);
+    expect(keepsVideo(80_305)).toBe(true);
+    expect(keepsVideo(MAX_STORED_VIDEO_BYTES)).toBe(true);
+    expect(keepsVideo(MAX_STORED_VIDEO_BYTES + 1)).toBe(false);
   });
 });
 

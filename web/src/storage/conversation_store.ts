@@ -1,7 +1,7 @@
-// Keeps conversations and their images in the browser across reloads. IndexedDB holds
-// image Blobs without the size limits and base64 overhead of localStorage; where it is
+// Keeps conversations, their images and videos in the browser across reloads. IndexedDB
+// holds Blobs without the size limits and base64 overhead of localStorage; where it is
 // unavailable (some private modes) everything lives in memory for the visit.
-import type { Conversation } from "../conversation";
+import { videosOf, type Conversation } from "../conversation";
 
 export interface ConversationStore {
   list(): Promise<Conversation[]>; // newest first
@@ -10,15 +10,41 @@ export interface ConversationStore {
   remove(id: string): Promise<void>;
   putImage(id: string, blob: Blob): Promise<void>;
   getImage(id: string): Promise<Blob | undefined>;
+  putVideo(id: string, blob: Blob): Promise<void>;
+  getVideo(id: string): Promise<Blob | undefined>;
+}
+
+/**
+ * Larger videos are sent but not kept: a few long clips would fill the browser's quota
+ * and push out every other conversation. A saved conversation then says its video is
+ * gone (its poster stays).
+ */
+export const MAX_STORED_VIDEO_BYTES = 64 * 1024 * 1024;
+
+export function keepsVideo(bytes: number): boolean {
+  return bytes <= MAX_STORED_VIDEO_BYTES;
 }
 
 const DB_NAME = "qvl";
-const DB_VERSION = 1;
+const DB_VERSION = 2; // 2 adds the videos store
 const CONVERSATIONS = "conversations";
 const IMAGES = "images";
+const VIDEOS = "videos";
 
-function imageIds(conversation: Conversation): string[] {
-  return conversation.messages.flatMap((m) => (m.role === "user" ? m.images.map((image) => image.id) : []));
+/** Blobs in the image store: images and video posters. */
+export function imageIds(conversation: Conversation): string[] {
+  return conversation.messages.flatMap((m) =>
+    m.role === "user"
+      ? [
+          ...m.images.map((image) => image.id),
+          ...videosOf(m).flatMap((video) => (video.posterId ? [video.posterId] : [])),
+        ]
+      : [],
+  );
+}
+
+export function videoIds(conversation: Conversation): string[] {
+  return conversation.messages.flatMap((m) => (m.role === "user" ? videosOf(m).map((video) => video.id) : []));
 }
 
 function newestFirst(a: Conversation, b: Conversation): number {
@@ -28,6 +54,7 @@ function newestFirst(a: Conversation, b: Conversation): number {
 export class MemoryStore implements ConversationStore {
   private conversations = new Map<string, Conversation>();
   private images = new Map<string, Blob>();
+  private videos = new Map<string, Blob>();
 
   async list() {
     return [...this.conversations.values()].sort(newestFirst);
@@ -40,7 +67,10 @@ export class MemoryStore implements ConversationStore {
   }
   async remove(id: string) {
     const conversation = this.conversations.get(id);
-    if (conversation) imageIds(conversation).forEach((image) => this.images.delete(image));
+    if (conversation) {
+      imageIds(conversation).forEach((image) => this.images.delete(image));
+      videoIds(conversation).forEach((video) => this.videos.delete(video));
+    }
     this.conversations.delete(id);
   }
   async putImage(id: string, blob: Blob) {
@@ -48,6 +78,12 @@ export class MemoryStore implements ConversationStore {
   }
   async getImage(id: string) {
     return this.images.get(id);
+  }
+  async putVideo(id: string, blob: Blob) {
+    this.videos.set(id, blob);
+  }
+  async getVideo(id: string) {
+    return this.videos.get(id);
   }
 }
 
@@ -75,6 +111,7 @@ export class IndexedDbStore implements ConversationStore {
       const db = request.result;
       if (!db.objectStoreNames.contains(CONVERSATIONS)) db.createObjectStore(CONVERSATIONS, { keyPath: "id" });
       if (!db.objectStoreNames.contains(IMAGES)) db.createObjectStore(IMAGES);
+      if (!db.objectStoreNames.contains(VIDEOS)) db.createObjectStore(VIDEOS);
     };
     return new IndexedDbStore(await promised(request));
   }
@@ -97,20 +134,39 @@ export class IndexedDbStore implements ConversationStore {
 
   async remove(id: string) {
     const conversation = await this.get(id);
-    const transaction = this.db.transaction([CONVERSATIONS, IMAGES], "readwrite");
+    const transaction = this.db.transaction([CONVERSATIONS, IMAGES, VIDEOS], "readwrite");
     transaction.objectStore(CONVERSATIONS).delete(id);
-    if (conversation) imageIds(conversation).forEach((image) => transaction.objectStore(IMAGES).delete(image));
+    if (conversation) {
+      imageIds(conversation).forEach((image) => transaction.objectStore(IMAGES).delete(image));
+      videoIds(conversation).forEach((video) => transaction.objectStore(VIDEOS).delete(video));
+    }
     await done(transaction);
   }
 
-  async putImage(id: string, blob: Blob) {
-    const transaction = this.db.transaction(IMAGES, "readwrite");
-    transaction.objectStore(IMAGES).put(blob, id);
+  private async putBlob(storeName: string, id: string, blob: Blob) {
+    const transaction = this.db.transaction(storeName, "readwrite");
+    transaction.objectStore(storeName).put(blob, id);
     await done(transaction);
   }
 
-  async getImage(id: string) {
-    return (await promised(this.db.transaction(IMAGES).objectStore(IMAGES).get(id))) as Blob | undefined;
+  private async getBlob(storeName: string, id: string) {
+    return (await promised(this.db.transaction(storeName).objectStore(storeName).get(id))) as Blob | undefined;
+  }
+
+  putImage(id: string, blob: Blob) {
+    return this.putBlob(IMAGES, id, blob);
+  }
+
+  getImage(id: string) {
+    return this.getBlob(IMAGES, id);
+  }
+
+  putVideo(id: string, blob: Blob) {
+    return this.putBlob(VIDEOS, id, blob);
+  }
+
+  getVideo(id: string) {
+    return this.getBlob(VIDEOS, id);
   }
 }
 

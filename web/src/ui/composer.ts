@@ -1,27 +1,45 @@
-// The message box: text, images waiting to be sent (camera/gallery pickers, paste,
-// drag-and-drop), suggestions, and the send button that turns into a stop button
-// while an answer is being written.
+// The message box: text, images and videos waiting to be sent (camera/gallery pickers,
+// paste, drag-and-drop), suggestions (a video's own when one is attached), and the
+// send button that turns into a stop button while an answer is being written.
 import { newId, type ResponseFormat } from "../conversation";
 import { byId, element } from "../dom";
 import { ACCEPT_ATTRIBUTE, USE_A_SUPPORTED_FILE } from "../images/formats";
 import { ImageError, isImageFile, prepareImage, type PreparedImage } from "../images/prepare";
-import { QUICK_PROMPTS, type QuickPrompt } from "../quick_prompts";
+import { BLANK, hasBlank, quickPromptsFor, type QuickPrompt } from "../quick_prompts";
+import { MAX_VIDEOS_PER_REQUEST, VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES, videoTypeOf } from "../videos/formats";
+import { prepareVideo, VideoError, videoTypeOfFile, type PreparedVideo } from "../videos/prepare";
 import { iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
 import { ScrollHint } from "./scroll_hint";
+import { videoThumb } from "./video_thumb";
 
 export interface PendingImage extends PreparedImage {
+  kind: "image";
   id: string;
   url: string; // object URL of the thumbnail; the send handler takes it over
 }
 
+export interface PendingVideo extends PreparedVideo {
+  kind: "video";
+  id: string;
+  /** Object URL of the poster, when the browser could draw one; the send handler takes it over. */
+  posterUrl?: string;
+}
+
+export type PendingAttachment = PendingImage | PendingVideo;
+
 export interface ComposerHandlers {
-  send(text: string, images: PendingImage[], responseFormat?: ResponseFormat): void;
+  send(text: string, images: PendingImage[], videos: PendingVideo[], responseFormat?: ResponseFormat): void;
   stop(): void;
   openImage(url: string, description: string): void;
-  /** True when an earlier message already has an image the prompt can refer to. */
-  hasImages(): boolean;
+  /** The kind of the newest image or video earlier in the conversation, if any. */
+  latestMedia(): "image" | "video" | undefined;
+  /** Videos earlier in the conversation: every request carries them all. */
+  videoCount(): number;
 }
+
+const NOT_USABLE = `${USE_A_SUPPORTED_FILE.slice(0, -1)}, or an ${VIDEO_FORMAT_NAMES} video.`;
+const FILL_THE_BLANK = `Type what to look for in place of "${BLANK}", then press Enter.`;
 
 export const MAX_IMAGES_PER_MESSAGE = 10;
 const MAX_TEXTAREA_PX = 200;
@@ -34,7 +52,7 @@ export class Composer {
   private readonly sendButton = byId<HTMLButtonElement>("send-button");
   private readonly stopButton = byId<HTMLButtonElement>("stop-button");
   private readonly dropOverlay = byId<HTMLDivElement>("drop-overlay");
-  private images: PendingImage[] = [];
+  private attachments: PendingAttachment[] = [];
   private busy = false;
   private preparing = 0;
   // Files are prepared one batch at a time so thumbnails keep the order they came in.
@@ -42,6 +60,9 @@ export class Composer {
   private dragDepth = 0;
   // The suggestion last tapped: its response format goes with its text, unless edited.
   private chosen: QuickPrompt | null = null;
+  private shownPrompts: QuickPrompt[] | null = null;
+  private readonly promptRow = byId<HTMLDivElement>("quick-prompts");
+  private readonly promptsHint: ScrollHint;
 
   constructor(private readonly handlers: ComposerHandlers) {
     this.form.addEventListener("submit", (event) => {
@@ -60,7 +81,24 @@ export class Composer {
     this.bindPicker("gallery-button", "gallery-input");
     document.addEventListener("paste", (event) => this.onPaste(event));
     this.bindDrop();
-    this.renderQuickPrompts();
+    const input = byId<HTMLInputElement>("camera-input");
+    input.accept = `${ACCEPT_ATTRIBUTE},${VIDEO_ACCEPT_ATTRIBUTE}`;
+    byId<HTMLInputElement>("gallery-input").accept = input.accept;
+    this.promptsHint = new ScrollHint(this.promptRow, byId<HTMLButtonElement>("quick-prompts-more"));
+    this.refreshPrompts();
+  }
+
+  /** Shows the suggestions for the newest image or video (attached, or earlier). */
+  refreshPrompts(): void {
+    const attached = this.attachments.length > 0;
+    const latest = attached ? (this.count("video") > 0 ? "video" : "image") : this.handlers.latestMedia();
+    const prompts = quickPromptsFor(latest);
+    if (prompts === this.shownPrompts) return;
+    this.shownPrompts = prompts;
+    this.promptRow.replaceChildren(...prompts.map((quick) => this.quickPromptChip(quick)));
+    this.promptRow.scrollLeft = 0;
+    this.promptRow.setAttribute("aria-label", latest === "video" ? "Suggestions for the video" : "Suggestions");
+    this.promptsHint?.update();
   }
 
   focus(): void {
@@ -79,7 +117,7 @@ export class Composer {
     this.note.classList.toggle("is-error", kind === "error");
   }
 
-  /** Adds image files from any source, in the order they came; non-images are reported. */
+  /** Adds image and video files from any source, in the order they came; others are reported. */
   addFiles(files: Iterable<File>): Promise<void> {
     const candidates = [...files];
     this.preparing += candidates.length;
@@ -90,25 +128,52 @@ export class Composer {
   }
 
   private async prepareAndAdd(candidates: File[]): Promise<void> {
-    const rejected = candidates.filter((file) => !isImageFile(file));
-    const accepted = candidates.filter(isImageFile);
-    const taken = accepted.slice(0, Math.max(0, MAX_IMAGES_PER_MESSAGE - this.images.length));
+    const videoTypes = await Promise.all(candidates.map((file) => videoTypeOfFile(file)));
+    const rejected = candidates.filter((file, i) => !videoTypes[i] && !isImageFile(file));
+    const images = candidates.filter((file, i) => !videoTypes[i] && isImageFile(file));
+    const videos = candidates.flatMap((file, i) => (videoTypes[i] ? [{ file, type: videoTypes[i] }] : []));
+    const imageRoom = Math.max(0, MAX_IMAGES_PER_MESSAGE - this.count("image"));
+    const videoRoom = Math.max(0, MAX_VIDEOS_PER_REQUEST - this.handlers.videoCount() - this.count("video"));
     const messages: string[] = [];
     if (rejected.length) {
       const names = rejected.map((f) => `"${f.name}"`).join(", ");
-      messages.push(`${names} ${rejected.length === 1 ? "is" : "are"} not an image. ${USE_A_SUPPORTED_FILE}`);
+      messages.push(`${names} ${rejected.length === 1 ? "is" : "are"} not an image or a video. ${NOT_USABLE}`);
     }
-    if (taken.length < accepted.length) messages.push(`At most ${MAX_IMAGES_PER_MESSAGE} images per message.`);
-    const results = await Promise.allSettled(taken.map((file) => prepareImage(file)));
+    if (images.length > imageRoom) messages.push(`At most ${MAX_IMAGES_PER_MESSAGE} images per message.`);
+    if (videos.length > videoRoom) {
+      messages.push(
+        `At most ${MAX_VIDEOS_PER_REQUEST} videos per conversation (the server's limit for a request, which carries the whole conversation). Start a new conversation for more.`,
+      );
+    }
+    // Prepared side by side, then added in the order the files came.
+    const taken = new Set<File>([...images.slice(0, imageRoom), ...videos.slice(0, videoRoom).map((v) => v.file)]);
+    const results = await Promise.allSettled(
+      candidates.map(async (file, i): Promise<PendingAttachment | null> => {
+        if (!taken.has(file)) return null;
+        const type = videoTypes[i];
+        if (type) {
+          const video = await prepareVideo(file, type);
+          const posterUrl = video.poster ? URL.createObjectURL(video.poster) : undefined;
+          return { ...video, kind: "video", id: newId(), posterUrl };
+        }
+        const image = await prepareImage(file);
+        return { ...image, kind: "image", id: newId(), url: URL.createObjectURL(image.blob) };
+      }),
+    );
     for (const result of results) {
       if (result.status === "fulfilled") {
-        this.images.push({ ...result.value, id: newId(), url: URL.createObjectURL(result.value.blob) });
+        if (result.value) this.attachments.push(result.value);
       } else {
-        messages.push(result.reason instanceof ImageError ? result.reason.message : "An image could not be read.");
+        const known = result.reason instanceof ImageError || result.reason instanceof VideoError;
+        messages.push(known ? result.reason.message : "A file could not be read.");
       }
     }
     this.renderAttachments();
     this.showNote(messages.join(" "), messages.length ? "error" : "info");
+  }
+
+  private count(kind: PendingAttachment["kind"]): number {
+    return this.attachments.filter((item) => item.kind === kind).length;
   }
 
   private submit(): void {
@@ -117,84 +182,112 @@ export class Composer {
       return;
     }
     if (this.preparing > 0) {
-      this.showNote("Still reading the images…");
+      this.showNote("Still reading the files…");
       return;
     }
     const text = this.prompt.value.trim();
-    if (!text && this.images.length === 0) {
+    if (!text && this.attachments.length === 0) {
       this.showNote("Type a question or add an image first.");
       this.prompt.focus();
       return;
     }
-    const images = this.images;
+    if (this.chosen && hasBlank(this.chosen) && text.includes(BLANK)) {
+      this.showNote(FILL_THE_BLANK);
+      this.selectBlank();
+      return;
+    }
+    const images = this.attachments.filter((item): item is PendingImage => item.kind === "image");
+    const videos = this.attachments.filter((item): item is PendingVideo => item.kind === "video");
     const responseFormat = this.chosen?.text === text ? this.chosen.responseFormat : undefined;
-    this.images = [];
+    this.attachments = [];
     this.chosen = null;
     this.prompt.value = "";
     this.autosize();
     this.renderAttachments();
     this.showNote("");
-    this.handlers.send(text, images, responseFormat);
+    this.handlers.send(text, images, videos, responseFormat);
   }
 
-  private renderQuickPrompts(): void {
-    const group = byId<HTMLDivElement>("quick-prompts");
-    for (const quick of QUICK_PROMPTS) {
-      const chip = element("button", "chip", quick.label);
-      chip.type = "button";
-      chip.title = quick.text;
-      chip.addEventListener("click", () => {
-        this.prompt.value = quick.text;
-        this.chosen = quick;
-        this.autosize();
-        if (this.images.length > 0 || this.handlers.hasImages()) {
-          this.submit();
-        } else {
-          this.showNote("Add an image first: use the camera button, paste one, or drop it here. Then press Enter.");
-          byId<HTMLButtonElement>("camera-button").focus();
-        }
-      });
-      group.append(chip);
-    }
-    new ScrollHint(group, byId<HTMLButtonElement>("quick-prompts-more"));
+  /** Selects the blank of a filled-in suggestion, so that typing replaces it. */
+  private selectBlank(): void {
+    const at = this.prompt.value.indexOf(BLANK);
+    this.prompt.focus();
+    if (at >= 0) this.prompt.setSelectionRange(at, at + BLANK.length);
+  }
+
+  private quickPromptChip(quick: QuickPrompt): HTMLButtonElement {
+    const chip = element("button", "chip", quick.label);
+    chip.type = "button";
+    chip.title = quick.text;
+    chip.addEventListener("click", () => {
+      this.prompt.value = quick.text;
+      this.chosen = quick;
+      this.autosize();
+      const hasMedia = this.attachments.length > 0 || this.handlers.latestMedia() !== undefined;
+      if (hasBlank(quick)) {
+        this.showNote(
+          hasMedia
+            ? FILL_THE_BLANK
+            : `Add a video first, then ${FILL_THE_BLANK[0].toLowerCase()}${FILL_THE_BLANK.slice(1)}`,
+        );
+        this.selectBlank();
+      } else if (hasMedia) {
+        this.submit();
+      } else {
+        this.showNote("Add an image first: use the camera button, paste one, or drop it here. Then press Enter.");
+        byId<HTMLButtonElement>("camera-button").focus();
+      }
+    });
+    return chip;
   }
 
   private renderAttachments(): void {
-    this.list.hidden = this.images.length === 0;
+    this.list.hidden = this.attachments.length === 0;
+    let images = 0;
+    let videos = 0;
     this.list.replaceChildren(
-      ...this.images.map((image, index) => {
-        const item = element("li", "attachment");
-        const thumb = element("img", "attachment-image");
-        thumb.src = image.url;
-        thumb.alt = `Image ${index + 1}: ${image.name}`;
-        const open = openableImage(thumb, `Show image ${index + 1} large (${image.name})`, () =>
-          this.handlers.openImage(image.url, thumb.alt),
-        );
+      ...this.attachments.map((item) => {
+        const li = element("li", "attachment");
         const remove = element("button", "attachment-remove");
         remove.type = "button";
-        remove.setAttribute("aria-label", `Remove image ${index + 1} (${image.name})`);
         remove.innerHTML = iconSvg("close");
-        remove.addEventListener("click", () => this.removeImage(image.id));
-        item.append(open, remove);
-        return item;
+        remove.addEventListener("click", () => this.removeAttachment(item.id));
+        if (item.kind === "image") {
+          const number = ++images;
+          const thumb = element("img", "attachment-image");
+          thumb.src = item.url;
+          thumb.alt = `Image ${number}: ${item.name}`;
+          const open = openableImage(thumb, `Show image ${number} large (${item.name})`, () =>
+            this.handlers.openImage(item.url, thumb.alt),
+          );
+          remove.setAttribute("aria-label", `Remove image ${number} (${item.name})`);
+          li.append(open, remove);
+        } else {
+          const number = ++videos;
+          li.classList.add("is-video");
+          li.append(videoThumb(item, `Video ${number}: ${item.name}`), remove);
+          remove.setAttribute("aria-label", `Remove video ${number} (${item.name})`);
+        }
+        return li;
       }),
     );
+    this.refreshPrompts();
   }
 
-  private removeImage(id: string): void {
-    const index = this.images.findIndex((image) => image.id === id);
+  private removeAttachment(id: string): void {
+    const index = this.attachments.findIndex((item) => item.id === id);
     if (index < 0) return;
-    URL.revokeObjectURL(this.images[index].url);
-    this.images.splice(index, 1);
+    const [removed] = this.attachments.splice(index, 1);
+    const url = removed.kind === "image" ? removed.url : removed.posterUrl;
+    if (url) URL.revokeObjectURL(url);
     this.renderAttachments();
     const next =
-      this.list.querySelectorAll<HTMLButtonElement>(".attachment-remove")[Math.min(index, this.images.length - 1)];
+      this.list.querySelectorAll<HTMLButtonElement>(".attachment-remove")[Math.min(index, this.attachments.length - 1)];
     (next ?? this.prompt).focus();
   }
 
   private bindPicker(buttonId: string, inputId: string): void {
     const input = byId<HTMLInputElement>(inputId);
-    input.accept = ACCEPT_ATTRIBUTE;
     byId<HTMLButtonElement>(buttonId).addEventListener("click", () => input.click());
     input.addEventListener("change", () => {
       const files = [...(input.files ?? [])];
@@ -204,7 +297,9 @@ export class Composer {
   }
 
   private onPaste(event: ClipboardEvent): void {
-    const files = [...(event.clipboardData?.files ?? [])].filter(isImageFile);
+    const files = [...(event.clipboardData?.files ?? [])].filter(
+      (file) => isImageFile(file) || videoTypeOf(file.type, file.name) !== undefined,
+    );
     if (files.length === 0) return;
     // A screenshot pasted into the text box should not also paste its file name.
     if (!event.clipboardData?.types.includes("text/plain")) event.preventDefault();

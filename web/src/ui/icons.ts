@@ -18,6 +18,7 @@ const PATHS = {
   retry: '<path d="M20 11a8 8 0 1 0-2.3 5.7"/><path d="M20 5v6h-6"/>',
   edit: '<path d="M4 20h4L19 9a2.1 2.1 0 0 0-4-4L4 16v4z"/><path d="M13.5 6.5l4 4"/>',
   next: '<path d="M9 6l6 6-6 6"/>',
+  video: '<rect x="3" y="5" width="18" height="14" rx="2"/><path d="M10 9.2v5.6l4.8-2.8z"/>',
 } as const;
 
 export type IconName = keyof typeof PATHS;

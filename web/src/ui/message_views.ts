@@ -1,26 +1,34 @@
-// How one message looks. A user message shows its images (each opens large) and text,
-// which can be edited and sent again; an answer renders its Markdown as it streams in
+// How one message looks. A user message shows its images (each opens large), its
+// videos (poster, length, and once answered the frames the model saw; each plays) and
+// text, which can be edited and sent again; an answer renders its Markdown as it streams in
 // (code blocks with a copy button, a JSON answer as a JSON block), draws any grounding
 // boxes over the image they refer to, and ends with its speed figures, copy and
 // regenerate buttons, and errors with a retry button.
-import type { AssistantMessage, ImageRef, UserMessage } from "../conversation";
+import { videosOf, type AssistantMessage, type ImageRef, type UserMessage, type VideoRef } from "../conversation";
 import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
 import { parseGrounding } from "../grounding/parse";
-import type { ImageCache } from "../images/image_cache";
 import { jsonCodeBlock, renderMarkdown } from "../markdown";
-import { answerStats } from "../timings";
+import type { BlobCache } from "../storage/blob_cache";
+import { MAX_STORED_VIDEO_BYTES } from "../storage/conversation_store";
+import { answerStats, videoFacts } from "../timings";
+import { formatBytes, formatClipDuration } from "../videos/formats";
 import { addCodeCopyButtons } from "./code_blocks";
 import { copyButton } from "./copy_button";
 import { iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
 import { questionEditor } from "./question_editor";
+import { videoThumb } from "./video_thumb";
 
 export interface QuestionContext {
-  cache: ImageCache;
-  /** The number of this message's first image in the conversation. */
+  /** Images and video posters. */
+  cache: BlobCache;
+  videos: BlobCache;
+  /** The number of this message's first image (video) in the conversation. */
   firstImageNumber: number;
+  firstVideoNumber: number;
   openImage(url: string, description: string): void;
+  openVideo(url: string, description: string): void;
   /** Sends the question again with new text; false when that cannot happen now. */
   resend(text: string): boolean;
 }
@@ -45,6 +53,12 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
     });
     article.append(strip);
   }
+  const videos = videosOf(message);
+  if (videos.length > 0) {
+    const strip = element("div", "message-videos");
+    videos.forEach((video, i) => strip.append(videoView(video, context.firstVideoNumber + i, context)));
+    article.append(strip);
+  }
   const text = element("div", "message-text", message.text);
   text.hidden = !message.text;
   const edit = element("button", "icon-button small message-edit");
@@ -54,7 +68,7 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
   edit.innerHTML = iconSvg("edit");
   edit.addEventListener("click", () => {
     const editor = questionEditor(message.text, {
-      allowEmpty: message.images.length > 0,
+      allowEmpty: message.images.length > 0 || videos.length > 0,
       send: (edited) => {
         if (!context.resend(edited)) return false;
         text.textContent = message.text;
@@ -74,10 +88,70 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
   return article;
 }
 
+function videoView(video: VideoRef, number: number, context: QuestionContext): HTMLElement {
+  const figure = element("figure", "message-video");
+  figure.dataset.videoId = video.id;
+  const description = `Video ${number}: ${video.name}`;
+  const open = element("button", "video-open");
+  open.type = "button";
+  open.setAttribute("aria-label", `Play video ${number} (${video.name})`);
+  open.title = "Play";
+  const thumb = videoThumb({ durationS: video.durationS }, description);
+  open.append(thumb);
+  if (video.posterId) {
+    void context.cache.displayUrl(video.posterId).then((url) => {
+      if (!url) return;
+      const poster = element("img", "video-poster");
+      poster.src = url;
+      poster.alt = "";
+      thumb.querySelector("svg")?.remove();
+      thumb.prepend(poster);
+    });
+  }
+  const caption = element("figcaption", "video-caption");
+  const about = [video.name];
+  if (video.durationS !== undefined) about.push(formatClipDuration(video.durationS));
+  about.push(formatBytes(video.bytes));
+  caption.append(element("span", "video-name", about.join(" · ")), element("span", "video-facts"));
+  figure.append(open, caption);
+  showVideoFacts(figure, video);
+  void context.videos.displayUrl(video.id).then((url) => {
+    if (url) {
+      open.addEventListener("click", () => context.openVideo(url, description));
+      return;
+    }
+    open.disabled = true;
+    figure.classList.add("is-missing");
+    const why = video.stored
+      ? "This video is no longer stored in this browser"
+      : `This video was larger than ${formatBytes(MAX_STORED_VIDEO_BYTES)}, too large to keep in this browser`;
+    figure.append(
+      element(
+        "p",
+        "video-missing",
+        `${why}: questions about it cannot be sent again. Start a new conversation with the file.`,
+      ),
+    );
+  });
+  return figure;
+}
+
+/** Writes what the server made of a video (sampled frames, tokens) under its poster. */
+export function showVideoFacts(root: ParentNode, video: VideoRef): void {
+  const figure =
+    root instanceof HTMLElement && root.dataset.videoId === video.id
+      ? root
+      : root.querySelector<HTMLElement>(`[data-video-id="${video.id}"]`);
+  const facts = figure?.querySelector(".video-facts");
+  if (facts) facts.textContent = video.timing ? videoFacts(video.timing) : "";
+}
+
 export interface AnswerContext {
   /** Images shown before this answer, oldest first: what its boxes can refer to. */
   images: ImageRef[];
-  cache: ImageCache;
+  /** Whether a video was sent before this answer. */
+  hasVideo: boolean;
+  cache: BlobCache;
   /** Replaces this answer by a new one to the same question. */
   onRegenerate(): void;
 }
@@ -121,7 +195,13 @@ export class AnswerView {
     this.element.classList.toggle("is-streaming", streaming);
     this.status.hidden = !(streaming && !message.text);
     this.status.innerHTML = '<span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>';
-    this.status.append(this.context.images.length > 0 ? "Looking at the image…" : "Thinking…");
+    this.status.append(
+      this.context.hasVideo
+        ? "Watching the video…"
+        : this.context.images.length > 0
+          ? "Looking at the image…"
+          : "Thinking…",
+    );
     if (message.text !== this.renderedText) {
       const source = message.responseFormat === "json_object" ? jsonCodeBlock(message.text) : message.text;
       this.body.innerHTML = renderMarkdown(source);

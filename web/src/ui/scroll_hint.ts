@@ -27,7 +27,8 @@ export class ScrollHint {
     this.update();
   }
 
-  private update(): void {
+  /** Call after the row's items change (the row itself may keep its size). */
+  update(): void {
     const edges = hiddenEdges(this.row.scrollLeft, this.row.scrollWidth, this.row.clientWidth);
     this.row.classList.toggle("fade-start", edges.start);
     this.row.classList.toggle("fade-end", edges.end);
