@@ -97,6 +97,7 @@ TEST(RunVerb, PrintsTimingsPerImageAndVideo) {
       RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -i " + dir +
              "/images/still.png -v " + dir + "/frames/pan.mp4 --temperature 0 -n 2 'Same place?'");
   ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find(" tokens (70 image, 144 video) | "), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("[image 1: 300x220 -> 320x224, 70 tokens | decode "), std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("[video 1: 5 frames at 1 fps, 5 decoded, 5 sampled, 256x200 -> 256x192, "

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "base/mapped_file.h"
 #include "base/process_memory.h"
@@ -192,15 +193,17 @@ void Run(const RunFlags& f) {
   }
   if (!f.quiet) {
     const Timings& t = last.timings;
-    int64_t image_tokens = 0;
+    int64_t image_tokens = 0, video_tokens = 0;
     for (const ImageGrid& g : t.images) image_tokens += g.tokens;
+    for (const ImageGrid& g : t.videos) video_tokens += g.tokens;
+    std::string visual = std::to_string(image_tokens) + " image";
+    if (!t.videos.empty()) visual += ", " + std::to_string(video_tokens) + " video";
     std::fprintf(stderr,
-                 "[load %.0f ms | prompt %lld tokens (%lld image) | preprocess %.0f ms | vision "
+                 "[load %.0f ms | prompt %lld tokens (%s) | preprocess %.0f ms | vision "
                  "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens, "
                  "%.2f tok/s | peak RSS %.2f GiB]\n",
-                 load_ms, static_cast<long long>(last.usage.prompt_tokens),
-                 static_cast<long long>(image_tokens), t.preprocess_ms, t.vision_ms, t.prefill_ms,
-                 t.prefill_tokens_per_s, t.ttft_ms,
+                 load_ms, static_cast<long long>(last.usage.prompt_tokens), visual.c_str(),
+                 t.preprocess_ms, t.vision_ms, t.prefill_ms, t.prefill_tokens_per_s, t.ttft_ms,
                  static_cast<long long>(last.usage.completion_tokens), t.decode_tokens_per_s,
                  PeakRssBytes() / double(1 << 30));
     for (size_t i = 0; i < t.images.size(); ++i) {

@@ -138,7 +138,6 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
 Engine::Impl::~Impl() { Shutdown(0); }
 
 RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
-  const double submitted = NowSeconds();
   uint64_t fallback_seed;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -149,6 +148,8 @@ RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
       std::make_shared<const PreparedRequest>(preparer_->Prepare(request, fallback_seed));
   std::shared_ptr<const TokenTable> grammar_tokens =
       prepared->grammar != nullptr ? GrammarTokens() : nullptr;
+  // After preparing: the timings add prepared->preprocess_ms to what follows.
+  const double submitted = NowSeconds();
   std::lock_guard<std::mutex> lock(mu_);
   if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
   if (static_cast<int64_t>(incoming_.size()) + stats_.queued >= options_.max_queue) {

@@ -221,6 +221,28 @@ TEST(Engine, RepeatedConversationReusesCachedPrefixAndImage) {
   EXPECT_EQ(second.last.timings.images[0].encode_ms, 0);
 }
 
+TEST(Engine, TheSameImageAtAnotherBudgetIsNotTakenFromThePrefixCache) {
+  // 320x256 -> within 65,536 pixels: fewer, other image tokens for the same bytes.
+  GenerationRequest smaller = LoadCase("02_one_image_jpeg");
+  smaller.image_budget.max_pixels = 65536;
+  Collector alone;
+  MakeEngine()->Submit(GenerationRequest(smaller), alone.Sink());
+  alone.Wait();
+  ASSERT_EQ(alone.last.timings.images.size(), 1u);
+  ASSERT_LT(alone.last.timings.images[0].tokens, 80);
+
+  auto engine = MakeEngine();
+  Collector full, after;
+  engine->Submit(LoadCase("02_one_image_jpeg"), full.Sink());
+  full.Wait();
+  engine->Submit(std::move(smaller), after.Sink());
+  after.Wait();
+  // Only the text before the image may come from the cache (whole pages of it: none).
+  EXPECT_EQ(after.last.usage.cached_tokens, 0);
+  EXPECT_FALSE(after.last.timings.images[0].cached);
+  EXPECT_EQ(after.tokens, alone.tokens);
+}
+
 TEST(Engine, CancelEndsTheRequestAndFreesItsPages) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("02_one_image_jpeg");

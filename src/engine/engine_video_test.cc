@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "base/timer.h"
 #include "engine/engine.h"
 #include "engine/engine_test_cases.h"
 
@@ -86,6 +87,22 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
 }
 
 // A frame list decodes only its sampled frames: clip 07's 8 frames, 4 of them sampled.
+TEST(EngineVideo, PreprocessingCountsOnceInTheTimeToFirstToken) {
+  // Decoding the clip is part of preprocess_ms, and the time to the first token and the
+  // total hold it once: both fit in the time the caller waited.
+  auto engine = MakeEngine();
+  Collector c;
+  const Stopwatch waited;
+  engine->Submit(WithMp4("07_video_frames"), c.Sink());
+  c.Wait();
+  const double waited_ms = waited.Millis();
+  const Timings& t = c.last.timings;
+  EXPECT_GT(t.preprocess_ms, 0);
+  EXPECT_GE(t.ttft_ms, t.preprocess_ms);
+  EXPECT_LE(t.ttft_ms, t.total_ms);
+  EXPECT_LE(t.total_ms, waited_ms);
+}
+
 TEST(EngineVideo, FrameListDecodesOnlyItsSampledFrames) {
   auto engine = MakeEngine();
   GenerationRequest r = LoadCase("07_video_frames");

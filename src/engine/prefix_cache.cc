@@ -22,9 +22,10 @@ uint64_t MapKey(uint64_t parent, std::span<const uint64_t> page_keys) {
 
 }  // namespace
 
-uint64_t ImageTokenKey(uint64_t image_hash, int64_t index) {
+uint64_t ImageTokenKey(uint64_t image_hash, int64_t grid_h, int64_t grid_w, int64_t index) {
+  const uint64_t grid = Mix(static_cast<uint64_t>(grid_h) << 32 ^ static_cast<uint64_t>(grid_w));
   // Text keys are below 2^32; image keys have the top bit set.
-  return Mix(image_hash ^ Mix(static_cast<uint64_t>(index))) | (uint64_t{1} << 63);
+  return Mix(image_hash ^ grid ^ Mix(static_cast<uint64_t>(index))) | (uint64_t{1} << 63);
 }
 
 PrefixCache::~PrefixCache() {

@@ -63,7 +63,8 @@ class PrefixCache {
 
 // Key of a text token.
 inline uint64_t TextTokenKey(int32_t id) { return static_cast<uint32_t>(id); }
-// Key of the i-th pad token of an image with content hash `image_hash`.
-uint64_t ImageTokenKey(uint64_t image_hash, int64_t index);
+// Key of the i-th pad token of an image with content hash `image_hash` encoded as a
+// grid_h x grid_w patch grid: the same image under another budget has other features.
+uint64_t ImageTokenKey(uint64_t image_hash, int64_t grid_h, int64_t grid_w, int64_t index);
 
 }  // namespace qvl

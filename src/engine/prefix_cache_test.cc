@@ -51,9 +51,12 @@ TEST(PrefixCache, MatchesWholePagesOfTheLongestPrefix) {
 }
 
 TEST(PrefixCache, ImageKeysDistinguishImages) {
-  EXPECT_NE(ImageTokenKey(1, 0), ImageTokenKey(2, 0));
-  EXPECT_NE(ImageTokenKey(1, 0), ImageTokenKey(1, 1));
-  EXPECT_NE(ImageTokenKey(1, 0) >> 63, 0u);
+  EXPECT_NE(ImageTokenKey(1, 4, 6, 0), ImageTokenKey(2, 4, 6, 0));
+  EXPECT_NE(ImageTokenKey(1, 4, 6, 0), ImageTokenKey(1, 4, 6, 1));
+  // The same image at another size.
+  EXPECT_NE(ImageTokenKey(1, 4, 6, 0), ImageTokenKey(1, 6, 4, 0));
+  EXPECT_NE(ImageTokenKey(1, 4, 6, 0), ImageTokenKey(1, 8, 12, 0));
+  EXPECT_NE(ImageTokenKey(1, 4, 6, 0) >> 63, 0u);
 }
 
 TEST(PrefixCache, EvictsOnlyUnusedPagesLeastRecentFirst) {

@@ -157,12 +157,12 @@ struct Usage {
 };
 
 struct Timings {
-  double queue_ms = 0;       // submitted -> first scheduled
+  double queue_ms = 0;       // prepared -> first scheduled
   double preprocess_ms = 0;  // image decode + resize + patches, tokenization
   double vision_ms = 0;      // vision tower
   double prefill_ms = 0;     // prompt through the decoder
   double decode_ms = 0;      // generated tokens after the first
-  double ttft_ms = 0;        // submitted -> first token
+  double ttft_ms = 0;        // submitted -> first token (preprocessing included)
   double total_ms = 0;
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;

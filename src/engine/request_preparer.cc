@@ -262,7 +262,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     }
     PreparedImage& img = out.images[visual];
     if (pad == 0) img.first_token = i;
-    out.keys[i] = ImageTokenKey(img.content_hash, pad);
+    out.keys[i] = ImageTokenKey(img.content_hash, img.grid.h, img.grid.w, pad);
     if (++pad == img.info.tokens) {
       img.end_token = i + 1;
       ++visual;

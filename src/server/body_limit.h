@@ -15,8 +15,9 @@ inline constexpr int64_t kJsonTextGrowth = 3;
 // Keys, roles, punctuation and data: URL headers.
 inline constexpr int64_t kJsonOverheadBytes = int64_t{1} << 20;
 
-// Every image at max_image_bytes as base64 (4/3 of its bytes), plus the most text that
-// can fit in the context (MaxPromptTextBytes with Qwen3's longest token) as JSON.
+// Every image at max_image_bytes and one video at its max_encoded_bytes as base64 (4/3 of
+// their bytes), plus the most text that can fit in the context (MaxPromptTextBytes with
+// Qwen3's longest token) as JSON.
 size_t DefaultMaxBodyBytes(const EngineOptions& engine);
 
 }  // namespace qvl
