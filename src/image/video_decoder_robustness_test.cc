@@ -66,7 +66,8 @@ std::string MuxRawPackets(const RawStream& spec) {
     packet->duration = spec.pts_step;
     packet->flags = i == 0 ? AV_PKT_FLAG_KEY : 0;
     packet->stream_index = 0;
-    av_write_frame(fmt, packet);  // takes the packet's data
+    av_write_frame(fmt, packet);
+    av_packet_unref(packet);  // av_write_frame leaves the packet to its caller
   }
   av_write_trailer(fmt);
   uint8_t* buffer = nullptr;
