@@ -3,6 +3,7 @@
 // Built on the submitting thread (see PrepareRequest), consumed by the engine thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "engine/output_stream.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
+#include "image/image_size.h"
 #include "model/image_grid.h"
 #include "model/mrope.h"
 
@@ -26,6 +28,20 @@ struct PreparedImage {
   int64_t first_token = 0;  // index of its first pad token in the prompt
   int64_t end_token = 0;    // one past its last (a video's groups have text between them)
   std::shared_ptr<const VisionOutput> shared_encoding;  // found in the shared cache
+
+  // Sets grid and the sizes, grid and tokens of info from what preprocessing gave.
+  void SetGeometry(const std::array<int64_t, 3>& grid_thw, ImageSize original, ImageSize resized,
+                   int merge) {
+    grid = {grid_thw[0], grid_thw[1], grid_thw[2]};
+    info.width = original.width;
+    info.height = original.height;
+    info.resized_width = resized.width;
+    info.resized_height = resized.height;
+    info.grid_t = grid.t;
+    info.grid_h = grid.h;
+    info.grid_w = grid.w;
+    info.tokens = grid.tokens(merge);
+  }
 };
 
 struct PreparedRequest {

@@ -182,15 +182,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
       throw FieldError(e.code(), input.field, e.what());
     }
     PreparedImage img;
-    img.grid = {pre.grid_thw[0], pre.grid_thw[1], pre.grid_thw[2]};
-    img.info.width = pre.original.width;
-    img.info.height = pre.original.height;
-    img.info.resized_width = pre.resized.width;
-    img.info.resized_height = pre.resized.height;
-    img.info.grid_t = img.grid.t;
-    img.info.grid_h = img.grid.h;
-    img.info.grid_w = img.grid.w;
-    img.info.tokens = img.grid.tokens(merge);
+    img.SetGeometry(pre.grid_thw, pre.original, pre.resized, merge);
     img.content_hash = ContentHash(input.bytes);
     img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
     if (options_.shared_encodings)

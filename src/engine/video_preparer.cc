@@ -65,16 +65,8 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   out.read_ms = open_ms + timed.read_ms();
   PreparedImage& v = out.visual;
   v.info.decoded_frames = file != nullptr ? file->decoded_frames() : timed.reads();
-  v.grid = {video.grid_thw[0], video.grid_thw[1], video.grid_thw[2]};
   const int merge = params.image.merge_size;
-  v.info.width = video.original.width;
-  v.info.height = video.original.height;
-  v.info.resized_width = video.resized.width;
-  v.info.resized_height = video.resized.height;
-  v.info.grid_t = v.grid.t;
-  v.info.grid_h = v.grid.h;
-  v.info.grid_w = v.grid.w;
-  v.info.tokens = v.grid.tokens(merge);
+  v.SetGeometry(video.grid_thw, video.original, video.resized, merge);
   v.info.frames = video.input_frames;
   v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
   v.info.fps = video.fps;

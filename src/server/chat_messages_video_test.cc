@@ -2,42 +2,20 @@
 // video files as vLLM's video_url; what is refused names the field.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/field_error.h"
 #include "server/chat_messages.h"
+#include "tiny_cases.h"
 
 namespace qvl {
 namespace {
 
 const std::string kCases = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string Base64(const std::string& bytes) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : bytes) {
-    buffer = buffer << 8 | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out.push_back(kAlphabet[(buffer >> bits) & 63]);
-    }
-  }
-  if (bits > 0) out.push_back(kAlphabet[(buffer << (6 - bits)) & 63]);
-  while (out.size() % 4 != 0) out.push_back('=');
-  return out;
-}
+using ::qvl::testing::Base64;
+using ::qvl::testing::ReadFile;
 
 std::string Frame(int k) {
   char name[32];

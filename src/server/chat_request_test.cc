@@ -2,42 +2,19 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/field_error.h"
+#include "tiny_cases.h"
 
 namespace qvl {
 namespace {
 
 const std::string kCases = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string Base64(const std::string& bytes) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8 |
-                       uint8_t(bytes[i + 2]);
-    for (int s : {18, 12, 6, 0}) out.push_back(kAlphabet[(v >> s) & 63]);
-  }
-  if (i + 1 == bytes.size()) {
-    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
-    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == bytes.size()) {
-    const uint32_t v = uint32_t(uint8_t(bytes[i])) << 16 | uint32_t(uint8_t(bytes[i + 1])) << 8;
-    out += {kAlphabet[v >> 18], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
-  }
-  return out;
-}
+using ::qvl::testing::Base64;
+using ::qvl::testing::ReadFile;
 
 const std::string& PhotoDataUrl() {
   static const std::string url =
