@@ -16,6 +16,7 @@
 #include "base/timer.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
+#include "engine/draft_lookup.h"
 #include "engine/engine.h"
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
@@ -42,6 +43,7 @@ struct RunFlags {
   int64_t min_pixels = 0, max_pixels = 0;
   int64_t min_video_tokens = 0, max_video_tokens = 0;
   int64_t context = 16384;
+  int draft_tokens = EngineOptions().draft_tokens;
 };
 
 // A flag checked against the range its request field has everywhere else.
@@ -138,6 +140,7 @@ void Run(const RunFlags& f) {
   // One answer, or the n of a --request, at once.
   options.max_sequences = EngineOptions().max_sequences;
   options.context_tokens = f.context;
+  options.draft_tokens = f.draft_tokens;
   ApplyVideoBudgetFlags(f, &options);
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
@@ -201,11 +204,12 @@ void Run(const RunFlags& f) {
     std::fprintf(stderr,
                  "[load %.0f ms | prompt %lld tokens (%s) | preprocess %.0f ms | vision "
                  "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens, "
-                 "%.2f tok/s | peak RSS %.2f GiB]\n",
+                 "%.2f tok/s, %lld of %lld drafted kept | peak RSS %.2f GiB]\n",
                  load_ms, static_cast<long long>(last.usage.prompt_tokens), visual.c_str(),
                  t.preprocess_ms, t.vision_ms, t.prefill_ms, t.prefill_tokens_per_s, t.ttft_ms,
                  static_cast<long long>(last.usage.completion_tokens), t.decode_tokens_per_s,
-                 PeakRssBytes() / double(1 << 30));
+                 static_cast<long long>(t.draft_tokens_accepted),
+                 static_cast<long long>(t.draft_tokens), PeakRssBytes() / double(1 << 30));
     for (size_t i = 0; i < t.images.size(); ++i) {
       const ImageGrid& g = t.images[i];
       std::fprintf(stderr,
@@ -281,6 +285,11 @@ void AddRunVerb(CLI::App& app) {
                    "frames (default 2048)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("-c,--ctx-size", f->context, "context: prompt + answer tokens")
+      ->capture_default_str();
+  verb->add_option("--draft-tokens", f->draft_tokens,
+                   "speculative decoding: tokens per step guessed from the prompt and answer "
+                   "so far (answers unchanged); 0 = off")
+      ->check(CLI::Range(0, kMaxDraftTokens))
       ->capture_default_str();
   verb->callback([f] {
     Run(*f);

@@ -22,6 +22,7 @@
 #include "cli/model_check.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
+#include "engine/draft_lookup.h"
 #include "engine/engine.h"
 #include "engine/video_budget_policy.h"
 #include "hub/model_resolver.h"
@@ -205,6 +206,11 @@ void AddServeVerb(CLI::App& app) {
   verb->add_option("--prefill-chunk", f->engine.prefill_chunk_tokens,
                    "prompt tokens per engine step")
       ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  verb->add_option("--draft-tokens", f->engine.draft_tokens,
+                   "speculative decoding: tokens per step guessed from the prompt and answer "
+                   "so far and verified in the same pass (answers unchanged); 0 = off")
+      ->check(CLI::Range(0, kMaxDraftTokens))
       ->capture_default_str();
   verb->add_option("--max-stall-ms", f->max_stall_ms,
                    "longest pause in a streaming answer while other requests' images and "

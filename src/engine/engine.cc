@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "base/timer.h"
+#include "engine/draft_lookup.h"
 #include "engine/image_cache.h"
 #include "engine/kv_paging.h"
 #include "engine/loaded_model.h"
@@ -110,8 +111,10 @@ class Engine::Impl {
   std::vector<float> fork_logits_;  // a forked choice's copy of its leader's logits
   std::vector<DecoderChunk> chunks_;
   std::vector<Sequence*> chunk_owner_;
+  // A decode chunk's tokens (the newest, then its draft) and M-RoPE rows, n each.
   std::vector<int32_t> decode_tokens_;
-  std::vector<std::array<int32_t, 3>> decode_positions_;
+  std::vector<int32_t> decode_positions_;
+  std::vector<int32_t> never_drafted_;  // image and video pad tokens
   // Measured by the last step with prompt chunks; sizes chunks to the stall budget.
   double prefill_tokens_per_second_ = 0;
   std::unique_ptr<ThreadPool> pool_;
@@ -130,7 +133,10 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
       std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation, tokenizer_,
                                         settings_.image_params, settings_.video_params, options_);
   eos_ids_ = preparer_->eos_ids();
-  logits_.resize(static_cast<size_t>(options_.max_sequences) * vocab_);
+  logits_.resize(static_cast<size_t>(options_.max_sequences + kMaxDraftTokens) * vocab_);
+  never_drafted_ = {model_->config().image_token_id};
+  if (model_->config().video_token_id >= 0)
+    never_drafted_.push_back(model_->config().video_token_id);
   stats_.kv_pages_total = kv_.pool().num_pages();
   thread_ = std::thread([this] { Run(); });
 }
@@ -444,9 +450,11 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   chunk_owner_.clear();
   decode_tokens_.clear();
   decode_positions_.clear();
-  // Decode steps: one token each. Reserve storage first: chunks point into it.
-  decode_tokens_.reserve(active_.size());
-  decode_positions_.reserve(active_.size());
+  // Decode steps: each sequence's newest token and, where its history suggests what comes
+  // next, a draft verified by the same pass. Reserve storage first: chunks point into it.
+  const int64_t per_chunk = 1 + std::min(options_.draft_tokens, kMaxDraftTokens);
+  decode_tokens_.reserve(active_.size() * per_chunk);
+  decode_positions_.reserve(active_.size() * 3 * per_chunk);
   for (size_t i = 0; i < active_.size(); ++i) {
     Sequence& seq = *active_[i];
     if (seq.phase != Sequence::Phase::kDecode) continue;
@@ -470,20 +478,40 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
       }
     }
   }
+  int draft_rows = 0;
   for (SequencePtr& s : active_) {
     Sequence& seq = *s;
     if (seq.phase != Sequence::Phase::kDecode || seq.finished) continue;
     const int64_t slot = seq.cached;
+    const size_t first = decode_tokens_.size();
     decode_tokens_.push_back(seq.tokens[slot]);
-    decode_positions_.push_back(
-        {seq.positions.row(0)[slot], seq.positions.row(1)[slot], seq.positions.row(2)[slot]});
+    // Each token this step decodes is one of the answer's: the draft stays within
+    // max_tokens, and within the pages the pool has (nobody is preempted for a draft).
+    const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
+    int drafted = static_cast<int>(std::clamp<int64_t>(
+        std::min<int64_t>(seq.draft_length.next(options_.draft_tokens), tokens_left - 1), 0,
+        kMaxDraftTokens - draft_rows));
+    if (drafted > 0) {
+      decode_tokens_.resize(first + 1 + drafted);
+      drafted = LookupDraft(seq.tokens, never_drafted_,
+                            std::span<int32_t>(decode_tokens_).subspan(first + 1, drafted));
+      if (drafted > 0 && !kv_.Ensure(seq, slot + 1 + drafted)) drafted = 0;
+      decode_tokens_.resize(first + 1 + drafted);
+    }
+    draft_rows += drafted;
+    const int64_t n = 1 + drafted;
+    // Text after the prompt: the three M-RoPE rows advance together, one per token.
+    const size_t pos = decode_positions_.size();
+    for (int r = 0; r < 3; ++r) {
+      for (int64_t j = 0; j < n; ++j) decode_positions_.push_back(seq.positions.row(r)[slot] + j);
+    }
     DecoderChunk c;
-    c.tokens = std::span<const int32_t>(&decode_tokens_.back(), 1);
-    const auto& p = decode_positions_.back();
-    c.positions = {&p[0], &p[1], &p[2]};
+    c.tokens = std::span<const int32_t>(decode_tokens_).subspan(first, n);
+    c.positions = {&decode_positions_[pos], &decode_positions_[pos + n],
+                   &decode_positions_[pos + 2 * n]};
     c.cache_start = slot;
     c.pages = seq.pages.data();
-    c.want_logits = true;
+    c.logit_rows = n;
     chunks_.push_back(c);
     chunk_owner_.push_back(&seq);
   }
@@ -510,7 +538,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
                    seq.positions.row(2).data() + seq.cached};
     c.cache_start = seq.cached;
     c.pages = seq.pages.data();
-    c.want_logits = seq.cached + n == static_cast<int64_t>(seq.tokens.size());
+    c.logit_rows = seq.cached + n == static_cast<int64_t>(seq.tokens.size()) ? 1 : 0;
     if (!seq.request->images.empty()) {
       c.visual = &seq.features;
       const ModelConfig& cfg = model_->config();
@@ -534,10 +562,28 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
   int64_t row = 0;
   for (size_t i = 0; i < chunks_.size(); ++i) {
     Sequence& seq = *chunk_owner_[i];
-    seq.cached += static_cast<int64_t>(chunks_[i].tokens.size());
-    if (!chunks_[i].want_logits) continue;
-    OnLogits(seq, &logits_[row * vocab_]);
-    ++row;
+    const DecoderChunk& c = chunks_[i];
+    const int64_t n = static_cast<int64_t>(c.tokens.size());
+    if (c.logit_rows <= 1) {
+      seq.cached += n;
+      if (c.logit_rows == 1) OnLogits(seq, &logits_[row++ * vocab_]);
+      continue;
+    }
+    // A decode step with a draft: the sampler picks from each row in turn, and the next
+    // row's logits hold only while the picked token is the drafted one.
+    const int drafted = static_cast<int>(n - 1);
+    int accepted = 0;
+    seq.cached += 1;
+    for (int j = 0; j <= drafted; ++j) {
+      OnLogits(seq, &logits_[(row + j) * vocab_]);
+      if (seq.finished || j == drafted || seq.tokens.back() != c.tokens[j + 1]) break;
+      ++accepted;
+      seq.cached += 1;
+    }
+    row += n;
+    seq.draft_length.Record(drafted, accepted);
+    seq.drafted += drafted;
+    seq.draft_accepted += accepted;
   }
 }
 
@@ -606,6 +652,8 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
     stats_.prompt_tokens += update.usage.prompt_tokens;
     stats_.cached_prompt_tokens += update.usage.cached_tokens;
     stats_.completion_tokens += update.usage.completion_tokens;
+    stats_.draft_tokens += seq.drafted;
+    stats_.draft_tokens_accepted += seq.draft_accepted;
     if (reason == FinishReason::kCancelled) {
       ++stats_.requests_cancelled;
     } else if (reason == FinishReason::kError) {

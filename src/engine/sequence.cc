@@ -91,6 +91,8 @@ GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double no
     }
   }
   t.total_ms = (now - seq.submitted) * 1e3 + request.preprocess_ms;
+  t.draft_tokens = seq.drafted;
+  t.draft_tokens_accepted = seq.draft_accepted;
   const std::vector<ImageGrid>* grids = &seq.grids;
   std::vector<ImageGrid> prepared;
   if (seq.grids.empty()) {

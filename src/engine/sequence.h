@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/draft_lookup.h"
 #include "engine/engine.h"
 #include "engine/output_stream.h"
 #include "engine/prepared_request.h"
@@ -49,6 +50,8 @@ struct Sequence {
   VisualFeatures features;                   // row pointers into `vision`
 
   Sampler sampler;
+  DraftLength draft_length;
+  int64_t drafted = 0, draft_accepted = 0;  // prompt-lookup tokens, for the timings
   TokenConstraints constraints;
   OutputStream output;
   std::vector<float> raw_logits;  // the model's own distribution, for logprobs

@@ -140,7 +140,7 @@ TEST_F(PackedWeightCacheTest, CachedModelMatchesInMemoryModel) {
     chunk.tokens = tokens;
     chunk.positions = {pos.data(), pos.data(), pos.data()};
     chunk.pages = &page;
-    chunk.want_logits = true;
+    chunk.logit_rows = 1;
     logits.emplace_back(c.vocab_size);
     m->text().Forward(std::span<const DecoderChunk>(&chunk, 1), kv, pool_, logits.back().data());
   }

@@ -28,7 +28,7 @@ void SingleSequence::Prefill(std::span<const int32_t> prompt, const MropePositio
   chunk.positions = {positions.row(0).data(), positions.row(1).data(), positions.row(2).data()};
   chunk.pages = pages_.data();
   chunk.visual = visual;
-  chunk.want_logits = true;
+  chunk.logit_rows = 1;
   text_.Forward(std::span<const DecoderChunk>(&chunk, 1), kv_, pool_, logits, tap);
   length_ = static_cast<int64_t>(prompt.size());
   next_position_ = positions.next();
@@ -44,7 +44,7 @@ void SingleSequence::Step(int32_t token, float* logits) {
   chunk.positions = {&position, &position, &position};
   chunk.cache_start = length_;
   chunk.pages = pages_.data();
-  chunk.want_logits = true;
+  chunk.logit_rows = 1;
   text_.Forward(std::span<const DecoderChunk>(&chunk, 1), kv_, pool_, logits);
   ++length_;
   ++next_position_;

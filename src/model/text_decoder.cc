@@ -182,17 +182,18 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     if (tap != nullptr) (*tap)("text.layer_out." + std::to_string(l), x_.data(), {total, d});
   }
 
-  // Final norm and logits for the last token of each chunk that wants them.
+  // Final norm and logits for the last tokens of each chunk that wants them.
   int64_t wanted = 0;
-  for (const DecoderChunk& ch : chunks) wanted += ch.want_logits ? 1 : 0;
+  for (const DecoderChunk& ch : chunks) wanted += ch.logit_rows;
   if (wanted == 0) return;
   last_.resize(wanted * d);
   int64_t row = 0, out = 0;
   for (const DecoderChunk& ch : chunks) {
     row += static_cast<int64_t>(ch.tokens.size());
-    if (!ch.want_logits) continue;
-    RmsNorm(&x_[(row - 1) * d], weights_->norm.data(), 1, d, d, c.rms_norm_eps, &last_[out * d]);
-    ++out;
+    if (ch.logit_rows == 0) continue;
+    RmsNorm(&x_[(row - ch.logit_rows) * d], weights_->norm.data(), ch.logit_rows, d, d,
+            c.rms_norm_eps, &last_[out * d]);
+    out += ch.logit_rows;
   }
   if (tap != nullptr) (*tap)("text.final_norm_last", &last_[(wanted - 1) * d], {d});
   MatMul(last_.data(), wanted, lm_head_, nullptr, logits, precision_, pool);

@@ -41,7 +41,9 @@ struct DecoderChunk {
   // `visual_offset` of the sequence (pad tokens before this chunk).
   const VisualFeatures* visual = nullptr;
   int64_t visual_offset = 0;
-  bool want_logits = false;  // logits of the chunk's last token
+  // Logits of the chunk's last `logit_rows` tokens: 1 for a prompt's end or a decode step,
+  // more to verify drafted tokens (engine/draft_lookup.h), 0 for none.
+  int64_t logit_rows = 0;
 };
 
 class TextDecoder {
@@ -50,7 +52,8 @@ class TextDecoder {
   TextDecoder(const ModelConfig& config, const TextWeights& weights, MatmulPrecision precision,
               const LinearPreparer& prepare);
 
-  // Writes one row of vocab_size logits per chunk with want_logits, in chunk order.
+  // Writes vocab_size logits for each of every chunk's logit_rows last tokens, in chunk
+  // and token order.
   void Forward(std::span<const DecoderChunk> chunks, KvPool& kv, ThreadPool& pool, float* logits,
                const TensorTap* tap = nullptr);
 

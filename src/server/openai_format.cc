@@ -92,6 +92,11 @@ nlohmann::json TimingsJson(const Timings& t) {
                             {"prefill_tokens_per_s", t.prefill_tokens_per_s},
                             {"decode_tokens_per_s", t.decode_tokens_per_s},
                             {"images", std::move(images)}};
+  // llama-server's names for its speculative decoding counts.
+  if (t.draft_tokens > 0) {
+    timings["draft_n"] = t.draft_tokens;
+    timings["draft_n_accepted"] = t.draft_tokens_accepted;
+  }
   if (!t.videos.empty()) {
     nlohmann::json& videos = timings["videos"] = nlohmann::json::array();
     for (const ImageGrid& g : t.videos) {

@@ -128,6 +128,10 @@ std::string ServerMetrics::Render(const EngineStats* stats, bool ready) const {
   Metric(&out, "qvl_prompt_tokens_cached_total", "counter",
          "Prompt tokens whose KV came from the prefix cache.", s.cached_prompt_tokens);
   Metric(&out, "qvl_completion_tokens_total", "counter", "Generated tokens.", s.completion_tokens);
+  Metric(&out, "qvl_draft_tokens_total", "counter",
+         "Tokens drafted by prompt lookup (speculative decoding).", s.draft_tokens);
+  Metric(&out, "qvl_draft_tokens_accepted_total", "counter",
+         "Drafted tokens kept: the sampler chose them too.", s.draft_tokens_accepted);
   Metric(&out, "qvl_images_encoded_total", "counter", "Images run through the vision tower.",
          s.images_encoded);
   Metric(&out, "qvl_image_cache_hits_total", "counter", "Images whose vision encoding was reused.",
