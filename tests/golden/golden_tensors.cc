@@ -64,6 +64,53 @@ void AppendBytes(const std::vector<T>& values, std::vector<uint8_t>* out) {
   out->insert(out->end(), p, p + values.size() * sizeof(T));
 }
 
+// The rows of pixel_values or pixel_values_videos, as bytes.
+struct Patches {
+  std::vector<uint8_t> bytes;
+  int64_t rows = 0;
+  int64_t row_values = 0;
+};
+
+// Every image of the case in message order (meta.json lists them so), as the engine
+// would preprocess them without a budget.
+Patches PreprocessImages(const std::string& dir, const Json& meta, const std::string& model) {
+  const ImageProcessorParams params = LoadPreprocessorConfig(model + "/preprocessor_config.json");
+  Patches out;
+  out.row_values = params.patch_values();
+  ImageWorkspace workspace;
+  int index = 0;
+  for (const Json& image : meta.at("images")) {
+    const std::string file = ReadFileToString(dir + "/" + image.at("file").get<std::string>());
+    const PreprocessedImage p =
+        PreprocessImage(Span(file), params, {}, {}, StrCat("image ", ++index), &workspace);
+    AppendBytes(p.pixel_values, &out.bytes);
+    out.rows += p.num_patches();
+  }
+  return out;
+}
+
+// Every video of the case in message order, from its frame list at its fps.
+Patches PreprocessVideos(const std::string& dir, const Json& meta, const std::string& model) {
+  const VideoProcessorParams params =
+      LoadVideoPreprocessorConfig(model + "/video_preprocessor_config.json");
+  Patches out;
+  out.row_values = params.image.patch_values();
+  int index = 0;
+  for (const Json& video : meta.at("videos")) {
+    std::vector<std::string> files;
+    for (const Json& f : video.at("frames"))
+      files.push_back(ReadFileToString(dir + "/" + f.get<std::string>()));
+    std::vector<std::span<const uint8_t>> frames;
+    for (const std::string& f : files) frames.push_back(Span(f));
+    const std::string label = StrCat("video ", ++index);
+    VideoFrameList list(frames, video.at("fps").get<double>(), {}, label);
+    const PreprocessedVideo p = PreprocessVideo(list, params, params.sampling, {}, {}, label);
+    AppendBytes(p.pixel_values, &out.bytes);
+    out.rows += p.num_patches();
+  }
+  return out;
+}
+
 }  // namespace
 
 RawTensor RawF32Tensor(const std::vector<float>& values, std::vector<int64_t> shape) {
@@ -186,49 +233,27 @@ std::string GoldenTensors::DigestMismatch(const std::string& tensor, const RawTe
 
 const RawTensor& GoldenTensors::Derived(const std::string& tensor) const {
   if (const auto d = derived_.find(tensor); d != derived_.end()) return d->second;
-  const Json meta = Json::parse(ReadFileToString(dir_ + "/meta.json"));
-  const std::string model = dir_ + "/../../model";
-  std::vector<uint8_t>& bytes = derived_bytes_[tensor];
-  int64_t rows = 0, row_values = 0;
-  if (tensor == "pixel_values") {
-    const ImageProcessorParams params = LoadPreprocessorConfig(model + "/preprocessor_config.json");
-    row_values = params.patch_values();
-    ImageWorkspace workspace;
-    int index = 0;
-    for (const Json& image : meta.at("images")) {
-      const std::string file = ReadFileToString(dir_ + "/" + image.at("file").get<std::string>());
-      const PreprocessedImage p =
-          PreprocessImage(Span(file), params, {}, {}, StrCat("image ", ++index), &workspace);
-      AppendBytes(p.pixel_values, &bytes);
-      rows += p.num_patches();
+  Patches patches;
+  try {
+    const Json meta = Json::parse(ReadFileToString(dir_ + "/meta.json"));
+    const std::string model = dir_ + "/../../model";
+    if (tensor == "pixel_values") {
+      patches = PreprocessImages(dir_, meta, model);
+    } else if (tensor == "pixel_values_videos") {
+      patches = PreprocessVideos(dir_, meta, model);
+    } else {
+      Fail(ErrorCode::kInvalidArgument, "qvl does not know how to derive it");
     }
-  } else if (tensor == "pixel_values_videos") {
-    const VideoProcessorParams params =
-        LoadVideoPreprocessorConfig(model + "/video_preprocessor_config.json");
-    row_values = params.image.patch_values();
-    int index = 0;
-    for (const Json& video : meta.at("videos")) {
-      std::vector<std::string> files;
-      for (const Json& f : video.at("frames"))
-        files.push_back(ReadFileToString(dir_ + "/" + f.get<std::string>()));
-      std::vector<std::span<const uint8_t>> frames;
-      for (const std::string& f : files) frames.push_back(Span(f));
-      const std::string label = StrCat("video ", ++index);
-      VideoFrameList list(frames, video.at("fps").get<double>(), {}, label);
-      const PreprocessedVideo p = PreprocessVideo(list, params, params.sampling, {}, {}, label);
-      AppendBytes(p.pixel_values, &bytes);
-      rows += p.num_patches();
-    }
-  } else {
-    Fail(ErrorCode::kInvalidArgument, "golden case ", name_, ": ", tensor,
-         " has a digest but qvl does not know how to derive it");
+  } catch (const std::exception& e) {
+    Fail(ErrorCode::kInternal, "golden case ", name_, ": ", tensor,
+         " (digested): qvl's preprocessing of the case's inputs failed: ", e.what());
   }
-  const RawTensor t{"F32", {rows, row_values}, bytes};
+  const RawTensor t{"F32", {patches.rows, patches.row_values}, patches.bytes};
   if (const std::string m = DigestMismatch(tensor, t); !m.empty()) {
-    derived_bytes_.erase(tensor);
     Fail(ErrorCode::kInternal, m, " (qvl's preprocessing of the case's inputs)");
   }
-  return derived_[tensor] = t;
+  derived_bytes_[tensor] = std::move(patches.bytes);
+  return derived_[tensor] = {t.dtype, t.shape, derived_bytes_[tensor]};
 }
 
 }  // namespace qvl
