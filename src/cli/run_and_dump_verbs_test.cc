@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
+#include "golden_tensors.h"
 #include "model/safetensors.h"
 
 namespace qvl::cli {
@@ -28,20 +28,8 @@ std::vector<std::string> Cases() {
   return names;
 }
 
-// Max |a - b| over a tensor present in both files, as doubles (F32 or I64).
-double MaxDiff(const TensorInfo& a, const TensorInfo& b) {
-  EXPECT_EQ(a.shape, b.shape) << a.name;
-  EXPECT_EQ(a.dtype, b.dtype) << a.name;
-  if (a.shape != b.shape || a.dtype != b.dtype) return INFINITY;
-  double worst = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.dtype == DType::kI64 ? reinterpret_cast<const int64_t*>(a.data)[i]
-                                            : reinterpret_cast<const float*>(a.data)[i];
-    const double y = b.dtype == DType::kI64 ? reinterpret_cast<const int64_t*>(b.data)[i]
-                                            : reinterpret_cast<const float*>(b.data)[i];
-    worst = std::max(worst, std::fabs(x - y));
-  }
-  return worst;
+RawTensor RawOf(const TensorInfo& t) {
+  return {std::string(DTypeName(t.dtype)), t.shape, {t.data, t.nbytes}};
 }
 
 class DumpCase : public ::testing::TestWithParam<std::string> {};
@@ -54,15 +42,15 @@ TEST_P(DumpCase, EveryTensorMatchesTheReference) {
       RunQvl("dump -m " + kModel + " --dtype f32 --weight-cache none --request " + dir +
              "/request.json --out " + out + " --teacher " + dir + "/tensors.safetensors");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const SafetensorsFile golden(dir + "/tensors.safetensors");
+  const GoldenTensors golden(dir);
   const SafetensorsFile dump(out);
-  for (const TensorInfo& want : golden.tensors()) {
-    const TensorInfo* got = dump.Find(want.name);
-    ASSERT_NE(got, nullptr) << want.name << " missing from the dump";
+  for (const std::string& name : golden.TensorNames()) {
+    const TensorInfo* got = dump.Find(name);
+    ASSERT_NE(got, nullptr) << name << " missing from the dump";
     double tolerance = 1e-3;  // float32 engine vs float32 reference
-    if (want.dtype == DType::kI64) tolerance = 0;
-    if (want.name == "pixel_values" || want.name == "pixel_values_videos") tolerance = 1e-6;
-    EXPECT_LE(MaxDiff(*got, want), tolerance) << want.name;
+    if (got->dtype == DType::kI64) tolerance = 0;
+    if (name == "pixel_values" || name == "pixel_values_videos") tolerance = 1e-6;
+    EXPECT_EQ(golden.Mismatch(name, RawOf(*got), tolerance), "");
   }
   std::filesystem::remove(out);
 }

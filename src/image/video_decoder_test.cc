@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/mapped_file.h"
-#include "image/golden_tensors_for_test.h"
+#include "golden_tensors.h"
 #include "image/image_decoder.h"
 #include "image/video_clip_for_test.h"
 
@@ -72,10 +72,11 @@ TEST_P(VideoFileCaseTest, Mp4DecodesToThePngFramesAndTheGoldenPatches) {
   VideoFileDecoder again(Bytes(mp4), {}, "video 1");
   const PreprocessedVideo v = PreprocessVideo(again, params, params.sampling, {}, {}, "video 1");
   EXPECT_EQ(v.sampled_indices, video.at("sampled_indices").get<std::vector<int64_t>>());
-  const GoldenTensors golden(dir + "tensors.safetensors");
-  const std::vector<float> want = golden.Values<float>("pixel_values_videos", "F32");
-  ASSERT_EQ(v.pixel_values.size(), want.size());
-  EXPECT_EQ(std::memcmp(v.pixel_values.data(), want.data(), want.size() * sizeof(float)), 0);
+  const GoldenTensors golden(dir);
+  EXPECT_EQ(golden.Mismatch(
+                "pixel_values_videos",
+                RawF32Tensor(v.pixel_values, {v.num_patches(), params.image.patch_values()}), 0),
+            "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, VideoFileCaseTest,

@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "base/mapped_file.h"
-#include "image/golden_tensors_for_test.h"
+#include "golden_tensors.h"
 #include "image/smart_resize.h"
 #include "image/video_frame_list.h"
 #include "image/video_sampling.h"
@@ -135,11 +134,11 @@ struct CaseFrames {
 class VideoCaseTest : public testing::TestWithParam<std::string> {};
 
 // Every video of the case: sampled indices, timestamps, sizes, grid and
-// pixel_values_videos (to 1e-6; in practice bit-identical).
+// pixel_values_videos bit for bit.
 TEST_P(VideoCaseTest, FrameListMatchesGoldenPixelValues) {
   const std::string dir = kCases + GetParam() + "/";
   const Json meta = Json::parse(ReadFileToString(dir + "meta.json"));
-  const GoldenTensors golden(dir + "tensors.safetensors");
+  const GoldenTensors golden(dir);
   const VideoProcessorParams params = TinyVideoParams();
   std::vector<float> pixel_values;
   std::vector<int64_t> grids;
@@ -163,14 +162,12 @@ TEST_P(VideoCaseTest, FrameListMatchesGoldenPixelValues) {
     pixel_values.insert(pixel_values.end(), v.pixel_values.begin(), v.pixel_values.end());
     grids.insert(grids.end(), v.grid_thw.begin(), v.grid_thw.end());
   }
-  EXPECT_EQ(grids, golden.Values<int64_t>("video_grid_thw", "I64"));
-  const std::vector<float> expected = golden.Values<float>("pixel_values_videos", "F32");
-  ASSERT_EQ(pixel_values.size(), expected.size());
-  float worst = 0;
-  for (size_t i = 0; i < expected.size(); ++i)
-    worst = std::max(worst, std::fabs(pixel_values[i] - expected[i]));
-  EXPECT_LE(worst, 1e-6f);
-  EXPECT_EQ(worst, 0.0f) << "not bit-identical";
+  EXPECT_EQ(grids, golden.I64("video_grid_thw"));
+  const int64_t rows = static_cast<int64_t>(pixel_values.size()) / params.image.patch_values();
+  EXPECT_EQ(golden.Mismatch("pixel_values_videos",
+                            RawF32Tensor(pixel_values, {rows, params.image.patch_values()}), 0),
+            "")
+      << "not bit-identical";
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, VideoCaseTest,

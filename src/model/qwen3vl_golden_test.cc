@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "golden_tensors.h"
 #include "model/mrope.h"
 #include "model/qwen3vl.h"
-#include "model/safetensors.h"
 #include "model/single_sequence.h"
 #include "model/visual_features.h"
 
@@ -33,27 +33,6 @@ std::vector<std::string> CaseNames() {
   std::sort(names.begin(), names.end());
   return names;
 }
-
-struct Golden {
-  SafetensorsFile file;
-  explicit Golden(const std::string& name)
-      : file(kCasesDir + "/" + name + "/tensors.safetensors") {}
-  bool Has(const std::string& n) const { return file.Find(n) != nullptr; }
-  std::vector<float> F32(const std::string& n) const {
-    const TensorInfo* t = file.Find(n);
-    EXPECT_NE(t, nullptr) << n;
-    std::vector<float> v(t->numel());
-    std::memcpy(v.data(), t->data, t->nbytes);
-    return v;
-  }
-  std::vector<int64_t> I64(const std::string& n) const {
-    const TensorInfo* t = file.Find(n);
-    EXPECT_NE(t, nullptr) << n;
-    std::vector<int64_t> v(t->numel());
-    std::memcpy(v.data(), t->data, t->nbytes);
-    return v;
-  }
-};
 
 float MaxAbsDiff(const float* a, const std::vector<float>& b) {
   float m = 0;
@@ -96,7 +75,7 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
   auto model = Qwen3VLModel::Load(kModelDir, options);
   const ModelConfig& cfg = model->config();
   ThreadPool pool(2, /*pin=*/false);
-  Golden golden(name);
+  const GoldenTensors golden(kCasesDir + "/" + name);
 
   std::map<std::string, std::vector<float>> seen;
   TensorTap tap = [&](const std::string& n, const float* data, std::vector<int64_t> shape) {
@@ -105,7 +84,7 @@ void CheckCase(const std::string& name, MatmulPrecision precision, const Toleran
     seen[n].assign(data, data + count);
   };
 
-  // Vision tower on the golden pixel values.
+  // Vision tower on the reference's pixel values (qvl's, where the case holds their digest).
   std::vector<GridThw> grids;
   VisionOutput vis;
   if (golden.Has("pixel_values")) {

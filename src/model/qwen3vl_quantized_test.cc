@@ -9,16 +9,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "golden_tensors.h"
 #include "model/mrope.h"
 #include "model/qwen3vl.h"
-#include "model/safetensors.h"
 #include "model/single_sequence.h"
 #include "model/visual_features.h"
 
@@ -37,15 +36,6 @@ std::vector<std::string> CaseNames() {
   }
   std::sort(names.begin(), names.end());
   return names;
-}
-
-template <typename T>
-std::vector<T> Read(const SafetensorsFile& f, const std::string& name) {
-  const TensorInfo* t = f.Find(name);
-  if (t == nullptr) return {};
-  std::vector<T> v(t->nbytes / sizeof(T));
-  std::memcpy(v.data(), t->data, t->nbytes);
-  return v;
 }
 
 std::vector<int64_t> TopK(const float* v, int64_t n, int k) {
@@ -71,22 +61,22 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   const ModelConfig& cfg = model->config();
   const ModelOptions& options = model->options();
   ThreadPool pool(2, /*pin=*/false);
-  SafetensorsFile golden(kCasesDir + "/" + name + "/tensors.safetensors");
+  const GoldenTensors golden(kCasesDir + "/" + name);
 
   std::vector<GridThw> grids;
   VisionOutput vis;
-  const auto pixels = Read<float>(golden, "pixel_values");
-  if (!pixels.empty()) {
-    const auto g = Read<int64_t>(golden, "image_grid_thw");
+  if (golden.Has("pixel_values")) {
+    const auto pixels = golden.F32("pixel_values");
+    const auto g = golden.I64("image_grid_thw");
     for (size_t i = 0; i < g.size(); i += 3) grids.push_back({g[i], g[i + 1], g[i + 2]});
     vis = model->vision().Encode(pixels.data(), grids, pool);
   }
-  const auto ids64 = Read<int64_t>(golden, "input_ids");
+  const auto ids64 = golden.I64("input_ids");
   const std::vector<int32_t> ids(ids64.begin(), ids64.end());
   const int64_t L = static_cast<int64_t>(ids.size());
   const MropePositions pos =
       ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
-  const auto greedy = Read<int64_t>(golden, "greedy_tokens");
+  const auto greedy = golden.I64("greedy_tokens");
   SingleSequence sequence(model->text(), options.kv_dtype, L + static_cast<int64_t>(greedy.size()),
                           pool);
   VisualFeatures features;
@@ -97,7 +87,7 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   std::vector<float> logits(vocab);
   sequence.Prefill(ids, pos, vis.embeds.empty() ? nullptr : &features, logits.data());
 
-  const auto want = Read<float>(golden, "logits_last");
+  const auto want = golden.F32("logits_last");
   double ab = 0, aa = 0, bb = 0;
   for (int64_t i = 0; i < vocab; ++i) {
     ab += double(logits[i]) * want[i];
@@ -112,8 +102,8 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   stats->top5_overlap += overlap / 5.0;
   ++stats->cases;
 
-  const auto topk_ids = Read<int64_t>(golden, "decode.topk_ids");
-  const auto topk_logits = Read<float>(golden, "decode.topk_logits");
+  const auto topk_ids = golden.I64("decode.topk_ids");
+  const auto topk_logits = golden.F32("decode.topk_logits");
   for (size_t step = 0; step < greedy.size(); ++step) {
     if (step > 0) sequence.Step(static_cast<int32_t>(greedy[step - 1]), logits.data());
     for (int j = 0; j < 20; ++j) {
