@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,12 +22,27 @@ namespace {
 using ::qvl::testing::LoadTinyCase;
 using ::qvl::testing::ModelDir;
 
-std::unique_ptr<Engine> TinyEngine(const EngineOptions& options) {
+std::unique_ptr<Engine> TinyEngine(const EngineOptions& options,
+                                   const std::string& dir = ModelDir()) {
   ModelOptions m;
   m.text_weights = WeightFormat::kBF16;
   m.vision_weights = WeightFormat::kBF16;
   m.weight_cache_dir = "none";
-  return std::make_unique<Engine>(Qwen3VLModel::Load(ModelDir(), m), options);
+  return std::make_unique<Engine>(Qwen3VLModel::Load(dir, m), options);
+}
+
+// A copy of the fixture's folder with `file` holding `text`; its other files are links.
+std::string FolderWith(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("answer_key_" + file);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const fs::directory_entry& entry : fs::directory_iterator(ModelDir())) {
+    const fs::path name = entry.path().filename();
+    if (name != file) fs::create_symlink(fs::absolute(entry.path()), dir / name);
+  }
+  std::ofstream(dir / file) << text;
+  return dir.string();
 }
 
 EngineOptions SmallEngine() {
@@ -241,6 +258,27 @@ TEST_F(AnswerKeyTest, TheServersDefaultsChangeTheKey) {
   o = SmallEngine();
   o.video_token_limit = 9000;
   expect_new_keys("video_token_limit", o);
+}
+
+// Defaults of the model folder that the model key leaves out.
+TEST_F(AnswerKeyTest, TheModelFoldersSamplingDefaultsChangeTheKey) {
+  // A seeded request that sets no temperature samples with generation_config.json's.
+  nlohmann::json seeded = Text("hi");
+  seeded.erase("temperature");
+  seeded["seed"] = 1;
+  const std::unique_ptr<Engine> cooler =
+      TinyEngine(SmallEngine(), FolderWith("generation_config.json",
+                                           R"({"do_sample": true, "temperature": 0.5, "top_k": 20,
+                                    "top_p": 0.8, "eos_token_id": [151645, 151643]})"));
+  EXPECT_NE(KeyOf(seeded, *cooler), Key(seeded));
+  // A video's frames are sampled at video_preprocessor_config.json's rate.
+  const std::unique_ptr<Engine> slower = TinyEngine(
+      SmallEngine(),
+      FolderWith("video_preprocessor_config.json",
+                 R"({"size": {"longest_edge": 25165824, "shortest_edge": 4096}, "patch_size": 16,
+                     "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.5, 0.5, 0.5],
+                     "image_std": [0.5, 0.5, 0.5], "fps": 1})"));
+  EXPECT_NE(KeyOf(Video(), *slower), Key(Video()));
 }
 
 }  // namespace
