@@ -700,6 +700,7 @@ const EngineOptions& Engine::options() const { return impl_->options(); }
 int64_t Engine::pixels_per_image_token() const {
   return impl_->preparer().pixels_per_image_token();
 }
+const RequestPreparer& Engine::preparer() const { return impl_->preparer(); }
 int64_t Engine::pixels_per_video_token() const {
   return impl_->preparer().pixels_per_video_token();
 }

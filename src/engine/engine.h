@@ -21,6 +21,7 @@
 namespace qvl {
 
 class Qwen3VLModel;
+class RequestPreparer;
 class SharedEncodingStore;
 
 struct EngineOptions {
@@ -128,6 +129,8 @@ class Engine {
   int64_t pixels_per_image_token() const;
   // Pixels over all sampled frames of a video covered by one video token.
   int64_t pixels_per_video_token() const;
+  // The image and video budgets and processor settings in force (GET /props reports them).
+  const RequestPreparer& preparer() const;
 
  private:
   class Impl;

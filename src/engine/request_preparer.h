@@ -33,6 +33,10 @@ class RequestPreparer {
   const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
   int64_t pixels_per_image_token() const { return PixelsPerImageToken(image_params_); }
   int64_t pixels_per_video_token() const { return PixelsPerVideoToken(video_params_.image); }
+  const ImageProcessorParams& image_params() const { return image_params_; }
+  const VideoProcessorParams& video_params() const { return video_params_; }
+  const ServerImageBudget& image_budget() const { return image_budget_; }
+  const ServerVideoBudget& video_budget() const { return video_budget_; }
 
  private:
   void CheckSizes(const GenerationRequest& request) const;

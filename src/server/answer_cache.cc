@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/timer.h"
+#include "engine/request_preparer.h"
 #include "engine/sampler.h"
 #include "model/qwen3vl.h"
 #include "share/value_envelope.h"
@@ -90,6 +91,17 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   canonical +=
       StrCat(" ", o.min_image_tokens, " ", o.max_image_tokens, " ", o.high_detail_image_tokens);
   canonical += StrCat(" ", o.min_video_tokens, " ", o.max_video_tokens, " ", o.video_token_limit);
+  // The model folder's defaults that the model key (ModelIdentity: config.json,
+  // preprocessor_config.json, the weights) leaves out: generation_config.json's sampling,
+  // which a seeded request that sets none samples with, and a video's frame sampling and
+  // size from video_preprocessor_config.json.
+  const SamplerConfig s = ResolveSampling({}, engine.model().folder().generation, 0);
+  canonical += StrCat("\n", s.greedy, " ", s.temperature, " ", s.top_k, " ", s.top_p, " ", s.min_p,
+                      " ", s.repetition_penalty);
+  const VideoProcessorParams& video = engine.preparer().video_params();
+  canonical +=
+      StrCat(" ", video.sampling.fps, " ", video.sampling.min_frames, " ",
+             video.sampling.max_frames, " ", video.image.min_pixels, " ", video.image.max_pixels);
   for (const ImageInput& image : request.images) {
     canonical.push_back('\n');
     canonical.append(

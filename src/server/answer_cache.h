@@ -5,9 +5,10 @@
 //
 // Key: SHA-256 of the request body's JSON with sorted keys, minus the fields that do not
 // change the answer ("stream", "stream_options", "user"), the SHA-256 of every image's
-// bytes (an image URL may serve something else tomorrow), and the server defaults a
-// request may fall back on (answer length, context, image budget); under the model's
-// key, so other weights or numerics never share. Value: the text, the tokens (with
+// bytes (an image URL may serve something else tomorrow), and the defaults a request
+// may fall back on (the server's answer length, context, image and video budgets; the
+// model folder's sampling and video sampling); under the model's key, so other weights
+// or numerics never share. Value: the text, the tokens (with
 // logprobs when asked), the finish reason and usage, in a value envelope.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include "server/completions_route.h"
 #include "server/http_reply.h"
 #include "server/openai_format.h"
+#include "server/props.h"
 #include "server/routes.h"
 #include "server/served_models.h"
 #include "server/web_page.h"
@@ -131,6 +132,8 @@ void ApiServer::AddRoutes() {
   http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
     HandleMetrics(req, res);
   });
+  http_.Get("/props",
+            [this](const httplib::Request& req, httplib::Response& res) { HandleProps(req, res); });
 
   GenerationRouteContext chat;
   chat.policy = options_.request;
@@ -192,6 +195,18 @@ void ApiServer::HandleHealth(httplib::Response& res) const {
 void ApiServer::HandleModels(const httplib::Request& req, httplib::Response& res) const {
   if (!Authorized(req)) return ReplyUnauthorized(res);
   ReplyJson(res, 200, ModelListJson(options_.model_names, started_at_));
+}
+
+void ApiServer::HandleProps(const httplib::Request& req, httplib::Response& res) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  // The limits are the loaded engine's; none are known for certain before it is.
+  Engine* engine = engine_.load();
+  if (engine == nullptr) {
+    res.set_header("Retry-After", "5");
+    return ReplyError(res, MakeApiError(ErrorCode::kUnavailable,
+                                        "the model is still loading; retry in a few seconds"));
+  }
+  ReplyJson(res, 200, PropsJson(options_, *engine));
 }
 
 void ApiServer::HandleMetrics(const httplib::Request& req, httplib::Response& res) const {

@@ -64,6 +64,7 @@ class ApiServer {
   void HandleModels(const httplib::Request& req, httplib::Response& res) const;
   void HandleModel(const httplib::Request& req, httplib::Response& res) const;
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
+  void HandleProps(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;
 
   ApiServerOptions options_;

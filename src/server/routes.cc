@@ -11,6 +11,7 @@ constexpr KnownRoute kRoutes[] = {
     {"/v1/models", "GET"},
     {"/health", "GET"},
     {"/metrics", "GET"},
+    {"/props", "GET"},
     {"/", "GET"},
 };
 

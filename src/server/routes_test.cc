@@ -11,6 +11,7 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/v1/models")->allow, "GET");
   EXPECT_EQ(FindRoute("/health")->allow, "GET");
   EXPECT_EQ(FindRoute("/metrics")->label, "/metrics");
+  EXPECT_EQ(FindRoute("/props")->allow, "GET");
   EXPECT_EQ(FindRoute("/")->allow, "GET");
 }
 

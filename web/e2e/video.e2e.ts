@@ -16,6 +16,7 @@ import {
   recordChatRequests,
   setMaxTokens,
   waitForAnswer,
+  waitForPageReady,
   type ImageFile,
 } from "./page_driver";
 import { startServer, type RunningServer } from "./qvl_server";
@@ -236,22 +237,49 @@ describe("videos on the web page", () => {
 describe("a server with a lower video limit", () => {
   let small: RunningServer;
   beforeAll(async () => {
-    small = await startServer(["--max-video-mb", "1"]);
+    small = await startServer(["--max-video-mb", "1", "--max-images", "1", "--ctx-size", "4096"]);
   });
   afterAll(async () => {
     await small?.close();
   });
 
-  it("names the file the server refused as too large", async () => {
+  // The clip with padding after its last box: still a valid MP4, 1.2 MB.
+  const padded = (): ImageFile => ({
+    name: "long.mp4",
+    mimeType: "video/mp4",
+    buffer: Buffer.concat([CLIP_MP4().buffer, Buffer.alloc(1_200_000 - CLIP_MP4().buffer.length)]),
+  });
+
+  it("refuses a video over the server's own limit before sending it, naming that limit", async () => {
     const page = await openPage(small.url);
-    // The clip with padding after its last box: still a valid MP4, 1.2 MB.
-    const padded: ImageFile = {
-      name: "long.mp4",
-      mimeType: "video/mp4",
-      buffer: Buffer.concat([CLIP_MP4().buffer, Buffer.alloc(1_200_000 - CLIP_MP4().buffer.length)]),
-    };
-    await pickWithCamera(page, [padded]);
+    const requests = recordChatRequests(page);
+    // The page has the server's /props once the answer length follows its context.
+    await expect.poll(() => page.locator("#max-tokens").getAttribute("max")).toBe("4096");
+    await pickWithCamera(page, [padded()]);
+    await expect
+      .poll(() => page.locator("#composer-note").innerText())
+      .toBe('"long.mp4" is 1.1 MB, over the server\'s limit of 1.0 MB per video. Trim or compress it first.');
+    expect(await page.locator(".attachment").count()).toBe(0);
+    // Its image limit too: a request carries the whole conversation.
+    await pickWithCamera(page, [PHOTO(), PHOTO()]);
+    await expect
+      .poll(() => page.locator("#composer-note").innerText())
+      .toBe(
+        "At most 1 image per conversation (the server's limit for a request, which carries the whole conversation). Start a new conversation for more.",
+      );
+    expect(await page.locator(".attachment").count()).toBe(1);
+    expect(requests).toHaveLength(0);
+  });
+
+  it("without the server's /props, names the file the server refused as too large", async () => {
+    const page = await openPage(small.url);
+    // An older server, or a proxy that passes only the API: the page assumes the defaults.
+    await page.route("**/props", (route) => route.fulfill({ status: 404, body: "" }));
+    await page.reload();
+    await waitForPageReady(page);
+    await pickWithCamera(page, [padded()]);
     await page.locator(".attachment.is-video").waitFor();
+    expect(await page.locator("#composer-note").innerText()).toBe("");
     await ask(page, "What happens?");
     await waitForAnswer(page);
     const error = answers(page).last().locator(".answer-error");

@@ -3,6 +3,7 @@
 import { buildChatRequest, chatHeaders, videoForParam } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
+import { DEFAULT_SERVER_LIMITS, fetchServerLimits, type ServerLimits } from "./api/server_limits";
 import type { ChatRequestBody } from "./api/types";
 import {
   imagesBefore,
@@ -100,6 +101,8 @@ export class App {
   private answerViews = new Map<string, AnswerView>();
   private followBottom = true;
   private modelLoads = 0;
+  private limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
+  private limitLoads = 0;
   private keyCheck = 0;
 
   constructor(private readonly store: ConversationStore) {
@@ -121,7 +124,9 @@ export class App {
       stop: () => this.stop(),
       openImage: (url, description) => this.lightbox.open(url, description),
       latestMedia: () => this.latestMedia(),
+      imageCount: () => imagesBefore(this.conversation, this.conversation.messages.length).length,
       videoCount: () => videosBefore(this.conversation, this.conversation.messages.length).length,
+      limits: () => this.limits,
     });
     this.settingsDialog = new SettingsDialog(this.settings, (settings) => {
       const keyChanged = settings.apiKey !== this.settings.apiKey;
@@ -129,7 +134,10 @@ export class App {
       saveSettings(localStorage, settings);
       if (keyChanged) {
         clearTimeout(this.keyCheck);
-        this.keyCheck = window.setTimeout(() => void this.loadModelName(), KEY_CHECK_DELAY_MS);
+        this.keyCheck = window.setTimeout(() => {
+          void this.loadModelName();
+          void this.loadLimits();
+        }, KEY_CHECK_DELAY_MS);
       }
     });
     const history = new HistoryDialog({
@@ -157,6 +165,23 @@ export class App {
     this.show(saved ? settleInterrupted(saved) : newConversation());
     this.composer.focus();
     void this.loadModelName();
+    void this.loadLimits();
+  }
+
+  /** The server's limits for the checks before upload; until they come (or when the server
+   * has none to give), qvl serve's defaults. */
+  private async loadLimits(): Promise<void> {
+    const attempt = ++this.limitLoads;
+    const answer = await fetchServerLimits(apiHeaders(this.settings));
+    if (attempt !== this.limitLoads) return;
+    if (answer.kind === "loading") {
+      window.setTimeout(() => {
+        if (attempt === this.limitLoads) void this.loadLimits();
+      }, answer.retryMs);
+    } else if (answer.kind === "limits") {
+      this.limits = answer.limits;
+      this.settingsDialog.setMaxTokensLimit(answer.limits.contextTokens);
+    }
   }
 
   /** Shows the model's name; also how the page learns at once that it needs a key. */

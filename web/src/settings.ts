@@ -1,6 +1,7 @@
 // What a person can change in the settings drawer, kept in localStorage. Loading is
 // forgiving: a field that is missing or out of range falls back to its default, so an
 // old or hand-edited entry never breaks the page.
+import { DEFAULT_SERVER_LIMITS } from "./api/server_limits";
 
 export type ImageDetail = "auto" | "low" | "medium" | "high";
 
@@ -22,9 +23,6 @@ export const DETAIL_TOKENS: Record<Exclude<ImageDetail, "auto">, number> = {
   high: 4096,
 };
 
-// The most qvl serve accepts per request (its default context is 16384 tokens).
-export const MAX_TOKENS_LIMIT = 16384;
-
 export const DEFAULT_SETTINGS: Settings = {
   temperature: 0.7,
   maxTokens: 2048,
@@ -35,7 +33,8 @@ export const DEFAULT_SETTINGS: Settings = {
 
 const STORAGE_KEY = "qvl.settings";
 
-export function normalizeSettings(raw: unknown): Settings {
+/** `maxTokensLimit`: the server's context (`/props`), an answer can be no longer. */
+export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_LIMITS.contextTokens): Settings {
   const value = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
   const temperature = Number(value.temperature);
   const maxTokens = Number(value.maxTokens);
@@ -44,7 +43,7 @@ export function normalizeSettings(raw: unknown): Settings {
     temperature:
       Number.isFinite(temperature) && temperature >= 0 && temperature <= 2 ? temperature : DEFAULT_SETTINGS.temperature,
     maxTokens:
-      Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= MAX_TOKENS_LIMIT
+      Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= maxTokensLimit
         ? maxTokens
         : DEFAULT_SETTINGS.maxTokens,
     detail:

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE, FORMAT_NAMES, SERVER_TYPES, USE_A_SUPPORTED_FILE } from "./formats";
+import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
 import { needsReencode } from "./prepare";
 
 describe("image formats", () => {
@@ -13,6 +14,6 @@ describe("image formats", () => {
 
   it("sends every listed format unchanged", () => {
     expect(SERVER_TYPES).toEqual(["image/jpeg", "image/png", "image/webp", "image/gif", "image/bmp"]);
-    for (const type of SERVER_TYPES) expect(needsReencode(type, 1000, 10, 10)).toBe(false);
+    for (const type of SERVER_TYPES) expect(needsReencode(type, 1000, 10, 10, DEFAULT_SERVER_LIMITS)).toBe(false);
   });
 });

@@ -1,19 +1,39 @@
 import { describe, expect, it } from "vitest";
-import { fitWithin, MAX_BYTES, MAX_PIXELS, needsReencode } from "./prepare";
+import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
+import { fitWithin, imageSizeProblem, MAX_BYTES, MAX_PIXELS, needsReencode } from "./prepare";
+
+const LIMITS = DEFAULT_SERVER_LIMITS;
 
 describe("needsReencode", () => {
   it("sends server formats of reasonable size unchanged", () => {
-    expect(needsReencode("image/jpeg", 3_000_000, 4000, 3000)).toBe(false);
-    expect(needsReencode("image/png", 10, 1, 1)).toBe(false);
-    expect(needsReencode("image/webp", MAX_BYTES, 4096, 4096)).toBe(false);
+    expect(needsReencode("image/jpeg", 3_000_000, 4000, 3000, LIMITS)).toBe(false);
+    expect(needsReencode("image/png", 10, 1, 1, LIMITS)).toBe(false);
+    expect(needsReencode("image/webp", MAX_BYTES, 4096, 4096, LIMITS)).toBe(false);
   });
 
   it("converts other formats, oversized files and oversized pictures", () => {
-    expect(needsReencode("image/avif", 1000, 10, 10)).toBe(true);
-    expect(needsReencode("image/heic", 1000, 10, 10)).toBe(true);
-    expect(needsReencode("", 1000, 10, 10)).toBe(true);
-    expect(needsReencode("image/png", MAX_BYTES + 1, 10, 10)).toBe(true);
-    expect(needsReencode("image/jpeg", 1000, 4097, 4096)).toBe(true);
+    expect(needsReencode("image/avif", 1000, 10, 10, LIMITS)).toBe(true);
+    expect(needsReencode("image/heic", 1000, 10, 10, LIMITS)).toBe(true);
+    expect(needsReencode("", 1000, 10, 10, LIMITS)).toBe(true);
+    expect(needsReencode("image/png", MAX_BYTES + 1, 10, 10, LIMITS)).toBe(true);
+    expect(needsReencode("image/jpeg", 1000, 4097, 4096, LIMITS)).toBe(true);
+  });
+});
+
+describe("a server with lower limits", () => {
+  const small = { ...DEFAULT_SERVER_LIMITS, imageBytes: 1024 * 1024, imagePixels: 1000 * 1000 };
+
+  it("gets files over its byte or pixel limit converted", () => {
+    expect(needsReencode("image/jpeg", 1024 * 1024, 1000, 1000, small)).toBe(false);
+    expect(needsReencode("image/jpeg", 1024 * 1024 + 1, 10, 10, small)).toBe(true);
+    expect(needsReencode("image/jpeg", 1000, 1001, 1000, small)).toBe(true);
+  });
+
+  it("refuses a converted file still over its byte limit, naming the limit", () => {
+    expect(imageSizeProblem("scan.png", 1024 * 1024, small.imageBytes)).toBeUndefined();
+    expect(imageSizeProblem("scan.png", 3 * 1024 * 1024, small.imageBytes)).toBe(
+      '"scan.png" is 3.0 MB even as JPEG, over the server\'s limit of 1.0 MB per image. Use a smaller picture.',
+    );
   });
 });
 

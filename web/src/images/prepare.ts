@@ -1,7 +1,10 @@
 // Gets a picked, pasted or dropped file ready to send. Files in a format the server
 // reads (formats.ts) and of reasonable size go as they are, so the server sees the
 // original pixels and applies EXIF rotation itself. Anything else the browser can
-// decode (AVIF, HEIC on Safari, huge photos) is redrawn and sent as JPEG.
+// decode (AVIF, HEIC on Safari, huge photos, files over the server's limits) is redrawn
+// and sent as JPEG; one still over the server's byte limit then is refused.
+import type { ServerLimits } from "../api/server_limits";
+import { formatBytes } from "../videos/formats";
 import { SERVER_TYPES, USE_A_SUPPORTED_FILE } from "./formats";
 
 export interface PreparedImage {
@@ -12,15 +15,34 @@ export interface PreparedImage {
 }
 
 // The model never uses more than 16.7 megapixels (its preprocessor's max_pixels);
-// larger files only cost upload time and browser storage.
+// larger files only cost upload time and browser storage. The page's own sizes: a
+// server's lower limits win.
 export const MAX_PIXELS = 4096 * 4096;
 export const MAX_BYTES = 8 * 1024 * 1024;
 const JPEG_QUALITY = 0.9;
 
 export class ImageError extends Error {}
 
-export function needsReencode(type: string, bytes: number, width: number, height: number): boolean {
-  return !SERVER_TYPES.includes(type) || bytes > MAX_BYTES || width * height > MAX_PIXELS;
+/** The largest file and picture the page sends unchanged to a server with `limits`. */
+export function sendableSize(limits: ServerLimits): { bytes: number; pixels: number } {
+  return { bytes: Math.min(MAX_BYTES, limits.imageBytes), pixels: Math.min(MAX_PIXELS, limits.imagePixels) };
+}
+
+export function needsReencode(
+  type: string,
+  bytes: number,
+  width: number,
+  height: number,
+  limits: ServerLimits,
+): boolean {
+  const sendable = sendableSize(limits);
+  return !SERVER_TYPES.includes(type) || bytes > sendable.bytes || width * height > sendable.pixels;
+}
+
+/** Why an image of `bytes` cannot be sent to a server that takes `maxBytes`, or undefined when it can. */
+export function imageSizeProblem(name: string, bytes: number, maxBytes: number): string | undefined {
+  if (bytes <= maxBytes) return undefined;
+  return `"${name}" is ${formatBytes(bytes)} even as JPEG, over the server's limit of ${formatBytes(maxBytes)} per image. Use a smaller picture.`;
 }
 
 /** The largest size with the same aspect ratio that stays within MAX_PIXELS. */
@@ -38,7 +60,7 @@ export function isImageFile(file: File): boolean {
   return file.type === "" || file.type.startsWith("image/");
 }
 
-export async function prepareImage(file: File): Promise<PreparedImage> {
+export async function prepareImage(file: File, limits: ServerLimits): Promise<PreparedImage> {
   const name = file.name || "pasted image";
   let bitmap: ImageBitmap;
   try {
@@ -48,8 +70,8 @@ export async function prepareImage(file: File): Promise<PreparedImage> {
   }
   try {
     const { width, height } = bitmap;
-    if (!needsReencode(file.type, file.size, width, height)) return { blob: file, name, width, height };
-    const size = fitWithin(width, height);
+    if (!needsReencode(file.type, file.size, width, height, limits)) return { blob: file, name, width, height };
+    const size = fitWithin(width, height, sendableSize(limits).pixels);
     const canvas = document.createElement("canvas");
     canvas.width = size.width;
     canvas.height = size.height;
@@ -61,6 +83,8 @@ export async function prepareImage(file: File): Promise<PreparedImage> {
     context.drawImage(bitmap, 0, 0, size.width, size.height);
     const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, "image/jpeg", JPEG_QUALITY));
     if (!blob) throw new ImageError(`"${name}" could not be converted to JPEG.`);
+    const problem = imageSizeProblem(name, blob.size, limits.imageBytes);
+    if (problem) throw new ImageError(problem);
     return { blob, name, ...size };
   } finally {
     bitmap.close();

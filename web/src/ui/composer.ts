@@ -1,12 +1,13 @@
 // The message box: text, images and videos waiting to be sent (camera/gallery pickers,
 // paste, drag-and-drop), suggestions (a video's own when one is attached), and the
 // send button that turns into a stop button while an answer is being written.
+import type { ServerLimits } from "../api/server_limits";
 import { newId, type ResponseFormat } from "../conversation";
 import { byId, element } from "../dom";
 import { ACCEPT_ATTRIBUTE, USE_A_SUPPORTED_FILE } from "../images/formats";
 import { ImageError, isImageFile, prepareImage, type PreparedImage } from "../images/prepare";
 import { BLANK, hasBlank, quickPromptsFor, type QuickPrompt } from "../quick_prompts";
-import { MAX_VIDEOS_PER_REQUEST, VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES, videoTypeOf } from "../videos/formats";
+import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES, videoTypeOf } from "../videos/formats";
 import { prepareVideo, VideoError, videoTypeOfFile, type PreparedVideo } from "../videos/prepare";
 import { iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
@@ -34,15 +35,22 @@ export interface ComposerHandlers {
   openImage(url: string, description: string): void;
   /** The kind of the newest image or video earlier in the conversation, if any. */
   latestMedia(): "image" | "video" | undefined;
-  /** Videos earlier in the conversation: every request carries them all. */
+  /** Images earlier in the conversation: every request carries them all. */
+  imageCount(): number;
+  /** Videos earlier in the conversation. */
   videoCount(): number;
+  /** What the server accepts. */
+  limits(): ServerLimits;
 }
 
 const NOT_USABLE = `${USE_A_SUPPORTED_FILE.slice(0, -1)}, or an ${VIDEO_FORMAT_NAMES} video.`;
 const FILL_THE_BLANK = `Type what to look for in place of "${BLANK}", then press Enter.`;
 
-export const MAX_IMAGES_PER_MESSAGE = 10;
 const MAX_TEXTAREA_PX = 200;
+
+function perConversation(limit: number, what: "image" | "video"): string {
+  return `At most ${limit} ${what}${limit === 1 ? "" : "s"} per conversation (the server's limit for a request, which carries the whole conversation). Start a new conversation for more.`;
+}
 
 export class Composer {
   private readonly form = byId<HTMLFormElement>("composer");
@@ -132,19 +140,16 @@ export class Composer {
     const rejected = candidates.filter((file, i) => !videoTypes[i] && !isImageFile(file));
     const images = candidates.filter((file, i) => !videoTypes[i] && isImageFile(file));
     const videos = candidates.flatMap((file, i) => (videoTypes[i] ? [{ file, type: videoTypes[i] }] : []));
-    const imageRoom = Math.max(0, MAX_IMAGES_PER_MESSAGE - this.count("image"));
-    const videoRoom = Math.max(0, MAX_VIDEOS_PER_REQUEST - this.handlers.videoCount() - this.count("video"));
+    const limits = this.handlers.limits();
+    const imageRoom = Math.max(0, limits.imagesPerRequest - this.handlers.imageCount() - this.count("image"));
+    const videoRoom = Math.max(0, limits.videosPerRequest - this.handlers.videoCount() - this.count("video"));
     const messages: string[] = [];
     if (rejected.length) {
       const names = rejected.map((f) => `"${f.name}"`).join(", ");
       messages.push(`${names} ${rejected.length === 1 ? "is" : "are"} not an image or a video. ${NOT_USABLE}`);
     }
-    if (images.length > imageRoom) messages.push(`At most ${MAX_IMAGES_PER_MESSAGE} images per message.`);
-    if (videos.length > videoRoom) {
-      messages.push(
-        `At most ${MAX_VIDEOS_PER_REQUEST} videos per conversation (the server's limit for a request, which carries the whole conversation). Start a new conversation for more.`,
-      );
-    }
+    if (images.length > imageRoom) messages.push(perConversation(limits.imagesPerRequest, "image"));
+    if (videos.length > videoRoom) messages.push(perConversation(limits.videosPerRequest, "video"));
     // Prepared side by side, then added in the order the files came.
     const taken = new Set<File>([...images.slice(0, imageRoom), ...videos.slice(0, videoRoom).map((v) => v.file)]);
     const results = await Promise.allSettled(
@@ -152,11 +157,11 @@ export class Composer {
         if (!taken.has(file)) return null;
         const type = videoTypes[i];
         if (type) {
-          const video = await prepareVideo(file, type);
+          const video = await prepareVideo(file, type, limits);
           const posterUrl = video.poster ? URL.createObjectURL(video.poster) : undefined;
           return { ...video, kind: "video", id: newId(), posterUrl };
         }
-        const image = await prepareImage(file);
+        const image = await prepareImage(file, limits);
         return { ...image, kind: "image", id: newId(), url: URL.createObjectURL(image.blob) };
       }),
     );

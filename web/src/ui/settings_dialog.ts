@@ -1,7 +1,8 @@
 // The settings drawer. Every change is applied and saved at once; there is no
 // separate save button to forget.
 import { byId } from "../dom";
-import { DEFAULT_SETTINGS, MAX_TOKENS_LIMIT, normalizeSettings, type Settings } from "../settings";
+import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
+import { DEFAULT_SETTINGS, normalizeSettings, type Settings } from "../settings";
 
 export class SettingsDialog {
   private readonly dialog = byId<HTMLDialogElement>("settings-dialog");
@@ -13,6 +14,7 @@ export class SettingsDialog {
   private readonly apiKey = byId<HTMLInputElement>("api-key");
   private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
   private askingForKey = false;
+  private maxTokensLimit = DEFAULT_SERVER_LIMITS.contextTokens;
 
   constructor(
     private settings: Settings,
@@ -27,6 +29,12 @@ export class SettingsDialog {
       this.read();
     });
     closeOnBackdropClick(this.dialog);
+  }
+
+  /** The longest answer the server could give (its context, from /props). */
+  setMaxTokensLimit(limit: number): void {
+    this.maxTokensLimit = limit;
+    this.maxTokens.max = String(limit);
   }
 
   open(): void {
@@ -61,7 +69,7 @@ export class SettingsDialog {
     this.temperature.value = String(settings.temperature);
     this.temperatureValue.value = settings.temperature.toFixed(2);
     this.maxTokens.value = String(settings.maxTokens);
-    this.maxTokens.max = String(MAX_TOKENS_LIMIT);
+    this.maxTokens.max = String(this.maxTokensLimit);
     this.systemPrompt.value = settings.systemPrompt;
     this.apiKey.value = settings.apiKey;
     for (const radio of this.form.querySelectorAll<HTMLInputElement>('input[name="detail"]')) {
@@ -75,14 +83,17 @@ export class SettingsDialog {
     // previous value; the box shows the value in force when it loses focus.
     const typed = Number(this.maxTokens.value);
     const maxTokens =
-      Number.isInteger(typed) && typed >= 1 && typed <= MAX_TOKENS_LIMIT ? typed : this.settings.maxTokens;
-    const next = normalizeSettings({
-      temperature: Number(this.temperature.value),
-      maxTokens,
-      detail,
-      systemPrompt: this.systemPrompt.value,
-      apiKey: this.apiKey.value,
-    });
+      Number.isInteger(typed) && typed >= 1 && typed <= this.maxTokensLimit ? typed : this.settings.maxTokens;
+    const next = normalizeSettings(
+      {
+        temperature: Number(this.temperature.value),
+        maxTokens,
+        detail,
+        systemPrompt: this.systemPrompt.value,
+        apiKey: this.apiKey.value,
+      },
+      this.maxTokensLimit,
+    );
     this.settings = next;
     this.temperatureValue.value = next.temperature.toFixed(2);
     this.onChange(next);

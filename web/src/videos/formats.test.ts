@@ -1,14 +1,17 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
 import {
   formatBytes,
   formatClipDuration,
-  MAX_VIDEO_BYTES,
   sniffVideoType,
   VIDEO_ACCEPT_ATTRIBUTE,
   VIDEO_FORMAT_NAMES,
+  videoLengthProblem,
   videoSizeProblem,
   videoTypeOf,
 } from "./formats";
+
+const MAX_VIDEO_BYTES = DEFAULT_SERVER_LIMITS.videoBytes;
 
 function bytes(...pieces: (string | number[])[]): Uint8Array {
   return Uint8Array.from(pieces.flatMap((p) => (typeof p === "string" ? [...p].map((c) => c.charCodeAt(0)) : p)));
@@ -58,14 +61,22 @@ describe("video formats", () => {
 
   it("refuses empty files and files over the server's limit, naming them", () => {
     expect(MAX_VIDEO_BYTES).toBe(256 * 1024 * 1024);
-    expect(videoSizeProblem("clip.mp4", 80_305)).toBeUndefined();
-    expect(videoSizeProblem("clip.mp4", MAX_VIDEO_BYTES)).toBeUndefined();
-    expect(videoSizeProblem("big.mov", MAX_VIDEO_BYTES + 1)).toBe(
+    expect(videoSizeProblem("clip.mp4", 80_305, MAX_VIDEO_BYTES)).toBeUndefined();
+    expect(videoSizeProblem("clip.mp4", MAX_VIDEO_BYTES, MAX_VIDEO_BYTES)).toBeUndefined();
+    expect(videoSizeProblem("big.mov", MAX_VIDEO_BYTES + 1, MAX_VIDEO_BYTES)).toBe(
       '"big.mov" is 256 MB, over the server\'s limit of 256 MB per video. Trim or compress it first.',
     );
-    expect(videoSizeProblem("big.mov", 300 * 1024 * 1024)).toMatch(/^"big.mov" is 300 MB, over/);
+    expect(videoSizeProblem("big.mov", 300 * 1024 * 1024, MAX_VIDEO_BYTES)).toMatch(/^"big.mov" is 300 MB, over/);
     expect(videoSizeProblem("a.mp4", 2_000_000, 1_000_000)).toMatch(/is 1.9 MB, over the server's limit of 977 KB/);
-    expect(videoSizeProblem("empty.mp4", 0)).toBe('"empty.mp4" is empty.');
+    expect(videoSizeProblem("empty.mp4", 0, MAX_VIDEO_BYTES)).toBe('"empty.mp4" is empty.');
+  });
+
+  it("refuses clips longer than the server's limit, naming them", () => {
+    expect(videoLengthProblem("clip.mp4", 2, 600)).toBeUndefined();
+    expect(videoLengthProblem("clip.mp4", 600, 600)).toBeUndefined();
+    expect(videoLengthProblem("film.mkv", 5400, 600)).toBe(
+      '"film.mkv" is 1:30:00 long, over the server\'s limit of 10:00 per video. Trim it first.',
+    );
   });
 
   it("writes sizes and clip lengths as people read them", () => {

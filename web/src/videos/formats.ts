@@ -1,6 +1,6 @@
 // The video files qvl serve decodes (with FFmpeg): the one list behind the pickers'
 // accept attribute, the words of "use a ... file" messages, the media type a file is
-// sent as, and the size the server takes. Browsers name some of these files oddly or
+// sent as, and the words for a file over the server's size or length. Browsers name some of these files oddly or
 // not at all (a dropped .mkv often has no type), so a file's name and first bytes count
 // too, as the server itself recognises a video from its bytes.
 
@@ -22,12 +22,6 @@ export const VIDEO_FORMATS: readonly VideoFormat[] = [
   { name: "FLV", mimeType: "video/x-flv", aliases: [], extensions: [".flv"] },
   { name: "Ogg", mimeType: "video/ogg", aliases: [], extensions: [".ogv"] },
 ];
-
-/** `qvl serve --max-video-mb` by default; the server does not publish its own value. */
-export const MAX_VIDEO_BYTES = 256 * 1024 * 1024;
-/** `qvl serve --max-videos` by default: videos per request, and a request carries the
- * whole conversation. */
-export const MAX_VIDEOS_PER_REQUEST = 4;
 
 export const VIDEO_ACCEPT_ATTRIBUTE = VIDEO_FORMATS.flatMap((format) => [format.mimeType, ...format.extensions]).join(
   ",",
@@ -95,11 +89,17 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024 * 1024)).toFixed(1)} GB`;
 }
 
-/** Why a video of `bytes` cannot be sent, or undefined when it can. */
-export function videoSizeProblem(name: string, bytes: number, maxBytes = MAX_VIDEO_BYTES): string | undefined {
+/** Why a video of `bytes` cannot be sent to a server that takes `maxBytes`, or undefined when it can. */
+export function videoSizeProblem(name: string, bytes: number, maxBytes: number): string | undefined {
   if (bytes === 0) return `"${name}" is empty.`;
   if (bytes <= maxBytes) return undefined;
   return `"${name}" is ${formatBytes(bytes)}, over the server's limit of ${formatBytes(maxBytes)} per video. Trim or compress it first.`;
+}
+
+/** Why a clip of `seconds` cannot be sent to a server that takes `maxSeconds`, or undefined when it can. */
+export function videoLengthProblem(name: string, seconds: number, maxSeconds: number): string | undefined {
+  if (seconds <= maxSeconds) return undefined;
+  return `"${name}" is ${formatClipDuration(seconds)} long, over the server's limit of ${formatClipDuration(maxSeconds)} per video. Trim it first.`;
 }
 
 /** "0:07", "1:05:09": a clip's length as players show it. */

@@ -1,9 +1,11 @@
 // Gets a picked, pasted or dropped video ready to send: the file goes as it is (the
-// server decodes it with FFmpeg), after a size check, and the browser draws its first
-// frame as a poster and reads its length. Browsers play fewer formats than FFmpeg
-// reads (Matroska with HEVC, AVI, RGB H.264, ...): such a video is still sent, with a
-// plain placeholder in place of its poster.
-import { SNIFF_BYTES, sniffVideoType, videoSizeProblem, videoTypeOf } from "./formats";
+// server decodes it with FFmpeg), after its size and length are checked against the
+// server's limits, and the browser draws its first frame as a poster and reads its
+// length. Browsers play fewer formats than FFmpeg reads (Matroska with HEVC, AVI, RGB
+// H.264, ...): such a video is still sent, with a plain placeholder in place of its
+// poster.
+import type { ServerLimits } from "../api/server_limits";
+import { SNIFF_BYTES, sniffVideoType, videoLengthProblem, videoSizeProblem, videoTypeOf } from "./formats";
 
 export interface PreparedVideo {
   blob: Blob;
@@ -37,11 +39,15 @@ export async function videoTypeOfFile(file: File): Promise<string | undefined> {
   }
 }
 
-export async function prepareVideo(file: File, type: string): Promise<PreparedVideo> {
+export async function prepareVideo(file: File, type: string, limits: ServerLimits): Promise<PreparedVideo> {
   const name = file.name || "pasted video";
-  const problem = videoSizeProblem(name, file.size);
+  const problem = videoSizeProblem(name, file.size, limits.videoBytes);
   if (problem) throw new VideoError(problem);
-  return { blob: file, name, type, bytes: file.size, ...(await readPoster(file)) };
+  const facts = await readPoster(file);
+  // A length the browser could not read is left to the server.
+  const tooLong = facts.durationS !== undefined && videoLengthProblem(name, facts.durationS, limits.videoSeconds);
+  if (tooLong) throw new VideoError(tooLong);
+  return { blob: file, name, type, bytes: file.size, ...facts };
 }
 
 function once(target: HTMLVideoElement, event: string, timeoutMs: number): Promise<void> {

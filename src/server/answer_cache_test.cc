@@ -1,0 +1,285 @@
+#include "server/answer_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/qwen3vl.h"
+#include "server/chat_request.h"
+#include "server/engine_limits.h"
+#include "tiny_cases.h"
+
+namespace qvl {
+namespace {
+
+using ::qvl::testing::LoadTinyCase;
+using ::qvl::testing::ModelDir;
+
+std::unique_ptr<Engine> TinyEngine(const EngineOptions& options,
+                                   const std::string& dir = ModelDir()) {
+  ModelOptions m;
+  m.text_weights = WeightFormat::kBF16;
+  m.vision_weights = WeightFormat::kBF16;
+  m.weight_cache_dir = "none";
+  return std::make_unique<Engine>(Qwen3VLModel::Load(dir, m), options);
+}
+
+// A copy of the fixture's folder with `file` holding `text`; its other files are links.
+std::string FolderWith(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("answer_key_" + file);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const fs::directory_entry& entry : fs::directory_iterator(ModelDir())) {
+    const fs::path name = entry.path().filename();
+    if (name != file) fs::create_symlink(fs::absolute(entry.path()), dir / name);
+  }
+  std::ofstream(dir / file) << text;
+  return dir.string();
+}
+
+EngineOptions SmallEngine() {
+  EngineOptions o;
+  o.threads = 1;
+  o.max_sequences = 1;
+  o.context_tokens = 2048;
+  o.kv_cache_bytes = size_t{16} << 20;
+  return o;
+}
+
+// Never connects: AnswerKey only names keys.
+SharedCache& Cache() {
+  static SharedCache cache = [] {
+    SharedCacheOptions options;
+    options.url = "redis://127.0.0.1:1";
+    return SharedCache(options);
+  }();
+  return cache;
+}
+
+// The key a request body gets from `engine`, parsed as the chat route parses it.
+std::optional<std::string> KeyOf(const nlohmann::json& body, const Engine& engine) {
+  ChatRequestPolicy policy;
+  TakeEngineLimits(engine, &policy);
+  const std::string text = body.dump();
+  return AnswerKey(Cache(), text, ParseChatRequest(text, policy).generation, engine);
+}
+
+class AnswerKeyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { engine_ = TinyEngine(SmallEngine()).release(); }
+  static void TearDownTestSuite() {
+    delete engine_;
+    engine_ = nullptr;
+  }
+
+  static std::optional<std::string> Key(const nlohmann::json& body) {
+    return KeyOf(body, *engine_);
+  }
+
+  // Greedy, so cached.
+  static nlohmann::json Text(const std::string& question) {
+    return {{"model", "qwen3-vl"},
+            {"messages", {{{"role", "user"}, {"content", question}}}},
+            {"max_tokens", 8},
+            {"temperature", 0}};
+  }
+  static nlohmann::json Image() { return LoadTinyCase("02_one_image_jpeg").request; }
+  static nlohmann::json Video() { return LoadTinyCase("07_video_frames").request; }
+
+  // Checks that every change of `changes` (a JSON Patch operation) moves `base`'s key, each to a
+  // key of its own.
+  static void ExpectEachChangesTheKey(const nlohmann::json& base,
+                                      const std::vector<nlohmann::json>& changes) {
+    const std::optional<std::string> base_key = Key(base);
+    ASSERT_TRUE(base_key);
+    std::set<std::string> keys = {*base_key};
+    for (const nlohmann::json& patch : changes) {
+      SCOPED_TRACE(patch.dump());
+      const std::optional<std::string> key = Key(base.patch(nlohmann::json::array({patch})));
+      ASSERT_TRUE(key);
+      EXPECT_TRUE(keys.insert(*key).second) << "the key did not change";
+    }
+  }
+
+  static inline Engine* engine_ = nullptr;
+};
+
+TEST_F(AnswerKeyTest, TheSameRequestGetsTheSameKey) {
+  const std::optional<std::string> key = Key(Image());
+  ASSERT_TRUE(key);
+  EXPECT_EQ(Key(Image()), key);
+  EXPECT_EQ(key->rfind("qvl:ans:", 0), 0u) << *key;
+  EXPECT_NE(Key(Text("hi")), key);
+}
+
+TEST_F(AnswerKeyTest, FieldsThatDoNotChangeTheAnswerDoNotChangeTheKey) {
+  nlohmann::json body = Text("hi");
+  const std::optional<std::string> key = Key(body);
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  body["user"] = "someone";
+  EXPECT_EQ(Key(body), key);
+  // The body's own key order and spacing.
+  nlohmann::json reordered = nlohmann::json::object();
+  reordered["temperature"] = 0;
+  reordered["max_tokens"] = 8;
+  reordered["messages"] = Text("hi")["messages"];
+  reordered["model"] = "qwen3-vl";
+  EXPECT_EQ(Key(reordered), key);
+}
+
+TEST_F(AnswerKeyTest, ImageBudgetsChangeTheKey) {
+  ExpectEachChangesTheKey(
+      Image(),
+      {{{"op", "add"}, {"path", "/max_image_tokens"}, {"value", 64}},
+       {{"op", "add"}, {"path", "/max_image_tokens"}, {"value", 96}},
+       {{"op", "add"}, {"path", "/min_image_tokens"}, {"value", 80}},
+       {{"op", "add"}, {"path", "/max_pixels"}, {"value", 70000}},
+       {{"op", "add"}, {"path", "/min_pixels"}, {"value", 70000}},
+       {{"op", "add"}, {"path", "/mm_processor_kwargs"}, {"value", {{"max_pixels", 70000}}}},
+       {{"op", "add"}, {"path", "/messages/0/content/0/image_url/detail"}, {"value", "low"}}});
+}
+
+TEST_F(AnswerKeyTest, VideoBudgetsAndSamplingChangeTheKey) {
+  ExpectEachChangesTheKey(
+      Video(), {{{"op", "add"}, {"path", "/max_video_tokens"}, {"value", 64}},
+                {{"op", "add"}, {"path", "/max_video_tokens"}, {"value", 96}},
+                {{"op", "add"}, {"path", "/min_video_tokens"}, {"value", 40}},
+                {{"op", "replace"}, {"path", "/messages/0/content/0/fps"}, {"value", 2.0}},
+                {{"op", "add"}, {"path", "/mm_processor_kwargs"}, {"value", {{"fps", 1.0}}}},
+                {{"op", "add"}, {"path", "/mm_processor_kwargs"}, {"value", {{"num_frames", 4}}}}});
+}
+
+TEST_F(AnswerKeyTest, SamplingOutputAndPromptFieldsChangeTheKey) {
+  const nlohmann::json tool = {{"type", "function"},
+                               {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  ExpectEachChangesTheKey(
+      Text("hi"),
+      {{{"op", "replace"}, {"path", "/messages/0/content"}, {"value", "hello"}},
+       {{"op", "add"},
+        {"path", "/messages/0"},
+        {"value", {{"role", "system"}, {"content", "Be brief."}}}},
+       {{"op", "replace"}, {"path", "/max_tokens"}, {"value", 9}},
+       {{"op", "replace"}, {"path", "/model"}, {"value", "tiny-qwen3vl"}},
+       {{"op", "add"}, {"path", "/seed"}, {"value", 7}},
+       {{"op", "add"}, {"path", "/repetition_penalty"}, {"value", 1.3}},
+       {{"op", "add"}, {"path", "/presence_penalty"}, {"value", 0.5}},
+       {{"op", "add"}, {"path", "/frequency_penalty"}, {"value", 0.5}},
+       {{"op", "add"}, {"path", "/logit_bias"}, {"value", {{"13", -100}}}},
+       {{"op", "add"}, {"path", "/stop"}, {"value", {"."}}},
+       {{"op", "add"}, {"path", "/ignore_eos"}, {"value", true}},
+       {{"op", "add"}, {"path", "/logprobs"}, {"value", true}},
+       {{"op", "add"}, {"path", "/response_format"}, {"value", {{"type", "json_object"}}}},
+       {{"op", "add"}, {"path", "/tools"}, {"value", {tool}}}});
+  // Sampled with a seed: each sampling parameter and the seed count.
+  nlohmann::json seeded = Text("hi");
+  seeded["temperature"] = 0.7;
+  seeded["seed"] = 1;
+  ExpectEachChangesTheKey(seeded, {{{"op", "replace"}, {"path", "/seed"}, {"value", 2}},
+                                   {{"op", "replace"}, {"path", "/temperature"}, {"value", 0.8}},
+                                   {{"op", "add"}, {"path", "/top_p"}, {"value", 0.5}},
+                                   {{"op", "add"}, {"path", "/top_k"}, {"value", 5}},
+                                   {{"op", "add"}, {"path", "/min_p"}, {"value", 0.1}}});
+}
+
+TEST_F(AnswerKeyTest, AnswersMeantToDifferAreNotCached) {
+  nlohmann::json body = Text("hi");
+  body.erase("temperature");  // the fixture's generation_config.json samples
+  EXPECT_FALSE(Key(body));
+  body["temperature"] = 0.7;
+  EXPECT_FALSE(Key(body));
+  body = Text("hi");
+  body["n"] = 2;
+  EXPECT_FALSE(Key(body));
+}
+
+TEST_F(AnswerKeyTest, TheMediaBytesCountNotTheirNames) {
+  // A URL or a file path may name other bytes tomorrow: the same body with other bytes
+  // behind it is another request.
+  const std::string body = Image().dump();
+  ChatRequestPolicy policy;
+  TakeEngineLimits(*engine_, &policy);
+  GenerationRequest request = ParseChatRequest(body, policy).generation;
+  const std::optional<std::string> key = AnswerKey(Cache(), body, request, *engine_);
+  request.images[0].bytes.back() ^= 1;
+  EXPECT_NE(AnswerKey(Cache(), body, request, *engine_), key);
+
+  const std::string video_body = Video().dump();
+  request = ParseChatRequest(video_body, policy).generation;
+  const std::optional<std::string> video_key = AnswerKey(Cache(), video_body, request, *engine_);
+  request.videos[0].frames[3].back() ^= 1;
+  EXPECT_NE(AnswerKey(Cache(), video_body, request, *engine_), video_key);
+  request.videos[0].frames[3].back() ^= 1;
+  request.videos[0].file = {1, 2, 3};
+  EXPECT_NE(AnswerKey(Cache(), video_body, request, *engine_), video_key);
+}
+
+// The server's defaults a request without its own values falls back on.
+TEST_F(AnswerKeyTest, TheServersDefaultsChangeTheKey) {
+  std::set<std::string> keys = {*Key(Image()), *Key(Video())};
+  auto expect_new_keys = [&](const char* what, EngineOptions options) {
+    SCOPED_TRACE(what);
+    const std::unique_ptr<Engine> engine = TinyEngine(options);
+    EXPECT_TRUE(keys.insert(*KeyOf(Image(), *engine)).second);
+    EXPECT_TRUE(keys.insert(*KeyOf(Video(), *engine)).second);
+  };
+  EngineOptions o = SmallEngine();
+  o.default_max_tokens = 100;
+  expect_new_keys("default_max_tokens", o);
+  o = SmallEngine();
+  o.context_tokens = 3000;
+  expect_new_keys("context_tokens", o);
+  o = SmallEngine();
+  o.max_image_tokens = 300;
+  expect_new_keys("max_image_tokens", o);
+  o = SmallEngine();
+  o.max_pixels = 300 * 32 * 32;
+  expect_new_keys("max_pixels", o);
+  o = SmallEngine();
+  o.min_image_tokens = 100;
+  expect_new_keys("min_image_tokens", o);
+  o = SmallEngine();
+  o.high_detail_image_tokens = 3000;
+  expect_new_keys("high_detail_image_tokens", o);
+  o = SmallEngine();
+  o.max_video_tokens = 300;
+  expect_new_keys("max_video_tokens", o);
+  o = SmallEngine();
+  o.min_video_tokens = 30;
+  expect_new_keys("min_video_tokens", o);
+  o = SmallEngine();
+  o.video_token_limit = 9000;
+  expect_new_keys("video_token_limit", o);
+}
+
+// Defaults of the model folder that the model key leaves out.
+TEST_F(AnswerKeyTest, TheModelFoldersSamplingDefaultsChangeTheKey) {
+  // A seeded request that sets no temperature samples with generation_config.json's.
+  nlohmann::json seeded = Text("hi");
+  seeded.erase("temperature");
+  seeded["seed"] = 1;
+  const std::unique_ptr<Engine> cooler =
+      TinyEngine(SmallEngine(), FolderWith("generation_config.json",
+                                           R"({"do_sample": true, "temperature": 0.5, "top_k": 20,
+                                    "top_p": 0.8, "eos_token_id": [151645, 151643]})"));
+  EXPECT_NE(KeyOf(seeded, *cooler), Key(seeded));
+  // A video's frames are sampled at video_preprocessor_config.json's rate.
+  const std::unique_ptr<Engine> slower = TinyEngine(
+      SmallEngine(),
+      FolderWith("video_preprocessor_config.json",
+                 R"({"size": {"longest_edge": 25165824, "shortest_edge": 4096}, "patch_size": 16,
+                     "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.5, 0.5, 0.5],
+                     "image_std": [0.5, 0.5, 0.5], "fps": 1})"));
+  EXPECT_NE(KeyOf(Video(), *slower), Key(Video()));
+}
+
+}  // namespace
+}  // namespace qvl

@@ -1,0 +1,97 @@
+#include "server/props.h"
+
+#include <cmath>
+
+#include "engine/request_preparer.h"
+#include "engine/sampler.h"
+#include "model/qwen3vl.h"
+#include "text/chat_template.h"
+
+namespace qvl {
+namespace {
+
+// A float parameter as it was written (0.7, not 0.699999988 of the float widened).
+double Decimal(float value) { return std::round(static_cast<double>(value) * 1e6) / 1e6; }
+
+// The sampling a request that sets nothing gets, under llama-server's names.
+nlohmann::json DefaultParamsJson(const Engine& engine) {
+  const SamplerConfig s = ResolveSampling({}, engine.model().folder().generation, 0);
+  const int max_tokens = engine.options().default_max_tokens;
+  return {{"temperature", s.greedy ? 0.0 : Decimal(s.temperature)},
+          {"top_p", Decimal(s.top_p)},
+          {"top_k", s.top_k},
+          {"min_p", Decimal(s.min_p)},
+          {"repeat_penalty", Decimal(s.repetition_penalty)},
+          {"presence_penalty", Decimal(s.presence_penalty)},
+          {"frequency_penalty", Decimal(s.frequency_penalty)},
+          {"n_predict", max_tokens},
+          {"max_tokens", max_tokens}};
+}
+
+nlohmann::json ImageLimitsJson(const Engine& engine) {
+  const EngineOptions& o = engine.options();
+  const RequestPreparer& p = engine.preparer();
+  const ServerImageBudget& b = p.image_budget();
+  const int64_t per_token = p.pixels_per_image_token();
+  const int64_t min_pixels = b.min_pixels > 0 ? b.min_pixels : p.image_params().min_pixels;
+  return {{"max_per_request", o.max_images_per_request},
+          {"max_bytes", o.max_image_bytes},
+          {"max_decoded_pixels", o.max_image_pixels},
+          {"pixels_per_token", per_token},
+          {"min_tokens", min_pixels / per_token},
+          {"default_max_tokens", b.max_pixels / per_token},
+          {"low_detail_tokens", b.low_pixels / per_token},
+          {"max_tokens", b.high_pixels / per_token}};
+}
+
+nlohmann::json VideoLimitsJson(const Engine& engine) {
+  const VideoLimits& l = engine.options().video_limits;
+  const RequestPreparer& p = engine.preparer();
+  const ServerVideoBudget& b = p.video_budget();
+  const int64_t per_token = p.pixels_per_video_token();
+  const int64_t min_pixels = b.min_pixels > 0 ? b.min_pixels : p.video_params().image.min_pixels;
+  const FrameSampling& sampling = p.video_params().sampling;
+  return {{"max_per_request", l.max_videos_per_request},
+          {"max_bytes", l.max_encoded_bytes},
+          {"max_frame_pixels", l.max_frame_pixels},
+          {"max_frames", l.max_input_frames},
+          {"max_seconds", l.max_seconds},
+          {"pixels_per_token", per_token},
+          {"min_tokens", min_pixels / per_token},
+          {"default_max_tokens", b.max_pixels / per_token},
+          {"max_tokens", b.limit_pixels / per_token},
+          {"sampling",
+           {{"fps", sampling.fps},
+            {"min_frames", sampling.min_frames},
+            {"max_frames", sampling.max_frames}}}};
+}
+
+}  // namespace
+
+nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) {
+  const EngineOptions& o = engine.options();
+  // The served id, as /v1/models names it: never the folder's path on this machine.
+  const std::string& id = options.model_names.front();
+  nlohmann::json limits = {
+      {"max_body_bytes", options.max_body_bytes},
+      {"context_tokens", o.context_tokens},
+      {"default_max_tokens", o.default_max_tokens},
+      {"max_stop_strings", options.request.max_stop_strings},
+      {"max_queue", o.max_queue},
+      {"image", ImageLimitsJson(engine)},
+      {"video", VideoLimitsJson(engine)},
+  };
+  return {
+      {"default_generation_settings",
+       {{"n_ctx", o.context_tokens}, {"params", DefaultParamsJson(engine)}}},
+      {"total_slots", o.max_sequences},
+      {"model_path", id},
+      {"model_alias", id},
+      {"modalities", {{"vision", true}, {"video", true}, {"audio", false}}},
+      {"chat_template", FindChatTemplate(engine.model().folder().dir).text},
+      {"build_info", QVL_BUILD_INFO},
+      {"limits", std::move(limits)},
+  };
+}
+
+}  // namespace qvl

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SERVER_LIMITS, fetchServerLimits, parseServerLimits } from "./server_limits";
+
+const PROPS = {
+  default_generation_settings: { n_ctx: 4096 },
+  limits: {
+    context_tokens: 4096,
+    image: { max_bytes: 2097152, max_decoded_pixels: 4000000, max_per_request: 3 },
+    video: { max_bytes: 1048576, max_seconds: 30.5, max_per_request: 1 },
+  },
+};
+
+function answering(status: number, body: unknown, headers: Record<string, string> = {}): typeof fetch {
+  return (async () =>
+    new Response(typeof body === "string" ? body : JSON.stringify(body), {
+      status,
+      headers: { "Content-Type": "application/json", ...headers },
+    })) as typeof fetch;
+}
+
+describe("parseServerLimits", () => {
+  it("reads every limit of /props", () => {
+    expect(parseServerLimits(PROPS)).toEqual({
+      imageBytes: 2097152,
+      imagePixels: 4000000,
+      imagesPerRequest: 3,
+      videoBytes: 1048576,
+      videoSeconds: 30.5,
+      videosPerRequest: 1,
+      contextTokens: 4096,
+    });
+  });
+
+  it("keeps the default of each limit that is missing or malformed", () => {
+    expect(parseServerLimits({})).toEqual(DEFAULT_SERVER_LIMITS);
+    expect(parseServerLimits(null)).toEqual(DEFAULT_SERVER_LIMITS);
+    expect(
+      parseServerLimits({ limits: { context_tokens: "big", image: { max_bytes: -1, max_per_request: 0 }, video: 7 } }),
+    ).toEqual({ ...DEFAULT_SERVER_LIMITS, imagesPerRequest: 0 });
+  });
+});
+
+describe("fetchServerLimits", () => {
+  it("asks /props with the API key and returns its limits", async () => {
+    let asked: [unknown, RequestInit | undefined] | undefined;
+    const fetcher = (async (input: unknown, init?: RequestInit) => {
+      asked = [input, init];
+      return answering(200, PROPS)("/props");
+    }) as typeof fetch;
+    const answer = await fetchServerLimits({ Authorization: "Bearer k" }, fetcher);
+    expect(asked).toEqual(["/props", { headers: { Authorization: "Bearer k" } }]);
+    expect(answer).toEqual({ kind: "limits", limits: parseServerLimits(PROPS) });
+  });
+
+  it("says when to ask again while the model loads", async () => {
+    expect(await fetchServerLimits({}, answering(503, {}, { "Retry-After": "2" }))).toEqual({
+      kind: "loading",
+      retryMs: 2000,
+    });
+    expect(await fetchServerLimits({}, answering(503, {}))).toEqual({ kind: "loading", retryMs: 5000 });
+  });
+
+  it("has nothing from an older server, a proxy, a refused key or no network", async () => {
+    expect(await fetchServerLimits({}, answering(404, { error: {} }))).toEqual({ kind: "none" });
+    expect(await fetchServerLimits({}, answering(401, { error: {} }))).toEqual({ kind: "none" });
+    // A page served in place of the route.
+    expect(await fetchServerLimits({}, answering(200, "<html></html>"))).toEqual({ kind: "none" });
+    expect(await fetchServerLimits({}, answering(200, { status: "ok" }))).toEqual({ kind: "none" });
+    const offline = (async () => {
+      throw new TypeError("Failed to fetch");
+    }) as typeof fetch;
+    expect(await fetchServerLimits({}, offline)).toEqual({ kind: "none" });
+  });
+});

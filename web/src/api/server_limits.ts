@@ -1,0 +1,90 @@
+// What the server accepts, from its GET /props (`limits`), so that the page refuses a
+// file or a count the server would refuse before uploading anything, naming the
+// server's own figure. A server that does not answer /props (an older qvl, a proxy that
+// hides it) gets the limits `qvl serve` has by default.
+
+export interface ServerLimits {
+  /** Encoded bytes per image (`--max-image-mb`). */
+  imageBytes: number;
+  /** Pixels per image before decoding. */
+  imagePixels: number;
+  /** Images per request (`--max-images`); a request carries the whole conversation. */
+  imagesPerRequest: number;
+  /** Encoded bytes per video file (`--max-video-mb`). */
+  videoBytes: number;
+  /** Length of a clip (`--max-video-seconds`). */
+  videoSeconds: number;
+  /** Videos per request (`--max-videos`). */
+  videosPerRequest: number;
+  /** Prompt and answer together (`--ctx-size`): the most an answer could be. */
+  contextTokens: number;
+}
+
+/** `qvl serve`'s defaults. */
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
+  imageBytes: 16 * 1024 * 1024,
+  imagePixels: 8192 * 8192,
+  imagesPerRequest: 8,
+  videoBytes: 256 * 1024 * 1024,
+  videoSeconds: 600,
+  videosPerRequest: 4,
+  contextTokens: 16384,
+};
+
+export const PROPS_PATH = "/props";
+
+function objectAt(value: unknown, key: string): Record<string, unknown> {
+  const inner = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof inner === "object" && inner !== null ? (inner as Record<string, unknown>) : {};
+}
+
+function count(value: unknown, fallback: number, minimum: number): number {
+  return typeof value === "number" && Number.isFinite(value) && value >= minimum ? value : fallback;
+}
+
+/** The limits in a /props body; each one missing or malformed keeps its default. */
+export function parseServerLimits(props: unknown): ServerLimits {
+  const limits = objectAt(props, "limits");
+  const image = objectAt(limits, "image");
+  const video = objectAt(limits, "video");
+  const d = DEFAULT_SERVER_LIMITS;
+  return {
+    imageBytes: count(image.max_bytes, d.imageBytes, 1),
+    imagePixels: count(image.max_decoded_pixels, d.imagePixels, 1),
+    imagesPerRequest: count(image.max_per_request, d.imagesPerRequest, 0),
+    videoBytes: count(video.max_bytes, d.videoBytes, 1),
+    videoSeconds: count(video.max_seconds, d.videoSeconds, 0),
+    videosPerRequest: count(video.max_per_request, d.videosPerRequest, 0),
+    contextTokens: count(limits.context_tokens, d.contextTokens, 1),
+  };
+}
+
+export type LimitsAnswer =
+  /** The server's limits. */
+  | { kind: "limits"; limits: ServerLimits }
+  /** The model is still loading: ask again after `retryMs`. */
+  | { kind: "loading"; retryMs: number }
+  /** No limits to be had now (no /props, a refused key, no network): keep what is in force. */
+  | { kind: "none" };
+
+const DEFAULT_RETRY_MS = 5000;
+
+/** Asks the server for its limits; never throws. */
+export async function fetchServerLimits(
+  headers: Record<string, string>,
+  fetcher: typeof fetch = fetch,
+): Promise<LimitsAnswer> {
+  try {
+    const response = await fetcher(PROPS_PATH, { headers });
+    if (response.status === 503) {
+      const seconds = Number(response.headers.get("Retry-After"));
+      return { kind: "loading", retryMs: seconds > 0 ? seconds * 1000 : DEFAULT_RETRY_MS };
+    }
+    if (!response.ok) return { kind: "none" };
+    const body: unknown = await response.json();
+    if (typeof body !== "object" || body === null || !("limits" in body)) return { kind: "none" };
+    return { kind: "limits", limits: parseServerLimits(body) };
+  } catch {
+    return { kind: "none" };
+  }
+}
