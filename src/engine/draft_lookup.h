@@ -5,6 +5,8 @@
 // repeat an earlier answer) guess right for long runs; free text rarely matches, and then
 // nothing is drafted. The engine verifies a draft in the decode step's forward pass and
 // keeps the tokens the sampler would have chosen anyway, so the answer is unchanged.
+// Under a grammar (structured output, tool calls) the bytes it fixes next, such as a
+// schema's keys, are the better guess (engine.cc drafts their tokens first).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,9 @@ constexpr int kMinDraftNgram = 2;
 // rows come almost free; with many it turns compute-bound and a rejected row costs what
 // a decoded one does.
 constexpr int kMaxDraftTokens = 16;
+// Bytes of a grammar's fixed continuation tokenized for a draft: more than the longest
+// draft's tokens ever take.
+constexpr size_t kMaxForcedDraftBytes = 64;
 
 // Writes up to `out.size()` tokens that followed the most recent earlier occurrence of
 // the longest matching suffix of `history` into `out`; returns how many (0: no match).

@@ -75,6 +75,9 @@ class Engine::Impl {
   // full KV pages, copy its last partial one, and sample from the same `logits`.
   void ForkChoices(Sequence& leader, const float* logits);
   void OnLogits(Sequence& seq, float* logits);
+  // Guesses `seq`'s next tokens into `out`: what its grammar fixes, else a prompt lookup
+  // (draft_lookup.h). Returns how many.
+  int Draft(const Sequence& seq, std::span<int32_t> out) const;
   void Finish(Sequence& seq, FinishReason reason, const std::string& error = {},
               ErrorCode code = ErrorCode::kInternal);
   void RemoveFinished();
@@ -493,8 +496,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
         kMaxDraftTokens - draft_rows));
     if (drafted > 0) {
       decode_tokens_.resize(first + 1 + drafted);
-      drafted = LookupDraft(seq.tokens, never_drafted_,
-                            std::span<int32_t>(decode_tokens_).subspan(first + 1, drafted));
+      drafted = Draft(seq, std::span<int32_t>(decode_tokens_).subspan(first + 1, drafted));
       if (drafted > 0 && !kv_.Ensure(seq, slot + 1 + drafted)) drafted = 0;
       decode_tokens_.resize(first + 1 + drafted);
     }
@@ -585,6 +587,19 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     seq.drafted += drafted;
     seq.draft_accepted += accepted;
   }
+}
+
+int Engine::Impl::Draft(const Sequence& seq, std::span<int32_t> out) const {
+  if (seq.constraints.constrained()) {
+    const std::string forced = seq.constraints.ForcedBytes(kMaxForcedDraftBytes);
+    if (!forced.empty()) {
+      const std::vector<int32_t> ids = tokenizer_.Encode(forced);
+      const size_t n = std::min(ids.size(), out.size());
+      std::copy_n(ids.begin(), n, out.begin());
+      return static_cast<int>(n);
+    }
+  }
+  return LookupDraft(seq.tokens, never_drafted_, out);
 }
 
 void Engine::Impl::ForkChoices(Sequence& leader, const float* logits) {

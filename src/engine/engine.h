@@ -34,7 +34,7 @@ struct EngineOptions {
   // Speculative decoding by prompt lookup (engine/draft_lookup.h): up to this many tokens
   // per decode step guessed from the sequence's own history and verified in the same
   // pass; the answer is the same token for token. 0 turns it off.
-  int draft_tokens = 4;
+  int draft_tokens = 3;
   // While answers stream, the longest the engine works on other requests' images and
   // prompts between two of their tokens: vision runs in slices of whole blocks and prompt
   // chunks shrink to fit it. Higher favours the newcomers' time to first token (each

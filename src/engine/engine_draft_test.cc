@@ -1,6 +1,7 @@
 // Speculative decoding by prompt lookup leaves every answer as it was: the same tokens
 // and the same logprobs as decoding one token per step, greedy, sampled with a seed, and
-// constrained by a grammar, alone and in a batch.
+// constrained by a grammar (drafts from the prompt and from the grammar's fixed keys),
+// in a batch.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -53,6 +54,8 @@ std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest
   return answers;
 }
 
+constexpr size_t kVariants = 4;  // greedy, sampled, JSON object, JSON schema
+
 std::vector<GenerationRequest> Requests() {
   std::vector<GenerationRequest> requests;
   for (const std::string& name : CaseNames()) {
@@ -68,9 +71,19 @@ std::vector<GenerationRequest> Requests() {
     GenerationRequest json = greedy;
     json.ignore_eos = false;
     json.grammar = JsonObjectGrammar();
+    // Keys the schema fixes are drafted from the grammar.
+    GenerationRequest fields = json;
+    fields.grammar = CompileJsonSchema(nlohmann::ordered_json::parse(R"({
+      "type": "object", "additionalProperties": false,
+      "required": ["invoice_number", "customer_name", "total_amount"],
+      "properties": {"invoice_number": {"type": "string", "maxLength": 6},
+                     "customer_name": {"type": "string", "maxLength": 6},
+                     "total_amount": {"type": "integer"}}})"));
+    fields.max_tokens = 64;
     requests.push_back(std::move(greedy));
     requests.push_back(std::move(sampled));
     requests.push_back(std::move(json));
+    requests.push_back(std::move(fields));
   }
   return requests;
 }
@@ -81,7 +94,7 @@ TEST(EngineDrafts, AnswersAreTheSameTokenForTokenWithAndWithoutDrafts) {
   const std::vector<Answer> drafted = RunAll(4, requests);
   int64_t draft_tokens = 0, accepted = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
-    SCOPED_TRACE(CaseNames()[i / 3] + " variant " + std::to_string(i % 3));
+    SCOPED_TRACE(CaseNames()[i / kVariants] + " variant " + std::to_string(i % kVariants));
     EXPECT_EQ(drafted[i].tokens, plain[i].tokens);
     EXPECT_EQ(drafted[i].logprobs, plain[i].logprobs);
     EXPECT_EQ(drafted[i].alternatives, plain[i].alternatives);

@@ -22,6 +22,10 @@ void TokenConstraints::Accept(int32_t token) {
   if (matcher_) matcher_->Accept(token);
 }
 
+std::string TokenConstraints::ForcedBytes(size_t max_bytes) const {
+  return matcher_ ? matcher_->ForcedBytes(max_bytes) : std::string();
+}
+
 bool TokenConstraints::Terminated() const { return matcher_ && matcher_->IsTerminated(); }
 
 }  // namespace qvl

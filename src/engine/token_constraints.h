@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/request.h"
@@ -31,6 +32,8 @@ class TokenConstraints {
   // The grammar is complete and nothing may follow: the answer is done.
   bool Terminated() const;
   bool constrained() const { return matcher_.has_value(); }
+  // What the grammar fixes next (GrammarMatcher::ForcedBytes); empty without one.
+  std::string ForcedBytes(size_t max_bytes) const;
 
  private:
   std::vector<LogitBias> bias_;

@@ -335,6 +335,29 @@ int64_t GrammarMatcher::MinBytesToComplete() const {
   return ended_ ? 0 : runtime_->automaton.Distance(state_);
 }
 
+std::string GrammarMatcher::ForcedBytes(size_t max_bytes) const {
+  std::lock_guard<std::mutex> lock(runtime_->mutex);
+  std::string forced;
+  if (ended_) return forced;
+  grammar::GrammarAutomaton& automaton = runtime_->automaton;
+  int32_t state = state_;
+  while (forced.size() < max_bytes && !automaton.IsComplete(state)) {
+    int32_t next = grammar::GrammarAutomaton::kDead;
+    int live = 0, only = 0;
+    for (int byte = 0; byte < 256 && live < 2; ++byte) {
+      const int32_t to = automaton.Step(state, static_cast<uint8_t>(byte));
+      if (to == grammar::GrammarAutomaton::kDead) continue;
+      ++live;
+      only = byte;
+      next = to;
+    }
+    if (live != 1) break;
+    forced.push_back(static_cast<char>(only));
+    state = next;
+  }
+  return forced;
+}
+
 void ApplyTokenMask(std::span<const uint32_t> mask, float* logits, int64_t vocab_rows) {
   constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
   for (int64_t w = 0; w * 32 < vocab_rows; ++w) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "grammar/grammar.h"
@@ -45,6 +46,10 @@ class GrammarMatcher {
   bool IsTerminated() const;  // complete and no further byte can follow
   // Fewest bytes that complete a sentence from here.
   int64_t MinBytesToComplete() const;
+  // The bytes every continuation starts with (a JSON key the schema fixes, the
+  // punctuation around it), up to `max_bytes`: empty where the text could end or more than
+  // one byte may follow.
+  std::string ForcedBytes(size_t max_bytes) const;
 
  private:
   std::shared_ptr<const Grammar> grammar_;  // outlives runtime_, which refers to it

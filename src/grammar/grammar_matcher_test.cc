@@ -121,6 +121,27 @@ TEST(GrammarMatcherTest, EosOnlyWhenCompleteAndNothingAfterIt) {
   EXPECT_TRUE(fork.AcceptBytes("3"));
 }
 
+TEST(GrammarMatcherTest, ForcedBytesAreWhatEveryContinuationStartsWith) {
+  GrammarMatcher matcher(ReceiptGrammar(), QwenTokens());
+  // The schema's first key is required, so once its quote is open the key is fixed.
+  ASSERT_TRUE(matcher.AcceptBytes("{\""));
+  const std::string key = matcher.ForcedBytes(64);
+  EXPECT_EQ(key.substr(0, 6), "store\"") << key;
+  EXPECT_EQ(matcher.ForcedBytes(3), "sto");
+  // Every forced byte is accepted, and the state where it ends has a choice.
+  GrammarMatcher after = matcher;
+  ASSERT_TRUE(after.AcceptBytes(key));
+  EXPECT_EQ(after.ForcedBytes(64), "");
+  // Two enum values share their first letters.
+  ASSERT_TRUE(matcher.AcceptBytes("store\": \"s\", \"items\": [], \"total\": 1, \"paid\": \"c"));
+  EXPECT_EQ(matcher.ForcedBytes(64), "a");
+  ASSERT_TRUE(matcher.AcceptBytes("ash"));
+  EXPECT_EQ(matcher.ForcedBytes(64), "\"");  // whitespace may come before the brace
+  ASSERT_TRUE(matcher.AcceptBytes("\"}"));
+  // Complete: the answer may end here, so nothing is forced.
+  EXPECT_EQ(matcher.ForcedBytes(64), "");
+}
+
 TEST(GrammarMatcherTest, TerminatedAllowsOnlyEos) {
   GrammarMatcher matcher(JsonObjectGrammar(), QwenTokens());
   ASSERT_TRUE(matcher.AcceptBytes("{\"a\": 1}"));
