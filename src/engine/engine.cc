@@ -22,6 +22,7 @@
 #include "grammar/token_table.h"
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
+#include "ops/linear.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -481,7 +482,16 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
       }
     }
   }
-  int draft_rows = 0;
+  // Drafted rows ride in the row tiles the step's decode rows already pay for (a matmul
+  // reads each weight panel once per tile of rows): decode is bound by reading weights,
+  // so they come free, and a step never makes an extra pass over the weights for them.
+  int64_t decoding = 0;
+  for (const SequencePtr& s : active_) {
+    decoding += s->phase == Sequence::Phase::kDecode && !s->finished ? 1 : 0;
+  }
+  const int64_t tile = std::max<int64_t>(1, RowsPerWeightRead(model_->options().text_weights));
+  int64_t draft_room =
+      std::min<int64_t>(kMaxDraftTokens, (decoding + tile - 1) / tile * tile - decoding);
   for (SequencePtr& s : active_) {
     Sequence& seq = *s;
     if (seq.phase != Sequence::Phase::kDecode || seq.finished) continue;
@@ -493,14 +503,14 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     const int64_t tokens_left = seq.request->output.max_tokens - seq.output.generated();
     int drafted = static_cast<int>(std::clamp<int64_t>(
         std::min<int64_t>(seq.draft_length.next(options_.draft_tokens), tokens_left - 1), 0,
-        kMaxDraftTokens - draft_rows));
+        draft_room));
     if (drafted > 0) {
       decode_tokens_.resize(first + 1 + drafted);
       drafted = Draft(seq, std::span<int32_t>(decode_tokens_).subspan(first + 1, drafted));
       if (drafted > 0 && !kv_.Ensure(seq, slot + 1 + drafted)) drafted = 0;
       decode_tokens_.resize(first + 1 + drafted);
     }
-    draft_rows += drafted;
+    draft_room -= drafted;
     const int64_t n = 1 + drafted;
     // Text after the prompt: the three M-RoPE rows advance together, one per token.
     const size_t pos = decode_positions_.size();

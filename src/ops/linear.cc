@@ -260,6 +260,20 @@ size_t LinearWeight::bytes() const {
   }
 }
 
+int64_t RowsPerWeightRead(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kBF16Packed:
+      return Packed().bf16_rows;
+    case WeightFormat::kQ8:
+    case WeightFormat::kQ4:
+      return Packed().quant_rows;
+    case WeightFormat::kF32:
+    case WeightFormat::kBF16:
+      break;
+  }
+  return 1;
+}
+
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
             MatmulPrecision precision, ThreadPool& pool) {
   if (m <= 0 || w.rows() <= 0) return;

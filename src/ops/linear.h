@@ -67,6 +67,11 @@ class LinearWeight {
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
             MatmulPrecision precision, ThreadPool& pool);
 
+// Rows of x one pass over a packed weight's panels serves on this CPU (the active
+// kernels' row tile): a matmul bound by reading the weights (decode) costs about the same
+// for 1 to this many rows. 1 for row-major F32 / BF16 weights, whose kernels cost per row.
+int64_t RowsPerWeightRead(WeightFormat format);
+
 // y[M, N] += x[M, K] . W^T (+ bias): a residual add folded into the matmul's stores (for
 // the packed formats), so the product never makes a round trip through memory. Bit for
 // bit the same as MatMul into a temporary t followed by y[i] = y[i] + t[i].

@@ -149,6 +149,22 @@ TEST(MatMul, MatMulAddIsMatMulThenAdd) {
   }
 }
 
+TEST(MatMul, RowsPerWeightReadIsTheActiveKernelsRowTile) {
+  EXPECT_EQ(RowsPerWeightRead(WeightFormat::kF32), 1);
+  EXPECT_EQ(RowsPerWeightRead(WeightFormat::kBF16), 1);
+  const int64_t expected = ActiveTier() == CpuTier::kScalar ? 1
+                           : ActiveTier() == CpuTier::kAvx2 ? 2
+                                                            : 0;
+  for (WeightFormat f : {WeightFormat::kBF16Packed, WeightFormat::kQ8, WeightFormat::kQ4}) {
+    SCOPED_TRACE(WeightFormatName(f));
+    if (expected > 0) {
+      EXPECT_EQ(RowsPerWeightRead(f), expected);
+    }
+    EXPECT_GE(RowsPerWeightRead(f), 1);
+    EXPECT_LE(RowsPerWeightRead(f), 8);
+  }
+}
+
 TEST(MatMul, Bf16PrecisionNeedsBf16Weights) {
   ThreadPool pool(1, false);
   std::vector<float> w(4, 1.0f), x(2, 1.0f), y(2);

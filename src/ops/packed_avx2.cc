@@ -231,7 +231,7 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
 }  // namespace
 
 PackedKernels Avx2PackedKernels() {
-  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows};
+  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows, 2, 2};
 }
 
 }  // namespace qvl::kernels

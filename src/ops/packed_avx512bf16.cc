@@ -354,6 +354,8 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
 
 }  // namespace
 
-PackedKernels Avx512Bf16PackedKernels() { return {PackedBf16, PackedQ8, PackedQ4, QuantizeRows}; }
+PackedKernels Avx512Bf16PackedKernels() {
+  return {PackedBf16, PackedQ8, PackedQ4, QuantizeRows, kBf16Rows, kQuantRows};
+}
 
 }  // namespace qvl::kernels

@@ -132,6 +132,9 @@ struct PackedKernels {
   PackedQuantFn q8;
   PackedQuantFn q4;
   QuantizeRowsFn quantize;
+  // Rows of x a kernel multiplies per read of a weight panel (its row tile).
+  int bf16_rows;
+  int quant_rows;
 };
 
 PackedKernels ScalarPackedKernels();

@@ -183,7 +183,7 @@ int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps) {
 }
 
 PackedKernels ScalarPackedKernels() {
-  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows};
+  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows, 1, 1};
 }
 
 PackedKernels PackedKernelsFor(CpuTier tier) {
