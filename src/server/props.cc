@@ -25,7 +25,8 @@ nlohmann::json DefaultParamsJson(const Engine& engine) {
           {"presence_penalty", Decimal(s.presence_penalty)},
           {"frequency_penalty", Decimal(s.frequency_penalty)},
           {"n_predict", max_tokens},
-          {"max_tokens", max_tokens}};
+          {"max_tokens", max_tokens},
+          {"speculative.n_max", engine.options().draft_tokens}};
 }
 
 nlohmann::json ImageLimitsJson(const Engine& engine) {

@@ -20,6 +20,7 @@ HarnessOptions NonDefaultLimits() {
   o.engine.max_queue = 5;
   o.engine.context_tokens = 3072;
   o.engine.default_max_tokens = 100;
+  o.engine.draft_tokens = 5;
   o.engine.max_images_per_request = 5;
   o.engine.max_image_bytes = size_t{3} << 20;
   o.engine.max_image_pixels = int64_t{2000} * 2000;
@@ -63,6 +64,7 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(params["presence_penalty"], 0.0);
   EXPECT_EQ(params["max_tokens"], 100);
   EXPECT_EQ(params["n_predict"], 100);
+  EXPECT_EQ(params["speculative.n_max"], 5);
 
   const nlohmann::json& limits = props["limits"];
   EXPECT_EQ(limits["max_body_bytes"], 3 << 20);

@@ -75,6 +75,16 @@ describe("answerStats", () => {
     ]);
   });
 
+  it("says how many drafted tokens speculative decoding kept", () => {
+    const stats = answerStats({ decode_ms: 2000, draft_n: 52, draft_n_accepted: 22 }, { completion_tokens: 40 });
+    expect(stats.details).toEqual([
+      ["Writing the answer", "2.00 s"],
+      ["Answer tokens", "40"],
+      ["Guessed ahead", "22 of 52 drafted tokens kept"],
+    ]);
+    expect(answerStats({ draft_n: 0, draft_n_accepted: 0 }).details).toEqual([]);
+  });
+
   it("ignores values of the wrong type", () => {
     const stats = answerStats({ ttft_ms: "fast" as unknown as number, images: "none" as unknown as [] });
     expect(stats).toEqual({ summary: [], details: [] });

@@ -212,6 +212,9 @@ export function answerStats(
   else if (counted) {
     details.push(["Answer tokens", `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
   }
+  if (isNumber(t.draft_n) && t.draft_n > 0 && isNumber(t.draft_n_accepted)) {
+    details.push(["Guessed ahead", `${t.draft_n_accepted} of ${plural(t.draft_n, "drafted token")} kept`]);
+  }
   images.forEach((image, i) => details.push([`Image ${i + 1}`, describeImage(image)]));
   videos.forEach((video, i) => details.push([`Video ${i + 1}`, describeVideo(video)]));
   return { summary, details };

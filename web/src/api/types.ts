@@ -42,6 +42,9 @@ export interface Timings {
   total_ms?: number;
   prefill_tokens_per_s?: number;
   decode_tokens_per_s?: number;
+  /** Speculative decoding (llama-server's names): tokens drafted, and of those kept. */
+  draft_n?: number;
+  draft_n_accepted?: number;
   images?: ImageTiming[];
   videos?: VideoTiming[];
 }
