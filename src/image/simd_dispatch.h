@@ -8,11 +8,19 @@ namespace qvl {
 
 inline bool ImageKernelsUseAvx2() {
 #if defined(__x86_64__)
-  const CpuTier tier = ActiveTier();
-  return tier == CpuTier::kAvx2 || tier == CpuTier::kAvx512 || tier == CpuTier::kAvx512Bf16;
-#else
-  return false;
+  // A switch over every tier, not a comparison: a tier added later fails to compile here
+  // (-Wswitch) until it says which kernels it runs, instead of silently running scalar.
+  switch (ActiveTier()) {
+    case CpuTier::kAvx2:
+    case CpuTier::kAvx512:
+    case CpuTier::kAvx512Bf16:
+      return true;
+    case CpuTier::kScalar:
+    case CpuTier::kNeon:
+      return false;
+  }
 #endif
+  return false;
 }
 
 }  // namespace qvl
