@@ -92,9 +92,9 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
       StrCat(" ", o.min_image_tokens, " ", o.max_image_tokens, " ", o.high_detail_image_tokens);
   canonical += StrCat(" ", o.min_video_tokens, " ", o.max_video_tokens, " ", o.video_token_limit);
   // The model folder's defaults that the model key (ModelIdentity: config.json,
-  // preprocessor_config.json, the weights) leaves out: generation_config.json's sampling,
-  // which a seeded request that sets none samples with, and a video's frame sampling and
-  // size from video_preprocessor_config.json.
+  // preprocessor_config.json, tokenizer, chat template, the weights) leaves out:
+  // generation_config.json's sampling, which a seeded request that sets none samples with, and a
+  // video's frame sampling and size from video_preprocessor_config.json.
   const SamplerConfig s = ResolveSampling({}, engine.model().folder().generation, 0);
   canonical += StrCat("\n", s.greedy, " ", s.temperature, " ", s.top_k, " ", s.top_p, " ", s.min_p,
                       " ", s.repetition_penalty);

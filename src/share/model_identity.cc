@@ -51,6 +51,7 @@ class File {
 void AddFile(Digest& d, const std::string& path) {
   const File f(path);
   const uint64_t size = std::filesystem::file_size(path);
+  d.Add(&size, sizeof(size));
   const std::vector<char> all = f.Read(0, static_cast<size_t>(std::min<uint64_t>(size, 1 << 20)));
   d.Add(all.data(), all.size());
 }
@@ -93,6 +94,12 @@ std::string ModelIdentity(const Qwen3VLModel& model) {
   const ModelFolder& folder = model.folder();
   AddFile(d, folder.config_path);
   AddFile(d, folder.preprocessor_config_path);
+  // What turns a request into tokens and tokens into text: an answer shared between
+  // replicas must come from the same ones.
+  for (const std::string* path :
+       {&folder.tokenizer_path, &folder.tokenizer_config_path, &folder.chat_template_path}) {
+    if (!path->empty()) AddFile(d, *path);
+  }
   for (const std::string& w : folder.weight_files) AddWeightFile(d, w);
   d.Add(ModelNumerics(model));
   unsigned char digest[EVP_MAX_MD_SIZE];

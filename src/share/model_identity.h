@@ -15,7 +15,8 @@ namespace qvl {
 // "v=q8,t=q8,p=bf16,kv=bf16,cpu=avx512bf16,amx=0".
 std::string ModelNumerics(const Qwen3VLModel& model);
 
-// 16 hex digits of SHA-256 over config.json, preprocessor_config.json, each weight
+// 16 hex digits of SHA-256 over config.json, preprocessor_config.json, the tokenizer
+// files and chat template (each file's size and first MiB), each weight
 // file's name, size and safetensors header and 64 KiB sampled across its data (the
 // tensors of two random-weight models of one config differ there), and ModelNumerics.
 // Cheap: no more than about 1 MiB is read per file. Throws Error(kIo) when a file
