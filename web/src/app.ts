@@ -180,7 +180,7 @@ export class App {
       }, answer.retryMs);
     } else if (answer.kind === "limits") {
       this.limits = answer.limits;
-      this.settingsDialog.setMaxTokensLimit(answer.limits.contextTokens);
+      this.settingsDialog.setServerLimits(answer.limits);
     }
   }
 
@@ -346,6 +346,7 @@ export class App {
       body = await buildChatRequest(
         history,
         this.settings,
+        this.limits,
         { image: (id) => this.cache.dataUrl(id), video: (video) => this.videos.dataUrl(video.id, video.type) },
         this.model,
       );

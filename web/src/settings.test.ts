@@ -1,5 +1,6 @@
 // @vitest-environment jsdom
 import { describe, expect, it } from "vitest";
+import { DEFAULT_SERVER_LIMITS } from "./api/server_limits";
 import {
   apiHeaders,
   DEFAULT_SETTINGS,
@@ -27,11 +28,17 @@ describe("settings", () => {
     expect(loadSettings(localStorage)).toEqual(DEFAULT_SETTINGS);
   });
 
-  it("maps image detail to max_pixels at 32 x 32 pixels per token", () => {
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" })).toEqual({ temperature: 0.7, max_tokens: 2048 });
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "low" }).max_pixels).toBe(262144);
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "medium" }).max_pixels).toBe(1048576);
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }).max_pixels).toBe(4194304);
+  it("maps image detail to max_pixels at the server's pixels per token", () => {
+    const limits = DEFAULT_SERVER_LIMITS;
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" }, limits)).toEqual({
+      temperature: 0.7,
+      max_tokens: 2048,
+    });
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "low" }, limits).max_pixels).toBe(262144);
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "medium" }, limits).max_pixels).toBe(1048576);
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }, limits).max_pixels).toBe(4194304);
+    const other = { ...limits, imagePixelsPerToken: 28 * 28, imageHighDetailTokens: 8192 };
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }, other).max_pixels).toBe(8192 * 28 * 28);
   });
 
   it("sends the API key as a bearer token only when there is one", () => {

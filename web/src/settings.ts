@@ -1,7 +1,8 @@
 // What a person can change in the settings drawer, kept in localStorage. Loading is
 // forgiving: a field that is missing or out of range falls back to its default, so an
 // old or hand-edited entry never breaks the page.
-import { DEFAULT_SERVER_LIMITS } from "./api/server_limits";
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./api/server_limits";
+import { detailMaxPixels } from "./image_detail";
 
 export type ImageDetail = "auto" | "low" | "medium" | "high";
 
@@ -13,15 +14,6 @@ export interface Settings {
   /** Sent as a bearer token; only needed when the server was started with a key. */
   apiKey: string;
 }
-
-// One image token covers 32 x 32 pixels (16-pixel patches merged 2 x 2), so a token
-// budget maps to max_pixels. Medium is the least that OCR and grounding want.
-const PIXELS_PER_TOKEN = 32 * 32;
-export const DETAIL_TOKENS: Record<Exclude<ImageDetail, "auto">, number> = {
-  low: 256,
-  medium: 1024,
-  high: 4096,
-};
 
 export const DEFAULT_SETTINGS: Settings = {
   temperature: 0.7,
@@ -77,8 +69,12 @@ export function apiHeaders(settings: Settings): Record<string, string> {
   return settings.apiKey ? { Authorization: `Bearer ${settings.apiKey}` } : {};
 }
 
-/** The request fields that carry the settings (system prompt goes into messages). */
-export function requestOptions(settings: Settings): {
+/** The request fields that carry the settings (system prompt goes into messages);
+ * `limits`: the server's, which size the image detail. */
+export function requestOptions(
+  settings: Settings,
+  limits: ServerLimits,
+): {
   temperature: number;
   max_tokens: number;
   max_pixels?: number;
@@ -87,8 +83,7 @@ export function requestOptions(settings: Settings): {
     temperature: settings.temperature,
     max_tokens: settings.maxTokens,
   };
-  if (settings.detail !== "auto") {
-    options.max_pixels = DETAIL_TOKENS[settings.detail] * PIXELS_PER_TOKEN;
-  }
+  const maxPixels = detailMaxPixels(settings.detail, limits);
+  if (maxPixels !== undefined) options.max_pixels = maxPixels;
   return options;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Conversation, VideoRef } from "../conversation";
 import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
+import { DEFAULT_SERVER_LIMITS } from "./server_limits";
 import { buildChatRequest, chatHeaders, videoForParam, type MediaUrls } from "./chat_request";
 
 const lookup: MediaUrls = {
@@ -61,7 +62,13 @@ function conversation(): Conversation {
 
 describe("buildChatRequest", () => {
   it("resends the whole history with images as data URLs before the text", async () => {
-    const body = await buildChatRequest(conversation(), DEFAULT_SETTINGS, lookup, "Qwen3-VL-2B-Instruct");
+    const body = await buildChatRequest(
+      conversation(),
+      DEFAULT_SETTINGS,
+      DEFAULT_SERVER_LIMITS,
+      lookup,
+      "Qwen3-VL-2B-Instruct",
+    );
     expect(body).toEqual({
       model: "Qwen3-VL-2B-Instruct",
       messages: [
@@ -91,11 +98,17 @@ describe("buildChatRequest", () => {
       detail: "low" as const,
       temperature: 0,
     };
-    const body = await buildChatRequest(conversation(), settings, lookup);
+    const body = await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.model).toBeUndefined();
     expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
     expect(body.max_pixels).toBe(256 * 32 * 32);
     expect(body.temperature).toBe(0);
+  });
+
+  it("asks for no more image pixels than the server's limits give", async () => {
+    const limits = { ...DEFAULT_SERVER_LIMITS, imageDefaultTokens: 512, imageHighDetailTokens: 640 };
+    const medium = { ...DEFAULT_SETTINGS, detail: "medium" as const };
+    expect((await buildChatRequest(conversation(), medium, limits, lookup)).max_pixels).toBe(640 * 32 * 32);
   });
 
   it("asks for a JSON object when the latest question wants one, and only then", async () => {
@@ -103,7 +116,7 @@ describe("buildChatRequest", () => {
     const last = history.messages.at(-1);
     if (last?.role !== "user") throw new Error("the fixture ends with a question");
     last.responseFormat = "json_object";
-    expect((await buildChatRequest(history, DEFAULT_SETTINGS, lookup)).response_format).toEqual({
+    expect((await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format).toEqual({
       type: "json_object",
     });
 
@@ -111,13 +124,15 @@ describe("buildChatRequest", () => {
       { id: "a3", role: "assistant", text: "{}", status: "done", responseFormat: "json_object" },
       { id: "u4", role: "user", text: "Now in words.", images: [] },
     );
-    expect((await buildChatRequest(history, DEFAULT_SETTINGS, lookup)).response_format).toBeUndefined();
+    expect(
+      (await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format,
+    ).toBeUndefined();
   });
 });
 
 describe("video parts", () => {
   it("sends each video as a video_url data URL after the images, for every turn of the history", async () => {
-    const body = await buildChatRequest(videoConversation(), DEFAULT_SETTINGS, lookup);
+    const body = await buildChatRequest(videoConversation(), DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.messages).toEqual([
       {
         role: "user",
@@ -142,7 +157,7 @@ describe("video parts", () => {
   it("reads a saved conversation from before videos (no videos field) as it was", async () => {
     const history = videoConversation();
     for (const message of history.messages) if (message.role === "user") delete message.videos;
-    const body = await buildChatRequest(history, DEFAULT_SETTINGS, lookup);
+    const body = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.messages[2]).toEqual({ role: "user", content: "" });
     expect(body.messages[3]).toEqual({ role: "user", content: "And this?" });
   });
@@ -150,7 +165,7 @@ describe("video parts", () => {
   it("finds the video a server error points at, system prompt and skipped answers included", async () => {
     const history = videoConversation();
     const settings = { ...DEFAULT_SETTINGS, systemPrompt: "Be brief." };
-    const body = await buildChatRequest(history, settings, lookup);
+    const body = await buildChatRequest(history, settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(videoForParam(body, history, "messages[1].content[1].video_url.url")?.name).toBe("clip.mp4");
     expect(videoForParam(body, history, "messages[3].content[0].video_url.url")?.name).toBe("b.webm");
     expect(videoForParam(body, history, "messages[4].content[0]")?.name).toBe("c.mkv");

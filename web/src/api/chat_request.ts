@@ -3,6 +3,7 @@
 // cheap (a follow-up about a clip reuses its decoded frames, encoding and KV pages).
 import { lastQuestion, videosBefore, videosOf, type Conversation, type VideoRef } from "../conversation";
 import { apiHeaders, requestOptions, type Settings } from "../settings";
+import type { ServerLimits } from "./server_limits";
 import type { ApiMessage, ApiPart, ChatRequestBody } from "./types";
 
 /** The data URLs ("data:image/png;base64,...", "data:video/mp4;base64,...") of stored media. */
@@ -46,6 +47,7 @@ export async function buildMessages(
 export async function buildChatRequest(
   conversation: Conversation,
   settings: Settings,
+  limits: ServerLimits,
   media: MediaUrls,
   model?: string,
 ): Promise<ChatRequestBody> {
@@ -53,7 +55,7 @@ export async function buildChatRequest(
     messages: await buildMessages(conversation, settings.systemPrompt, media),
     stream: true,
     stream_options: { include_usage: true },
-    ...requestOptions(settings),
+    ...requestOptions(settings, limits),
   };
   // Asked of the latest question only: earlier answers may be prose.
   const format = lastQuestion(conversation)?.responseFormat;

@@ -5,7 +5,15 @@ const PROPS = {
   default_generation_settings: { n_ctx: 4096 },
   limits: {
     context_tokens: 4096,
-    image: { max_bytes: 2097152, max_decoded_pixels: 4000000, max_per_request: 3 },
+    image: {
+      max_bytes: 2097152,
+      max_decoded_pixels: 4000000,
+      max_per_request: 3,
+      pixels_per_token: 784,
+      default_max_tokens: 1024,
+      low_detail_tokens: 200,
+      max_tokens: 2048,
+    },
     video: { max_bytes: 1048576, max_seconds: 30.5, max_per_request: 1 },
   },
 };
@@ -24,6 +32,10 @@ describe("parseServerLimits", () => {
       imageBytes: 2097152,
       imagePixels: 4000000,
       imagesPerRequest: 3,
+      imagePixelsPerToken: 784,
+      imageDefaultTokens: 1024,
+      imageLowDetailTokens: 200,
+      imageHighDetailTokens: 2048,
       videoBytes: 1048576,
       videoSeconds: 30.5,
       videosPerRequest: 1,
@@ -37,6 +49,24 @@ describe("parseServerLimits", () => {
     expect(
       parseServerLimits({ limits: { context_tokens: "big", image: { max_bytes: -1, max_per_request: 0 }, video: 7 } }),
     ).toEqual({ ...DEFAULT_SERVER_LIMITS, imagesPerRequest: 0 });
+    // Token counts are whole numbers: max_pixels is built from them.
+    expect(
+      parseServerLimits({ limits: { image: { pixels_per_token: 0, default_max_tokens: 1.5, max_tokens: "8192" } } }),
+    ).toEqual(DEFAULT_SERVER_LIMITS);
+  });
+
+  it("keeps low detail at most the default and high detail at least it, as the server does", () => {
+    // An older qvl names only the default; a raised default lifts the high-detail limit.
+    expect(parseServerLimits({ limits: { image: { default_max_tokens: 6000 } } })).toMatchObject({
+      imageDefaultTokens: 6000,
+      imageLowDetailTokens: 256,
+      imageHighDetailTokens: 6000,
+    });
+    expect(parseServerLimits({ limits: { image: { default_max_tokens: 100 } } })).toMatchObject({
+      imageDefaultTokens: 100,
+      imageLowDetailTokens: 100,
+      imageHighDetailTokens: 4096,
+    });
   });
 });
 

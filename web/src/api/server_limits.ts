@@ -10,6 +10,15 @@ export interface ServerLimits {
   imagePixels: number;
   /** Images per request (`--max-images`); a request carries the whole conversation. */
   imagesPerRequest: number;
+  /** Pixels one image token covers (32 x 32). */
+  imagePixelsPerToken: number;
+  /** An image's budget when the request sets none (`--max-image-tokens`). */
+  imageDefaultTokens: number;
+  /** `detail: low` (never above the default). */
+  imageLowDetailTokens: number;
+  /** `detail: high`, and the most a request's own budget reaches
+   * (`--high-detail-image-tokens`, never below the default). */
+  imageHighDetailTokens: number;
   /** Encoded bytes per video file (`--max-video-mb`). */
   videoBytes: number;
   /** Length of a clip (`--max-video-seconds`). */
@@ -25,6 +34,10 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   imageBytes: 16 * 1024 * 1024,
   imagePixels: 8192 * 8192,
   imagesPerRequest: 8,
+  imagePixelsPerToken: 32 * 32,
+  imageDefaultTokens: 1280,
+  imageLowDetailTokens: 256,
+  imageHighDetailTokens: 4096,
   videoBytes: 256 * 1024 * 1024,
   videoSeconds: 600,
   videosPerRequest: 4,
@@ -42,16 +55,28 @@ function count(value: unknown, fallback: number, minimum: number): number {
   return typeof value === "number" && Number.isFinite(value) && value >= minimum ? value : fallback;
 }
 
+// Token counts and pixels per token go into max_pixels, which the server reads as an integer.
+function whole(value: unknown, fallback: number): number {
+  return Number.isInteger(value) && (value as number) >= 1 ? (value as number) : fallback;
+}
+
 /** The limits in a /props body; each one missing or malformed keeps its default. */
 export function parseServerLimits(props: unknown): ServerLimits {
   const limits = objectAt(props, "limits");
   const image = objectAt(limits, "image");
   const video = objectAt(limits, "video");
   const d = DEFAULT_SERVER_LIMITS;
+  // Held to the order the server keeps (low <= default <= high), so that a partial or
+  // older answer cannot make low detail larger than the default or high smaller.
+  const defaultTokens = whole(image.default_max_tokens, d.imageDefaultTokens);
   return {
     imageBytes: count(image.max_bytes, d.imageBytes, 1),
     imagePixels: count(image.max_decoded_pixels, d.imagePixels, 1),
     imagesPerRequest: count(image.max_per_request, d.imagesPerRequest, 0),
+    imagePixelsPerToken: whole(image.pixels_per_token, d.imagePixelsPerToken),
+    imageDefaultTokens: defaultTokens,
+    imageLowDetailTokens: Math.min(whole(image.low_detail_tokens, d.imageLowDetailTokens), defaultTokens),
+    imageHighDetailTokens: Math.max(whole(image.max_tokens, d.imageHighDetailTokens), defaultTokens),
     videoBytes: count(video.max_bytes, d.videoBytes, 1),
     videoSeconds: count(video.max_seconds, d.videoSeconds, 0),
     videosPerRequest: count(video.max_per_request, d.videosPerRequest, 0),

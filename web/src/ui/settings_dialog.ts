@@ -1,8 +1,9 @@
 // The settings drawer. Every change is applied and saved at once; there is no
 // separate save button to forget.
 import { byId } from "../dom";
-import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
-import { DEFAULT_SETTINGS, normalizeSettings, type Settings } from "../settings";
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "../api/server_limits";
+import { detailLabel } from "../image_detail";
+import { DEFAULT_SETTINGS, normalizeSettings, type ImageDetail, type Settings } from "../settings";
 
 export class SettingsDialog {
   private readonly dialog = byId<HTMLDialogElement>("settings-dialog");
@@ -14,13 +15,14 @@ export class SettingsDialog {
   private readonly apiKey = byId<HTMLInputElement>("api-key");
   private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
   private askingForKey = false;
-  private maxTokensLimit = DEFAULT_SERVER_LIMITS.contextTokens;
+  private limits: ServerLimits = DEFAULT_SERVER_LIMITS;
 
   constructor(
     private settings: Settings,
     private readonly onChange: (settings: Settings) => void,
   ) {
     this.show(settings);
+    this.showDetailLabels();
     this.form.addEventListener("input", () => this.read());
     this.form.addEventListener("change", () => this.read());
     this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = String(this.settings.maxTokens)));
@@ -31,10 +33,12 @@ export class SettingsDialog {
     closeOnBackdropClick(this.dialog);
   }
 
-  /** The longest answer the server could give (its context, from /props). */
-  setMaxTokensLimit(limit: number): void {
-    this.maxTokensLimit = limit;
-    this.maxTokens.max = String(limit);
+  /** The server's limits (from /props, which may answer after the drawer was built):
+   * the longest answer it could give (its context), and each image detail's budget. */
+  setServerLimits(limits: ServerLimits): void {
+    this.limits = limits;
+    this.maxTokens.max = String(limits.contextTokens);
+    this.showDetailLabels();
   }
 
   open(): void {
@@ -69,11 +73,24 @@ export class SettingsDialog {
     this.temperature.value = String(settings.temperature);
     this.temperatureValue.value = settings.temperature.toFixed(2);
     this.maxTokens.value = String(settings.maxTokens);
-    this.maxTokens.max = String(this.maxTokensLimit);
+    this.maxTokens.max = String(this.limits.contextTokens);
     this.systemPrompt.value = settings.systemPrompt;
     this.apiKey.value = settings.apiKey;
-    for (const radio of this.form.querySelectorAll<HTMLInputElement>('input[name="detail"]')) {
+    for (const radio of this.detailRadios()) {
       radio.checked = radio.value === settings.detail;
+    }
+  }
+
+  private detailRadios(): HTMLInputElement[] {
+    return [...this.form.querySelectorAll<HTMLInputElement>('input[name="detail"]')];
+  }
+
+  // The words sit in the <span> after each radio, inside its <label>, so the radio's
+  // accessible name changes with them.
+  private showDetailLabels(): void {
+    for (const radio of this.detailRadios()) {
+      const words = radio.nextElementSibling;
+      if (words) words.textContent = detailLabel(radio.value as ImageDetail, this.limits);
     }
   }
 
@@ -83,7 +100,7 @@ export class SettingsDialog {
     // previous value; the box shows the value in force when it loses focus.
     const typed = Number(this.maxTokens.value);
     const maxTokens =
-      Number.isInteger(typed) && typed >= 1 && typed <= this.maxTokensLimit ? typed : this.settings.maxTokens;
+      Number.isInteger(typed) && typed >= 1 && typed <= this.limits.contextTokens ? typed : this.settings.maxTokens;
     const next = normalizeSettings(
       {
         temperature: Number(this.temperature.value),
@@ -92,7 +109,7 @@ export class SettingsDialog {
         systemPrompt: this.systemPrompt.value,
         apiKey: this.apiKey.value,
       },
-      this.maxTokensLimit,
+      this.limits.contextTokens,
     );
     this.settings = next;
     this.temperatureValue.value = next.temperature.toFixed(2);
