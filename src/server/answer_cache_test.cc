@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/model_folder_for_test.h"
 #include "model/qwen3vl.h"
 #include "server/chat_request.h"
 #include "server/engine_limits.h"
@@ -29,20 +30,6 @@ std::unique_ptr<Engine> TinyEngine(const EngineOptions& options,
   m.vision_weights = WeightFormat::kBF16;
   m.weight_cache_dir = "none";
   return std::make_unique<Engine>(Qwen3VLModel::Load(dir, m), options);
-}
-
-// A copy of the fixture's folder with `file` holding `text`; its other files are links.
-std::string FolderWith(const std::string& file, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(::testing::TempDir()) / ("answer_key_" + file);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const fs::directory_entry& entry : fs::directory_iterator(ModelDir())) {
-    const fs::path name = entry.path().filename();
-    if (name != file) fs::create_symlink(fs::absolute(entry.path()), dir / name);
-  }
-  std::ofstream(dir / file) << text;
-  return dir.string();
 }
 
 EngineOptions SmallEngine() {
@@ -266,16 +253,17 @@ TEST_F(AnswerKeyTest, TheModelFoldersSamplingDefaultsChangeTheKey) {
   nlohmann::json seeded = Text("hi");
   seeded.erase("temperature");
   seeded["seed"] = 1;
-  const std::unique_ptr<Engine> cooler =
-      TinyEngine(SmallEngine(), FolderWith("generation_config.json",
-                                           R"({"do_sample": true, "temperature": 0.5, "top_k": 20,
+  const std::unique_ptr<Engine> cooler = TinyEngine(
+      SmallEngine(), ModelFolderWith(ModelDir(), "generation_config.json",
+                                     R"({"do_sample": true, "temperature": 0.5, "top_k": 20,
                                     "top_p": 0.8, "eos_token_id": [151645, 151643]})"));
   EXPECT_NE(KeyOf(seeded, *cooler), Key(seeded));
   // A video's frames are sampled at video_preprocessor_config.json's rate.
   const std::unique_ptr<Engine> slower = TinyEngine(
       SmallEngine(),
-      FolderWith("video_preprocessor_config.json",
-                 R"({"size": {"longest_edge": 25165824, "shortest_edge": 4096}, "patch_size": 16,
+      ModelFolderWith(
+          ModelDir(), "video_preprocessor_config.json",
+          R"({"size": {"longest_edge": 25165824, "shortest_edge": 4096}, "patch_size": 16,
                      "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.5, 0.5, 0.5],
                      "image_std": [0.5, 0.5, 0.5], "fps": 1})"));
   EXPECT_NE(KeyOf(Video(), *slower), Key(Video()));

@@ -7,24 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "model/model_folder_for_test.h"
+
 namespace qvl {
 namespace {
 
 const std::string kModelDir = std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model";
-
-// A copy of the tiny model's folder (links) with `file` replaced by `text`.
-std::string FolderWith(const std::string& file, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(::testing::TempDir()) / ("model_identity_" + file);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const fs::directory_entry& entry : fs::directory_iterator(kModelDir)) {
-    const fs::path name = entry.path().filename();
-    if (name != file) fs::create_symlink(fs::absolute(entry.path()), dir / name);
-  }
-  std::ofstream(dir / file) << text;
-  return dir.string();
-}
 
 std::string IdentityOf(const std::string& dir) {
   ModelOptions options;
@@ -42,12 +30,14 @@ TEST(ModelIdentity, FollowsTheTokenizerAndChatTemplateAsWellAsTheWeights) {
   nlohmann::json tmpl;
   std::ifstream(kModelDir + "/chat_template.json") >> tmpl;
   tmpl["chat_template"] = tmpl["chat_template"].get<std::string>() + "{{- '' }}";
-  EXPECT_NE(IdentityOf(FolderWith("chat_template.json", tmpl.dump())), base);
+  EXPECT_NE(IdentityOf(ModelFolderWith(kModelDir, "chat_template.json", tmpl.dump())), base);
 
   nlohmann::json tokenizer_config;
   std::ifstream(kModelDir + "/tokenizer_config.json") >> tokenizer_config;
   tokenizer_config["model_max_length"] = 1234;
-  EXPECT_NE(IdentityOf(FolderWith("tokenizer_config.json", tokenizer_config.dump())), base);
+  EXPECT_NE(
+      IdentityOf(ModelFolderWith(kModelDir, "tokenizer_config.json", tokenizer_config.dump())),
+      base);
 }
 
 }  // namespace

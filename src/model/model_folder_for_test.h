@@ -1,0 +1,29 @@
+// Tests only: a copy of a model folder (symbolic links to its files) with one file
+// replaced, for checking what depends on that file.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace qvl {
+
+// `dir` with `file` holding `text` instead, under the test's temporary folder.
+inline std::string ModelFolderWith(const std::string& dir, const std::string& file,
+                                   const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path copy = fs::path(::testing::TempDir()) /
+                        ("model_with_" + fs::path(dir).filename().string() + "_" + file);
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    const fs::path name = entry.path().filename();
+    if (name != file) fs::create_symlink(fs::absolute(entry.path()), copy / name);
+  }
+  std::ofstream(copy / file) << text;
+  return copy.string();
+}
+
+}  // namespace qvl
