@@ -33,11 +33,12 @@ ServerHarness::ServerHarness(const HarnessOptions& options) {
   TuneMallocForServing();  // as `qvl serve` does
   if (options.load_model) {
     ModelOptions model_options;
-    model_options.text_weights = WeightFormat::kBF16;
-    model_options.vision_weights = WeightFormat::kBF16;
+    model_options.text_weights = model_options.vision_weights = options.weights;
     model_options.weight_cache_dir = "none";
-    model_options.precision = MatmulPrecision::kF32;
-    model_options.kv_dtype = DType::kF32;
+    if (options.weights == WeightFormat::kBF16) {
+      model_options.precision = MatmulPrecision::kF32;
+      model_options.kv_dtype = DType::kF32;
+    }
     engine_ =
         std::make_unique<Engine>(Qwen3VLModel::Load(ModelDir(), model_options), options.engine);
   }

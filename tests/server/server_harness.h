@@ -19,6 +19,9 @@ struct HarnessOptions {
   ApiServerOptions server;
   EngineOptions engine;
   bool load_model = true;
+  // The checkpoint's own bf16 with f32 matmuls by default (greedy tokens equal the
+  // goldens); a packed format computes as `qvl serve --dtype` does.
+  WeightFormat weights = WeightFormat::kBF16;
 };
 
 // Defaults for the tests: the fixture's model name, f32 matmuls (greedy tokens equal
