@@ -28,19 +28,19 @@ struct Answer {
 
 // q8 weights, whose kernels serve several rows per read of a weight panel, so that
 // drafts fit beside three sequences decoding at once (engine.cc's draft room).
-std::unique_ptr<Engine> MakeQ8Engine(int draft_tokens) {
+std::unique_ptr<Engine> MakeQ8Engine(int draft_tokens, EngineOptions options = EngineOptions()) {
   ModelOptions m;
   m.text_weights = m.vision_weights = WeightFormat::kQ8;
   m.weight_cache_dir = "none";
-  EngineOptions options;
   options.threads = 2;
   options.max_sequences = 3;
   options.draft_tokens = draft_tokens;
   return std::make_unique<Engine>(Qwen3VLModel::Load(kModelDir, m), options);
 }
 
-std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest>& requests) {
-  auto engine = MakeQ8Engine(draft_tokens);
+std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest>& requests,
+                           const EngineOptions& options = EngineOptions()) {
+  auto engine = MakeQ8Engine(draft_tokens, options);
   std::vector<std::unique_ptr<Collector>> collectors;
   std::vector<Answer> answers(requests.size());
   std::vector<std::vector<GeneratedToken>> streamed(requests.size());
@@ -101,11 +101,13 @@ std::vector<GenerationRequest> Requests() {
   return requests;
 }
 
+bool DraftsRunHere() { return RowsPerWeightRead(WeightFormat::kQ8) >= 2; }
+constexpr const char* kNoDrafts =
+    "needs AVX2: the scalar q8 kernels read the weights once per row, so the engine drafts "
+    "nothing";
+
 TEST(EngineDrafts, AnswersAreTheSameTokenForTokenWithAndWithoutDrafts) {
-  if (RowsPerWeightRead(WeightFormat::kQ8) < 2) {
-    GTEST_SKIP() << "needs AVX2: the scalar q8 kernels read the weights once per row, so "
-                    "the engine drafts nothing";
-  }
+  if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
   const std::vector<GenerationRequest> requests = Requests();
   const std::vector<Answer> plain = RunAll(0, requests);
   const std::vector<Answer> drafted = RunAll(EngineOptions().draft_tokens, requests);
@@ -127,6 +129,81 @@ TEST(EngineDrafts, AnswersAreTheSameTokenForTokenWithAndWithoutDrafts) {
   EXPECT_GT(draft_tokens, accepted);
   std::printf("drafted %lld, accepted %lld\n", static_cast<long long>(draft_tokens),
               static_cast<long long>(accepted));
+}
+
+TEST(EngineDrafts, AStopStringInsideAKeptDraftEndsTheAnswerWhereItWouldHave) {
+  if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
+  GenerationRequest r = LoadCase("01_text_only");
+  r.ignore_eos = true;
+  r.max_tokens = 48;
+  r.top_logprobs = 0;  // so that updates carry token ids
+  const std::vector<Answer> free = RunAll(0, {r});
+  auto engine = MakeQ8Engine(0);
+  Collector text;
+  engine->Submit(r, text.Sink());
+  text.Wait();
+  // A stop string from the middle of the answer, where it repeats itself.
+  ASSERT_GT(text.text.size(), 40u);
+  r.stop = {text.text.substr(text.text.size() / 2, 6)};
+  const std::vector<Answer> plain = RunAll(0, {r});
+  const std::vector<Answer> drafted = RunAll(EngineOptions().draft_tokens, {r});
+  EXPECT_EQ(plain[0].finish, FinishReason::kStop);
+  EXPECT_LT(plain[0].tokens.size(), free[0].tokens.size());
+  EXPECT_EQ(drafted[0].tokens, plain[0].tokens);
+  EXPECT_EQ(drafted[0].finish, plain[0].finish);
+  EXPECT_GT(drafted[0].timings.draft_tokens_accepted, 0);
+}
+
+TEST(EngineDrafts, EveryChoiceOfARequestIsTheSameWithDrafts) {
+  if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
+  auto answers = [](int draft_tokens) {
+    auto engine = MakeQ8Engine(draft_tokens);
+    GenerationRequest r = LoadCase("02_one_image_jpeg");
+    r.n = 3;
+    r.max_tokens = 64;
+    r.ignore_eos = true;
+    r.top_logprobs = 0;
+    r.sampling.temperature = 0.3f;
+    r.sampling.seed = 5;
+    ChoicesCollector c(3);
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    int64_t kept = 0;
+    for (const GenerationUpdate& last : c.last) kept += last.timings.draft_tokens_accepted;
+    return std::make_pair(c.tokens, kept);
+  };
+  const auto [plain, none] = answers(0);
+  const auto [drafted, kept] = answers(EngineOptions().draft_tokens);
+  EXPECT_EQ(drafted, plain);
+  EXPECT_NE(plain[0], plain[1]);
+  EXPECT_EQ(none, 0);
+  EXPECT_GT(kept, 0);
+}
+
+TEST(EngineDrafts, ATightKvCacheThatPreemptsGivesTheSameAnswers) {
+  if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
+  EngineOptions options;
+  // 24 pages of 16 tokens: any one case fits, three at once do not (see engine_test.cc).
+  options.kv_page_tokens = 16;
+  options.kv_cache_bytes = 24 * 32 * 1024;
+  std::vector<GenerationRequest> requests;
+  for (const std::string& name : CaseNames()) {
+    GenerationRequest r = LoadCase(name);
+    r.ignore_eos = true;
+    r.max_tokens = 40;
+    r.top_logprobs = 0;
+    requests.push_back(std::move(r));
+  }
+  const std::vector<Answer> plain = RunAll(0, requests, options);
+  const std::vector<Answer> drafted = RunAll(EngineOptions().draft_tokens, requests, options);
+  int64_t kept = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE(CaseNames()[i]);
+    EXPECT_EQ(drafted[i].tokens, plain[i].tokens);
+    EXPECT_EQ(drafted[i].finish, FinishReason::kLength);
+    kept += drafted[i].timings.draft_tokens_accepted;
+  }
+  EXPECT_GT(kept, 0);
 }
 
 }  // namespace
