@@ -1,5 +1,6 @@
 // Linear-layer speed at the Qwen3-VL-2B shapes, per weight format: GEMV for decode
-// (M = 1, 4, 8), GEMM for prefill (M = 512) and the vision tower (M = 3072). Counters:
+// (M = 1, 2, 4, 5, 8, 16: batched streams and speculative drafts), GEMM for prefill
+// (M = 512) and the vision tower (M = 3072). Counters:
 // GFLOP/s (2 M N K per call) and GB/s of weight bytes read, from wall time, and the same
 // from the main thread's CPU time (cpu_GFLOP/s, cpu_GB/s): with QVL_THREADS=1 those are
 // the kernel's own speed even on a loaded machine. BM_ReadProbe streams a buffer on
