@@ -31,9 +31,10 @@ struct EngineOptions {
   int64_t context_tokens = 16384;  // per sequence: prompt + completion
   int default_max_tokens = 2048;   // when a request gives none
   int prefill_chunk_tokens = 512;  // prompt tokens per engine step
-  // Speculative decoding by prompt lookup (engine/draft_lookup.h): up to this many tokens
-  // per decode step guessed from the sequence's own history and verified in the same
-  // pass; the answer is the same token for token. 0 turns it off.
+  // Speculative decoding (engine/draft_lookup.h): up to this many tokens per decode step
+  // guessed from the sequence's own history or its grammar and verified in the same
+  // pass, in rows the kernels' row tile leaves free; the answer is the same token for
+  // token. 0 turns it off.
   int draft_tokens = 3;
   // While answers stream, the longest the engine works on other requests' images and
   // prompts between two of their tokens: vision runs in slices of whole blocks and prompt
@@ -87,7 +88,7 @@ struct EngineStats {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  int64_t draft_tokens = 0;           // drafted by prompt lookup
+  int64_t draft_tokens = 0;           // drafted for speculative decoding
   int64_t draft_tokens_accepted = 0;  // of those, kept
   int64_t images_encoded = 0;
   int64_t image_cache_hits = 0;

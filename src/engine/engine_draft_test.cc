@@ -1,4 +1,4 @@
-// Speculative decoding by prompt lookup leaves every answer as it was: the same tokens
+// Speculative decoding leaves every answer as it was: the same tokens
 // and the same logprobs as decoding one token per step, greedy, sampled with a seed, and
 // constrained by a grammar (drafts from the prompt and from the grammar's fixed keys),
 // in a batch.

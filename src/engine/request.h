@@ -166,7 +166,7 @@ struct Timings {
   double total_ms = 0;
   double prefill_tokens_per_s = 0;
   double decode_tokens_per_s = 0;
-  int64_t draft_tokens = 0;           // guessed by prompt lookup (engine/draft_lookup.h)
+  int64_t draft_tokens = 0;           // guessed ahead (engine/draft_lookup.h)
   int64_t draft_tokens_accepted = 0;  // of those, kept: the sampler picked them too
   std::vector<ImageGrid> images;
   std::vector<ImageGrid> videos;

@@ -129,7 +129,7 @@ std::string ServerMetrics::Render(const EngineStats* stats, bool ready) const {
          "Prompt tokens whose KV came from the prefix cache.", s.cached_prompt_tokens);
   Metric(&out, "qvl_completion_tokens_total", "counter", "Generated tokens.", s.completion_tokens);
   Metric(&out, "qvl_draft_tokens_total", "counter",
-         "Tokens drafted by prompt lookup (speculative decoding).", s.draft_tokens);
+         "Tokens drafted for speculative decoding (prompt lookup, grammar).", s.draft_tokens);
   Metric(&out, "qvl_draft_tokens_accepted_total", "counter",
          "Drafted tokens kept: the sampler chose them too.", s.draft_tokens_accepted);
   Metric(&out, "qvl_images_encoded_total", "counter", "Images run through the vision tower.",
