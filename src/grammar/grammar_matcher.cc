@@ -1,6 +1,7 @@
 #include "grammar/grammar_matcher.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -340,19 +341,29 @@ std::string GrammarMatcher::ForcedBytes(size_t max_bytes) const {
   std::string forced;
   if (ended_) return forced;
   grammar::GrammarAutomaton& automaton = runtime_->automaton;
+  // A byte is forced where exactly one byte class leads on and that class is one byte:
+  // the classes' sizes are counted once, then each step tries classes, not bytes.
+  const std::array<uint8_t, 256>& byte_class = automaton.grammar().byte_class;
+  std::array<int, 256> class_size{};
+  std::array<uint8_t, 256> class_byte{};
+  for (int byte = 0; byte < 256; ++byte) {
+    ++class_size[byte_class[byte]];
+    class_byte[byte_class[byte]] = static_cast<uint8_t>(byte);
+  }
+  const int classes = static_cast<int>(automaton.class_count());
   int32_t state = state_;
   while (forced.size() < max_bytes && !automaton.IsComplete(state)) {
     int32_t next = grammar::GrammarAutomaton::kDead;
     int live = 0, only = 0;
-    for (int byte = 0; byte < 256 && live < 2; ++byte) {
-      const int32_t to = automaton.Step(state, static_cast<uint8_t>(byte));
+    for (int c = 0; c < classes && live < 2; ++c) {
+      const int32_t to = automaton.StepClass(state, c);
       if (to == grammar::GrammarAutomaton::kDead) continue;
       ++live;
-      only = byte;
+      only = c;
       next = to;
     }
-    if (live != 1) break;
-    forced.push_back(static_cast<char>(only));
+    if (live != 1 || class_size[only] != 1) break;
+    forced.push_back(static_cast<char>(class_byte[only]));
     state = next;
   }
   return forced;
