@@ -11,10 +11,38 @@ extern "C" {
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace qvl {
+
+// A clip's bytes as the decoder takes them.
+inline std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+// The error `fn` throws, or kInternal "no error" when it throws none.
+inline Error ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  return Error(ErrorCode::kInternal, "no error");
+}
+
+// The file a muxer wrote into its dynamic buffer (after av_write_trailer); frees the buffer.
+inline std::string CloseDynamicBuffer(AVFormatContext* fmt) {
+  uint8_t* buffer = nullptr;
+  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
+  std::string out(reinterpret_cast<const char*>(buffer), size);
+  av_free(buffer);
+  return out;
+}
 
 // A synthetic RGB frame: gradients and a square that moves 8 pixels right per frame k.
 inline std::vector<uint8_t> SyntheticRgb(int w, int h, int k) {
@@ -135,10 +163,7 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   avcodec_send_frame(enc, nullptr);
   drain();
   av_write_trailer(fmt);
-  uint8_t* buffer = nullptr;
-  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  av_free(buffer);
+  std::string out = CloseDynamicBuffer(fmt);
   av_packet_free(&packet);
   av_frame_free(&frame);
   sws_freeContext(sws);

@@ -20,19 +20,6 @@ extern "C" {
 namespace qvl {
 namespace {
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-Error ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(ErrorCode::kInternal, "no error");
-}
-
 struct RawStream {
   const char* muxer = "matroska";
   int width = 64, height = 64;
@@ -70,10 +57,7 @@ std::string MuxRawPackets(const RawStream& spec) {
     av_packet_unref(packet);  // av_write_frame leaves the packet to its caller
   }
   av_write_trailer(fmt);
-  uint8_t* buffer = nullptr;
-  const int size = avio_close_dyn_buf(fmt->pb, &buffer);
-  std::string out(reinterpret_cast<const char*>(buffer), size);
-  av_free(buffer);
+  std::string out = CloseDynamicBuffer(fmt);
   av_packet_free(&packet);
   avformat_free_context(fmt);
   return out;

@@ -14,10 +14,6 @@
 namespace qvl {
 namespace {
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
 // Frame `indices` of `clip` as RGB(X) bytes.
 std::vector<std::vector<uint8_t>> Decode(const std::string& clip,
                                          const std::vector<int64_t>& indices,

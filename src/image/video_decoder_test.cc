@@ -21,19 +21,6 @@ using Json = nlohmann::json;
 const std::string kData = QVL_TEST_DATA;
 const std::string kCases = kData + "/tiny-qwen3vl/cases/";
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-Error ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e;
-  }
-  return Error(ErrorCode::kInternal, "no error");
-}
-
 class VideoFileCaseTest : public testing::TestWithParam<std::string> {};
 
 // The lossless MP4 of each case decodes to its PNG frames bit for bit, with the
