@@ -22,6 +22,10 @@ std::string SseEvent(const nlohmann::json& value) {
   return StrCat("data: ", JsonText(value), "\n\n");
 }
 
+std::string SseEvent(std::string_view name, const nlohmann::json& value) {
+  return StrCat("event: ", name, "\ndata: ", JsonText(value), "\n\n");
+}
+
 std::string FinishReasonText(FinishReason reason) {
   return reason == FinishReason::kStop ? "stop" : "length";
 }
@@ -129,15 +133,19 @@ nlohmann::json TokenJson(const TokenLogprob& token) {
 
 }  // namespace
 
-nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens) {
-  nlohmann::json content = nlohmann::json::array();
+void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::json* entries) {
   for (const GeneratedToken& t : tokens) {
     nlohmann::json entry = TokenJson(t.chosen);
     nlohmann::json top = nlohmann::json::array();
     for (const TokenLogprob& alternative : t.top) top.push_back(TokenJson(alternative));
     entry["top_logprobs"] = std::move(top);
-    content.push_back(std::move(entry));
+    entries->push_back(std::move(entry));
   }
+}
+
+nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens) {
+  nlohmann::json content = nlohmann::json::array();
+  AppendLogprobEntries(tokens, &content);
   return {{"content", std::move(content)}, {"refusal", nullptr}};
 }
 

@@ -29,6 +29,8 @@ std::string JsonText(const nlohmann::json& value);
 
 // "data: <json>\n\n": one server-sent event.
 std::string SseEvent(const nlohmann::json& value);
+// "event: <name>\ndata: <json>\n\n": one typed server-sent event (the Responses API).
+std::string SseEvent(std::string_view name, const nlohmann::json& value);
 
 // OpenAI's finish_reason: "stop" or "length". An answer that ended for any other reason
 // (the server shut down, the engine failed) is cut short, as by max_tokens, so it reports
@@ -44,6 +46,8 @@ nlohmann::json UsageJson(const Usage& usage);
 nlohmann::json TimingsJson(const Timings& timings);
 // {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);
+// The "content" array of LogprobsJson, appended to `entries` (an array).
+void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::json* entries);
 
 // [{"index", "id", "type": "function", "function": {"name", "arguments"}}], the first
 // numbered `first_index` (a choice's calls are numbered from 0 across chunks).

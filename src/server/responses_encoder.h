@@ -4,13 +4,17 @@
 // content_part.added, output_text.delta ... output_text.done, content_part.done,
 // output_item.done, function_call_arguments.delta / .done for tool calls, and
 // response.completed / response.incomplete / response.failed), each with its
-// sequence_number. The answer's text becomes one "message" output item; with tools
-// offered it goes through a ToolCallParser and each call becomes a "function_call" item.
+// sequence_number. The answer's text becomes "message" output items; with tools offered
+// it goes through a ToolCallParser and each call becomes a "function_call" item, in the
+// order the model wrote them (text after a call is a new message). Text that is only
+// whitespace makes no message, and whitespace between a message and a call (the
+// template's separator) belongs to neither.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -39,13 +43,48 @@ class ResponsesEncoder : public ResponseEncoder {
 
   // Streamed: response.created and response.in_progress; else "".
   std::string Start() override;
+  // Streamed: the events this update makes; the final one closes the open items and
+  // ends with the terminal event carrying the whole response. Not streamed: "" until
+  // the final update, then the Response JSON. An answer that stopped is "completed", one
+  // that reached its token limit "incomplete" (max_output_tokens), one cut short by a
+  // shutdown or an engine failure "failed" with the reason in error.message. Updates
+  // for a choice other than 0 are ignored (the request has one answer).
   std::string Encode(GenerationUpdate&& update) override;
   bool finished() const override { return finished_; }
+  // Once finished: the final update without its text (usage, timings, how it ended).
   const GenerationUpdate& summary() const override { return summary_; }
 
  private:
+  enum class Status { kInProgress, kCompleted, kIncomplete, kFailed };
+
+  void AddText(std::string_view text);
+  void AppendToMessage(std::string_view text);
+  void OpenMessage();
+  void CloseMessage(const char* status);
+  void AddCall(const ParsedToolCall& call);
+  void Finish();
+  nlohmann::json ResponseJson(Status status) const;
+  void Emit(const char* type, nlohmann::json event);
+
   ResponsesIdentity identity_;
   ResponsesEncoderOptions options_;
+  ToolCallParser tools_;
+  ToolCallParser::Output parsed_;                    // reused for every update
+  std::string clean_text_;                           // the update's text, valid UTF-8
+  nlohmann::json output_ = nlohmann::json::array();  // the items closed so far
+  // Whitespace not yet given to a message: it joins one if more text follows, and is
+  // dropped if a call or (with no message open) the end follows.
+  std::string held_;
+  // Logprob entries of tokens whose text is not yet in a message.
+  nlohmann::json pending_logprobs_ = nlohmann::json::array();
+  // The message item being written, if any; it is output_[output_.size()] when closed.
+  bool message_open_ = false;
+  std::string message_id_;
+  std::string message_text_;
+  nlohmann::json message_logprobs_ = nlohmann::json::array();
+  int64_t sequence_number_ = 0;
+  int64_t completed_at_ = 0;
+  std::string events_;  // what the current call returns
   GenerationUpdate summary_;
   bool finished_ = false;
 };

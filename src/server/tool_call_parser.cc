@@ -48,6 +48,7 @@ bool ToolCallParser::ParseCall(std::string_view body, Output* out) {
         arguments->dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   }
   out->calls.push_back(std::move(parsed));
+  out->call_offsets.push_back(out->content.size());
   ++calls_;
   return true;
 }

@@ -22,6 +22,9 @@ class ToolCallParser {
   struct Output {
     std::string content;
     std::vector<ParsedToolCall> calls;
+    // Where the model wrote each call: calls[i] came right after content[0,
+    // call_offsets[i]), for callers that keep text and calls in their order.
+    std::vector<size_t> call_offsets;
   };
 
   // More answer text; appends to `out` what is now certain. Text that may be the start

@@ -32,6 +32,17 @@ TEST(ToolCallParserTest, SplitsContentAndCallsWhateverThePieceSize) {
   }
 }
 
+TEST(ToolCallParserTest, CallOffsetsSayWhereEachCallWasWritten) {
+  const std::string text =
+      "A<tool_call>{\"name\": \"f\"}</tool_call>BC<tool_call>{\"name\": \"g\"}</tool_call>"
+      "<tool_call>{\"name\": \"h\"}</tool_call>D";
+  for (size_t piece : {1, 3, 1000}) {
+    const ToolCallParser::Output out = ParseInPieces(text, piece);
+    EXPECT_EQ(out.content, "ABCD") << piece;
+    EXPECT_EQ(out.call_offsets, (std::vector<size_t>{1, 3, 3})) << piece;
+  }
+}
+
 TEST(ToolCallParserTest, HoldsBackOnlyWhatMayStartACall) {
   ToolCallParser parser;
   ToolCallParser::Output out;

@@ -1,0 +1,481 @@
+#include "server/responses_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace qvl {
+namespace {
+
+using nlohmann::json;
+
+json Echo() {
+  return {{"instructions", "Be brief."},
+          {"max_output_tokens", 64},
+          {"temperature", 0.5},
+          {"top_p", 1.0},
+          {"top_logprobs", 2},
+          {"tools", json::array()},
+          {"tool_choice", "auto"},
+          {"parallel_tool_calls", true},
+          {"text", {{"format", {{"type", "text"}}}}},
+          {"truncation", "disabled"},
+          {"metadata", {{"k", "v"}}},
+          {"store", false},
+          {"user", "u1"},
+          {"reasoning", {{"effort", nullptr}}},
+          {"previous_response_id", nullptr}};
+}
+
+ResponsesIdentity Identity() { return {"resp_1", 1700000000, "qwen3-vl", Echo()}; }
+
+GenerationUpdate Text(const std::string& text) {
+  GenerationUpdate u;
+  u.text = text;
+  GeneratedToken t;
+  t.chosen = {42, text, -0.25f};
+  t.top = {{42, text, -0.25f}, {7, "\xe4\xb8", -2.0f}};
+  u.tokens.push_back(t);
+  return u;
+}
+
+GenerationUpdate Final(FinishReason reason) {
+  GenerationUpdate u;
+  u.finished = true;
+  u.finish_reason = reason;
+  u.usage = {12, 2, 8};
+  u.timings.prefill_ms = 3;
+  return u;
+}
+
+GenerationUpdate Failed() {
+  GenerationUpdate u = Final(FinishReason::kError);
+  u.error = "engine step failed";
+  return u;
+}
+
+struct Event {
+  std::string name;
+  json data;
+};
+
+// Splits "event: <type>\ndata: <json>\n\n" events; the name must be the payload's type.
+std::vector<Event> Events(const std::string& sse) {
+  std::vector<Event> events;
+  size_t start = 0;
+  while (start < sse.size()) {
+    const size_t end = sse.find("\n\n", start);
+    if (end == std::string::npos) {
+      ADD_FAILURE() << "unterminated event: " << sse.substr(start);
+      break;
+    }
+    const std::string text = sse.substr(start, end - start);
+    const size_t newline = text.find('\n');
+    EXPECT_EQ(text.rfind("event: ", 0), 0u) << text;
+    EXPECT_EQ(text.compare(newline + 1, 6, "data: "), 0) << text;
+    Event e{text.substr(7, newline - 7), json::parse(text.substr(newline + 7))};
+    EXPECT_EQ(e.data["type"], e.name);
+    events.push_back(std::move(e));
+    start = end + 2;
+  }
+  return events;
+}
+
+std::vector<std::string> Names(const std::vector<Event>& events) {
+  std::vector<std::string> names;
+  for (const Event& e : events) names.push_back(e.name);
+  return names;
+}
+
+bool IsTerminal(const std::string& name) {
+  return name == "response.completed" || name == "response.incomplete" || name == "response.failed";
+}
+
+// Builds the response from the events the way the openai SDK's ResponseStream does
+// (lib/responses/ResponseAccumulator: the snapshot starts as response.created's response,
+// items are pushed by output_item.added and replaced by output_item.done, deltas append)
+// up to the terminal event, and returns that snapshot. On the way it checks what the SDK
+// needs (every event's item exists at its output_index, with that item_id) and that each
+// done event says what the deltas built: texts, delta logprobs, arguments, whole items.
+json Fold(const std::vector<Event>& events) {
+  json snapshot;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string& name = events[i].name;
+    const json& e = events[i].data;
+    EXPECT_EQ(e["sequence_number"], i) << name;
+    if (i == 0) {
+      EXPECT_EQ(name, "response.created");
+      snapshot = e["response"];
+      continue;
+    }
+    if (IsTerminal(name)) {
+      EXPECT_EQ(i + 1, events.size()) << "events after " << name;
+      return snapshot;
+    }
+    if (name == "response.in_progress") {
+      snapshot = e["response"];
+      continue;
+    }
+    const size_t index = e["output_index"].get<size_t>();
+    if (name == "response.output_item.added") {
+      EXPECT_EQ(index, snapshot["output"].size());
+      EXPECT_EQ(e["item"]["status"], "in_progress");
+      snapshot["output"].push_back(e["item"]);
+      continue;
+    }
+    if (index >= snapshot["output"].size()) {
+      ADD_FAILURE() << "missing output at index " << index << " for " << name;
+      return snapshot;
+    }
+    json& item = snapshot["output"][index];
+    if (name == "response.output_item.done") {
+      json built = item;
+      built["status"] = e["item"]["status"];
+      EXPECT_EQ(built, e["item"]);
+      item = e["item"];
+      continue;
+    }
+    EXPECT_EQ(e["item_id"], item["id"]) << name;
+    if (name == "response.function_call_arguments.delta") {
+      item["arguments"] = item["arguments"].get<std::string>() + e["delta"].get<std::string>();
+      continue;
+    }
+    if (name == "response.function_call_arguments.done") {
+      EXPECT_EQ(item["arguments"], e["arguments"]);
+      EXPECT_EQ(item["name"], e["name"]);
+      continue;
+    }
+    EXPECT_EQ(item["type"], "message") << name;
+    const size_t content = e["content_index"].get<size_t>();
+    if (name == "response.content_part.added") {
+      EXPECT_EQ(content, item["content"].size());
+      item["content"].push_back(e["part"]);
+      continue;
+    }
+    if (content >= item["content"].size()) {
+      ADD_FAILURE() << "missing content at index " << content << " for " << name;
+      return snapshot;
+    }
+    json& part = item["content"][content];
+    EXPECT_EQ(part["type"], "output_text");
+    if (name == "response.output_text.delta") {
+      part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
+      for (const json& entry : e["logprobs"]) part["logprobs"].push_back(entry);
+    } else if (name == "response.output_text.done") {
+      EXPECT_EQ(part["text"], e["text"]);
+      EXPECT_EQ(part["logprobs"], e["logprobs"]);
+    } else if (name == "response.content_part.done") {
+      EXPECT_EQ(part, e["part"]);
+      part = e["part"];
+    } else {
+      ADD_FAILURE() << "unexpected event " << name;
+    }
+  }
+  ADD_FAILURE() << "no terminal event";
+  return snapshot;
+}
+
+// The stream's terminal response, after checking that the SDK would build the same output.
+json Streamed(const std::vector<Event>& events) {
+  if (events.empty()) return nullptr;
+  const json built = Fold(events);
+  const json& terminal = events.back().data["response"];
+  EXPECT_EQ(built["output"], terminal["output"]);
+  return terminal;
+}
+
+std::string StreamAll(ResponsesEncoder& encoder, const std::vector<GenerationUpdate>& updates) {
+  std::string sse = encoder.Start();
+  for (GenerationUpdate u : updates) sse += encoder.Encode(std::move(u));
+  return sse;
+}
+
+json Body(ResponsesEncoder& encoder, const std::vector<GenerationUpdate>& updates) {
+  EXPECT_EQ(encoder.Start(), "");
+  std::string last;
+  for (GenerationUpdate u : updates) {
+    EXPECT_EQ(last, "") << "a body before the final update";
+    last = encoder.Encode(std::move(u));
+  }
+  EXPECT_TRUE(encoder.finished());
+  return json::parse(last);
+}
+
+void ExpectEchoed(const json& response) {
+  const json echo = Echo();
+  for (const auto& [key, value] : echo.items()) EXPECT_EQ(response[key], value) << key;
+}
+
+TEST(ResponsesEncoderTest, NonStreamedAnswerIsOneCompletedResponse) {
+  ResponsesEncoder encoder(Identity(), {});
+  const json r = Body(encoder, {Text("Hel"), Text("lo"), Final(FinishReason::kStop)});
+  EXPECT_EQ(r["id"], "resp_1");
+  EXPECT_EQ(r["object"], "response");
+  EXPECT_EQ(r["created_at"], 1700000000);
+  EXPECT_EQ(r["model"], "qwen3-vl");
+  EXPECT_EQ(r["status"], "completed");
+  ASSERT_TRUE(r["completed_at"].is_number_integer());
+  EXPECT_GE(r["completed_at"].get<int64_t>(), 1700000000);
+  EXPECT_TRUE(r["error"].is_null());
+  EXPECT_TRUE(r["incomplete_details"].is_null());
+  ASSERT_EQ(r["output"].size(), 1u);
+  const json& message = r["output"][0];
+  EXPECT_EQ(message["id"].get<std::string>().rfind("msg_", 0), 0u);
+  EXPECT_EQ(message["id"].get<std::string>().size(), 28u);
+  EXPECT_EQ(message["type"], "message");
+  EXPECT_EQ(message["status"], "completed");
+  EXPECT_EQ(message["role"], "assistant");
+  EXPECT_EQ(message["content"], (json::array({{{"type", "output_text"},
+                                               {"text", "Hello"},
+                                               {"annotations", json::array()},
+                                               {"logprobs", json::array()}}})));
+  EXPECT_EQ(r["usage"], (json{{"input_tokens", 12},
+                              {"input_tokens_details", {{"cached_tokens", 8}}},
+                              {"output_tokens", 2},
+                              {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                              {"total_tokens", 14}}));
+  EXPECT_EQ(r["timings"]["prefill_ms"], 3.0);
+  ExpectEchoed(r);
+  EXPECT_EQ(encoder.summary().usage.completion_tokens, 2);
+  EXPECT_EQ(encoder.summary().finish_reason, FinishReason::kStop);
+  EXPECT_EQ(encoder.Encode(Text("late")), "");
+}
+
+TEST(ResponsesEncoderTest, ReachingTheTokenLimitIsIncomplete) {
+  ResponsesEncoder plain(Identity(), {});
+  const json r = Body(plain, {Text("Hel"), Final(FinishReason::kLength)});
+  EXPECT_EQ(r["status"], "incomplete");
+  EXPECT_EQ(r["incomplete_details"], (json{{"reason", "max_output_tokens"}}));
+  EXPECT_TRUE(r["completed_at"].is_null());
+  EXPECT_TRUE(r["error"].is_null());
+  EXPECT_EQ(r["output"][0]["status"], "incomplete");
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "Hel");
+
+  ResponsesEncoder streamed(Identity(), {.stream = true});
+  const std::vector<Event> e =
+      Events(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kLength)}));
+  ASSERT_FALSE(e.empty());
+  EXPECT_EQ(e.back().name, "response.incomplete");
+  const json terminal = Streamed(e);
+  EXPECT_EQ(terminal["incomplete_details"]["reason"], "max_output_tokens");
+  EXPECT_EQ(terminal["output"][0]["status"], "incomplete");
+  EXPECT_EQ(terminal["usage"]["output_tokens"], 2);
+}
+
+TEST(ResponsesEncoderTest, AFailedAnswerKeepsItsOutputAndSaysWhy) {
+  ResponsesEncoder plain(Identity(), {});
+  const json r = Body(plain, {Text("Hel"), Failed()});
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_EQ(r["error"],
+            (json{{"code", "server_error"}, {"message", "the answer failed: engine step failed"}}));
+  EXPECT_TRUE(r["completed_at"].is_null());
+  EXPECT_TRUE(r["incomplete_details"].is_null());
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "Hel");
+  EXPECT_EQ(r["usage"]["input_tokens"], 12);
+  EXPECT_EQ(plain.summary().finish_reason, FinishReason::kError);
+  EXPECT_EQ(plain.summary().error, "engine step failed");
+
+  ResponsesEncoder streamed(Identity(), {.stream = true});
+  const std::vector<Event> e =
+      Events(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kCancelled)}));
+  ASSERT_FALSE(e.empty());
+  EXPECT_EQ(e.back().name, "response.failed");
+  const json terminal = Streamed(e);
+  EXPECT_EQ(terminal["status"], "failed");
+  EXPECT_EQ(terminal["error"]["code"], "server_error");
+  EXPECT_EQ(terminal["error"]["message"], "the server shut down before the answer was complete");
+  EXPECT_EQ(terminal["output"][0]["content"][0]["text"], "Hel");
+  // No top-level "error": the SDK's stream would throw on it.
+  for (const Event& event : e) EXPECT_FALSE(event.data.contains("error")) << event.name;
+}
+
+TEST(ResponsesEncoderTest, StreamsTheEventsThatBuildTheResponse) {
+  ResponsesEncoder encoder(Identity(), {.stream = true, .logprobs = true});
+  const std::string start = encoder.Start();
+  const std::vector<Event> opening = Events(start);
+  ASSERT_EQ(Names(opening), (std::vector<std::string>{"response.created", "response.in_progress"}));
+  for (const Event& e : opening) {
+    EXPECT_EQ(e.data["response"]["status"], "in_progress");
+    EXPECT_EQ(e.data["response"]["output"], json::array());
+    EXPECT_TRUE(e.data["response"]["usage"].is_null());
+    EXPECT_TRUE(e.data["response"]["completed_at"].is_null());
+    EXPECT_FALSE(e.data["response"].contains("timings"));
+    ExpectEchoed(e.data["response"]);
+  }
+  std::string sse = start;
+  sse += encoder.Encode(Text("Hel"));
+  sse += encoder.Encode(Text("lo"));
+  sse += encoder.Encode(Text(" \n"));
+  EXPECT_FALSE(encoder.finished());
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  EXPECT_TRUE(encoder.finished());
+  const std::vector<Event> e = Events(sse);
+  EXPECT_EQ(Names(e), (std::vector<std::string>{
+                          "response.created", "response.in_progress", "response.output_item.added",
+                          "response.content_part.added", "response.output_text.delta",
+                          "response.output_text.delta", "response.output_text.delta",
+                          "response.output_text.done", "response.content_part.done",
+                          "response.output_item.done", "response.completed"}));
+  const json terminal = Streamed(e);
+  ASSERT_EQ(e.size(), 11u);
+  std::string deltas;
+  for (const Event& event : e) {
+    if (event.name == "response.output_text.delta") {
+      deltas += event.data["delta"];
+      EXPECT_EQ(event.data["output_index"], 0);
+      EXPECT_EQ(event.data["content_index"], 0);
+      EXPECT_EQ(event.data["logprobs"].size(), 1u);
+    }
+  }
+  EXPECT_EQ(deltas, "Hello \n");
+  EXPECT_EQ(e[7].data["text"], "Hello \n");
+  EXPECT_EQ(e[2].data["item"]["content"], json::array());
+  EXPECT_EQ(e[3].data["part"]["text"], "");
+  const std::string id = e[2].data["item"]["id"];
+  EXPECT_EQ(id.rfind("msg_", 0), 0u);
+  for (size_t i = 3; i < 9; ++i) EXPECT_EQ(e[i].data["item_id"], id) << e[i].name;
+  EXPECT_EQ(e[9].data["item"]["id"], id);
+  EXPECT_EQ(e[9].data["item"]["status"], "completed");
+  EXPECT_EQ(terminal["status"], "completed");
+  EXPECT_TRUE(terminal["completed_at"].is_number_integer());
+  EXPECT_EQ(terminal["usage"]["total_tokens"], 14);
+  EXPECT_EQ(terminal["timings"]["prefill_ms"], 3.0);
+  EXPECT_EQ(terminal["output"][0]["content"][0]["text"], "Hello \n");
+  EXPECT_EQ(terminal["output"][0]["content"][0]["logprobs"].size(), 3u);
+  ExpectEchoed(terminal);
+  EXPECT_EQ(sse.find("[DONE]"), std::string::npos);
+}
+
+TEST(ResponsesEncoderTest, LogprobsAreTheTokensOfTheText) {
+  ResponsesEncoder with(Identity(), {.logprobs = true});
+  const json r = Body(with, {Text("Hi"), Text("!"), Final(FinishReason::kStop)});
+  const json& logprobs = r["output"][0]["content"][0]["logprobs"];
+  ASSERT_EQ(logprobs.size(), 2u);
+  EXPECT_EQ(logprobs[0]["token"], "Hi");
+  EXPECT_FLOAT_EQ(logprobs[0]["logprob"].get<float>(), -0.25f);
+  EXPECT_EQ(logprobs[0]["bytes"], (json{72, 105}));
+  ASSERT_EQ(logprobs[0]["top_logprobs"].size(), 2u);
+  EXPECT_EQ(logprobs[0]["top_logprobs"][1]["token"], "\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(logprobs[0]["top_logprobs"][1]["bytes"], (json{0xe4, 0xb8}));
+  EXPECT_EQ(logprobs[1]["token"], "!");
+
+  ResponsesEncoder without(Identity(), {.stream = true});
+  const std::vector<Event> e = Events(StreamAll(without, {Text("Hi"), Final(FinishReason::kStop)}));
+  const json terminal = Streamed(e);
+  EXPECT_EQ(terminal["output"][0]["content"][0]["logprobs"], json::array());
+  for (const Event& event : e) {
+    if (event.name == "response.output_text.delta") {
+      EXPECT_EQ(event.data["logprobs"], json::array());
+    }
+  }
+}
+
+constexpr char kCall[] =
+    "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
+
+void ExpectCall(const json& item) {
+  EXPECT_EQ(item["type"], "function_call");
+  EXPECT_EQ(item["status"], "completed");
+  EXPECT_EQ(item["id"].get<std::string>().rfind("fc_", 0), 0u);
+  EXPECT_EQ(item["call_id"].get<std::string>().rfind("call_", 0), 0u);
+  EXPECT_EQ(item["name"], "get_weather");
+  EXPECT_EQ(item["arguments"], R"({"city":"Paris"})");
+}
+
+std::vector<std::string> TypesAndTexts(const json& output) {
+  std::vector<std::string> out;
+  for (const json& item : output) {
+    out.push_back(item["type"] == "message"
+                      ? "message:" + item["content"][0]["text"].get<std::string>()
+                      : "call:" + item["name"].get<std::string>());
+  }
+  return out;
+}
+
+TEST(ResponsesEncoderTest, ToolCallsAreItemsInTheOrderWritten) {
+  const std::string answer = std::string("Checking.\n") + kCall + "\n\nIt is sunny.";
+  const std::vector<std::string> expected = {"message:Checking.", "call:get_weather",
+                                             "message:It is sunny."};
+  // All in one update: the order still follows the text.
+  ResponsesEncoder plain(Identity(), {.parse_tool_calls = true});
+  const json r = Body(plain, {Text(answer), Final(FinishReason::kStop)});
+  EXPECT_EQ(TypesAndTexts(r["output"]), expected);
+  ASSERT_EQ(r["output"].size(), 3u);
+  ExpectCall(r["output"][1]);
+  EXPECT_NE(r["output"][0]["id"], r["output"][2]["id"]);
+  EXPECT_EQ(r["status"], "completed");
+
+  ResponsesEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
+  std::vector<GenerationUpdate> updates;
+  for (size_t i = 0; i < answer.size(); i += 5) updates.push_back(Text(answer.substr(i, 5)));
+  updates.push_back(Final(FinishReason::kStop));
+  const std::vector<Event> e = Events(StreamAll(streamed, updates));
+  const json terminal = Streamed(e);
+  EXPECT_EQ(TypesAndTexts(terminal["output"]), expected);
+  ASSERT_EQ(terminal["output"].size(), 3u);
+  ExpectCall(terminal["output"][1]);
+  std::vector<std::string> call_events;
+  for (const Event& event : e) {
+    if (event.data.value("output_index", -1) == 1) call_events.push_back(event.name);
+  }
+  EXPECT_EQ(call_events,
+            (std::vector<std::string>{
+                "response.output_item.added", "response.function_call_arguments.delta",
+                "response.function_call_arguments.done", "response.output_item.done"}));
+  for (const Event& event : e) {
+    if (event.name == "response.output_item.added" && event.data["output_index"] == 1) {
+      EXPECT_EQ(event.data["item"]["arguments"], "");
+      EXPECT_EQ(event.data["item"]["status"], "in_progress");
+      EXPECT_EQ(event.data["item"]["call_id"], terminal["output"][1]["call_id"]);
+    }
+  }
+}
+
+TEST(ResponsesEncoderTest, WhitespaceAroundCallsMakesNoMessage) {
+  const std::string answer = std::string("\n") + kCall + "\n" + kCall + "\n\n";
+  ResponsesEncoder plain(Identity(), {.parse_tool_calls = true});
+  const json r = Body(plain, {Text(answer), Final(FinishReason::kStop)});
+  EXPECT_EQ(TypesAndTexts(r["output"]),
+            (std::vector<std::string>{"call:get_weather", "call:get_weather"}));
+  EXPECT_NE(r["output"][0]["call_id"], r["output"][1]["call_id"]);
+
+  ResponsesEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
+  std::vector<GenerationUpdate> updates;
+  for (size_t i = 0; i < answer.size(); i += 3) updates.push_back(Text(answer.substr(i, 3)));
+  updates.push_back(Final(FinishReason::kStop));
+  const std::vector<Event> e = Events(StreamAll(streamed, updates));
+  EXPECT_EQ(TypesAndTexts(Streamed(e)["output"]),
+            (std::vector<std::string>{"call:get_weather", "call:get_weather"}));
+  for (const Event& event : e) EXPECT_NE(event.name, "response.content_part.added");
+
+  // An answer of only whitespace has no items at all.
+  ResponsesEncoder blank(Identity(), {});
+  EXPECT_EQ(Body(blank, {Text(" \n"), Final(FinishReason::kStop)})["output"], json::array());
+}
+
+TEST(ResponsesEncoderTest, InvalidUtf8IsReplacedNotThrown) {
+  ResponsesEncoder plain(Identity(), {.logprobs = true});
+  json r;
+  ASSERT_NO_THROW(r = Body(plain, {Text("a\xff"), Text("b"), Final(FinishReason::kStop)}));
+  EXPECT_EQ(r["output"][0]["content"][0]["text"],
+            "a\xef\xbf\xbd"
+            "b");
+
+  ResponsesEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
+  std::string sse;
+  ASSERT_NO_THROW(sse = StreamAll(streamed, {Text("x\xc3"), Final(FinishReason::kStop)}));
+  EXPECT_EQ(Streamed(Events(sse))["output"][0]["content"][0]["text"], "x\xef\xbf\xbd");
+}
+
+TEST(ResponsesEncoderTest, OnlyChoiceZeroCounts) {
+  ResponsesEncoder encoder(Identity(), {});
+  GenerationUpdate other = Final(FinishReason::kStop);
+  other.choice = 1;
+  EXPECT_EQ(encoder.Encode(std::move(other)), "");
+  EXPECT_FALSE(encoder.finished());
+}
+
+}  // namespace
+}  // namespace qvl
