@@ -77,7 +77,7 @@ class ResponsesEncoder : public ResponseEncoder {
   std::string held_;
   // Logprob entries of tokens whose text is not yet in a message.
   nlohmann::json pending_logprobs_ = nlohmann::json::array();
-  // The message item being written, if any; it is output_[output_.size()] when closed.
+  // The message item being written, if any; its output_index is output_.size().
   bool message_open_ = false;
   std::string message_id_;
   std::string message_text_;
