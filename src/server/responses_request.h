@@ -30,11 +30,16 @@ struct ResponsesRequest {
   bool logprobs = false;
   // The request's settings that the response object repeats, in the Responses shape with
   // defaults filled in: instructions, max_output_tokens, temperature, top_p, top_logprobs,
-  // tools, tool_choice, parallel_tool_calls, text, truncation, metadata, store, user.
-  nlohmann::json echo = nlohmann::json::object();
+  // tools, tool_choice, parallel_tool_calls, text, truncation, metadata, store, user,
+  // reasoning, previous_response_id. Ordered, so that tools and schemas keep the client's
+  // key order (it converts to nlohmann::json, which sorts them).
+  nlohmann::ordered_json echo = nlohmann::ordered_json::object();
 };
 
-// Parses and checks `body`. Throws FieldError as ParseChatRequest does.
+// Parses and checks `body`. Throws FieldError as ParseChatRequest does; fields of the chat
+// API that have a Responses spelling (max_tokens, response_format, logprobs) and features
+// qvl cannot honour (stored responses and prompts, background, n, truncation "auto",
+// hosted tools) are refused naming the field.
 ResponsesRequest ParseResponsesRequest(std::string_view body, const ChatRequestPolicy& policy);
 
 }  // namespace qvl
