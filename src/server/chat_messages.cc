@@ -22,11 +22,6 @@ ChatPart ImagePart() {
   return part;
 }
 
-bool IsUnsupportedMediaType(std::string_view type) {
-  return type == "input_audio" || type == "audio" || type == "audio_url" || type == "file" ||
-         type == "input_file";
-}
-
 class MessageParser {
  public:
   MessageParser(const MessageLimits& limits, std::vector<ImageInput>* images,
@@ -80,17 +75,7 @@ class MessageParser {
       const RequestObject function(*function_value, call.Field("function"));
       ChatToolCall out;
       out.name = function.RequiredString("name");
-      const nlohmann::json* arguments = function.Find("arguments");
-      if (arguments == nullptr) {
-        out.arguments = "{}";
-      } else if (arguments->is_string()) {
-        out.arguments = arguments->get<std::string>();
-      } else if (arguments->is_object()) {
-        out.arguments = arguments->dump();
-      } else {
-        FailField(ErrorCode::kInvalidArgument, function.Field("arguments"),
-                  "expected a JSON string or object, got ", JsonKind(*arguments));
-      }
+      out.arguments = ParseToolCallArguments(function);
       calls->push_back(std::move(out));
     }
   }
@@ -131,19 +116,7 @@ class MessageParser {
     }
     if (type == "text") return TextPart(part.RequiredString("text"));
     if (type == "image_url" || type == "image") {
-      if (role != "user" && role != "tool") {
-        FailField(ErrorCode::kInvalidArgument, field,
-                  "images are only accepted in user and tool "
-                  "messages (the chat template drops them from ",
-                  role, " messages)");
-      }
-      for (const char* key : {"min_pixels", "max_pixels", "resized_height", "resized_width"}) {
-        if (part.Find(key) != nullptr) {
-          FailField(ErrorCode::kInvalidArgument, part.Field(key),
-                    "per-image sizes are not supported; set min_pixels / max_pixels (or "
-                    "min_image_tokens / max_image_tokens) at the top level of the request");
-        }
-      }
+      CheckImagePart(part, role, field);
       return LoadImage(part, type, field);
     }
     if ((type == "video" || type == "video_url") && videos_ != nullptr) {
@@ -155,50 +128,24 @@ class MessageParser {
       }
       return LoadVideo(part, type, field);
     }
-    if (IsUnsupportedMediaType(type) || type == "video" || type == "video_url") {
-      FailField(ErrorCode::kInvalidArgument, part.Field("type"), "\"", type,
-                "\" parts are not supported; qvl reads text and images");
+    if (IsUnreadablePartType(type) || type == "video" || type == "video_url") {
+      FailUnreadablePart(part, type);
     }
     FailField(ErrorCode::kInvalidArgument, part.Field("type"), "unknown content part type \"", type,
               "\"; use text, image_url or image");
   }
 
   ChatPart LoadImage(const RequestObject& part, const std::string& type, const std::string& field) {
-    std::string url_field;
-    std::string url;
-    ImageDetail detail = ImageDetail::kAuto;
     const nlohmann::json* value = part.Find(type);
     if (value == nullptr) FailField(ErrorCode::kInvalidArgument, part.Field(type), "is required");
     if (value->is_string()) {
-      url_field = part.Field(type);
-      url = value->get<std::string>();
-    } else {
-      const RequestObject image_url(*value, part.Field(type));
-      url_field = image_url.Field("url");
-      url = image_url.RequiredString("url");
-      if (std::optional<std::string> name = image_url.String("detail")) {
-        if (*name == "low") {
-          detail = ImageDetail::kLow;
-        } else if (*name == "high") {
-          detail = ImageDetail::kHigh;
-        } else if (*name != "auto") {
-          FailField(ErrorCode::kInvalidArgument, image_url.Field("detail"),
-                    "use auto, low or high, got \"", *name, "\"");
-        }
-      }
+      return AddImage(value->get<std::string>(), part.Field(type), ImageDetail::kAuto, limits_,
+                      images_);
     }
-    if (static_cast<int>(images_->size()) >= limits_.max_images) {
-      FailField(ErrorCode::kInvalidArgument, url_field,
-                "too many images: this server accepts at most ", limits_.max_images,
-                " per request");
-    }
-    ImageInput image;
-    image.name = StrCat("image ", images_->size() + 1);
-    image.bytes = LoadImageBytes(url, limits_.media, url_field);
-    image.field = std::move(url_field);
-    image.detail = detail;
-    images_->push_back(std::move(image));
-    return ImagePart();
+    const RequestObject image_url(*value, part.Field(type));
+    std::string url = image_url.RequiredString("url");
+    const ImageDetail detail = ParseImageDetail(image_url);
+    return AddImage(url, image_url.Field("url"), detail, limits_, images_);
   }
 
   // {"video": [frame URLs], "fps": F}, {"video": URL} or {"video_url": {"url"}}.
@@ -303,6 +250,65 @@ class MessageParser {
 };
 
 }  // namespace
+
+bool IsUnreadablePartType(const std::string& type) {
+  return type == "input_audio" || type == "audio" || type == "audio_url" || type == "file" ||
+         type == "input_file";
+}
+
+void FailUnreadablePart(const RequestObject& part, const std::string& type) {
+  FailField(ErrorCode::kInvalidArgument, part.Field("type"), "\"", type,
+            "\" parts are not supported; qvl reads text and images");
+}
+
+void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field) {
+  if (role != "user" && role != "tool") {
+    FailField(ErrorCode::kInvalidArgument, field,
+              "images are only accepted in user and tool "
+              "messages (the chat template drops them from ",
+              role, " messages)");
+  }
+  for (const char* key : {"min_pixels", "max_pixels", "resized_height", "resized_width"}) {
+    if (part.Find(key) != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, part.Field(key),
+                "per-image sizes are not supported; set min_pixels / max_pixels (or "
+                "min_image_tokens / max_image_tokens) at the top level of the request");
+    }
+  }
+}
+
+ImageDetail ParseImageDetail(const RequestObject& object) {
+  const std::optional<std::string> name = object.String("detail");
+  if (!name || *name == "auto") return ImageDetail::kAuto;
+  if (*name == "low") return ImageDetail::kLow;
+  if (*name == "high") return ImageDetail::kHigh;
+  FailField(ErrorCode::kInvalidArgument, object.Field("detail"), "use auto, low or high, got \"",
+            *name, "\"");
+}
+
+ChatPart AddImage(const std::string& url, std::string url_field, ImageDetail detail,
+                  const MessageLimits& limits, std::vector<ImageInput>* images) {
+  if (static_cast<int>(images->size()) >= limits.max_images) {
+    FailField(ErrorCode::kInvalidArgument, url_field,
+              "too many images: this server accepts at most ", limits.max_images, " per request");
+  }
+  ImageInput image;
+  image.name = StrCat("image ", images->size() + 1);
+  image.bytes = LoadImageBytes(url, limits.media, url_field);
+  image.field = std::move(url_field);
+  image.detail = detail;
+  images->push_back(std::move(image));
+  return ImagePart();
+}
+
+std::string ParseToolCallArguments(const RequestObject& function) {
+  const nlohmann::json* arguments = function.Find("arguments");
+  if (arguments == nullptr) return "{}";
+  if (arguments->is_string()) return arguments->get<std::string>();
+  if (arguments->is_object()) return arguments->dump();
+  FailField(ErrorCode::kInvalidArgument, function.Field("arguments"),
+            "expected a JSON string or object, got ", JsonKind(*arguments));
+}
 
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
                        std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,

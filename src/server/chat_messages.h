@@ -3,10 +3,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "engine/request.h"
 #include "server/image_source.h"
+#include "server/request_fields.h"
 
 namespace qvl {
 
@@ -34,5 +36,32 @@ struct MessageLimits {
 void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
                        std::vector<ChatMessage>* messages, std::vector<ImageInput>* images,
                        std::vector<VideoInput>* videos = nullptr);
+
+// The pieces of a message that other chat-shaped APIs (/v1/responses) share, so that an
+// image or a tool call is checked the same way whichever API it comes through.
+
+// Checks that the image part at `field` of a `role` message may stand there: in user and
+// tool messages only (the chat template drops images from others), with no per-image
+// size keys. Throws FieldError.
+void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field);
+
+// Audio and file parts, which qvl does not read: IsUnreadablePartType says whether `type`
+// is one, FailUnreadablePart refuses the part naming its type.
+bool IsUnreadablePartType(const std::string& type);
+[[noreturn]] void FailUnreadablePart(const RequestObject& part, const std::string& type);
+
+// OpenAI's image detail, `object`'s "detail": auto (also when absent), low or high.
+ImageDetail ParseImageDetail(const RequestObject& object);
+
+// Loads the image at `url` (a data: URL, an http(s) URL or a file, as limits.media
+// allows) as the next of `images`, which carries `url_field` (where the URL sits in the
+// request) into every error about it. Refused past limits.max_images. Returns the part
+// that stands for it in its message.
+ChatPart AddImage(const std::string& url, std::string url_field, ImageDetail detail,
+                  const MessageLimits& limits, std::vector<ImageInput>* images);
+
+// A tool call's "arguments" in `function`: a JSON string as it is, an object serialized,
+// "{}" when absent.
+std::string ParseToolCallArguments(const RequestObject& function);
 
 }  // namespace qvl

@@ -1,6 +1,6 @@
 // libFuzzer target: a /v1/chat/completions body (and the same bytes as a
-// /v1/completions body) all the way to what the engine thread gets. ParseChatRequest
-// (with a policy that never touches the disk or the network) maps the JSON to a
+// /v1/completions and a /v1/responses body) all the way to what the engine thread gets.
+// ParseChatRequest (with a policy that never touches the disk or the network) maps the JSON to a
 // GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
 // the images and videos, renders the chat template, tokenizes and lays out positions and cache
@@ -22,6 +22,7 @@
 #include "model/config.h"
 #include "server/chat_request.h"
 #include "server/completion_request.h"
+#include "server/responses_request.h"
 #include "text/tokenizer.h"
 
 namespace {
@@ -118,20 +119,8 @@ void FuzzTextCompletion(const Preparation& preparation, const qvl::ChatRequestPo
   Prepare(preparation, g);
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const qvl::ChatRequestPolicy policy = FuzzPolicy();
-  static const Preparation* preparation = new Preparation();
-  const std::string_view body(reinterpret_cast<const char*>(data), size);
-  FuzzTextCompletion(*preparation, policy, body);
-  qvl::ChatRequest request;
-  try {
-    request = qvl::ParseChatRequest(body, policy);
-  } catch (const qvl::FieldError&) {
-    return 0;
-  }
-  const qvl::GenerationRequest& g = request.generation;
+// An accepted chat-shaped request (chat or Responses) respects every limit of the policy.
+void CheckChatShaped(const qvl::ChatRequestPolicy& policy, const qvl::GenerationRequest& g) {
   if (g.messages.empty() || static_cast<int>(g.images.size()) > policy.max_images ||
       static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
       g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 0) {
@@ -142,6 +131,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
-  Prepare(*preparation, g);
+}
+
+// The same bytes as a /v1/responses body; its echo must serialize (the response repeats it).
+void FuzzResponses(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                   std::string_view body) {
+  qvl::ResponsesRequest request;
+  try {
+    request = qvl::ParseResponsesRequest(body, policy);
+  } catch (const qvl::FieldError&) {
+    return;
+  }
+  CheckChatShaped(policy, request.generation);
+  if (request.echo.dump().empty()) std::abort();
+  Prepare(preparation, request.generation);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const qvl::ChatRequestPolicy policy = FuzzPolicy();
+  static const Preparation* preparation = new Preparation();
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  FuzzTextCompletion(*preparation, policy, body);
+  FuzzResponses(*preparation, policy, body);
+  qvl::ChatRequest request;
+  try {
+    request = qvl::ParseChatRequest(body, policy);
+  } catch (const qvl::FieldError&) {
+    return 0;
+  }
+  CheckChatShaped(policy, request.generation);
+  Prepare(*preparation, request.generation);
   return 0;
 }

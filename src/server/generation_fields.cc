@@ -87,13 +87,16 @@ void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>
   for (size_t i = 0; i < value->size(); ++i) add((*value)[i], IndexField("stop", i));
 }
 
-void ParseMaxTokens(const RequestObject& body, GenerationRequest* g) {
+void ParseMaxTokens(const RequestObject& body, std::span<const char* const> fields,
+                    GenerationRequest* g) {
   // The engine checks them against the prompt; the bound here keeps them within int.
   const auto bound = static_cast<int64_t>(request_ranges::kMaxTokens.max);
-  const auto tokens = body.Int("max_tokens", 1, bound);
-  const auto completion = body.Int("max_completion_tokens", 1, bound);
-  g->max_tokens = static_cast<int>(completion.value_or(tokens.value_or(0)));
-  if (completion) g->max_tokens_field = "max_completion_tokens";
+  for (const char* field : fields) {
+    if (const auto tokens = body.Int(field, 1, bound)) {
+      g->max_tokens = static_cast<int>(*tokens);
+      g->max_tokens_field = field;
+    }
+  }
 }
 
 StreamFields ParseStreamFields(const RequestObject& body) {
@@ -123,9 +126,10 @@ std::string ParseModel(const RequestObject& body, const std::vector<std::string>
   return model;
 }
 
-StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, GenerationRequest* g) {
+StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, GenerationRequest* g,
+                                   std::span<const char* const> token_limit_fields) {
   const StreamFields stream = ParseStreamFields(body);
-  ParseMaxTokens(body, g);
+  ParseMaxTokens(body, token_limit_fields, g);
   ParseSampling(body, &g->sampling);
   ParseStop(body, max_stop, &g->stop);
   g->ignore_eos = body.Bool("ignore_eos").value_or(false);

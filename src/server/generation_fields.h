@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,11 +28,19 @@ struct StreamFields {
   bool include_usage = false;  // stream_options.include_usage
 };
 
-// The fields both APIs read alike, in this order: stream and stream_options,
-// max_completion_tokens / max_tokens (0 when neither is given; the name the client used
-// goes to g->max_tokens_field, and the engine checks the value against the prompt),
-// temperature, top_p, top_k, min_p, the penalties, seed, stop (a string or up to
-// `max_stop` strings) and ignore_eos.
-StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, GenerationRequest* g);
+// Where an API takes its token limit: each field is checked, and the last one given wins.
+// Chat and completions take max_tokens and max_completion_tokens, the Responses API
+// max_output_tokens.
+inline constexpr const char* kChatTokenLimitFields[] = {"max_tokens", "max_completion_tokens"};
+inline constexpr const char* kResponsesTokenLimitFields[] = {"max_output_tokens"};
+
+// The fields every API reads alike, in this order: stream and stream_options, the token
+// limit from `token_limit_fields` (0 when none is given; the name the client used goes to
+// g->max_tokens_field, and the engine checks the value against the prompt), temperature,
+// top_p, top_k, min_p, the penalties, seed, stop (a string or up to `max_stop` strings)
+// and ignore_eos.
+StreamFields ParseGenerationFields(
+    const RequestObject& body, int max_stop, GenerationRequest* g,
+    std::span<const char* const> token_limit_fields = kChatTokenLimitFields);
 
 }  // namespace qvl

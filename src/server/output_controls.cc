@@ -1,6 +1,8 @@
 #include "server/output_controls.h"
 
 #include <charconv>
+#include <optional>
+#include <string>
 
 #include "base/field_error.h"
 #include "grammar/grammar.h"
@@ -21,13 +23,14 @@ GrammarCache& CompiledGrammars() {
   return cache;
 }
 
-// The top-level "tools" and "response_format" of the body with their keys in the order
-// the client wrote them (the checked parse before sorted them).
-nlohmann::ordered_json OrderedFields(std::string_view text) {
+// The top-level "tools" and `format_key` of the body with their keys in the order the
+// client wrote them (the checked parse before sorted them).
+nlohmann::ordered_json OrderedFields(std::string_view text, std::string_view format_key) {
   const nlohmann::ordered_json::parser_callback_t keep =
-      [](int depth, nlohmann::ordered_json::parse_event_t event, nlohmann::ordered_json& parsed) {
+      [format_key](int depth, nlohmann::ordered_json::parse_event_t event,
+                   nlohmann::ordered_json& parsed) {
         if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key) {
-          return parsed == "tools" || parsed == "response_format";
+          return parsed == "tools" || parsed == format_key;
         }
         return true;
       };
@@ -60,37 +63,76 @@ void ParseLogitBias(const RequestObject& body, std::vector<LogitBias>* out) {
   }
 }
 
+// The top-level key that holds the format object: "response_format" or "text".
+const char* FormatTopKey(const OutputShape& shape) {
+  return *shape.format_parent != '\0' ? shape.format_parent : shape.format_key;
+}
+
+// The format object ("response_format", "text.format") as it was sent, or nullopt.
+std::optional<RequestObject> FindFormat(const RequestObject& body, const OutputShape& shape) {
+  const RequestObject* parent = &body;
+  std::optional<RequestObject> parent_object;
+  if (*shape.format_parent != '\0') {
+    const nlohmann::json* value = body.Find(shape.format_parent);
+    if (value == nullptr) return std::nullopt;
+    parent = &parent_object.emplace(*value, shape.format_parent);
+  }
+  const nlohmann::json* format = parent->Find(shape.format_key);
+  if (format == nullptr) return std::nullopt;
+  return RequestObject(*format, parent->Field(shape.format_key));
+}
+
+const nlohmann::ordered_json& OrderedFormat(const nlohmann::ordered_json& ordered,
+                                            const OutputShape& shape) {
+  const nlohmann::ordered_json& top = ordered.at(FormatTopKey(shape));
+  return *shape.format_parent != '\0' ? top.at(shape.format_key) : top;
+}
+
 // Null for plain text; sets `structured` for JSON output.
-std::shared_ptr<const Grammar> ParseResponseFormat(const RequestObject& body,
+std::shared_ptr<const Grammar> ParseResponseFormat(const std::optional<RequestObject>& format,
                                                    const nlohmann::ordered_json& ordered,
-                                                   bool* structured) {
-  const nlohmann::json* format = body.Find("response_format");
-  if (format == nullptr) return nullptr;
-  const RequestObject response_format(*format, "response_format");
-  const std::string type = response_format.String("type").value_or("text");
+                                                   const OutputShape& shape, bool* structured) {
+  if (!format) return nullptr;
+  const std::string type = format->String("type").value_or("text");
   if (type == "text") return nullptr;
   *structured = true;
   if (type == "json_object") return JsonObjectGrammar();
   if (type != "json_schema") {
-    FailField(ErrorCode::kInvalidArgument, "response_format.type", "\"", type,
+    FailField(ErrorCode::kInvalidArgument, format->Field("type"), "\"", type,
               "\" is not one of text, json_object, json_schema");
   }
-  const nlohmann::json* spec = response_format.Find("json_schema");
-  if (spec == nullptr) {
-    FailField(ErrorCode::kInvalidArgument, "response_format.json_schema",
-              "is required when type is \"json_schema\"");
+  const bool nested = *shape.json_schema_key != '\0';
+  std::optional<RequestObject> nested_spec;
+  const nlohmann::ordered_json* ordered_spec = &OrderedFormat(ordered, shape);
+  if (nested) {
+    const nlohmann::json* spec = format->Find(shape.json_schema_key);
+    if (spec == nullptr) {
+      FailField(ErrorCode::kInvalidArgument, format->Field(shape.json_schema_key),
+                "is required when type is \"json_schema\"");
+    }
+    nested_spec.emplace(*spec, format->Field(shape.json_schema_key));
+    ordered_spec = &ordered_spec->at(shape.json_schema_key);
   }
-  const RequestObject json_schema(*spec, "response_format.json_schema");
-  json_schema.String("name");
+  const RequestObject& json_schema = nested ? *nested_spec : *format;
+  if (nested) {
+    json_schema.String("name");
+  } else {
+    json_schema.RequiredString("name");
+  }
   json_schema.Bool("strict");
-  if (json_schema.Find("schema") == nullptr)
+  if (json_schema.Find("schema") == nullptr) {
+    if (!nested) {
+      FailField(ErrorCode::kInvalidArgument, json_schema.Field("schema"),
+                "is required when type is \"json_schema\"");
+    }
     return CompileJsonSchema(nlohmann::ordered_json::object());
-  const nlohmann::ordered_json& schema = ordered["response_format"]["json_schema"]["schema"];
+  }
+  const nlohmann::ordered_json& schema = ordered_spec->at("schema");
   try {
     return CompiledGrammars().Get("schema:" + schema.dump(),
                                   [&] { return CompileJsonSchema(schema); });
   } catch (const FieldError& e) {
-    RethrowUnder(e, "response_format.json_schema.schema");
+    RethrowUnder(e, json_schema.Field("schema"));
   }
 }
 
@@ -99,12 +141,24 @@ struct Tools {
   std::vector<std::string> json;  // as the template shows them
 };
 
-Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& ordered) {
+// A tool in chat's shape, which the template shows: {"type": "function", "function":
+// {...the flat tool's other keys, in the client's order}}.
+nlohmann::ordered_json ChatShapedTool(const nlohmann::ordered_json& flat) {
+  nlohmann::ordered_json function = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : flat.items()) {
+    if (key != "type") function[key] = value;
+  }
+  return {{"type", "function"}, {"function", std::move(function)}};
+}
+
+Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& ordered,
+                 const OutputShape& shape) {
   RequireArray(tools, "tools");
   if (tools.size() > kMaxTools) {
     FailField(ErrorCode::kInvalidArgument, "tools", "at most ", kMaxTools,
               " tools are supported, got ", tools.size());
   }
+  const bool nested = *shape.function_key != '\0';
   Tools out;
   for (size_t i = 0; i < tools.size(); ++i) {
     const RequestObject tool(tools[i], IndexField("tools", i));
@@ -113,11 +167,15 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
       FailField(ErrorCode::kInvalidArgument, tool.Field("type"), "\"", type,
                 "\" is not supported; only \"function\" tools are");
     }
-    const nlohmann::json* function_value = tool.Find("function");
-    if (function_value == nullptr) {
-      FailField(ErrorCode::kInvalidArgument, tool.Field("function"), "is required");
+    std::optional<RequestObject> nested_function;
+    if (nested) {
+      const nlohmann::json* function_value = tool.Find(shape.function_key);
+      if (function_value == nullptr) {
+        FailField(ErrorCode::kInvalidArgument, tool.Field(shape.function_key), "is required");
+      }
+      nested_function.emplace(*function_value, tool.Field(shape.function_key));
     }
-    const RequestObject function(*function_value, tool.Field("function"));
+    const RequestObject& function = nested ? *nested_function : tool;
     ToolSchema schema;
     schema.name = function.RequiredString("name");
     if (schema.name.empty() || schema.name.size() > 64 ||
@@ -134,9 +192,11 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
     }
     function.String("description");
     function.Bool("strict");
-    const nlohmann::ordered_json& ordered_tool = ordered["tools"][i];
+    const nlohmann::ordered_json& ordered_tool = ordered.at("tools").at(i);
+    const nlohmann::ordered_json& ordered_function =
+        nested ? ordered_tool.at(shape.function_key) : ordered_tool;
     if (function.Find("parameters") != nullptr) {
-      schema.parameters = ordered_tool["function"]["parameters"];
+      schema.parameters = ordered_function.at("parameters");
       schema.parameters_path = function.Field("parameters");
       // Checked for every tool, called or not: a schema qvl could not constrain to is
       // refused whatever tool_choice says.
@@ -147,16 +207,52 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
         RethrowUnder(e, schema.parameters_path);
       }
     }
-    out.json.push_back(TemplateJson(ordered_tool));
+    out.json.push_back(TemplateJson(nested ? ordered_tool : ChatShapedTool(ordered_tool)));
     out.schemas.push_back(std::move(schema));
   }
   return out;
 }
 
+// tool_choice: "none", "auto", "required" or a function by name; `named` gets the name
+// and `named_field` where it was.
+std::string ParseToolChoice(const nlohmann::json& tool_choice, const OutputShape& shape,
+                            std::string* named, std::string* named_field) {
+  const bool nested = *shape.function_key != '\0';
+  if (tool_choice.is_string()) {
+    std::string choice = tool_choice.get<std::string>();
+    if (choice != "none" && choice != "auto" && choice != "required") {
+      FailField(ErrorCode::kInvalidArgument, "tool_choice", "\"", choice,
+                "\" is not one of none, auto, required, or {\"type\": \"function\", ",
+                nested ? "\"function\": {\"name\": ...}}" : "\"name\": ...}");
+    }
+    return choice;
+  }
+  const RequestObject object(tool_choice, "tool_choice");
+  if (nested) {
+    const nlohmann::json* function = object.Find(shape.function_key);
+    if (function == nullptr) {
+      FailField(ErrorCode::kInvalidArgument, object.Field(shape.function_key), "is required");
+    }
+    const RequestObject function_object(*function, object.Field(shape.function_key));
+    *named = function_object.RequiredString("name");
+    *named_field = function_object.Field("name");
+    return "named";
+  }
+  const std::string type = object.RequiredString("type");
+  if (type != "function") {
+    FailField(ErrorCode::kInvalidArgument, object.Field("type"), "\"", type,
+              "\" is not supported; use none, auto, required, or {\"type\": \"function\", "
+              "\"name\": ...}");
+  }
+  *named = object.RequiredString("name");
+  *named_field = object.Field("name");
+  return "named";
+}
+
 }  // namespace
 
 OutputControls ParseOutputControls(const RequestObject& body, std::string_view text,
-                                   GenerationRequest* g) {
+                                   GenerationRequest* g, const OutputShape& shape) {
   OutputControls out;
   if (auto n = body.Int("n", 1, kMaxChoices)) g->n = static_cast<int>(*n);
   ParseLogitBias(body, &g->logit_bias);
@@ -168,31 +264,18 @@ OutputControls ParseOutputControls(const RequestObject& body, std::string_view t
   }
   const nlohmann::json* tools = body.Find("tools");
   const bool has_tools = tools != nullptr && !(tools->is_array() && tools->empty());
-  const bool needs_order = has_tools || body.Find("response_format") != nullptr;
-  const nlohmann::ordered_json ordered =
-      needs_order ? OrderedFields(text) : nlohmann::ordered_json();
+  const std::optional<RequestObject> format = FindFormat(body, shape);
+  if (has_tools || body.Find(FormatTopKey(shape)) != nullptr) {
+    out.ordered = OrderedFields(text, FormatTopKey(shape));
+  }
   bool structured = false;
-  g->grammar = ParseResponseFormat(body, ordered, &structured);
+  g->grammar = ParseResponseFormat(format, out.ordered, shape, &structured);
 
   std::string choice = has_tools ? "auto" : "none";
   std::string named;
+  std::string named_field;
   if (const nlohmann::json* tool_choice = body.Find("tool_choice")) {
-    if (tool_choice->is_string()) {
-      choice = tool_choice->get<std::string>();
-      if (choice != "none" && choice != "auto" && choice != "required") {
-        FailField(ErrorCode::kInvalidArgument, "tool_choice", "\"", choice,
-                  "\" is not one of none, auto, required, or {\"type\": \"function\", "
-                  "\"function\": {\"name\": ...}}");
-      }
-    } else {
-      const RequestObject object(*tool_choice, "tool_choice");
-      const nlohmann::json* function = object.Find("function");
-      if (function == nullptr) {
-        FailField(ErrorCode::kInvalidArgument, object.Field("function"), "is required");
-      }
-      named = RequestObject(*function, object.Field("function")).RequiredString("name");
-      choice = "named";
-    }
+    choice = ParseToolChoice(*tool_choice, shape, &named, &named_field);
     if (choice != "none" && !has_tools) {
       FailField(ErrorCode::kInvalidArgument, "tool_choice", "needs \"tools\"");
     }
@@ -200,22 +283,20 @@ OutputControls ParseOutputControls(const RequestObject& body, std::string_view t
   const bool parallel = body.Bool("parallel_tool_calls").value_or(true);
   if (!has_tools || choice == "none") return out;
 
-  Tools parsed = ParseTools(*tools, ordered);
+  Tools parsed = ParseTools(*tools, out.ordered, shape);
   g->tools_json = std::move(parsed.json);
   out.parse_tool_calls = true;
   if (choice == "auto") return out;
   if (structured) {
-    FailField(ErrorCode::kInvalidArgument, "response_format",
-              "cannot be combined with tool_choice \"", choice == "named" ? named : choice,
-              "\": the answer is a tool call");
+    FailField(ErrorCode::kInvalidArgument, format->path(), "cannot be combined with tool_choice \"",
+              choice == "named" ? named : choice, "\": the answer is a tool call");
   }
   std::vector<ToolSchema> callable;
   for (ToolSchema& schema : parsed.schemas) {
     if (choice == "required" || schema.name == named) callable.push_back(std::move(schema));
   }
   if (callable.empty()) {
-    FailField(ErrorCode::kInvalidArgument, "tool_choice.function.name", "\"", named,
-              "\" is not one of the tools");
+    FailField(ErrorCode::kInvalidArgument, named_field, "\"", named, "\" is not one of the tools");
   }
   const bool parallel_calls = parallel && choice == "required";
   std::string key = StrCat("tools:", parallel_calls);

@@ -1,10 +1,13 @@
-// The fields of a chat request that shape the answer beyond sampling: `n`,
-// `logit_bias`, `response_format` (text, json_object, json_schema) and tool calling
-// (`tools`, `tool_choice`, `parallel_tool_calls`). Schemas are compiled to grammars
-// here, on the HTTP thread, so a schema qvl cannot honour is a 400 naming the keyword
-// before any engine work.
+// The fields of a chat-shaped request that shape the answer beyond sampling: `n`,
+// `logit_bias`, structured output (chat's `response_format`, the Responses API's
+// `text.format`: text, json_object, json_schema) and tool calling (`tools`,
+// `tool_choice`, `parallel_tool_calls`). Schemas are compiled to grammars here, on the
+// HTTP thread, so a schema qvl cannot honour is a 400 naming the keyword before any
+// engine work. Both APIs go through the same checks; an OutputShape says where each of
+// them keeps these fields.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "engine/request.h"
@@ -12,14 +15,38 @@
 
 namespace qvl {
 
+struct OutputShape {
+  // The structured-output object: chat's top-level "response_format", the Responses API's
+  // "format" inside the top-level "text".
+  const char* format_parent;  // "" = the format object is at the top level
+  const char* format_key;
+  // json_schema's settings (name, schema, strict): chat nests them under "json_schema"
+  // and takes a missing schema as any JSON; the Responses API writes them in the format
+  // object itself and requires name and schema.
+  const char* json_schema_key;  // "" = in the format object
+  // A function tool's name, description and parameters, and the name of a tool_choice
+  // function: chat nests them under "function" ({"type": "function", "function":
+  // {"name", ...}}), the Responses API writes them in the object itself. The chat
+  // template is shown every tool in chat's shape.
+  const char* function_key;  // "" = flat
+};
+
+inline constexpr OutputShape kChatOutputShape{"", "response_format", "json_schema", "function"};
+inline constexpr OutputShape kResponsesOutputShape{"text", "format", "", ""};
+
 struct OutputControls {
   bool parse_tool_calls = false;  // tools are offered: answers are split into tool_calls
+  // The body's "tools" and format object (shape.format_parent, else shape.format_key) in
+  // the client's key order; null when neither is given.
+  nlohmann::ordered_json ordered;
 };
 
 // Reads those fields of `body` into `generation` (n, logit_bias, tools_json, grammar).
 // `text` is the body as sent: tool definitions and schemas are re-read from it in the
-// client's key order, which the prompt and the grammar keep. Throws FieldError.
+// client's key order, which the prompt and the grammar keep. Throws FieldError naming
+// the field in the request's own shape.
 OutputControls ParseOutputControls(const RequestObject& body, std::string_view text,
-                                   GenerationRequest* generation);
+                                   GenerationRequest* generation,
+                                   const OutputShape& shape = kChatOutputShape);
 
 }  // namespace qvl

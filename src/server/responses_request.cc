@@ -1,0 +1,218 @@
+#include "server/responses_request.h"
+
+#include <optional>
+#include <string>
+
+#include "base/field_error.h"
+#include "engine/request_ranges.h"
+#include "server/generation_fields.h"
+#include "server/media_fields.h"
+#include "server/output_controls.h"
+#include "server/request_fields.h"
+#include "server/responses_input.h"
+
+namespace qvl {
+namespace {
+
+constexpr char kLogprobsInclude[] = "message.output_text.logprobs";
+// include values about outputs qvl never produces: there is nothing to add.
+constexpr const char* kIgnoredIncludes[] = {
+    "reasoning.encrypted_content",   "file_search_call.results",
+    "web_search_call.results",       "web_search_call.action.sources",
+    "code_interpreter_call.outputs", "computer_call_output.output.image_url",
+    "message.input_image.image_url",
+};
+constexpr size_t kMaxMetadataKeys = 16;
+constexpr size_t kMaxMetadataKeyChars = 64;
+constexpr size_t kMaxMetadataValueChars = 512;
+
+// Features qvl cannot honour and chat fields with another spelling here: refused rather
+// than silently ignored.
+void RefuseUnsupported(const RequestObject& body) {
+  for (const char* key : {"previous_response_id", "conversation"}) {
+    if (body.Find(key) != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, key,
+                "qvl keeps no responses; send the earlier turns in input (the server's prefix "
+                "cache reuses their work)");
+    }
+  }
+  if (body.Bool("background").value_or(false)) {
+    FailField(ErrorCode::kInvalidArgument, "background",
+              "is not supported: qvl keeps no responses to poll; stream to follow a long answer");
+  }
+  if (body.Find("prompt") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "prompt",
+              "stored prompt templates are not supported; send instructions and input");
+  }
+  if (body.Find("n") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "n",
+              "the Responses API has one answer per request; use /v1/chat/completions for n");
+  }
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    if (body.Find(key) != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, key, "use max_output_tokens");
+    }
+  }
+  if (body.Find("response_format") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "response_format", "use text.format");
+  }
+  if (body.Find("logprobs") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "logprobs", "use include: [\"", kLogprobsInclude,
+              "\"] (and top_logprobs)");
+  }
+  if (std::optional<std::string> truncation = body.String("truncation")) {
+    if (*truncation == "auto") {
+      FailField(ErrorCode::kInvalidArgument, "truncation",
+                "\"auto\" is not supported: qvl never drops earlier turns (nor cuts through an "
+                "image); send what fits the context");
+    }
+    if (*truncation != "disabled") {
+      FailField(ErrorCode::kInvalidArgument, "truncation", "\"", *truncation,
+                "\" is not one of disabled, auto");
+    }
+  }
+}
+
+// Characters of UTF-8 text: bytes that do not continue a character.
+size_t CharCount(const std::string& text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// Fields that change nothing qvl does, checked so that a wrong one is still a 400.
+void CheckIgnoredFields(const RequestObject& body) {
+  body.Bool("store");
+  for (const char* key : {"user", "safety_identifier", "prompt_cache_key", "service_tier"}) {
+    body.String(key);
+  }
+  if (const nlohmann::json* reasoning = body.Find("reasoning")) {
+    const RequestObject object(*reasoning, "reasoning");
+    object.String("effort");
+    object.String("summary");
+  }
+  if (const nlohmann::json* text = body.Find("text")) {
+    const RequestObject object(*text, "text");
+    if (std::optional<std::string> verbosity = object.String("verbosity")) {
+      if (*verbosity != "low" && *verbosity != "medium" && *verbosity != "high") {
+        FailField(ErrorCode::kInvalidArgument, object.Field("verbosity"), "\"", *verbosity,
+                  "\" is not one of low, medium, high");
+      }
+    }
+  }
+  if (const nlohmann::json* metadata = body.Find("metadata")) {
+    const RequestObject object(*metadata, "metadata");
+    if (metadata->size() > kMaxMetadataKeys) {
+      FailField(ErrorCode::kInvalidArgument, "metadata", "at most ", kMaxMetadataKeys,
+                " keys are allowed, got ", metadata->size());
+    }
+    for (const auto& [key, value] : metadata->items()) {
+      if (CharCount(key) > kMaxMetadataKeyChars) {
+        FailField(ErrorCode::kInvalidArgument, object.Field(key), "keys can be at most ",
+                  kMaxMetadataKeyChars, " characters long");
+      }
+      const std::optional<std::string> text = object.String(key);
+      if (text && CharCount(*text) > kMaxMetadataValueChars) {
+        FailField(ErrorCode::kInvalidArgument, object.Field(key), "values can be at most ",
+                  kMaxMetadataValueChars, " characters long");
+      }
+    }
+  }
+}
+
+// Whether include asks for the answer's logprobs.
+bool ParseInclude(const RequestObject& body) {
+  const nlohmann::json* include = body.Find("include");
+  if (include == nullptr) return false;
+  RequireArray(*include, "include");
+  bool logprobs = false;
+  for (size_t i = 0; i < include->size(); ++i) {
+    const std::string field = IndexField("include", i);
+    const nlohmann::json& value = (*include)[i];
+    if (!value.is_string()) {
+      FailField(ErrorCode::kInvalidArgument, field, "expected a string, got ", JsonKind(value));
+    }
+    const std::string name = value.get<std::string>();
+    if (name == kLogprobsInclude) {
+      logprobs = true;
+      continue;
+    }
+    bool ignored = false;
+    for (const char* known : kIgnoredIncludes) ignored = ignored || name == known;
+    if (!ignored) {
+      FailField(ErrorCode::kInvalidArgument, field, "\"", name,
+                "\" is not something qvl can include; it includes ", kLogprobsInclude);
+    }
+  }
+  return logprobs;
+}
+
+// The value of `key` as sent, or null.
+nlohmann::ordered_json SentOrNull(const RequestObject& body, const char* key) {
+  const nlohmann::json* value = body.Find(key);
+  return value != nullptr ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+}
+
+// `ordered` holds the body's tools and text in the client's key order.
+nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                            int64_t top_logprobs) {
+  nlohmann::ordered_json echo = nlohmann::ordered_json::object();
+  echo["instructions"] = SentOrNull(body, "instructions");
+  echo["max_output_tokens"] = SentOrNull(body, "max_output_tokens");
+  echo["temperature"] = SentOrNull(body, "temperature");
+  echo["top_p"] = SentOrNull(body, "top_p");
+  echo["top_logprobs"] = top_logprobs;
+  const bool has_tools =
+      ordered.is_object() && ordered.contains("tools") && ordered["tools"].is_array();
+  echo["tools"] = has_tools ? ordered["tools"] : nlohmann::ordered_json::array();
+  const nlohmann::json* tool_choice = body.Find("tool_choice");
+  echo["tool_choice"] = tool_choice != nullptr ? nlohmann::ordered_json(*tool_choice)
+                                               : nlohmann::ordered_json("auto");
+  echo["parallel_tool_calls"] = body.Bool("parallel_tool_calls").value_or(true);
+  nlohmann::ordered_json text = {{"format", {{"type", "text"}}}};
+  if (ordered.is_object() && ordered.contains("text") && ordered["text"].is_object()) {
+    const nlohmann::ordered_json& sent = ordered["text"];
+    if (sent.contains("format") && !sent["format"].is_null()) text["format"] = sent["format"];
+    if (sent.contains("verbosity") && !sent["verbosity"].is_null()) {
+      text["verbosity"] = sent["verbosity"];
+    }
+  }
+  echo["text"] = std::move(text);
+  echo["truncation"] = "disabled";
+  const nlohmann::json* metadata = body.Find("metadata");
+  echo["metadata"] =
+      metadata != nullptr ? nlohmann::ordered_json(*metadata) : nlohmann::ordered_json::object();
+  echo["store"] = false;  // qvl keeps nothing
+  echo["user"] = SentOrNull(body, "user");
+  echo["reasoning"] = {{"effort", nullptr}, {"summary", nullptr}};
+  echo["previous_response_id"] = nullptr;
+  return echo;
+}
+
+}  // namespace
+
+ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestPolicy& policy) {
+  const nlohmann::json json = ParseJsonBody(text);
+  const RequestObject body(json, "");
+  ResponsesRequest out;
+  out.model = ParseModel(body, policy.model_names);
+  RefuseUnsupported(body);
+  GenerationRequest& g = out.generation;
+  const OutputControls controls = ParseOutputControls(body, text, &g, kResponsesOutputShape);
+  out.parse_tool_calls = controls.parse_tool_calls;
+  // Usage is always reported in this API: stream_options.include_usage changes nothing.
+  out.stream =
+      ParseGenerationFields(body, policy.max_stop_strings, &g, kResponsesTokenLimitFields).stream;
+  const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
+                                     static_cast<int64_t>(request_ranges::kTopLogprobs.max));
+  // Without the include OpenAI returns no logprobs, whatever top_logprobs says.
+  out.logprobs = ParseInclude(body);
+  g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
+  ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
+  CheckIgnoredFields(body);
+  ParseResponsesInput(body, MessageLimitsOf(policy), &g.messages, &g.images);
+  out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0));
+  return out;
+}
+
+}  // namespace qvl
