@@ -13,6 +13,7 @@
 #include "server/http_reply.h"
 #include "server/openai_format.h"
 #include "server/props.h"
+#include "server/responses_route.h"
 #include "server/routes.h"
 #include "server/served_models.h"
 #include "server/web_page.h"
@@ -22,11 +23,6 @@ namespace {
 
 bool IsLoopbackHost(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1";
-}
-
-void ReplyUnauthorized(httplib::Response& res) {
-  ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
-                               "missing or wrong API key; send \"Authorization: Bearer <key>\""));
 }
 
 void ReplyNoRoute(const httplib::Request& req, httplib::Response& res) {
@@ -132,6 +128,9 @@ void ApiServer::AddRoutes() {
   http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
     HandleMetrics(req, res);
   });
+  http_.Get("/v1/responses/[^/]+", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleStoredResponse(req, res);
+  });
   http_.Get("/props",
             [this](const httplib::Request& req, httplib::Response& res) { HandleProps(req, res); });
 
@@ -151,6 +150,10 @@ void ApiServer::AddRoutes() {
   http_.Post("/v1/completions", [chat](const httplib::Request& req, httplib::Response& res,
                                        const httplib::ContentReader& reader) {
     HandleTextCompletion(chat, req, res, reader);
+  });
+  http_.Post("/v1/responses", [chat](const httplib::Request& req, httplib::Response& res,
+                                     const httplib::ContentReader& reader) {
+    HandleResponse(chat, req, res, reader);
   });
 
   // Every other request with a body is refused without reading it (GatedHttpServer then
@@ -229,6 +232,14 @@ void ApiServer::HandleModel(const httplib::Request& req, httplib::Response& res)
   const std::string id(ModelIdInPath(req.path));
   RequireServedModel(id, options_.model_names);  // the exception handler answers 404
   ReplyJson(res, 200, ModelJson(id, started_at_));
+}
+
+void ApiServer::HandleStoredResponse(const httplib::Request& req, httplib::Response& res) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  ReplyError(res, MakeApiError(ErrorCode::kNotFound,
+                               StrCat("no response \"", ResponseIdInPath(req.path),
+                                      "\": qvl keeps no responses; send the earlier turns in "
+                                      "\"input\" instead of previous_response_id")));
 }
 
 void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& res) const {

@@ -63,6 +63,7 @@ class ApiServer {
   void HandleHealth(httplib::Response& res) const;
   void HandleModels(const httplib::Request& req, httplib::Response& res) const;
   void HandleModel(const httplib::Request& req, httplib::Response& res) const;
+  void HandleStoredResponse(const httplib::Request& req, httplib::Response& res) const;
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
   void HandleProps(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;

@@ -108,8 +108,7 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
                                 std::string* body) {
   // Before the body: a client without the key must not make the server buffer it.
   if (!context.authorized(req)) {
-    ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
-                                 "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+    ReplyUnauthorized(res);
     return nullptr;
   }
   if (!ReadBody(reader, context.max_body_bytes, res, body)) return nullptr;

@@ -15,4 +15,9 @@ void ReplyError(httplib::Response& res, const ApiError& error) {
   ReplyJson(res, error.status, ApiErrorJson(error));
 }
 
+void ReplyUnauthorized(httplib::Response& res) {
+  ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
+                               "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+}
+
 }  // namespace qvl

@@ -11,5 +11,7 @@ namespace qvl {
 
 void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body);
 void ReplyError(httplib::Response& res, const ApiError& error);
+// 401 for a request without the server's API key.
+void ReplyUnauthorized(httplib::Response& res);
 
 }  // namespace qvl

@@ -80,8 +80,10 @@ std::string ResponsesEncoder::Encode(GenerationUpdate&& update) {
       AddCall(parsed_.calls[i]);
     }
     AddText(content.substr(written));
-  } else {
-    AddText(clean_text_);
+  } else if (!clean_text_.empty()) {
+    // Without tools the message is the model's text as written, whitespace and all.
+    if (!message_open_) OpenMessage();
+    AppendToMessage(clean_text_);
   }
   if (update.finished) {
     summary_ = std::move(update);

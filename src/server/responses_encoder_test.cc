@@ -450,9 +450,22 @@ TEST(ResponsesEncoderTest, WhitespaceAroundCallsMakesNoMessage) {
             (std::vector<std::string>{"call:get_weather", "call:get_weather"}));
   for (const Event& event : e) EXPECT_NE(event.name, "response.content_part.added");
 
-  // An answer of only whitespace has no items at all.
-  ResponsesEncoder blank(Identity(), {});
+  // With tools offered, an answer of only whitespace has no items at all.
+  ResponsesEncoder blank(Identity(), {.parse_tool_calls = true});
   EXPECT_EQ(Body(blank, {Text(" \n"), Final(FinishReason::kStop)})["output"], json::array());
+}
+
+TEST(ResponsesEncoderTest, WithoutToolsWhitespaceIsTheAnswer) {
+  for (const bool stream : {false, true}) {
+    SCOPED_TRACE(stream);
+    ResponsesEncoder encoder(Identity(), {.stream = stream});
+    const std::vector<GenerationUpdate> updates = {Text("\t\t "), Text("\n"),
+                                                   Final(FinishReason::kLength)};
+    const json r = stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
+    ASSERT_EQ(r["output"].size(), 1u) << r.dump();
+    EXPECT_EQ(r["output"][0]["content"][0]["text"], "\t\t \n");
+    EXPECT_EQ(r["status"], "incomplete");
+  }
 }
 
 TEST(ResponsesEncoderTest, InvalidUtf8IsReplacedNotThrown) {

@@ -4,10 +4,12 @@ namespace qvl {
 namespace {
 
 constexpr std::string_view kModelPrefix = "/v1/models/";
+constexpr std::string_view kResponsePrefix = "/v1/responses/";
 
 constexpr KnownRoute kRoutes[] = {
     {"/v1/chat/completions", "POST"},
     {"/v1/completions", "POST"},
+    {"/v1/responses", "POST"},
     {"/v1/models", "GET"},
     {"/health", "GET"},
     {"/metrics", "GET"},
@@ -15,13 +17,18 @@ constexpr KnownRoute kRoutes[] = {
     {"/", "GET"},
 };
 
+std::string_view IdAfter(std::string_view prefix, std::string_view path) {
+  if (path.size() <= prefix.size() || path.substr(0, prefix.size()) != prefix) return {};
+  return path.substr(prefix.size());
+}
+
 }  // namespace
 
-std::string_view ModelIdInPath(std::string_view path) {
-  if (path.size() <= kModelPrefix.size() || path.substr(0, kModelPrefix.size()) != kModelPrefix) {
-    return {};
-  }
-  return path.substr(kModelPrefix.size());
+std::string_view ModelIdInPath(std::string_view path) { return IdAfter(kModelPrefix, path); }
+
+std::string_view ResponseIdInPath(std::string_view path) {
+  const std::string_view id = IdAfter(kResponsePrefix, path);
+  return id.find('/') == std::string_view::npos ? id : std::string_view();
 }
 
 std::optional<KnownRoute> FindRoute(std::string_view path) {
@@ -29,6 +36,7 @@ std::optional<KnownRoute> FindRoute(std::string_view path) {
     if (path == route.label) return route;
   }
   if (!ModelIdInPath(path).empty()) return KnownRoute{"/v1/models/{id}", "GET"};
+  if (!ResponseIdInPath(path).empty()) return KnownRoute{"/v1/responses/{id}", "GET"};
   return std::nullopt;
 }
 

@@ -20,5 +20,7 @@ std::optional<KnownRoute> FindRoute(std::string_view path);
 // "/v1/models/Qwen/Qwen3-VL-2B-Instruct" -> "Qwen/Qwen3-VL-2B-Instruct"; "" for any other
 // path. Ids may hold '/'.
 std::string_view ModelIdInPath(std::string_view path);
+// "/v1/responses/resp_123" -> "resp_123"; "" for any other path.
+std::string_view ResponseIdInPath(std::string_view path);
 
 }  // namespace qvl

@@ -8,6 +8,7 @@ namespace {
 TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/v1/chat/completions")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/completions")->allow, "POST");
+  EXPECT_EQ(FindRoute("/v1/responses")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/models")->allow, "GET");
   EXPECT_EQ(FindRoute("/health")->allow, "GET");
   EXPECT_EQ(FindRoute("/metrics")->label, "/metrics");
@@ -24,6 +25,17 @@ TEST(RoutesTest, ModelIdsShareOneLabelAndMayHoldSlashes) {
   EXPECT_EQ(ModelIdInPath("/v1/models/"), "");
   EXPECT_EQ(ModelIdInPath("/v1/models"), "");
   EXPECT_EQ(ModelIdInPath("/v1/chat/completions"), "");
+}
+
+TEST(RoutesTest, ResponseIdsShareOneLabel) {
+  const auto route = FindRoute("/v1/responses/resp_0123");
+  ASSERT_TRUE(route);
+  EXPECT_EQ(route->label, "/v1/responses/{id}");
+  EXPECT_EQ(route->allow, "GET");
+  EXPECT_EQ(ResponseIdInPath("/v1/responses/resp_0123"), "resp_0123");
+  EXPECT_EQ(ResponseIdInPath("/v1/responses/"), "");
+  EXPECT_EQ(ResponseIdInPath("/v1/responses/resp_0123/input_items"), "");
+  EXPECT_FALSE(FindRoute("/v1/responses/resp_0123/input_items"));
 }
 
 TEST(RoutesTest, OtherPathsAreNoRoute) {

@@ -437,7 +437,7 @@ TEST_F(ServerHttpTest, TooManyImagesIs400) {
 TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
   ExpectError(Get(*harness_, "/v2/nothing"), 404, "no route GET /v2/nothing", nullptr,
               "invalid_request_error", "not_found");
-  ExpectError(PostJson(*harness_, "/v1/responses", "{}"), 404, "no route POST /v1/responses",
+  ExpectError(PostJson(*harness_, "/v1/embeddings", "{}"), 404, "no route POST /v1/embeddings",
               nullptr, "invalid_request_error", "not_found");
   nlohmann::json body = TextRequest("hi");
   body["model"] = "gpt-4o";
@@ -472,6 +472,8 @@ TEST_F(ServerHttpTest, WrongMethodOnAKnownRouteIs405WithAllow) {
   for (const Case& c : std::vector<Case>{{"GET", "/v1/chat/completions", "POST"},
                                          {"POST", "/v1/models", "GET"},
                                          {"DELETE", "/v1/models/qwen3-vl", "GET"},
+                                         {"GET", "/v1/responses", "POST"},
+                                         {"DELETE", "/v1/responses/resp_1", "GET"},
                                          {"PUT", "/health", "GET"},
                                          {"POST", "/metrics", "GET"}}) {
     SCOPED_TRACE(c.method + " " + c.path);
@@ -737,8 +739,9 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
     for (const HttpResult& r :
          {PostJson(harness, "/v1/chat/completions", body.dump(), headers),
           PostJson(harness, "/v1/completions", R"({"prompt": "hi"})", headers),
-          Get(harness, "/v1/models", headers), Get(harness, "/v1/models/qwen3-vl", headers),
-          Get(harness, "/metrics", headers)}) {
+          PostJson(harness, "/v1/responses", R"({"input": "hi"})", headers),
+          Get(harness, "/v1/responses/resp_1", headers), Get(harness, "/v1/models", headers),
+          Get(harness, "/v1/models/qwen3-vl", headers), Get(harness, "/metrics", headers)}) {
       EXPECT_EQ(r.status, 401) << r.body;
       EXPECT_EQ(r.json["error"]["message"],
                 "missing or wrong API key; send \"Authorization: Bearer <key>\"");
@@ -751,6 +754,9 @@ TEST(ServerAuthTest, ApiKeyGuardsEveryRouteButHealth) {
   EXPECT_EQ(PostJson(harness, "/v1/chat/completions", body.dump(), good).status, 200);
   EXPECT_EQ(
       PostJson(harness, "/v1/completions", R"({"prompt": "hi", "max_tokens": 2})", good).status,
+      200);
+  EXPECT_EQ(
+      PostJson(harness, "/v1/responses", R"({"input": "hi", "max_output_tokens": 2})", good).status,
       200);
   EXPECT_EQ(Get(harness, "/v1/models", good).status, 200);
   EXPECT_EQ(Get(harness, "/v1/models/qwen3-vl", good).status, 200);

@@ -1,0 +1,45 @@
+#include "server/responses_route.h"
+
+#include <ctime>
+#include <memory>
+
+#include "server/answer_cache.h"
+#include "server/http_reply.h"
+#include "server/openai_format.h"
+#include "server/responses_encoder.h"
+#include "server/responses_request.h"
+
+namespace qvl {
+
+void HandleResponse(const GenerationRouteContext& context, const httplib::Request& req,
+                    httplib::Response& res, const httplib::ContentReader& reader) {
+  std::string body;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  if (engine == nullptr) return;
+  ResponsesRequest request;
+  try {
+    request = ParseResponsesRequest(body, PolicyForEngine(context.policy, *engine));
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e));
+    return;
+  }
+  const std::optional<std::string> answer_key =
+      context.shared_cache ? AnswerKey(*context.shared_cache, body, request.generation, *engine)
+                           : std::nullopt;
+  std::string().swap(body);
+
+  ResponsesIdentity identity;
+  identity.id = NewCompletionId("resp_");
+  identity.created_at = static_cast<int64_t>(std::time(nullptr));
+  identity.model = ResponseModelName(context, request.model);
+  identity.echo = std::move(request.echo);
+  ResponsesEncoderOptions options;
+  options.stream = request.stream;
+  options.logprobs = request.logprobs;
+  options.parse_tool_calls = request.parse_tool_calls;
+  RespondWithGeneration(context, engine, std::move(request.generation),
+                        std::make_unique<ResponsesEncoder>(std::move(identity), options),
+                        request.stream, res, answer_key);
+}
+
+}  // namespace qvl

@@ -1,0 +1,188 @@
+// POST /v1/responses over HTTP on 127.0.0.1 with the tiny fixture model: the fixture
+// cases sent as Responses input give the golden answers, streamed as named events and
+// not, and the errors name the field in the Responses shape.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server_harness.h"
+#include "tiny_cases.h"
+
+namespace qvl::testing {
+namespace {
+
+// A fixture's chat request as a Responses request; false when it holds a part the
+// Responses API has no type for (videos).
+bool ToResponses(const nlohmann::json& chat, nlohmann::json* out) {
+  nlohmann::json input = nlohmann::json::array();
+  for (const nlohmann::json& message : chat["messages"]) {
+    nlohmann::json item = {{"role", message["role"]}};
+    if (message["content"].is_string()) {
+      item["content"] = message["content"];
+    } else {
+      item["content"] = nlohmann::json::array();
+      for (const nlohmann::json& part : message["content"]) {
+        if (part["type"] == "text") {
+          item["content"].push_back({{"type", "input_text"}, {"text", part["text"]}});
+        } else if (part["type"] == "image_url") {
+          item["content"].push_back(
+              {{"type", "input_image"}, {"image_url", part["image_url"]["url"]}});
+        } else {
+          return false;
+        }
+      }
+    }
+    input.push_back(std::move(item));
+  }
+  *out = {{"model", chat["model"]},
+          {"input", std::move(input)},
+          {"max_output_tokens", chat["max_tokens"]},
+          {"temperature", 0}};
+  return true;
+}
+
+struct NamedEvent {
+  std::string name;
+  nlohmann::json data;
+};
+
+// "event: NAME\ndata: JSON\n\n" events, in order.
+std::vector<NamedEvent> NamedEvents(const std::string& body) {
+  std::vector<NamedEvent> events;
+  size_t at = 0;
+  while (at < body.size()) {
+    const size_t end = body.find("\n\n", at);
+    const std::string block = body.substr(at, end == std::string::npos ? end : end - at);
+    at = end == std::string::npos ? body.size() : end + 2;
+    const size_t newline = block.find('\n');
+    if (block.rfind("event: ", 0) != 0 || newline == std::string::npos ||
+        block.compare(newline + 1, 6, "data: ") != 0) {
+      ADD_FAILURE() << "not a named event: " << block;
+      continue;
+    }
+    events.push_back({block.substr(7, newline - 7),
+                      nlohmann::json::parse(block.substr(newline + 7), nullptr, false)});
+  }
+  return events;
+}
+
+class ServerResponsesTest : public SharedServerTest {
+ protected:
+  static HttpResult Respond(const nlohmann::json& body) {
+    return PostJson(*harness_, "/v1/responses", body.dump());
+  }
+
+  static void ExpectError(const HttpResult& r, int status, const nlohmann::json& param,
+                          const std::string& message_part) {
+    EXPECT_EQ(r.status, status) << r.body;
+    ASSERT_TRUE(r.json.is_object()) << r.body;
+    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+    EXPECT_NE(r.json["error"]["message"].get<std::string>().find(message_part), std::string::npos)
+        << r.body;
+  }
+};
+
+std::string ExpectedStatus(const TinyCase& c) {
+  return c.finish_reason == "stop" ? "completed" : "incomplete";
+}
+
+TEST_F(ServerResponsesTest, NonStreamedAnswersEqualTheGoldens) {
+  int cases = 0;
+  for (const TinyCase& c : LoadTinyCases()) {
+    nlohmann::json body;
+    if (!ToResponses(c.request, &body)) continue;
+    SCOPED_TRACE(c.name);
+    ++cases;
+    const HttpResult r = Respond(body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "application/json");
+    const nlohmann::json& j = r.json;
+    EXPECT_EQ(j["object"], "response");
+    EXPECT_EQ(j["id"].get<std::string>().rfind("resp_", 0), 0u);
+    EXPECT_EQ(j["model"], "qwen3-vl");
+    EXPECT_EQ(j["status"], ExpectedStatus(c));
+    ASSERT_EQ(j["output"].size(), 1u) << r.body;
+    const nlohmann::json& message = j["output"][0];
+    EXPECT_EQ(message["type"], "message");
+    EXPECT_EQ(message["role"], "assistant");
+    EXPECT_EQ(message["content"][0]["type"], "output_text");
+    EXPECT_EQ(message["content"][0]["text"], c.greedy_text);
+    EXPECT_EQ(j["usage"]["input_tokens"], c.prompt_tokens);
+    EXPECT_EQ(j["usage"]["output_tokens"], c.completion_tokens);
+    EXPECT_EQ(j["usage"]["total_tokens"], c.prompt_tokens + c.completion_tokens);
+    EXPECT_TRUE(j["usage"]["input_tokens_details"]["cached_tokens"].is_number_integer());
+    EXPECT_TRUE(j["timings"]["ttft_ms"].is_number());
+    EXPECT_EQ(j["max_output_tokens"], body["max_output_tokens"]);
+    EXPECT_EQ(j["temperature"], 0);
+  }
+  EXPECT_GE(cases, 5);
+}
+
+TEST_F(ServerResponsesTest, StreamedAnswersAreNamedEventsEndingInTheTerminalOne) {
+  for (const TinyCase& c : LoadTinyCases()) {
+    nlohmann::json body;
+    if (!ToResponses(c.request, &body)) continue;
+    SCOPED_TRACE(c.name);
+    body["stream"] = true;
+    const HttpResult r = Respond(body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "text/event-stream");
+    EXPECT_EQ(r.body.find("[DONE]"), std::string::npos);
+    const std::vector<NamedEvent> events = NamedEvents(r.body);
+    ASSERT_GE(events.size(), 8u);
+    std::string text;
+    for (size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i].data["type"], events[i].name);
+      EXPECT_EQ(events[i].data["sequence_number"], i);
+      if (events[i].name == "response.output_text.delta") {
+        text += events[i].data["delta"].get<std::string>();
+      }
+    }
+    EXPECT_EQ(text, c.greedy_text);
+    EXPECT_EQ(events.front().name, "response.created");
+    EXPECT_EQ(events.front().data["response"]["status"], "in_progress");
+    const NamedEvent& last = events.back();
+    EXPECT_EQ(last.name, "response." + ExpectedStatus(c));
+    EXPECT_EQ(last.data["response"]["output"][0]["content"][0]["text"], c.greedy_text);
+    EXPECT_EQ(last.data["response"]["usage"]["input_tokens"], c.prompt_tokens);
+    EXPECT_EQ(last.data["response"]["id"], events.front().data["response"]["id"]);
+  }
+}
+
+TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
+  const nlohmann::json text = {{"input", "hi"}, {"max_output_tokens", 2}};
+  nlohmann::json body = text;
+  body["input"] = {{{"role", "user"},
+                    {"content",
+                     {{{"type", "input_image"}, {"image_url", "data:image/png;base64,AAAA"}},
+                      {{"type", "input_text"}, {"text", "What is this?"}}}}}};
+  const HttpResult broken = Respond(body);
+  EXPECT_EQ(broken.status, 400) << broken.body;
+  EXPECT_EQ(broken.json["error"]["param"], "input[0].content[0].image_url") << broken.body;
+
+  body = text;
+  body["previous_response_id"] = "resp_1";
+  ExpectError(Respond(body), 400, "previous_response_id", "input");
+  body = text;
+  body["max_output_tokens"] = 0;
+  ExpectError(Respond(body), 400, "max_output_tokens", "max_output_tokens");
+  body = text;
+  body["max_output_tokens"] = 100000;
+  ExpectError(Respond(body), 400, "max_output_tokens", "max_output_tokens");
+  body = text;
+  body["input"] = nlohmann::json::array();
+  EXPECT_EQ(Respond(body).status, 400);
+  ExpectError(Respond(nlohmann::json::object()), 400, "input", "required");
+
+  ExpectError(Get(*harness_, "/v1/responses/resp_0123"), 404, nullptr, "qvl keeps no responses");
+  const HttpResult metrics = Get(*harness_, "/metrics");
+  EXPECT_NE(metrics.body.find("qvl_http_responses_total{route=\"/v1/responses\",code=\"400\"}"),
+            std::string::npos);
+  EXPECT_NE(
+      metrics.body.find("qvl_http_responses_total{route=\"/v1/responses/{id}\",code=\"404\"}"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace qvl::testing
