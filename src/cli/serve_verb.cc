@@ -44,6 +44,7 @@ struct ServeFlags {
   int64_t max_image_mb = static_cast<int64_t>(EngineOptions().max_image_bytes >> 20);
   int64_t max_video_mb = VideoLimits().max_encoded_bytes >> 20;
   int64_t max_body_mb = 0;
+  int64_t response_store_mb = static_cast<int64_t>(ResponseStoreOptions().max_bytes >> 20);
   int image_url_timeout = 10;
   double shutdown_grace = 10;
   int64_t max_stall_ms = 2000;
@@ -64,6 +65,7 @@ void Finish(ServeFlags& f) {
   f.engine.image_cache_bytes = static_cast<size_t>(f.image_cache_mb) << 20;
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
   f.engine.video_limits.max_encoded_bytes = f.max_video_mb << 20;
+  f.server.response_store.max_bytes = static_cast<size_t>(f.response_store_mb) << 20;
   // The rest of the image budget needs the model's preprocessor config (checked at load);
   // two flags that contradict each other are caught before the server listens.
   if (f.engine.min_image_tokens > 0 && f.engine.max_image_tokens > 0 &&
@@ -277,6 +279,10 @@ void AddServeVerb(CLI::App& app) {
                    "request body size (default: --max-images images as base64 and the text "
                    "that fits the context)")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+  verb->add_option("--response-store-mb", f->response_store_mb,
+                   "memory for /v1/responses kept for previous_response_id (0 = keep none)")
+      ->check(CLI::Range(int64_t{0}, int64_t{65536}))
+      ->capture_default_str();
   verb->add_option("--allowed-local-media", f->server.request.media.local.root,
                    "let requests name image files under this folder");
   verb->add_flag("--allow-image-urls", f->server.request.media.allow_urls,

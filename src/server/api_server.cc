@@ -13,6 +13,7 @@
 #include "server/http_reply.h"
 #include "server/openai_format.h"
 #include "server/props.h"
+#include "server/responses_request.h"
 #include "server/responses_route.h"
 #include "server/routes.h"
 #include "server/served_models.h"
@@ -42,6 +43,10 @@ void ReplyMethodNotAllowed(const httplib::Request& req, httplib::Response& res,
   ReplyError(res, error);
 }
 
+void ReplyNoStoredResponse(std::string_view id, httplib::Response& res) {
+  ReplyError(res, MakeApiError(ErrorCode::kNotFound, NoStoredResponse(id)));
+}
+
 }  // namespace
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
@@ -60,6 +65,8 @@ ApiServer::ApiServer(ApiServerOptions options)
   if (options_.model_names.empty()) options_.model_names.push_back("qvl");
   options_.request.model_names = options_.model_names;
   started_at_ = static_cast<int64_t>(std::time(nullptr));
+  responses_ =
+      std::make_unique<ResponseStore>(options_.response_store, options_.shared_cache.get());
   const int threads = std::max(options_.http_threads, 4);
   http_.SetWorkerThreads(threads);
   http_.set_payload_max_length(options_.max_body_bytes);
@@ -131,6 +138,9 @@ void ApiServer::AddRoutes() {
   http_.Get("/v1/responses/[^/]+", [this](const httplib::Request& req, httplib::Response& res) {
     HandleStoredResponse(req, res);
   });
+  http_.Delete("/v1/responses/[^/]+",
+               [this](const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader&) { HandleDeleteResponse(req, res); });
   http_.Get("/props",
             [this](const httplib::Request& req, httplib::Response& res) { HandleProps(req, res); });
 
@@ -143,6 +153,7 @@ void ApiServer::AddRoutes() {
   chat.metrics = &metrics_;
   chat.in_flight = &in_flight_;
   chat.shared_cache = options_.shared_cache.get();
+  chat.responses = responses_.get();
   http_.Post("/v1/chat/completions", [chat](const httplib::Request& req, httplib::Response& res,
                                             const httplib::ContentReader& reader) {
     HandleChatCompletion(chat, req, res, reader);
@@ -234,12 +245,20 @@ void ApiServer::HandleModel(const httplib::Request& req, httplib::Response& res)
   ReplyJson(res, 200, ModelJson(id, started_at_));
 }
 
-void ApiServer::HandleStoredResponse(const httplib::Request& req, httplib::Response& res) const {
+void ApiServer::HandleStoredResponse(const httplib::Request& req, httplib::Response& res) {
   if (!Authorized(req)) return ReplyUnauthorized(res);
-  ReplyError(res, MakeApiError(ErrorCode::kNotFound,
-                               StrCat("no response \"", ResponseIdInPath(req.path),
-                                      "\": qvl keeps no responses; send the earlier turns in "
-                                      "\"input\" instead of previous_response_id")));
+  const std::string id(ResponseIdInPath(req.path));
+  std::optional<StoredResponse> found = responses_->Get(id);
+  if (!found) return ReplyNoStoredResponse(id, res);
+  res.status = 200;
+  res.set_content(std::move(found->response), "application/json");
+}
+
+void ApiServer::HandleDeleteResponse(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req)) return ReplyUnauthorized(res);
+  const std::string id(ResponseIdInPath(req.path));
+  if (!responses_->Delete(id)) return ReplyNoStoredResponse(id, res);
+  ReplyJson(res, 200, {{"id", id}, {"object", "response"}, {"deleted", true}});
 }
 
 void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& res) const {

@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "server/chat_request.h"
 #include "server/gated_http_server.h"
+#include "server/response_store.h"
 #include "server/server_metrics.h"
 #include "share/shared_cache.h"
 
@@ -32,6 +33,9 @@ struct ApiServerOptions {
   std::string cors_origin = "*";
   // Image encodings and answers shared with other replicas (--redis); null = none.
   std::shared_ptr<SharedCache> shared_cache;
+  // /v1/responses kept for previous_response_id and GET /v1/responses/{id}; shared with
+  // the other replicas through shared_cache when there is one.
+  ResponseStoreOptions response_store;
 };
 
 class ApiServer {
@@ -63,7 +67,8 @@ class ApiServer {
   void HandleHealth(httplib::Response& res) const;
   void HandleModels(const httplib::Request& req, httplib::Response& res) const;
   void HandleModel(const httplib::Request& req, httplib::Response& res) const;
-  void HandleStoredResponse(const httplib::Request& req, httplib::Response& res) const;
+  void HandleStoredResponse(const httplib::Request& req, httplib::Response& res);
+  void HandleDeleteResponse(const httplib::Request& req, httplib::Response& res);
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
   void HandleProps(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;
@@ -76,6 +81,7 @@ class ApiServer {
   std::atomic<bool> shutting_down_{false};
   std::atomic<int> in_flight_{0};
   ServerMetrics metrics_;
+  std::unique_ptr<ResponseStore> responses_;
   int64_t started_at_ = 0;
 };
 

@@ -17,6 +17,7 @@
 #include "engine/engine.h"
 #include "server/chat_request.h"
 #include "server/response_encoder.h"
+#include "server/response_store.h"
 #include "server/server_metrics.h"
 #include "share/shared_cache.h"
 
@@ -33,6 +34,7 @@ struct GenerationRouteContext {
   // Responses still being written; the server waits for them on shutdown.
   std::atomic<int>* in_flight = nullptr;
   SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
+  ResponseStore* responses = nullptr;    // /v1/responses kept for previous_response_id; may be null
 };
 
 // Reads the whole body into `body` unless it is over `max_bytes`; on failure answers

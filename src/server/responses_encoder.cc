@@ -207,6 +207,7 @@ void ResponsesEncoder::Finish() {
   }
   held_.clear();
   nlohmann::json response = ResponseJson(status);
+  if (options_.on_done && status != Status::kFailed) options_.on_done(response);
   if (!options_.stream) {
     events_ = JsonText(response);
     return;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ struct ResponsesEncoderOptions {
   bool stream = false;
   bool logprobs = false;
   bool parse_tool_calls = false;
+  // Called once with the final Response object of an answer that completed or reached its
+  // limit (not of a failed one), before it is sent: the route keeps stored responses.
+  std::function<void(const nlohmann::json& response)> on_done;
 };
 
 class ResponsesEncoder : public ResponseEncoder {

@@ -455,6 +455,28 @@ TEST(ResponsesEncoderTest, WhitespaceAroundCallsMakesNoMessage) {
   EXPECT_EQ(Body(blank, {Text(" \n"), Final(FinishReason::kStop)})["output"], json::array());
 }
 
+TEST(ResponsesEncoderTest, OnDoneGetsTheFinalResponseUnlessItFailed) {
+  for (const bool stream : {false, true}) {
+    SCOPED_TRACE(stream);
+    json done;
+    int calls = 0;
+    ResponsesEncoderOptions options{.stream = stream};
+    options.on_done = [&](const json& response) {
+      done = response;
+      ++calls;
+    };
+    ResponsesEncoder encoder(Identity(), options);
+    const std::vector<GenerationUpdate> updates = {Text("Hi"), Final(FinishReason::kLength)};
+    const json sent = stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(done, sent);
+
+    ResponsesEncoder failing(Identity(), options);
+    StreamAll(failing, {Text("Hi"), Failed()});
+    EXPECT_EQ(calls, 1);
+  }
+}
+
 TEST(ResponsesEncoderTest, WithoutToolsWhitespaceIsTheAnswer) {
   for (const bool stream : {false, true}) {
     SCOPED_TRACE(stream);

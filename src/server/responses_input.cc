@@ -20,9 +20,16 @@ class InputParser {
   InputParser(const MessageLimits& limits, std::vector<ImageInput>* images)
       : limits_(limits), images_(images) {}
 
-  void Parse(const RequestObject& body, std::vector<ChatMessage>* messages) {
+  void Parse(const RequestObject& body, const nlohmann::json* earlier,
+             std::vector<ChatMessage>* messages) {
     if (std::optional<std::string> instructions = body.String("instructions")) {
       system_texts_.push_back(*std::move(instructions));
+    }
+    if (earlier != nullptr) {
+      RequireArray(*earlier, "previous_response_id");
+      for (size_t i = 0; i < earlier->size(); ++i) {
+        ParseItem(RequestObject((*earlier)[i], IndexField("previous_response_id", i)));
+      }
     }
     const nlohmann::json* input = body.Find("input");
     if (input == nullptr) FailField(ErrorCode::kInvalidArgument, "input", "is required");
@@ -207,9 +214,10 @@ class InputParser {
 
 }  // namespace
 
-void ParseResponsesInput(const RequestObject& body, const MessageLimits& limits,
-                         std::vector<ChatMessage>* messages, std::vector<ImageInput>* images) {
-  InputParser(limits, images).Parse(body, messages);
+void ParseResponsesInput(const RequestObject& body, const nlohmann::json* earlier,
+                         const MessageLimits& limits, std::vector<ChatMessage>* messages,
+                         std::vector<ImageInput>* images) {
+  InputParser(limits, images).Parse(body, earlier, messages);
 }
 
 }  // namespace qvl

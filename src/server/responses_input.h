@@ -24,9 +24,12 @@ namespace qvl {
 //     ones, with the assistant message right before them, are one assistant turn
 //   {"type": "function_call_output", "call_id", "output": string or input_text /
 //     input_image parts}: a tool message.
+// `earlier` (may be null): the items of a stored conversation (previous_response_id),
+// read before `input` under the field "previous_response_id[i]".
 // Each image carries the field of its URL ("input[1].content[0].image_url"). Throws
 // FieldError naming the item or part at fault.
-void ParseResponsesInput(const RequestObject& body, const MessageLimits& limits,
-                         std::vector<ChatMessage>* messages, std::vector<ImageInput>* images);
+void ParseResponsesInput(const RequestObject& body, const nlohmann::json* earlier,
+                         const MessageLimits& limits, std::vector<ChatMessage>* messages,
+                         std::vector<ImageInput>* images);
 
 }  // namespace qvl

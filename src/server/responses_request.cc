@@ -29,12 +29,10 @@ constexpr size_t kMaxMetadataValueChars = 512;
 // Features qvl cannot honour and chat fields with another spelling here: refused rather
 // than silently ignored.
 void RefuseUnsupported(const RequestObject& body) {
-  for (const char* key : {"previous_response_id", "conversation"}) {
-    if (body.Find(key) != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, key,
-                "qvl keeps no responses; send the earlier turns in input (the server's prefix "
-                "cache reuses their work)");
-    }
+  if (body.Find("conversation") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "conversation",
+              "the Conversations API is not supported; continue a stored response with "
+              "previous_response_id, or send the earlier turns in input");
   }
   if (body.Bool("background").value_or(false)) {
     FailField(ErrorCode::kInvalidArgument, "background",
@@ -82,7 +80,6 @@ size_t CharCount(const std::string& text) {
 
 // Fields that change nothing qvl does, checked so that a wrong one is still a 400.
 void CheckIgnoredFields(const RequestObject& body) {
-  body.Bool("store");
   for (const char* key : {"user", "safety_identifier", "prompt_cache_key", "service_tier"}) {
     body.String(key);
   }
@@ -155,7 +152,7 @@ nlohmann::ordered_json SentOrNull(const RequestObject& body, const char* key) {
 
 // `ordered` holds the body's tools and text in the client's key order.
 nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_json& ordered,
-                            int64_t top_logprobs) {
+                            int64_t top_logprobs, bool store) {
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
   echo["instructions"] = SentOrNull(body, "instructions");
   echo["max_output_tokens"] = SentOrNull(body, "max_output_tokens");
@@ -182,16 +179,52 @@ nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_j
   const nlohmann::json* metadata = body.Find("metadata");
   echo["metadata"] =
       metadata != nullptr ? nlohmann::ordered_json(*metadata) : nlohmann::ordered_json::object();
-  echo["store"] = false;  // qvl keeps nothing
+  echo["store"] = store;
   echo["user"] = SentOrNull(body, "user");
   echo["reasoning"] = {{"effort", nullptr}, {"summary", nullptr}};
-  echo["previous_response_id"] = nullptr;
+  echo["previous_response_id"] = SentOrNull(body, "previous_response_id");
   return echo;
+}
+
+// The items of the conversation previous_response_id names; null without one.
+nlohmann::json EarlierConversation(const RequestObject& body, const StoredConversation& stored) {
+  const std::optional<std::string> id = body.String("previous_response_id");
+  if (!id) return nullptr;
+  if (!stored) {
+    FailField(ErrorCode::kInvalidArgument, "previous_response_id",
+              "this server keeps no responses (--response-store-mb 0); send the earlier turns "
+              "in input (the server's prefix cache reuses their work)");
+  }
+  const std::optional<std::string> text = stored(*id);
+  nlohmann::json items =
+      text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json(nullptr);
+  if (!items.is_array()) {
+    FailField(ErrorCode::kInvalidArgument, "previous_response_id", NoStoredResponse(*id),
+              "; send the earlier turns in input");
+  }
+  return items;
+}
+
+// This request's input as items: a string is one user message.
+void AppendInputItems(const RequestObject& body, nlohmann::json* items) {
+  const nlohmann::json& input = *body.Find("input");
+  if (input.is_string()) {
+    items->push_back({{"role", "user"}, {"content", input}});
+    return;
+  }
+  for (const nlohmann::json& item : input) items->push_back(item);
 }
 
 }  // namespace
 
-ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestPolicy& policy) {
+std::string NoStoredResponse(std::string_view id) {
+  return StrCat("no stored response \"", id,
+                "\": it was never stored (store: false), was deleted, or the server's store "
+                "(--response-store-mb) no longer holds it");
+}
+
+ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestPolicy& policy,
+                                       const StoredConversation& stored) {
   const nlohmann::json json = ParseJsonBody(text);
   const RequestObject body(json, "");
   ResponsesRequest out;
@@ -210,8 +243,16 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
   g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
   CheckIgnoredFields(body);
-  ParseResponsesInput(body, MessageLimitsOf(policy), &g.messages, &g.images);
-  out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0));
+  const nlohmann::json earlier = EarlierConversation(body, stored);
+  ParseResponsesInput(body, earlier.is_null() ? nullptr : &earlier, MessageLimitsOf(policy),
+                      &g.messages, &g.images);
+  const bool store = body.Bool("store").value_or(true);
+  out.store = store && stored;
+  if (out.store) {
+    if (!earlier.is_null()) out.conversation = earlier;
+    AppendInputItems(body, &out.conversation);
+  }
+  out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0), out.store);
   return out;
 }
 

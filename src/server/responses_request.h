@@ -8,13 +8,17 @@
 // flat function tools ({"type": "function", "name", "parameters"}, shown to the template
 // in chat's shape so that the same tools give the same prompt). qvl's chat extensions
 // (top_k, min_p, the penalties, seed, stop, ignore_eos, logit_bias, the image budget) are
-// read as in chat. qvl keeps no responses, so `previous_response_id` and `conversation`
-// are refused with a message saying to send the earlier turns in `input` (the prefix
-// cache reuses their work). Every error names the field in the Responses shape
+// read as in chat. With `store` (OpenAI's default: true) and a server that keeps
+// responses, the answer is kept with its conversation, and a later request continues it
+// with `previous_response_id`: the stored conversation goes before its `input`
+// (OpenAI's rule: `instructions` and tools are the new request's own). `conversation`
+// (the Conversations API) is refused. Every error names the field in the Responses shape
 // ("input[1].content[0].image_url").
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,12 +41,28 @@ struct ResponsesRequest {
   // reasoning, previous_response_id. Ordered, so that tools and schemas keep the client's
   // key order (it converts to nlohmann::json, which sorts them).
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
+  // The answer is to be kept (store, and the server keeps responses): the conversation it
+  // continues, as input items — the stored one of previous_response_id, then this
+  // request's input (a string input as one user message). The answer's output items
+  // complete it once it is done.
+  bool store = false;
+  nlohmann::json conversation = nlohmann::json::array();
 };
+
+// The conversation a stored response ended, as the JSON text of an array of input items;
+// nullopt when no response with that id is kept. Empty: the server keeps no responses.
+using StoredConversation =
+    std::function<std::optional<std::string>(const std::string& response_id)>;
+
+// Why a response id is not found: "no stored response \"ID\": it was never stored ...".
+std::string NoStoredResponse(std::string_view id);
 
 // Parses and checks `body`. Throws FieldError as ParseChatRequest does; fields of the chat
 // API that have a Responses spelling (max_tokens, response_format, logprobs) and features
-// qvl cannot honour (stored responses and prompts, background, n, truncation "auto",
-// hosted tools) are refused naming the field.
-ResponsesRequest ParseResponsesRequest(std::string_view body, const ChatRequestPolicy& policy);
+// qvl cannot honour (the Conversations API, stored prompts, background, n, truncation
+// "auto", hosted tools) are refused naming the field, as is a previous_response_id that
+// `stored` does not find.
+ResponsesRequest ParseResponsesRequest(std::string_view body, const ChatRequestPolicy& policy,
+                                       const StoredConversation& stored = {});
 
 }  // namespace qvl

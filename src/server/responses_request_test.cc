@@ -231,18 +231,18 @@ TEST_F(ResponsesRequestTest, IncludeAndTopLogprobs) {
 }
 
 TEST_F(ResponsesRequestTest, StoredStateAndUnsupportedFeaturesAreRefused) {
-  const std::string keeps_nothing =
-      ": qvl keeps no responses; send the earlier turns in input (the server's prefix cache "
-      "reuses their work)";
   auto with = [](const char* key, nlohmann::json value) {
     nlohmann::json body = Body("hi");
     body[key] = std::move(value);
     return body;
   };
   EXPECT_EQ(ErrorOf(with("previous_response_id", "resp_1"), "previous_response_id"),
-            "previous_response_id" + keeps_nothing);
+            "previous_response_id: this server keeps no responses (--response-store-mb 0); send "
+            "the earlier turns in input (the server's prefix cache reuses their work)");
+  EXPECT_FALSE(Parse(Body("hi")).store);
   EXPECT_EQ(ErrorOf(with("conversation", "conv_1"), "conversation"),
-            "conversation" + keeps_nothing);
+            "conversation: the Conversations API is not supported; continue a stored response "
+            "with previous_response_id, or send the earlier turns in input");
   EXPECT_EQ(ErrorOf(with("background", true), "background"),
             "background: is not supported: qvl keeps no responses to poll; stream to follow a "
             "long answer");
@@ -259,6 +259,59 @@ TEST_F(ResponsesRequestTest, StoredStateAndUnsupportedFeaturesAreRefused) {
             0u);
 }
 
+TEST_F(ResponsesRequestTest, AStoredConversationGoesBeforeTheInput) {
+  // As the route keeps it: the earlier input, then the answer's output items.
+  const nlohmann::json earlier = {
+      {{"role", "developer"}, {"content", "Be brief."}},
+      {{"role", "user"}, {"content", "Name a colour."}},
+      {{"id", "msg_1"},
+       {"type", "message"},
+       {"status", "completed"},
+       {"role", "assistant"},
+       {"content",
+        {{{"type", "output_text"},
+          {"text", "Red."},
+          {"annotations", nlohmann::json::array()},
+          {"logprobs", nlohmann::json::array()}}}}}};
+  std::string asked;
+  stored_ = [&](const std::string& id) -> std::optional<std::string> {
+    asked = id;
+    if (id != "resp_1") return std::nullopt;
+    return earlier.dump();
+  };
+  nlohmann::json body = Body("Another?");
+  body["instructions"] = "Answer in French.";
+  body["previous_response_id"] = "resp_1";
+  const ResponsesRequest r = Parse(body);
+  EXPECT_EQ(asked, "resp_1");
+  EXPECT_EQ(Describe(r.generation.messages),
+            "system string: [Answer in French.\n\nBe brief.]\n"
+            "user string: [Name a colour.]\n"
+            "assistant parts: [Red.]\n"
+            "user string: [Another?]\n");
+  EXPECT_TRUE(r.store);
+  nlohmann::json conversation = earlier;
+  conversation.push_back({{"role", "user"}, {"content", "Another?"}});
+  EXPECT_EQ(r.conversation, conversation);
+  EXPECT_EQ(r.echo["store"], true);
+  EXPECT_EQ(r.echo["previous_response_id"], "resp_1");
+  EXPECT_EQ(r.echo["instructions"], "Answer in French.");
+
+  body["store"] = false;
+  EXPECT_FALSE(Parse(body).store);
+  EXPECT_EQ(Parse(body).echo["store"], false);
+  body["previous_response_id"] = "resp_2";
+  EXPECT_EQ(ErrorOf(body, "previous_response_id"),
+            "previous_response_id: no stored response \"resp_2\": it was never stored (store: "
+            "false), was deleted, or the server's store (--response-store-mb) no longer holds it; "
+            "send the earlier turns in input");
+  // A stored item that no longer reads names where it sits.
+  stored_ = [](const std::string&) -> std::optional<std::string> {
+    return R"([{"role": "user", "content": [{"type": "input_audio"}]}])";
+  };
+  EXPECT_NE(ErrorOf(body, "previous_response_id[0].content[0].type"), "no error");
+}
+
 TEST_F(ResponsesRequestTest, EchoRepeatsTheSettingsAsSent) {
   nlohmann::json body = Body("hi");
   body.update({{"instructions", "Be brief."},
@@ -272,7 +325,7 @@ TEST_F(ResponsesRequestTest, EchoRepeatsTheSettingsAsSent) {
                {"tool_choice", "none"}});
   const ResponsesRequest r = Parse(body);
   EXPECT_EQ(r.echo["instructions"], "Be brief.");
-  EXPECT_EQ(r.echo["store"], false);
+  EXPECT_EQ(r.echo["store"], false);  // this server keeps no responses
   EXPECT_EQ(r.echo["user"], "u1");
   EXPECT_EQ(r.echo["metadata"].dump(), R"({"team":"vision"})");
   EXPECT_EQ(r.echo["tool_choice"], "none");

@@ -16,9 +16,18 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   std::string body;
   Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
   if (engine == nullptr) return;
+  ResponseStore* store = context.responses;
+  StoredConversation stored;
+  if (store != nullptr && store->enabled()) {
+    stored = [store](const std::string& id) -> std::optional<std::string> {
+      std::optional<StoredResponse> found = store->Get(id);
+      if (!found) return std::nullopt;
+      return std::move(found->conversation);
+    };
+  }
   ResponsesRequest request;
   try {
-    request = ParseResponsesRequest(body, PolicyForEngine(context.policy, *engine));
+    request = ParseResponsesRequest(body, PolicyForEngine(context.policy, *engine), stored);
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e));
     return;
@@ -37,6 +46,14 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   options.stream = request.stream;
   options.logprobs = request.logprobs;
   options.parse_tool_calls = request.parse_tool_calls;
+  if (request.store) {
+    // The conversation a later previous_response_id continues: this one and the answer.
+    options.on_done = [store, id = identity.id, conversation = std::move(request.conversation)](
+                          const nlohmann::json& response) mutable {
+      for (const nlohmann::json& item : response["output"]) conversation.push_back(item);
+      store->Put(id, {JsonText(response), JsonText(conversation)});
+    };
+  }
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<ResponsesEncoder>(std::move(identity), options),
                         request.stream, res, answer_key);

@@ -50,7 +50,7 @@ class ResponsesRequestTest : public ::testing::Test {
  protected:
   ResponsesRequest Parse(const nlohmann::json& body) { return ParseRaw(body.dump()); }
   ResponsesRequest ParseRaw(const std::string& text) {
-    return ParseResponsesRequest(text, policy_);
+    return ParseResponsesRequest(text, policy_, stored_);
   }
   ChatRequest ParseChat(const std::string& text) { return ParseChatRequest(text, policy_); }
 
@@ -58,7 +58,7 @@ class ResponsesRequestTest : public ::testing::Test {
   std::string RawErrorOf(const std::string& text, const std::string& field,
                          ErrorCode code = ErrorCode::kInvalidArgument) {
     try {
-      ParseResponsesRequest(text, policy_);
+      ParseResponsesRequest(text, policy_, stored_);
     } catch (const FieldError& e) {
       EXPECT_EQ(e.code(), code) << e.what();
       EXPECT_EQ(e.field(), field) << e.what();
@@ -79,6 +79,7 @@ class ResponsesRequestTest : public ::testing::Test {
     p.pixels_per_video_token = 2 * 32 * 32;
     return p;
   }();
+  StoredConversation stored_;  // empty: the server keeps no responses
 };
 
 }  // namespace qvl::testing

@@ -36,7 +36,7 @@ std::optional<KnownRoute> FindRoute(std::string_view path) {
     if (path == route.label) return route;
   }
   if (!ModelIdInPath(path).empty()) return KnownRoute{"/v1/models/{id}", "GET"};
-  if (!ResponseIdInPath(path).empty()) return KnownRoute{"/v1/responses/{id}", "GET"};
+  if (!ResponseIdInPath(path).empty()) return KnownRoute{"/v1/responses/{id}", "GET, DELETE"};
   return std::nullopt;
 }
 

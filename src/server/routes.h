@@ -10,7 +10,7 @@ namespace qvl {
 
 struct KnownRoute {
   std::string_view label;  // "/v1/models/{id}" for every model id
-  std::string_view allow;  // "GET" or "POST": the one method the route takes
+  std::string_view allow;  // the methods the route takes, as the Allow header lists them
 };
 
 // The route `path` belongs to, or nullopt for a path that is no route (web page assets

@@ -31,7 +31,7 @@ TEST(RoutesTest, ResponseIdsShareOneLabel) {
   const auto route = FindRoute("/v1/responses/resp_0123");
   ASSERT_TRUE(route);
   EXPECT_EQ(route->label, "/v1/responses/{id}");
-  EXPECT_EQ(route->allow, "GET");
+  EXPECT_EQ(route->allow, "GET, DELETE");
   EXPECT_EQ(ResponseIdInPath("/v1/responses/resp_0123"), "resp_0123");
   EXPECT_EQ(ResponseIdInPath("/v1/responses/"), "");
   EXPECT_EQ(ResponseIdInPath("/v1/responses/resp_0123/input_items"), "");

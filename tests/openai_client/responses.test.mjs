@@ -196,6 +196,32 @@ test('function tools: calls validate, and their output goes back as input', asyn
   assert.ok(['completed', 'incomplete'].includes(followUp.status));
 });
 
+test('previous_response_id continues a stored response; retrieve and delete', async () => {
+  const { body } = responsesRequest('02_one_image_jpeg');
+  const first = await client.responses.create(body);
+  assert.equal(first.store, true);
+  const question = 'And the colours?';
+  const second = await client.responses.create({
+    model: body.model, input: question, previous_response_id: first.id, max_output_tokens: 8,
+    temperature: 0,
+  });
+  assert.equal(second.previous_response_id, first.id);
+  // The same conversation sent whole gives the same prompt and answer.
+  const whole = await client.responses.create({
+    ...body, max_output_tokens: 8,
+    input: [...body.input, ...first.output, { role: 'user', content: question }],
+  });
+  assert.equal(second.usage.input_tokens, whole.usage.input_tokens);
+  assert.equal(second.output_text, whole.output_text);
+  assert.ok(second.usage.input_tokens_details.cached_tokens > 0);
+
+  assert.deepEqual(await client.responses.retrieve(first.id), first);
+  await client.responses.delete(first.id);
+  await assert.rejects(client.responses.retrieve(first.id), (e) => e instanceof OpenAI.NotFoundError);
+  await assert.rejects(client.responses.create({ ...body, previous_response_id: first.id }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'previous_response_id');
+});
+
 test('what qvl does not do is a typed error naming the field', async () => {
   const { body } = responsesRequest('01_text_only');
   await assert.rejects(client.responses.create({ ...body, previous_response_id: 'resp_1' }),
@@ -207,7 +233,7 @@ test('what qvl does not do is a typed error naming the field', async () => {
   await assert.rejects(client.responses.create({ ...body, temperature: 9 }),
     (e) => e instanceof OpenAI.BadRequestError && e.param === 'temperature');
   await assert.rejects(client.responses.retrieve('resp_0123'),
-    (e) => e instanceof OpenAI.NotFoundError && e.message.includes('qvl keeps no responses'));
+    (e) => e instanceof OpenAI.NotFoundError && e.message.includes('no stored response'));
   const anonymous = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: 'wrong', maxRetries: 0 });
   await assert.rejects(anonymous.responses.create(body), (e) => e instanceof OpenAI.AuthenticationError);
 });

@@ -473,7 +473,7 @@ TEST_F(ServerHttpTest, WrongMethodOnAKnownRouteIs405WithAllow) {
                                          {"POST", "/v1/models", "GET"},
                                          {"DELETE", "/v1/models/qwen3-vl", "GET"},
                                          {"GET", "/v1/responses", "POST"},
-                                         {"DELETE", "/v1/responses/resp_1", "GET"},
+                                         {"PUT", "/v1/responses/resp_1", "GET, DELETE"},
                                          {"PUT", "/health", "GET"},
                                          {"POST", "/metrics", "GET"}}) {
     SCOPED_TRACE(c.method + " " + c.path);

@@ -163,7 +163,7 @@ TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
 
   body = text;
   body["previous_response_id"] = "resp_1";
-  ExpectError(Respond(body), 400, "previous_response_id", "input");
+  ExpectError(Respond(body), 400, "previous_response_id", "no stored response \"resp_1\"");
   body = text;
   body["max_output_tokens"] = 0;
   ExpectError(Respond(body), 400, "max_output_tokens", "max_output_tokens");
@@ -175,13 +175,93 @@ TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
   EXPECT_EQ(Respond(body).status, 400);
   ExpectError(Respond(nlohmann::json::object()), 400, "input", "required");
 
-  ExpectError(Get(*harness_, "/v1/responses/resp_0123"), 404, nullptr, "qvl keeps no responses");
+  ExpectError(Get(*harness_, "/v1/responses/resp_0123"), 404, nullptr,
+              "no stored response \"resp_0123\"");
   const HttpResult metrics = Get(*harness_, "/metrics");
   EXPECT_NE(metrics.body.find("qvl_http_responses_total{route=\"/v1/responses\",code=\"400\"}"),
             std::string::npos);
   EXPECT_NE(
       metrics.body.find("qvl_http_responses_total{route=\"/v1/responses/{id}\",code=\"404\"}"),
       std::string::npos);
+}
+
+TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
+  const nlohmann::json first_body = {
+      {"input", "Name a colour."}, {"max_output_tokens", 4}, {"temperature", 0}};
+  const HttpResult first = Respond(first_body);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json["store"], true);
+  const std::string id = first.json["id"];
+  const HttpResult stored = Get(*harness_, "/v1/responses/" + id);
+  ASSERT_EQ(stored.status, 200) << stored.body;
+  EXPECT_EQ(stored.json, first.json);
+
+  // Continuing it gives the prompt and answer of sending the whole conversation.
+  nlohmann::json next = {{"input", "And another?"},
+                         {"previous_response_id", id},
+                         {"max_output_tokens", 4},
+                         {"temperature", 0}};
+  const HttpResult continued = Respond(next);
+  ASSERT_EQ(continued.status, 200) << continued.body;
+  EXPECT_EQ(continued.json["previous_response_id"], id);
+  nlohmann::json whole = {{"input", {{{"role", "user"}, {"content", "Name a colour."}}}},
+                          {"max_output_tokens", 4},
+                          {"temperature", 0}};
+  for (const nlohmann::json& item : first.json["output"]) whole["input"].push_back(item);
+  whole["input"].push_back({{"role", "user"}, {"content", "And another?"}});
+  const HttpResult resent = Respond(whole);
+  ASSERT_EQ(resent.status, 200) << resent.body;
+  EXPECT_EQ(continued.json["usage"]["input_tokens"], resent.json["usage"]["input_tokens"]);
+  EXPECT_GT(continued.json["usage"]["input_tokens"], first.json["usage"]["input_tokens"]);
+  EXPECT_GT(continued.json["usage"]["input_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(continued.json["output"][0]["content"][0]["text"],
+            resent.json["output"][0]["content"][0]["text"]);
+
+  // A streamed response is kept as its terminal event carries it.
+  next["previous_response_id"] = continued.json["id"];
+  next["stream"] = true;
+  const HttpResult streamed = Respond(next);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const nlohmann::json terminal = NamedEvents(streamed.body).back().data["response"];
+  EXPECT_EQ(Get(*harness_, "/v1/responses/" + terminal["id"].get<std::string>()).json, terminal);
+
+  httplib::Client client = harness_->Client();
+  const httplib::Result deleted = client.Delete("/v1/responses/" + id);
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(deleted->body),
+            (nlohmann::json{{"id", id}, {"object", "response"}, {"deleted", true}}));
+  ExpectError(Get(*harness_, "/v1/responses/" + id), 404, nullptr, "no stored response");
+  const httplib::Result again = client.Delete("/v1/responses/" + id);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 404);
+  next["previous_response_id"] = id;
+  ExpectError(Respond(next), 400, "previous_response_id", "was deleted");
+
+  nlohmann::json unstored = first_body;
+  unstored["store"] = false;
+  const HttpResult kept_not = Respond(unstored);
+  ASSERT_EQ(kept_not.status, 200) << kept_not.body;
+  EXPECT_EQ(kept_not.json["store"], false);
+  EXPECT_EQ(Get(*harness_, "/v1/responses/" + kept_not.json["id"].get<std::string>()).status,
+            404);
+}
+
+TEST(ServerResponsesStoreTest, AServerThatKeepsNoneSaysSo) {
+  HarnessOptions options = DefaultHarnessOptions();
+  options.server.response_store.max_bytes = 0;
+  ServerHarness harness(options);
+  const HttpResult r = PostJson(harness, "/v1/responses",
+                                R"({"input": "hi", "max_output_tokens": 2, "store": true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["store"], false);
+  const HttpResult next = PostJson(
+      harness, "/v1/responses",
+      nlohmann::json{{"input", "hi"}, {"previous_response_id", r.json["id"]}}.dump());
+  EXPECT_EQ(next.status, 400);
+  EXPECT_EQ(next.json["error"]["param"], "previous_response_id");
+  EXPECT_NE(next.json["error"]["message"].get<std::string>().find("--response-store-mb 0"),
+            std::string::npos);
 }
 
 }  // namespace
