@@ -31,8 +31,8 @@ struct StoredResponse {
 };
 
 struct ResponseStoreOptions {
-  size_t max_bytes =
-      size_t{256} << 20;  // this replica's memory for stored responses; 0 = keep none
+  // This replica's memory for stored responses; 0 = keep none.
+  size_t max_bytes = size_t{256} << 20;
   int64_t shared_ttl_seconds = 24 * 3600;  // how long Redis keeps one (when shared)
 };
 
