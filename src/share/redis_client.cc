@@ -144,7 +144,7 @@ bool ReadSome(int fd, Clock::time_point deadline, std::string* buf, size_t max, 
   }
 }
 
-// One reply of the commands this client sends (GET, SET, AUTH, SELECT): +status,
+// One reply of the commands this client sends (GET, SET, DEL, AUTH, SELECT): +status,
 // -error, :integer, $bulk or $-1. Read here rather than by hiredis' reader, so that a
 // bulk value of many MiB arrives straight into its string: one copy instead of three.
 bool ReadReply(int fd, Clock::time_point deadline, int* type, std::string* str, long long* integer,
@@ -375,6 +375,16 @@ bool RedisClient::Set(std::string_view key, std::string_view value, int64_t ttl_
     args.push_back(ttl);
   }
   return Command(args, timeout).has_value();
+}
+
+std::optional<bool> RedisClient::Del(std::string_view key) {
+  std::optional<Reply> reply = Command({"DEL", key}, timeout_);
+  if (!reply) return std::nullopt;
+  if (reply->type != REDIS_REPLY_INTEGER) {
+    faults_->Count(RedisFault::kGarbage);
+    return std::nullopt;
+  }
+  return reply->integer > 0;
 }
 
 }  // namespace qvl

@@ -56,6 +56,8 @@ class RedisClient {
   // value takes longer to send than a lookup).
   bool Set(std::string_view key, std::string_view value, int64_t ttl_seconds,
            std::chrono::milliseconds timeout);
+  // DEL key within the client's timeout: whether a key was removed, nullopt on any fault.
+  std::optional<bool> Del(std::string_view key);
 
   RedisFaultCounters& faults() { return *faults_; }
 

@@ -125,6 +125,18 @@ TEST_F(RedisClientLive, SetsAndGetsBinaryValues) {
   EXPECT_EQ(faults.Get(RedisFault::kUnreachable) + faults.Get(RedisFault::kTimeout), 0);
 }
 
+TEST_F(RedisClientLive, DelSaysWhetherAKeyWasRemoved) {
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  ASSERT_TRUE(client.Set("qvl-test:del", "v", 0, milliseconds(1000)));
+  EXPECT_EQ(client.Del("qvl-test:del"), std::optional<bool>(true));
+  EXPECT_FALSE(client.Get("qvl-test:del"));
+  EXPECT_EQ(client.Del("qvl-test:del"), std::optional<bool>(false));
+  server_->Kill();
+  EXPECT_EQ(client.Del("qvl-test:del"), std::nullopt);
+  EXPECT_EQ(faults.Get(RedisFault::kUnreachable), 1);
+}
+
 TEST_F(RedisClientLive, WrongPasswordIsAFault) {
   server_->Cli("CONFIG SET requirepass pw");
   RedisFaultCounters faults;

@@ -45,6 +45,19 @@ void RenderSharedCacheCounters(const SharedCacheCounters& c, std::string* out) {
   Counter(out, "qvl_shared_cache_answer_rejected_total",
           "Shared-cache answers refused: other format version or bad checksum",
           c.answer_rejected.load());
+  Counter(out, "qvl_shared_cache_response_hits_total",
+          "Stored responses (previous_response_id, GET) found in the shared cache",
+          c.response_hits.load());
+  Counter(out, "qvl_shared_cache_response_misses_total",
+          "Stored responses looked up in the shared cache and not found", c.response_misses.load());
+  Counter(out, "qvl_shared_cache_response_stores_total",
+          "Stored responses written to the shared cache", c.response_stores.load());
+  Counter(out, "qvl_shared_cache_response_dropped_total",
+          "Stored responses not written to the shared cache (writer behind or Redis failing)",
+          c.response_dropped.load());
+  Counter(out, "qvl_shared_cache_response_rejected_total",
+          "Shared-cache responses refused: other key, format version or bad checksum",
+          c.response_rejected.load());
 }
 
 }  // namespace qvl
