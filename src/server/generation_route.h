@@ -34,7 +34,7 @@ struct GenerationRouteContext {
   // Responses still being written; the server waits for them on shutdown.
   std::atomic<int>* in_flight = nullptr;
   SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
-  ResponseStore* responses = nullptr;    // /v1/responses kept for previous_response_id; may be null
+  ResponseStore* responses = nullptr;   // /v1/responses kept for previous_response_id; may be null
 };
 
 // Reads the whole body into `body` unless it is over `max_bytes`; on failure answers

@@ -63,19 +63,11 @@ struct ResponseStore::State {
     std::shared_ptr<const StoredResponse> value;
     size_t bytes;
   };
-  // Writes queued for an id; `deleted`: a Delete came meanwhile, so what lands is undone.
-  struct PendingWrite {
-    int writes = 0;
-    bool deleted = false;
-  };
 
   std::mutex mu;
   std::list<Entry> lru;  // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index;
   size_t bytes = 0;
-  // Counts Deletes: a value read from Redis is not kept locally when one came during the read.
-  uint64_t deletions = 0;
-  std::unordered_map<std::string, PendingWrite> pending;
 
   // With `mu` held.
   void Erase(std::list<Entry>::iterator it) {
@@ -83,9 +75,15 @@ struct ResponseStore::State {
     index.erase(it->id);
     lru.erase(it);
   }
+  bool Erase(const std::string& id) {
+    auto it = index.find(id);
+    if (it == index.end()) return false;
+    Erase(it->second);
+    return true;
+  }
   void Keep(const std::string& id, std::shared_ptr<const StoredResponse> value, size_t value_bytes,
             size_t max_bytes) {
-    if (auto it = index.find(id); it != index.end()) Erase(it->second);
+    Erase(id);
     if (value_bytes > max_bytes) return;
     lru.push_front({id, std::move(value), value_bytes});
     index.emplace(id, lru.begin());
@@ -95,7 +93,7 @@ struct ResponseStore::State {
 };
 
 ResponseStore::ResponseStore(ResponseStoreOptions options, SharedCache* shared)
-    : options_(options), shared_(shared), state_(std::make_shared<State>()) {}
+    : options_(options), shared_(shared), state_(std::make_unique<State>()) {}
 
 ResponseStore::~ResponseStore() = default;
 
@@ -105,77 +103,59 @@ void ResponseStore::Put(const std::string& id, StoredResponse value) {
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->Keep(id, kept, bytes, options_.max_bytes);
-    if (shared_ != nullptr) {
-      State::PendingWrite& p = state_->pending[id];
-      ++p.writes;
-      p.deleted = false;
-    }
   }
   if (shared_ == nullptr) return;
-  std::string key = shared_->Key(kKind, id);
-  SharedCache* shared = shared_;
-  shared->writer().Post(
-      key, bytes, [key, kept] { return SealStoredResponse(key, *kept); },
-      [state = state_, shared, id, key](bool written) {
-        bool undo = false;
-        {
-          std::lock_guard<std::mutex> lock(state->mu);
-          auto it = state->pending.find(id);
-          if (it != state->pending.end()) {
-            undo = written && it->second.deleted;
-            if (--it->second.writes == 0) state->pending.erase(it);
-          }
-        }
-        ++(written ? shared->counters().response_stores : shared->counters().response_dropped);
-        if (undo) shared->client().Del(key);
-      },
-      options_.shared_ttl_seconds);
+  const std::string key = shared_->Key(kKind, id);
+  const bool written =
+      shared_->client().Set(key, SealStoredResponse(key, *kept), options_.shared_ttl_seconds,
+                            shared_->options().write_timeout);
+  ++(written ? shared_->counters().response_stores : shared_->counters().response_dropped);
 }
 
 std::optional<StoredResponse> ResponseStore::Get(const std::string& id) {
+  if (shared_ != nullptr) {
+    const std::string key = shared_->Key(kKind, id);
+    SharedCacheCounters& counters = shared_->counters();
+    const std::optional<std::optional<std::string>> fetched = shared_->client().Fetch(key);
+    if (fetched && !*fetched) {
+      // Redis answered: deleted on another replica, or expired.
+      ++counters.response_misses;
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->Erase(id);
+      return std::nullopt;
+    }
+    if (fetched) {
+      if (std::optional<StoredResponse> value = OpenStoredResponse(key, **fetched)) {
+        ++counters.response_hits;
+        auto kept = std::make_shared<const StoredResponse>(*value);
+        const size_t bytes = StoredResponseBytes(id, *kept);
+        std::lock_guard<std::mutex> lock(state_->mu);
+        state_->Keep(id, std::move(kept), bytes, options_.max_bytes);
+        return value;
+      }
+      ++counters.response_rejected;
+    } else {
+      ++counters.response_misses;
+    }
+    // Redis is unreachable or holds a value that does not open: this replica's copy.
+  }
   std::shared_ptr<const StoredResponse> local;
-  uint64_t deletions = 0;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     if (auto it = state_->index.find(id); it != state_->index.end()) {
       state_->lru.splice(state_->lru.begin(), state_->lru, it->second);
       local = it->second->value;
     }
-    deletions = state_->deletions;
   }
-  if (local) return *local;
-  if (shared_ == nullptr) return std::nullopt;
-  const std::string key = shared_->Key(kKind, id);
-  SharedCacheCounters& counters = shared_->counters();
-  const std::optional<std::string> sealed = shared_->client().Get(key);
-  if (!sealed) {
-    ++counters.response_misses;
-    return std::nullopt;
-  }
-  std::optional<StoredResponse> value = OpenStoredResponse(key, *sealed);
-  if (!value) {
-    ++counters.response_rejected;
-    return std::nullopt;
-  }
-  ++counters.response_hits;
-  auto kept = std::make_shared<const StoredResponse>(*value);
-  const size_t bytes = StoredResponseBytes(id, *kept);
-  std::lock_guard<std::mutex> lock(state_->mu);
-  if (state_->deletions == deletions && !state_->index.contains(id))
-    state_->Keep(id, std::move(kept), bytes, options_.max_bytes);
-  return value;
+  if (!local) return std::nullopt;
+  return *local;
 }
 
 bool ResponseStore::Delete(const std::string& id) {
   bool found = false;
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (auto it = state_->index.find(id); it != state_->index.end()) {
-      state_->Erase(it->second);
-      found = true;
-    }
-    if (auto it = state_->pending.find(id); it != state_->pending.end()) it->second.deleted = true;
-    ++state_->deletions;
+    found = state_->Erase(id);
   }
   if (shared_ == nullptr) return found;
   const std::optional<bool> removed = shared_->client().Del(shared_->Key(kKind, id));

@@ -1,16 +1,13 @@
 // The responses kept for OpenAI's stored responses (`store: true`): a later request
 // continues one with `previous_response_id`, GET /v1/responses/{id} returns it, DELETE
 // removes it. Each replica keeps the recently used ones in memory (least recently used
-// out first, bounded by bytes); with --redis every response is also written to Redis
-// (in the background, with a TTL), so a replica that did not make it finds it there.
+// out first, bounded by bytes). With --redis, Redis holds the truth for every replica:
+// a response is written there before its client has the last of it, every lookup asks
+// Redis first (so a DELETE on one replica is seen by all), and only while Redis cannot
+// be reached does a replica answer from its own memory.
 //
 // Thread-safe: HTTP worker threads call it concurrently. One mutex guards the in-memory
 // entries; Redis is never read or written under it.
-//
-// Known limits of the shared mode: a response is in Redis only once the background
-// writer got to it (a continuation that reaches another replica first does not find
-// it), and a DELETE on one replica does not reach the memory of the others (they keep
-// serving their copy until it is evicted).
 #pragma once
 
 #include <cstdint>
@@ -52,19 +49,18 @@ class ResponseStore {
   ResponseStore(const ResponseStore&) = delete;
   ResponseStore& operator=(const ResponseStore&) = delete;
 
-  // Keeps `value` under `id` ("resp_..."): in memory at once (evicting the least recently
-  // used beyond max_bytes; a value larger than max_bytes is not kept locally), and, when
-  // shared, in Redis in the background (the writer's queue; never blocks the caller; a
-  // full queue drops it, counted as response_dropped).
+  // Keeps `value` under `id` ("resp_..."): in memory (evicting the least recently used
+  // beyond max_bytes; a value larger than max_bytes is not kept locally), and, when
+  // shared, in Redis with the TTL, within the cache's write timeout (a fault is counted
+  // as response_dropped; the memory copy stays).
   void Put(const std::string& id, StoredResponse value);
-  // The stored response: from memory, else (shared) from Redis within the client's
-  // timeout; a value found in Redis is then kept in memory too. nullopt when not found;
-  // a Redis fault or a value that does not open (wrong key, version, checksum) counts as
-  // not found and is counted (SharedCacheCounters) — never an exception.
+  // The stored response, nullopt when there is none. Shared: Redis's answer within the
+  // client's timeout (a hit is kept in memory, a miss drops the memory copy); on a fault
+  // or a value that does not open (wrong key, version, checksum), counted, the memory
+  // copy. Never throws.
   std::optional<StoredResponse> Get(const std::string& id);
-  // Removes it from memory and (shared) from Redis (a synchronous DEL within the
-  // client's timeout; a write still queued for it is undone once it lands). True if it
-  // was found in either.
+  // Removes it from memory and (shared) from Redis, within the client's timeout. True if
+  // it was found in either.
   bool Delete(const std::string& id);
   bool enabled() const { return options_.max_bytes > 0 || shared_ != nullptr; }
 
@@ -76,8 +72,7 @@ class ResponseStore {
   struct State;
   const ResponseStoreOptions options_;
   SharedCache* const shared_;
-  // Shared with the writer's callbacks, which may run after the store is gone.
-  std::shared_ptr<State> state_;
+  std::unique_ptr<State> state_;
 };
 
 // The Redis value of `value` under `key` (sealed: magic "QVLR"), and its inverse

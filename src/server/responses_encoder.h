@@ -38,7 +38,7 @@ struct ResponsesEncoderOptions {
   bool parse_tool_calls = false;
   // Called once with the final Response object of an answer that completed or reached its
   // limit (not of a failed one), before it is sent: the route keeps stored responses.
-  std::function<void(const nlohmann::json& response)> on_done;
+  std::function<void(const nlohmann::json& response)> on_done = nullptr;
 };
 
 class ResponsesEncoder : public ResponseEncoder {

@@ -467,7 +467,8 @@ TEST(ResponsesEncoderTest, OnDoneGetsTheFinalResponseUnlessItFailed) {
     };
     ResponsesEncoder encoder(Identity(), options);
     const std::vector<GenerationUpdate> updates = {Text("Hi"), Final(FinishReason::kLength)};
-    const json sent = stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
+    const json sent =
+        stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(done, sent);
 

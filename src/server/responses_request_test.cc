@@ -261,18 +261,17 @@ TEST_F(ResponsesRequestTest, StoredStateAndUnsupportedFeaturesAreRefused) {
 
 TEST_F(ResponsesRequestTest, AStoredConversationGoesBeforeTheInput) {
   // As the route keeps it: the earlier input, then the answer's output items.
-  const nlohmann::json earlier = {
-      {{"role", "developer"}, {"content", "Be brief."}},
-      {{"role", "user"}, {"content", "Name a colour."}},
-      {{"id", "msg_1"},
-       {"type", "message"},
-       {"status", "completed"},
-       {"role", "assistant"},
-       {"content",
-        {{{"type", "output_text"},
-          {"text", "Red."},
-          {"annotations", nlohmann::json::array()},
-          {"logprobs", nlohmann::json::array()}}}}}};
+  const nlohmann::json earlier = {{{"role", "developer"}, {"content", "Be brief."}},
+                                  {{"role", "user"}, {"content", "Name a colour."}},
+                                  {{"id", "msg_1"},
+                                   {"type", "message"},
+                                   {"status", "completed"},
+                                   {"role", "assistant"},
+                                   {"content",
+                                    {{{"type", "output_text"},
+                                      {"text", "Red."},
+                                      {"annotations", nlohmann::json::array()},
+                                      {"logprobs", nlohmann::json::array()}}}}}};
   std::string asked;
   stored_ = [&](const std::string& id) -> std::optional<std::string> {
     asked = id;

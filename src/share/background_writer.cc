@@ -19,13 +19,13 @@ BackgroundWriter::~BackgroundWriter() {
 }
 
 void BackgroundWriter::Post(std::string key, size_t bytes, std::function<std::string()> make_value,
-                            std::function<void(bool)> done, int64_t ttl_seconds) {
+                            std::function<void(bool)> done) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // One value over the budget still goes when nothing else waits.
     if (!stop_ && (jobs_.empty() || pending_bytes_ + bytes <= max_pending_bytes_)) {
       pending_bytes_ += bytes;
-      jobs_.push_back({std::move(key), bytes, std::move(make_value), std::move(done), ttl_seconds});
+      jobs_.push_back({std::move(key), bytes, std::move(make_value), std::move(done)});
       wake_.notify_one();
       return;
     }
@@ -48,7 +48,7 @@ void BackgroundWriter::Run() {
     busy_ = true;
     lock.unlock();
     const std::string value = job.make_value();
-    const bool written = client_->Set(job.key, value, job.ttl_seconds, timeout_);
+    const bool written = client_->Set(job.key, value, 0, timeout_);
     job.done(written);
     lock.lock();
     pending_bytes_ -= job.bytes;

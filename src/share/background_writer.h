@@ -26,11 +26,10 @@ class BackgroundWriter {
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  // Queues SET key make_value() [EX ttl_seconds when > 0]; `done(written)` runs on the
-  // writer thread afterwards (written == false: Redis failed), or at once with false when
-  // the queue is full.
+  // Queues SET key make_value(); `done(written)` runs on the writer thread afterwards
+  // (written == false: Redis failed), or at once with false when the queue is full.
   void Post(std::string key, size_t bytes, std::function<std::string()> make_value,
-            std::function<void(bool written)> done, int64_t ttl_seconds = 0);
+            std::function<void(bool written)> done);
   // Blocks until everything queued so far is written or dropped (tests, shutdown).
   void Flush();
 
@@ -40,7 +39,6 @@ class BackgroundWriter {
     size_t bytes;
     std::function<std::string()> make_value;
     std::function<void(bool)> done;
-    int64_t ttl_seconds;
   };
   void Run();
 

@@ -355,15 +355,25 @@ void RedisClient::DropIdle() {
   for (Connection* c : idle) delete c;
 }
 
-std::optional<std::string> RedisClient::Get(std::string_view key, std::chrono::milliseconds extra) {
-  std::optional<Reply> reply = Command({"GET", key}, timeout_ + extra);
+std::optional<std::optional<std::string>> RedisClient::GetWithin(
+    std::string_view key, std::chrono::milliseconds timeout) {
+  std::optional<Reply> reply = Command({"GET", key}, timeout);
   if (!reply) return std::nullopt;
-  if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
+  if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>();
   if (reply->type != REDIS_REPLY_STRING) {
     faults_->Count(RedisFault::kGarbage);
     return std::nullopt;
   }
-  return std::move(reply->str);
+  return std::optional<std::string>(std::move(reply->str));
+}
+
+std::optional<std::string> RedisClient::Get(std::string_view key, std::chrono::milliseconds extra) {
+  std::optional<std::optional<std::string>> value = GetWithin(key, timeout_ + extra);
+  return value ? std::move(*value) : std::nullopt;
+}
+
+std::optional<std::optional<std::string>> RedisClient::Fetch(std::string_view key) {
+  return GetWithin(key, timeout_);
 }
 
 bool RedisClient::Set(std::string_view key, std::string_view value, int64_t ttl_seconds,

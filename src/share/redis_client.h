@@ -51,6 +51,9 @@ class RedisClient {
   // the client's timeout (a large value takes longer to arrive than a small one).
   std::optional<std::string> Get(std::string_view key,
                                  std::chrono::milliseconds extra = std::chrono::milliseconds(0));
+  // As Get, telling the two apart: nullopt on any fault, else the value or (absent) an
+  // empty optional.
+  std::optional<std::optional<std::string>> Fetch(std::string_view key);
   std::chrono::milliseconds timeout() const { return timeout_; }
   // SET key value [EX ttl]; false on any fault. `timeout` overrides the client's (a big
   // value takes longer to send than a lookup).
@@ -64,6 +67,8 @@ class RedisClient {
  private:
   struct Connection;
   struct Reply;
+  std::optional<std::optional<std::string>> GetWithin(std::string_view key,
+                                                      std::chrono::milliseconds timeout);
   // Runs one command within `timeout`; null on a fault (counted).
   std::optional<Reply> Command(const std::vector<std::string_view>& args,
                                std::chrono::milliseconds timeout);

@@ -356,39 +356,6 @@ def run(cluster, args):
           "the corrupted answer was not counted")
     print("ok: deterministic answers are shared, sampled ones without a seed are not, corrupted ones are ignored")
 
-    # 3b. A stored response is continued, read and deleted on other replicas.
-    def respond(body, sid):
-        status, headers, raw = Http.call(n, "POST", "/v1/responses", body, {"X-Session-Id": sid})
-        check(status == 200, f"/v1/responses: {status} {raw[:300]!r}")
-        return json.loads(raw), cluster.replica_of(headers)
-
-    def stored(path, sid):
-        status, headers, raw = Http.call(n, "GET", path, None, {"X-Session-Id": sid})
-        return status, json.loads(raw), cluster.replica_of(headers)
-
-    turn = {"input": [{"role": "user", "content": [
-        {"type": "input_image", "image_url": photo["image_url"]["url"]},
-        {"type": "input_text", "text": "What is this?"}]}], "max_output_tokens": 12,
-        "temperature": 0}
-    kept, where = respond(turn, sessions[0][0])
-    check(where == 0 and kept["store"] is True, f"stored response on replica {where}: {kept}")
-    path = f"/v1/responses/{kept['id']}"
-    status, got, where = stored(path, sessions[1][0])
-    check(status == 200 and where == 1 and got == kept, f"GET on replica {where}: {status} {got}")
-    follow, where = respond({"input": "And then?", "previous_response_id": kept["id"],
-                             "max_output_tokens": 12, "temperature": 0}, sessions[2][0])
-    whole = dict(turn, input=turn["input"] + kept["output"] + [{"role": "user", "content": "And then?"}])
-    resent, _ = respond(whole, sessions[2][0])
-    check(where == 2 and follow["usage"]["input_tokens"] == resent["usage"]["input_tokens"]
-          and follow["output"] == [dict(item, id=follow["output"][i]["id"])
-                                   for i, item in enumerate(resent["output"])],
-          f"continued on replica {where} differs from the whole conversation: {follow} {resent}")
-    status, _, raw = Http.call(n, "DELETE", path, None, {"X-Session-Id": sessions[1][0]})
-    check(status == 200 and json.loads(raw)["deleted"] is True, f"DELETE: {status} {raw!r}")
-    status, _, where = stored(path, sessions[0][0])
-    check(status == 404 and where == 0, f"deleted response still on replica {where}: {status}")
-    print("ok: stored responses are continued, read and deleted on any replica")
-
     # 4. A value corrupted by hand is detected and ignored: replica 2 encodes itself.
     keys = cluster.redis_cli("--scan", "--pattern", "test:enc:*").split()
     check(len(keys) == 1, f"expected one stored encoding, found {keys}")
@@ -465,6 +432,39 @@ def run(cluster, args):
         return cluster.replica_of(headers) == victim
     wait_for("the restarted replica to take traffic", back, 20)
     print(f"ok: SIGKILL of a replica under load: {results}; its sessions moved and came back")
+
+    # 7. A stored response is continued, read and deleted on other replicas.
+    def respond(body, sid):
+        status, headers, raw = Http.call(n, "POST", "/v1/responses", body, {"X-Session-Id": sid})
+        check(status == 200, f"/v1/responses: {status} {raw[:300]!r}")
+        return json.loads(raw), cluster.replica_of(headers)
+
+    def stored(path, sid):
+        status, headers, raw = Http.call(n, "GET", path, None, {"X-Session-Id": sid})
+        return status, json.loads(raw), cluster.replica_of(headers)
+
+    turn = {"input": [{"role": "user", "content": [
+        {"type": "input_image", "image_url": photo["image_url"]["url"]},
+        {"type": "input_text", "text": "What is this?"}]}], "max_output_tokens": 12,
+        "temperature": 0}
+    kept, where = respond(turn, sessions[0][0])
+    check(where == 0 and kept["store"] is True, f"stored response on replica {where}: {kept}")
+    path = f"/v1/responses/{kept['id']}"
+    status, got, where = stored(path, sessions[1][0])
+    check(status == 200 and where == 1 and got == kept, f"GET on replica {where}: {status} {got}")
+    follow, where = respond({"input": "And then?", "previous_response_id": kept["id"],
+                             "max_output_tokens": 12, "temperature": 0}, sessions[2][0])
+    whole = dict(turn, input=turn["input"] + kept["output"] + [{"role": "user", "content": "And then?"}])
+    resent, _ = respond(whole, sessions[2][0])
+    check(where == 2 and follow["usage"]["input_tokens"] == resent["usage"]["input_tokens"]
+          and follow["output"] == [dict(item, id=follow["output"][i]["id"])
+                                   for i, item in enumerate(resent["output"])],
+          f"continued on replica {where} differs from the whole conversation: {follow} {resent}")
+    status, _, raw = Http.call(n, "DELETE", path, None, {"X-Session-Id": sessions[1][0]})
+    check(status == 200 and json.loads(raw)["deleted"] is True, f"DELETE: {status} {raw!r}")
+    status, _, where = stored(path, sessions[0][0])
+    check(status == 404 and where == 0, f"deleted response still on replica {where}: {status}")
+    print("ok: stored responses are continued, read and deleted on any replica")
 
 
 if __name__ == "__main__":

@@ -186,8 +186,11 @@ TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
 }
 
 TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
+  // Long enough to fill whole KV pages, which the prefix cache keeps.
+  std::string question = "Name a colour.";
+  for (int i = 0; i < 20; ++i) question += " Any colour will do.";
   const nlohmann::json first_body = {
-      {"input", "Name a colour."}, {"max_output_tokens", 4}, {"temperature", 0}};
+      {"input", question}, {"max_output_tokens", 4}, {"temperature", 0}};
   const HttpResult first = Respond(first_body);
   ASSERT_EQ(first.status, 200) << first.body;
   EXPECT_EQ(first.json["store"], true);
@@ -204,7 +207,7 @@ TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
   const HttpResult continued = Respond(next);
   ASSERT_EQ(continued.status, 200) << continued.body;
   EXPECT_EQ(continued.json["previous_response_id"], id);
-  nlohmann::json whole = {{"input", {{{"role", "user"}, {"content", "Name a colour."}}}},
+  nlohmann::json whole = {{"input", {{{"role", "user"}, {"content", question}}}},
                           {"max_output_tokens", 4},
                           {"temperature", 0}};
   for (const nlohmann::json& item : first.json["output"]) whole["input"].push_back(item);
@@ -243,8 +246,7 @@ TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
   const HttpResult kept_not = Respond(unstored);
   ASSERT_EQ(kept_not.status, 200) << kept_not.body;
   EXPECT_EQ(kept_not.json["store"], false);
-  EXPECT_EQ(Get(*harness_, "/v1/responses/" + kept_not.json["id"].get<std::string>()).status,
-            404);
+  EXPECT_EQ(Get(*harness_, "/v1/responses/" + kept_not.json["id"].get<std::string>()).status, 404);
 }
 
 TEST(ServerResponsesStoreTest, AServerThatKeepsNoneSaysSo) {
@@ -255,9 +257,9 @@ TEST(ServerResponsesStoreTest, AServerThatKeepsNoneSaysSo) {
                                 R"({"input": "hi", "max_output_tokens": 2, "store": true})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json["store"], false);
-  const HttpResult next = PostJson(
-      harness, "/v1/responses",
-      nlohmann::json{{"input", "hi"}, {"previous_response_id", r.json["id"]}}.dump());
+  const HttpResult next =
+      PostJson(harness, "/v1/responses",
+               nlohmann::json{{"input", "hi"}, {"previous_response_id", r.json["id"]}}.dump());
   EXPECT_EQ(next.status, 400);
   EXPECT_EQ(next.json["error"]["param"], "previous_response_id");
   EXPECT_NE(next.json["error"]["message"].get<std::string>().find("--response-store-mb 0"),
