@@ -9,13 +9,6 @@
 namespace qvl {
 namespace {
 
-ChatPart TextPart(std::string text) {
-  ChatPart part;
-  part.kind = ChatPart::Kind::kText;
-  part.text = std::move(text);
-  return part;
-}
-
 ChatPart ImagePart() {
   ChatPart part;
   part.kind = ChatPart::Kind::kImage;
@@ -259,6 +252,13 @@ bool IsUnreadablePartType(const std::string& type) {
 void FailUnreadablePart(const RequestObject& part, const std::string& type) {
   FailField(ErrorCode::kInvalidArgument, part.Field("type"), "\"", type,
             "\" parts are not supported; qvl reads text and images");
+}
+
+ChatPart TextPart(std::string text) {
+  ChatPart part;
+  part.kind = ChatPart::Kind::kText;
+  part.text = std::move(text);
+  return part;
 }
 
 void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field) {

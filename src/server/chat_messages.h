@@ -40,6 +40,9 @@ void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
 // The pieces of a message that other chat-shaped APIs (/v1/responses) share, so that an
 // image or a tool call is checked the same way whichever API it comes through.
 
+// A text part holding `text`.
+ChatPart TextPart(std::string text);
+
 // Checks that the image part at `field` of a `role` message may stand there: in user and
 // tool messages only (the chat template drops images from others), with no per-image
 // size keys. Throws FieldError.

@@ -6,27 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "server/encoder_updates_for_test.h"
+
 namespace qvl {
 namespace {
 
 CompletionIdentity Identity() { return {"chatcmpl-1", 1700000000, "qwen3-vl"}; }
 
-GenerationUpdate Text(const std::string& text) {
-  GenerationUpdate u;
-  u.text = text;
-  GeneratedToken t;
-  t.chosen = {42, text, -0.25f};
-  t.top = {{42, text, -0.25f}, {7, "\xe4\xb8", -2.0f}};
-  u.tokens.push_back(t);
-  return u;
-}
+using ::qvl::testing::Text;
 
+// With the effective grid of one image.
 GenerationUpdate Final(FinishReason reason) {
-  GenerationUpdate u;
-  u.finished = true;
-  u.finish_reason = reason;
-  u.usage = {12, 2, 8};
-  u.timings.prefill_ms = 3;
+  GenerationUpdate u = testing::Final(reason);
   ImageGrid grid;
   grid.width = 320;
   grid.height = 240;

@@ -34,6 +34,37 @@ ResponseStoreOptions LocalBytes(size_t max_bytes) {
   return o;
 }
 
+// Four threads Put, Get and Delete `ids` ids for `rounds` rounds, on the stores in
+// turn; returns how many values read were not the one put under their id.
+int Hammer(const std::vector<ResponseStore*>& stores, int ids, int rounds) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      ResponseStore& store = *stores[t % stores.size()];
+      for (int i = 0; i < rounds; ++i) {
+        const std::string id = "resp_" + std::to_string((i * 7 + t * 13) % ids);
+        const StoredResponse want = ValueFor(id, 100);
+        switch ((i + t) % 5) {
+          case 0:
+          case 1:
+            store.Put(id, want);
+            break;
+          case 4:
+            store.Delete(id);
+            break;
+          default:
+            if (std::optional<StoredResponse> got = store.Get(id);
+                got && (got->response != want.response || got->conversation != want.conversation))
+              ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return wrong.load();
+}
+
 TEST(ResponseStore, PutThenGetReturnsBothStrings) {
   ResponseStore store({}, nullptr);
   EXPECT_TRUE(store.enabled());
@@ -110,31 +141,7 @@ TEST(ResponseStore, ZeroBytesKeepsNothing) {
 TEST(ResponseStore, ConcurrentPutGetDeleteStayWithinMaxBytes) {
   const size_t max_bytes = 20 * StoredResponseBytes("resp_00", ValueFor("resp_00", 100));
   ResponseStore store(LocalBytes(max_bytes), nullptr);
-  std::vector<std::thread> threads;
-  std::atomic<int> wrong{0};
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&store, &wrong, t] {
-      for (int i = 0; i < 3000; ++i) {
-        const std::string id = "resp_" + std::to_string((i * 7 + t * 13) % 50);
-        const StoredResponse want = ValueFor(id, 100);
-        switch ((i + t) % 5) {
-          case 0:
-          case 1:
-            store.Put(id, want);
-            break;
-          case 4:
-            store.Delete(id);
-            break;
-          default:
-            if (std::optional<StoredResponse> got = store.Get(id);
-                got && (got->response != want.response || got->conversation != want.conversation))
-              ++wrong;
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(Hammer({&store}, 50, 3000), 0);
   EXPECT_LE(store.local_bytes(), max_bytes);
   EXPECT_LE(store.local_entries(), 20u);
   EXPECT_GT(store.local_entries(), 0u);
@@ -279,31 +286,7 @@ TEST_F(ResponseStoreShared, ConcurrentReplicasStayConsistent) {
   const size_t max_bytes = 10 * StoredResponseBytes("resp_00", ValueFor("resp_00", 100));
   ResponseStore a(LocalBytes(max_bytes), replica_a_.get());
   ResponseStore b(LocalBytes(max_bytes), replica_b_.get());
-  std::vector<std::thread> threads;
-  std::atomic<int> wrong{0};
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      ResponseStore& store = t % 2 == 0 ? a : b;
-      for (int i = 0; i < 300; ++i) {
-        const std::string id = "resp_" + std::to_string((i * 7 + t * 13) % 30);
-        const StoredResponse want = ValueFor(id, 100);
-        switch ((i + t) % 4) {
-          case 0:
-            store.Put(id, want);
-            break;
-          case 3:
-            store.Delete(id);
-            break;
-          default:
-            if (std::optional<StoredResponse> got = store.Get(id);
-                got && (got->response != want.response || got->conversation != want.conversation))
-              ++wrong;
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(Hammer({&a, &b}, 30, 300), 0);
   EXPECT_LE(a.local_bytes(), max_bytes);
   EXPECT_LE(b.local_bytes(), max_bytes);
   EXPECT_EQ(replica_a_->counters().response_rejected.load() +

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "server/encoder_updates_for_test.h"
+
 namespace qvl {
 namespace {
 
@@ -31,24 +33,8 @@ json Echo() {
 
 ResponsesIdentity Identity() { return {"resp_1", 1700000000, "qwen3-vl", Echo()}; }
 
-GenerationUpdate Text(const std::string& text) {
-  GenerationUpdate u;
-  u.text = text;
-  GeneratedToken t;
-  t.chosen = {42, text, -0.25f};
-  t.top = {{42, text, -0.25f}, {7, "\xe4\xb8", -2.0f}};
-  u.tokens.push_back(t);
-  return u;
-}
-
-GenerationUpdate Final(FinishReason reason) {
-  GenerationUpdate u;
-  u.finished = true;
-  u.finish_reason = reason;
-  u.usage = {12, 2, 8};
-  u.timings.prefill_ms = 3;
-  return u;
-}
+using ::qvl::testing::Final;
+using ::qvl::testing::Text;
 
 GenerationUpdate Failed() {
   GenerationUpdate u = Final(FinishReason::kError);

@@ -8,13 +8,6 @@
 namespace qvl {
 namespace {
 
-ChatPart TextPart(std::string text) {
-  ChatPart part;
-  part.kind = ChatPart::Kind::kText;
-  part.text = std::move(text);
-  return part;
-}
-
 class InputParser {
  public:
   InputParser(const MessageLimits& limits, std::vector<ImageInput>* images)
