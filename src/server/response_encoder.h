@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "engine/request.h"
 
@@ -20,6 +21,10 @@ class ResponseEncoder {
   // Once finished: the request as a whole (usage over all its answers, timings, how it
   // ended), for metrics and the access log.
   virtual const GenerationUpdate& summary() const = 0;
+  // The response's Content-Type.
+  virtual std::string_view ContentType(bool stream) const {
+    return stream ? "text/event-stream" : "application/json";
+  }
 };
 
 }  // namespace qvl

@@ -1,0 +1,34 @@
+// Ollama's API bodies (POST /api/chat and /api/generate) -> what the engine needs,
+// through the same checks, ranges and grammar compilation as the OpenAI routes
+// (generation_fields.h, output_controls.h, chat_messages.h, request_ranges.h), so that
+// tools and clients written for Ollama can use qvl unchanged. What differs is the shape:
+// sampling settings sit in "options" under Ollama's names (num_predict, repeat_penalty,
+// ...), images are base64 strings in a message's "images" list, "format" is "json" or a
+// JSON schema, and answers stream unless "stream": false. Errors are FieldErrors naming
+// the field in Ollama's shape ("messages[0].images[1]", "options.temperature").
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "engine/request.h"
+#include "server/chat_request.h"
+
+namespace qvl {
+
+struct OllamaRequest {
+  GenerationRequest generation;
+  std::string model;  // as the client named it (Ollama requires it)
+  bool stream = true;
+  bool parse_tool_calls = false;  // tools are offered: answers are split into tool calls
+};
+
+// POST /api/chat: {"model", "messages": [{"role", "content", "images"?, "tool_calls"?,
+// "tool_name"?}], "tools"?, "format"?, "options"?, "stream"?, "keep_alive"?, "think"?}.
+OllamaRequest ParseOllamaChat(std::string_view body, const ChatRequestPolicy& policy);
+
+// POST /api/generate: {"model", "prompt", "system"?, "images"?, "format"?, "options"?,
+// "stream"?, "raw"?, "keep_alive"?}; `raw` sends the prompt as is (no chat template).
+OllamaRequest ParseOllamaGenerate(std::string_view body, const ChatRequestPolicy& policy);
+
+}  // namespace qvl
