@@ -68,7 +68,8 @@ ApiError ApiErrorFrom(const std::exception& error) {
   return MakeApiError(ErrorCode::kInternal, StrCat("internal error: ", error.what()));
 }
 
-nlohmann::json ApiErrorJson(const ApiError& e) {
+nlohmann::json ApiErrorJson(const ApiError& e, ErrorShape shape) {
+  if (shape == ErrorShape::kOllama) return {{"error", e.message}};
   auto or_null = [](const std::string& s) {
     return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
   };

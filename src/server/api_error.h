@@ -28,6 +28,10 @@ ApiError MakeApiError(ErrorCode code, std::string message, std::string param = "
 // param), anything else a 500 "internal error: ...".
 ApiError ApiErrorFrom(const std::exception& error);
 
-nlohmann::json ApiErrorJson(const ApiError& error);
+// How an API writes its errors: OpenAI's {"error": {"message", "type", "param", "code"}}
+// or Ollama's {"error": "message"}.
+enum class ErrorShape { kOpenAI, kOllama };
+
+nlohmann::json ApiErrorJson(const ApiError& error, ErrorShape shape = ErrorShape::kOpenAI);
 
 }  // namespace qvl

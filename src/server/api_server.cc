@@ -13,6 +13,8 @@
 #include "server/http_reply.h"
 #include "server/openai_format.h"
 #include "server/props.h"
+#include "server/ollama_request.h"
+#include "server/ollama_route.h"
 #include "server/responses_request.h"
 #include "server/responses_route.h"
 #include "server/routes.h"
@@ -28,7 +30,8 @@ bool IsLoopbackHost(const std::string& host) {
 
 void ReplyNoRoute(const httplib::Request& req, httplib::Response& res) {
   ReplyError(res,
-             MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)));
+             MakeApiError(ErrorCode::kNotFound, StrCat("no route ", req.method, " ", req.path)),
+             ErrorShapeFor(req.path));
 }
 
 // A known route asked with a method it does not take.
@@ -40,7 +43,7 @@ void ReplyMethodNotAllowed(const httplib::Request& req, httplib::Response& res,
   error.status = 405;
   error.code = "method_not_allowed";
   res.set_header("Allow", std::string(route.allow));
-  ReplyError(res, error);
+  ReplyError(res, error, ErrorShapeFor(req.path));
 }
 
 void ReplyNoStoredResponse(std::string_view id, httplib::Response& res) {
@@ -107,21 +110,23 @@ void ApiServer::AddRoutes() {
     if (res.status == 404) {
       ReplyNoRoute(req, res);
     } else if (res.status == 413) {
-      ReplyError(res, MakeApiError(ErrorCode::kTooLarge, "the request body is too large"));
+      ReplyError(res, MakeApiError(ErrorCode::kTooLarge, "the request body is too large"),
+                 ErrorShapeFor(req.path));
     } else {
       ApiError error = MakeApiError(ErrorCode::kInvalidArgument, "malformed HTTP request");
       error.status = res.status;
-      ReplyError(res, error);
+      ReplyError(res, error, ErrorShapeFor(req.path));
     }
   });
   http_.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        const ErrorShape shape = ErrorShapeFor(req.path);
         try {
           std::rethrow_exception(error);
         } catch (const std::exception& e) {
-          ReplyError(res, ApiErrorFrom(e));
+          ReplyError(res, ApiErrorFrom(e), shape);
         } catch (...) {
-          ReplyError(res, MakeApiError(ErrorCode::kInternal, "internal error"));
+          ReplyError(res, MakeApiError(ErrorCode::kInternal, "internal error"), shape);
         }
       });
 
@@ -165,6 +170,29 @@ void ApiServer::AddRoutes() {
   http_.Post("/v1/responses", [chat](const httplib::Request& req, httplib::Response& res,
                                      const httplib::ContentReader& reader) {
     HandleResponse(chat, req, res, reader);
+  });
+  GenerationRouteContext ollama = chat;
+  ollama.errors = ErrorShape::kOllama;
+  http_.Post("/api/chat", [ollama](const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& reader) {
+    HandleOllamaChat(ollama, req, res, reader);
+  });
+  http_.Post("/api/generate", [ollama](const httplib::Request& req, httplib::Response& res,
+                                       const httplib::ContentReader& reader) {
+    HandleOllamaGenerate(ollama, req, res, reader);
+  });
+  http_.Post("/api/show", [this](const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& reader) {
+    HandleOllamaShow(req, res, reader);
+  });
+  http_.Get("/api/tags", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleOllamaModels(req, res, false);
+  });
+  http_.Get("/api/ps", [this](const httplib::Request& req, httplib::Response& res) {
+    HandleOllamaModels(req, res, true);
+  });
+  http_.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+    ReplyJson(res, 200, OllamaVersionJson());
   });
 
   // Every other request with a body is refused without reading it (GatedHttpServer then
@@ -259,6 +287,37 @@ void ApiServer::HandleDeleteResponse(const httplib::Request& req, httplib::Respo
   const std::string id(ResponseIdInPath(req.path));
   if (!responses_->Delete(id)) return ReplyNoStoredResponse(id, res);
   ReplyJson(res, 200, {{"id", id}, {"object", "response"}, {"deleted", true}});
+}
+
+void ApiServer::HandleOllamaModels(const httplib::Request& req, httplib::Response& res,
+                                   bool running) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res, ErrorShape::kOllama);
+  Engine* engine = engine_.load();
+  if (engine == nullptr) {
+    return ReplyError(res,
+                      MakeApiError(ErrorCode::kUnavailable,
+                                   "the model is still loading; retry in a few seconds"),
+                      ErrorShape::kOllama);
+  }
+  ReplyJson(res, 200, OllamaModelsJson(options_.model_names, *engine, started_at_, running));
+}
+
+void ApiServer::HandleOllamaShow(const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& reader) const {
+  if (!Authorized(req)) return ReplyUnauthorized(res, ErrorShape::kOllama);
+  constexpr size_t kMaxShowBody = 64 << 10;
+  std::string body;
+  if (!ReadBody(reader, kMaxShowBody, res, &body, ErrorShape::kOllama)) return;
+  Engine* engine = engine_.load();
+  try {
+    const std::string name = OllamaModelName(body, options_.model_names);
+    if (engine == nullptr) {
+      Fail(ErrorCode::kUnavailable, "the model is still loading; retry in a few seconds");
+    }
+    ReplyJson(res, 200, OllamaShowJson(name, *engine, started_at_));
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e), ErrorShape::kOllama);
+  }
 }
 
 void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& res) const {

@@ -69,6 +69,10 @@ class ApiServer {
   void HandleModel(const httplib::Request& req, httplib::Response& res) const;
   void HandleStoredResponse(const httplib::Request& req, httplib::Response& res);
   void HandleDeleteResponse(const httplib::Request& req, httplib::Response& res);
+  // Ollama's model descriptions (ollama_route.h): /api/tags, /api/ps, /api/show.
+  void HandleOllamaModels(const httplib::Request& req, httplib::Response& res, bool running) const;
+  void HandleOllamaShow(const httplib::Request& req, httplib::Response& res,
+                        const httplib::ContentReader& reader) const;
   void HandleMetrics(const httplib::Request& req, httplib::Response& res) const;
   void HandleProps(const httplib::Request& req, httplib::Response& res) const;
   void HandleWebPage(const httplib::Request& req, httplib::Response& res) const;

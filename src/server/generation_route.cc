@@ -79,7 +79,7 @@ bool Provide(ResponseState& state, httplib::DataSink& sink) {
 }  // namespace
 
 bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::Response& res,
-              std::string* body) {
+              std::string* body, ErrorShape errors) {
   bool too_large = false;
   const bool ok = reader([&](const char* data, size_t length) {
     if (body->size() + length > max_bytes) {
@@ -90,14 +90,17 @@ bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::R
     return true;
   });
   if (too_large || res.status == 413) {
-    ReplyError(res, MakeApiError(ErrorCode::kTooLarge,
-                                 StrCat("the request body is over the limit of ",
-                                        FormatByteSize(static_cast<int64_t>(max_bytes)),
-                                        " (the operator sets it with --max-body-mb)")));
+    ReplyError(res,
+               MakeApiError(ErrorCode::kTooLarge,
+                            StrCat("the request body is over the limit of ",
+                                   FormatByteSize(static_cast<int64_t>(max_bytes)),
+                                   " (the operator sets it with --max-body-mb)")),
+               errors);
     return false;
   }
   if (!ok) {
-    ReplyError(res, MakeApiError(ErrorCode::kInvalidArgument, "could not read the request body"));
+    ReplyError(res, MakeApiError(ErrorCode::kInvalidArgument, "could not read the request body"),
+               errors);
     return false;
   }
   return true;
@@ -108,18 +111,21 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
                                 std::string* body) {
   // Before the body: a client without the key must not make the server buffer it.
   if (!context.authorized(req)) {
-    ReplyUnauthorized(res);
+    ReplyUnauthorized(res, context.errors);
     return nullptr;
   }
-  if (!ReadBody(reader, context.max_body_bytes, res, body)) return nullptr;
+  if (!ReadBody(reader, context.max_body_bytes, res, body, context.errors)) return nullptr;
   Engine* engine = context.engine->load();
   if (context.shutting_down->load()) {
-    ReplyError(res, MakeApiError(ErrorCode::kUnavailable, "the server is shutting down"));
+    ReplyError(res, MakeApiError(ErrorCode::kUnavailable, "the server is shutting down"),
+               context.errors);
     return nullptr;
   }
   if (engine == nullptr) {
-    ReplyError(res, MakeApiError(ErrorCode::kUnavailable,
-                                 "the model is still loading; retry in a few seconds"));
+    ReplyError(res,
+               MakeApiError(ErrorCode::kUnavailable,
+                            "the model is still loading; retry in a few seconds"),
+               context.errors);
     return nullptr;
   }
   return engine;
@@ -153,7 +159,7 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
                           }));
     }
   } catch (const std::exception& e) {
-    ReplyError(res, ApiErrorFrom(e));
+    ReplyError(res, ApiErrorFrom(e), context.errors);
     return;
   }
   auto state = std::make_shared<ResponseState>(engine, id, channel, std::move(encoder),
@@ -162,8 +168,9 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
   }
+  const std::string content_type(state->encoder->ContentType(stream));
   res.set_chunked_content_provider(
-      stream ? "text/event-stream" : "application/json",
+      content_type,
       [state](size_t, httplib::DataSink& sink) { return Provide(*state, sink); },
       [state](bool) {
         if (!state->final_seen) state->engine->Cancel(state->id);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "server/api_error.h"
 #include "server/chat_request.h"
 #include "server/response_encoder.h"
 #include "server/response_store.h"
@@ -35,12 +36,13 @@ struct GenerationRouteContext {
   std::atomic<int>* in_flight = nullptr;
   SharedCache* shared_cache = nullptr;  // answers of deterministic requests; may be null
   ResponseStore* responses = nullptr;   // /v1/responses kept for previous_response_id; may be null
+  ErrorShape errors = ErrorShape::kOpenAI;  // how the route's API writes errors
 };
 
 // Reads the whole body into `body` unless it is over `max_bytes`; on failure answers
 // 413 (too large) or 400 (unreadable) and returns false.
 bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::Response& res,
-              std::string* body);
+              std::string* body, ErrorShape errors = ErrorShape::kOpenAI);
 
 // Checks the key, reads the body and checks that the engine takes work. Returns the
 // engine, or null after answering 401, 413, 400 or 503.
@@ -54,8 +56,8 @@ ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine&
 // The "model" of every response: as the client named it, else the served id.
 std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked);
 
-// Submits `request` and answers from its updates through `encoder`: server-sent events
-// when `stream`, else one JSON body. A refused submission is answered with its error.
+// Submits `request` and answers from its updates through `encoder`: streamed when
+// `stream` (the encoder's ContentType), else one JSON body. A refused submission is answered with its error.
 // With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
 // computed, and a computed one is stored for the other replicas.
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,

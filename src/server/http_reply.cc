@@ -9,15 +9,17 @@ void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body) {
   res.set_content(JsonText(body), "application/json");
 }
 
-void ReplyError(httplib::Response& res, const ApiError& error) {
+void ReplyError(httplib::Response& res, const ApiError& error, ErrorShape shape) {
   if (error.status == 503) res.set_header("Retry-After", "5");
   if (error.status == 401) res.set_header("WWW-Authenticate", "Bearer");
-  ReplyJson(res, error.status, ApiErrorJson(error));
+  ReplyJson(res, error.status, ApiErrorJson(error, shape));
 }
 
-void ReplyUnauthorized(httplib::Response& res) {
-  ReplyError(res, MakeApiError(ErrorCode::kUnauthenticated,
-                               "missing or wrong API key; send \"Authorization: Bearer <key>\""));
+void ReplyUnauthorized(httplib::Response& res, ErrorShape shape) {
+  ReplyError(res,
+             MakeApiError(ErrorCode::kUnauthenticated,
+                          "missing or wrong API key; send \"Authorization: Bearer <key>\""),
+             shape);
 }
 
 }  // namespace qvl

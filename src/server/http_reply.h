@@ -10,8 +10,9 @@
 namespace qvl {
 
 void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body);
-void ReplyError(httplib::Response& res, const ApiError& error);
+void ReplyError(httplib::Response& res, const ApiError& error,
+                ErrorShape shape = ErrorShape::kOpenAI);
 // 401 for a request without the server's API key.
-void ReplyUnauthorized(httplib::Response& res);
+void ReplyUnauthorized(httplib::Response& res, ErrorShape shape = ErrorShape::kOpenAI);
 
 }  // namespace qvl

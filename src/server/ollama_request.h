@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/request.h"
 #include "server/chat_request.h"
@@ -30,5 +31,9 @@ OllamaRequest ParseOllamaChat(std::string_view body, const ChatRequestPolicy& po
 // POST /api/generate: {"model", "prompt", "system"?, "images"?, "format"?, "options"?,
 // "stream"?, "raw"?, "keep_alive"?}; `raw` sends the prompt as is (no chat template).
 OllamaRequest ParseOllamaGenerate(std::string_view body, const ChatRequestPolicy& policy);
+
+// POST /api/show's body ({"model"} or the older {"name"}): the served name it asks for
+// (a ":latest" tag dropped). Throws FieldError as the parsers do.
+std::string OllamaModelName(std::string_view body, const std::vector<std::string>& names);
 
 }  // namespace qvl

@@ -5,12 +5,19 @@ namespace {
 
 constexpr std::string_view kModelPrefix = "/v1/models/";
 constexpr std::string_view kResponsePrefix = "/v1/responses/";
+constexpr std::string_view kOllamaPrefix = "/api/";
 
 constexpr KnownRoute kRoutes[] = {
     {"/v1/chat/completions", "POST"},
     {"/v1/completions", "POST"},
     {"/v1/responses", "POST"},
     {"/v1/models", "GET"},
+    {"/api/chat", "POST"},
+    {"/api/generate", "POST"},
+    {"/api/show", "POST"},
+    {"/api/tags", "GET"},
+    {"/api/ps", "GET"},
+    {"/api/version", "GET"},
     {"/health", "GET"},
     {"/metrics", "GET"},
     {"/props", "GET"},
@@ -23,6 +30,11 @@ std::string_view IdAfter(std::string_view prefix, std::string_view path) {
 }
 
 }  // namespace
+
+ErrorShape ErrorShapeFor(std::string_view path) {
+  return path.substr(0, kOllamaPrefix.size()) == kOllamaPrefix ? ErrorShape::kOllama
+                                                                : ErrorShape::kOpenAI;
+}
 
 std::string_view ModelIdInPath(std::string_view path) { return IdAfter(kModelPrefix, path); }
 

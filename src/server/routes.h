@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "server/api_error.h"
+
 namespace qvl {
 
 struct KnownRoute {
@@ -16,6 +18,9 @@ struct KnownRoute {
 // The route `path` belongs to, or nullopt for a path that is no route (web page assets
 // included: they are served or 404, never 405).
 std::optional<KnownRoute> FindRoute(std::string_view path);
+
+// How errors about `path` are written: Ollama's shape under /api/, else OpenAI's.
+ErrorShape ErrorShapeFor(std::string_view path);
 
 // "/v1/models/Qwen/Qwen3-VL-2B-Instruct" -> "Qwen/Qwen3-VL-2B-Instruct"; "" for any other
 // path. Ids may hold '/'.

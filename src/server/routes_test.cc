@@ -9,6 +9,12 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/v1/chat/completions")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/completions")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/responses")->allow, "POST");
+  EXPECT_EQ(FindRoute("/api/chat")->allow, "POST");
+  EXPECT_EQ(FindRoute("/api/generate")->allow, "POST");
+  EXPECT_EQ(FindRoute("/api/show")->allow, "POST");
+  EXPECT_EQ(FindRoute("/api/tags")->allow, "GET");
+  EXPECT_EQ(FindRoute("/api/ps")->allow, "GET");
+  EXPECT_EQ(FindRoute("/api/version")->allow, "GET");
   EXPECT_EQ(FindRoute("/v1/models")->allow, "GET");
   EXPECT_EQ(FindRoute("/health")->allow, "GET");
   EXPECT_EQ(FindRoute("/metrics")->label, "/metrics");
@@ -36,6 +42,13 @@ TEST(RoutesTest, ResponseIdsShareOneLabel) {
   EXPECT_EQ(ResponseIdInPath("/v1/responses/"), "");
   EXPECT_EQ(ResponseIdInPath("/v1/responses/resp_0123/input_items"), "");
   EXPECT_FALSE(FindRoute("/v1/responses/resp_0123/input_items"));
+}
+
+TEST(RoutesTest, OllamaPathsGetOllamaErrors) {
+  EXPECT_EQ(ErrorShapeFor("/api/chat"), ErrorShape::kOllama);
+  EXPECT_EQ(ErrorShapeFor("/api/pull"), ErrorShape::kOllama);
+  EXPECT_EQ(ErrorShapeFor("/v1/chat/completions"), ErrorShape::kOpenAI);
+  EXPECT_EQ(ErrorShapeFor("/apix"), ErrorShape::kOpenAI);
 }
 
 TEST(RoutesTest, OtherPathsAreNoRoute) {
