@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <utility>
 
 #include "server/openai_format.h"
 #include "text/utf8.h"
@@ -33,7 +34,8 @@ int64_t Nanoseconds(double ms) { return std::llround(ms * 1e6); }
 
 // Ollama's arguments are an object. The parser gives the JSON text the model wrote; when
 // the model wrote them as a string holding JSON, that string is the text. Arguments that
-// are no object (a bare string, an array) have no place in Ollama's shape: none.
+// are no object (a bare string, an array) have no place in Ollama's shape: the call
+// keeps its name with empty arguments.
 nlohmann::json ArgumentsObject(const std::string& text) {
   nlohmann::json arguments = nlohmann::json::parse(text, nullptr, false);
   if (!arguments.is_object()) return nlohmann::json::object();

@@ -265,13 +265,20 @@ TEST(OllamaEncoderTest, WhitespaceAroundCallsIsNoContent) {
   EXPECT_EQ(b["message"], json({{"role", "assistant"}, {"content", ""}}));
 }
 
-TEST(OllamaEncoderTest, ArgumentsWrittenAsAStringAreAnObject) {
+TEST(OllamaEncoderTest, ArgumentsAreAlwaysAnObject) {
   OllamaEncoder encoder(Chat(false, true));
   const json r =
       Body(encoder,
            {Text("<tool_call>\n{\"name\": \"f\", \"arguments\": \"{\\\"n\\\": 1}\"}\n</tool_call>"),
             Final(FinishReason::kStop)});
   EXPECT_EQ(r["message"]["tool_calls"][0]["function"]["arguments"], json({{"n", 1}}));
+
+  OllamaEncoder bare(Chat(false, true));
+  const json b =
+      Body(bare, {Text("<tool_call>\n{\"name\": \"f\", \"arguments\": [1]}\n</tool_call>"),
+                  Final(FinishReason::kStop)});
+  EXPECT_EQ(b["message"]["tool_calls"][0]["function"],
+            json({{"name", "f"}, {"arguments", json::object()}}));
 }
 
 TEST(OllamaEncoderTest, WithoutToolsWhitespaceAndMarkupAreTheAnswer) {
