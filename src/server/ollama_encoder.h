@@ -5,10 +5,14 @@
 // "done": true, "done_reason" and Ollama's counts and durations (nanoseconds:
 // total_duration, load_duration, prompt_eval_count, prompt_eval_duration, eval_count,
 // eval_duration); not streaming, that final object alone holding the whole answer. With
-// tools offered the text goes through a ToolCallParser and calls arrive as
-// message.tool_calls [{"function": {"name", "arguments": {...}}}].
+// tools offered (chat only) the text goes through a ToolCallParser and calls arrive as
+// message.tool_calls [{"function": {"name", "arguments": {...}}}]: streamed, each in a
+// line of its own when the parser completes it, in order with the text around it. An
+// answer cut short (shutdown, engine failure) ends with {"error": "<reason>"} instead of
+// the final object, as Ollama reports an error mid-stream.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -24,21 +28,51 @@ struct OllamaEncoderOptions {
   OllamaApi api = OllamaApi::kChat;
   std::string model;  // as the request named it
   bool stream = true;
-  bool parse_tool_calls = false;
+  bool parse_tool_calls = false;  // ignored for generate, which has no tools
 };
 
 class OllamaEncoder : public ResponseEncoder {
  public:
   explicit OllamaEncoder(OllamaEncoderOptions options);
 
+  // Nothing: Ollama's stream starts with the first piece of text.
   std::string Start() override;
+  // Streamed: a line per piece of text or tool call, and after the final update the
+  // final object (or the error object). Not streamed: "" until the final update, then
+  // the whole body. Updates for a choice other than 0 are ignored (one answer).
   std::string Encode(GenerationUpdate&& update) override;
   bool finished() const override { return finished_; }
+  // Once finished: the final update without its text (usage, timings, how it ended).
   const GenerationUpdate& summary() const override { return summary_; }
   std::string_view ContentType(bool stream) const override;
 
  private:
+  void AddText(std::string_view text);
+  void AddContent(std::string_view text);
+  void AddCall(const ParsedToolCall& call);
+  void Finish();
+  // {"model", "created_at"}: what every object starts with.
+  nlohmann::json Header() const;
+  // The chat "message" object or the generate "response" text, set into `object`.
+  void SetAnswer(std::string_view content, nlohmann::json tool_calls, nlohmann::json* object) const;
+  void EmitLine(const nlohmann::json& object);
+
   OllamaEncoderOptions options_;
+  bool parse_tool_calls_ = false;
+  ToolCallParser tools_;
+  ToolCallParser::Output parsed_;  // reused for every update
+  std::string clean_text_;         // the update's text, valid UTF-8
+  // With tools, whitespace not yet given out as content: it is content only if more
+  // text follows it, or if it ends an answer whose last part is text. Before a call, or
+  // between calls, it is the template's separator and dropped.
+  std::string held_;
+  bool calls_seen_ = false;
+  bool wrote_content_ = false;       // some text was given out
+  bool content_since_call_ = false;  // text was given out since the last call
+  // Not streamed: the answer so far.
+  std::string content_;
+  nlohmann::json tool_calls_ = nlohmann::json::array();
+  std::string out_;  // what the current call returns
   GenerationUpdate summary_;
   bool finished_ = false;
 };
