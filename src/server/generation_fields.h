@@ -39,6 +39,15 @@ inline constexpr const char* kResponsesTokenLimitFields[] = {"max_output_tokens"
 // g->max_tokens_field, and the engine checks the value against the prompt), temperature,
 // top_p, top_k, min_p, the penalties, seed, stop (a string or up to `max_stop` strings)
 // and ignore_eos.
+// temperature, top_p, top_k, min_p, the penalties and seed of `object`, each under its
+// range's name (request_ranges.h) but the repetition penalty, which Ollama calls
+// repeat_penalty.
+void ParseSamplingFields(const RequestObject& object, SamplingParams* s,
+                         std::string_view repetition_penalty_key = "repetition_penalty");
+
+// `object`'s "stop": a string or up to `max_stop` strings, none empty or over 512 bytes.
+void ParseStopField(const RequestObject& object, int max_stop, std::vector<std::string>* stop);
+
 StreamFields ParseGenerationFields(
     const RequestObject& body, int max_stop, GenerationRequest* g,
     std::span<const char* const> token_limit_fields = kChatTokenLimitFields);
