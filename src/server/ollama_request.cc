@@ -105,11 +105,13 @@ bool PenaltiesActive(const SamplingParams& s) {
 }
 
 // repeat_last_n is the window of recent tokens Ollama's penalties look at: -1 the whole
-// context, 0 none (the penalties are off), N the last N. qvl's repetition penalty looks
-// at every token of the prompt and the answer, and its presence and frequency penalties
-// at every token of the answer, without a window: -1 is what qvl does; 0 turns the
-// penalties off, which qvl does by setting them to their neutral values; N > 0 only
-// matches when no penalty is active, for then no window changes anything.
+// context, 0 none (the penalties are off), N the last N. qvl's sampler has no window: its
+// repetition penalty looks at every token of the prompt and the answer (exactly -1), its
+// presence and frequency penalties at every token of the answer (OpenAI's definition,
+// kept here as on /v1). So -1 is taken as qvl's penalties; 0 turns them off by setting
+// them neutral; N > 0 matches only when no penalty is active, for then no window changes
+// anything. An absent repeat_last_n (Ollama's default of 64) leaves qvl's penalties as
+// they are: refusing the default would refuse every penalty.
 void ParseRepeatWindow(const RequestObject& options, SamplingParams* s) {
   const std::optional<int64_t> window = options.Int("repeat_last_n", -1, INT32_MAX);
   if (!window || *window == -1) return;
@@ -220,13 +222,16 @@ std::vector<ChatPart> ParseImages(const nlohmann::json& images, const std::strin
   return parts;
 }
 
-// Images first, then the text, as Qwen's examples place them.
-ChatMessage MessageOf(std::string role, std::vector<ChatPart> images, std::string text) {
+// Images first, then the text, as Qwen's examples place them. Without images the
+// message is chat's string content (none when an assistant turn gives no content).
+ChatMessage MessageOf(std::string role, std::vector<ChatPart> images,
+                      std::optional<std::string> text) {
   ChatMessage m;
   m.role = std::move(role);
   m.content_is_string = images.empty();
   m.parts = std::move(images);
-  if (m.content_is_string || !text.empty()) m.parts.push_back(TextPart(std::move(text)));
+  if (text && (m.content_is_string || !text->empty()))
+    m.parts.push_back(TextPart(*std::move(text)));
   return m;
 }
 
@@ -253,7 +258,7 @@ void ParseMessages(const RequestObject& body, const MessageLimits& limits, Gener
     if (const nlohmann::json* list = message.Find("tool_calls")) {
       ParseToolCalls(*list, message.Field("tool_calls"), role, &calls);
     }
-    ChatMessage m = MessageOf(std::move(role), std::move(images), content.value_or(""));
+    ChatMessage m = MessageOf(std::move(role), std::move(images), std::move(content));
     m.tool_calls = std::move(calls);
     g->messages.push_back(std::move(m));
   }

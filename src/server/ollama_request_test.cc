@@ -234,7 +234,8 @@ TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
                                                        {"repeat_last_n", 64}}));
   EXPECT_FALSE(neutral.generation.sampling.repetition_penalty.has_value());
   ErrorOf(WithOptions({{"mirostat", 2}}), "options.mirostat");
-  ErrorOf(WithOptions({{"typical_p", 0.9}}), "options.typical_p");
+  EXPECT_EQ(ErrorOf(WithOptions({{"typical_p", 0.9}}), "options.typical_p"),
+            "options.typical_p: is not supported (locally typical sampling); leave it out or at 1");
   ErrorOf(WithOptions({{"tfs_z", 0.5}}), "options.tfs_z");
   ErrorOf(WithOptions({{"penalize_newline", true}}), "options.penalize_newline");
   EXPECT_EQ(ErrorOf(WithOptions({{"numa_nodes", 2}}), "options.numa_nodes"),
@@ -337,6 +338,18 @@ TEST_F(OllamaRequestTest, ToolCallHistoryIsChatsMessages) {
   EXPECT_EQ(Describe(r.generation.messages), Describe(chat.generation.messages));
   EXPECT_EQ(RenderChatTemplate(r.generation.messages, true, {}),
             RenderChatTemplate(chat.generation.messages, true, {}));
+
+  // An assistant turn with calls and no content, in both APIs.
+  const OllamaRequest no_content = ParseChat(
+      Chat({{{"role", "user"}, {"content", "Weather?"}},
+            {{"role", "assistant"}, {"tool_calls", {{{"function", {{"name", "get_weather"}}}}}}}}));
+  const ChatRequest chat_no_content = ParseOpenAi(
+      R"({"messages": [{"role": "user", "content": "Weather?"}, {"role": "assistant", )"
+      R"("tool_calls": [{"id": "c", "type": "function", "function": {"name": "get_weather"}}]}]})");
+  EXPECT_EQ(Describe(no_content.generation.messages),
+            Describe(chat_no_content.generation.messages));
+  EXPECT_EQ(RenderChatTemplate(no_content.generation.messages, true, {}),
+            RenderChatTemplate(chat_no_content.generation.messages, true, {}));
 
   nlohmann::json late_system = Hello();
   late_system["messages"].push_back({{"role", "system"}, {"content", "x"}});
