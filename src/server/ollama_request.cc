@@ -148,6 +148,8 @@ void ParseOptions(const RequestObject& body, int max_stop, GenerationRequest* g)
   if (value == nullptr) return;
   const RequestObject options(*value, "options");
   for (const auto& [key, item] : value->items()) {
+    // null is absent, as everywhere in a request (clients send unset options as null).
+    if (item.is_null()) continue;
     if (IsOneOf(key, kRuntimeIntOptions)) {
       options.Int(key, INT32_MIN, INT32_MAX);
     } else if (IsOneOf(key, kRuntimeBoolOptions)) {

@@ -238,6 +238,7 @@ TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
             "options.typical_p: is not supported (locally typical sampling); leave it out or at 1");
   ErrorOf(WithOptions({{"tfs_z", 0.5}}), "options.tfs_z");
   ErrorOf(WithOptions({{"penalize_newline", true}}), "options.penalize_newline");
+  ParseChat(WithOptions({{"f16_kv", nullptr}, {"mirostat", nullptr}}));
   EXPECT_EQ(ErrorOf(WithOptions({{"numa_nodes", 2}}), "options.numa_nodes"),
             "options.numa_nodes: unknown option \"numa_nodes\"");
 }
