@@ -24,7 +24,7 @@ class MessageParser {
   ChatMessage Parse(const nlohmann::json& value, size_t index) {
     const RequestObject message(value, IndexField("messages", index));
     ChatMessage out;
-    out.role = ParseRole(message, index);
+    out.role = ParseChatRole(message, index);
     if (const nlohmann::json* calls = message.Find("tool_calls")) {
       ParseToolCalls(*calls, message.Field("tool_calls"), out.role, &out.tool_calls);
     }
@@ -51,42 +51,6 @@ class MessageParser {
   }
 
  private:
-  // [{"id", "type": "function", "function": {"name", "arguments"}}]: an assistant turn
-  // of the history that called tools.
-  static void ParseToolCalls(const nlohmann::json& value, const std::string& field,
-                             const std::string& role, std::vector<ChatToolCall>* calls) {
-    RequireArray(value, field);
-    if (!value.empty() && role != "assistant") {
-      FailField(ErrorCode::kInvalidArgument, field, "only assistant messages can have tool calls");
-    }
-    for (size_t i = 0; i < value.size(); ++i) {
-      const RequestObject call(value[i], IndexField(field, i));
-      const nlohmann::json* function_value = call.Find("function");
-      if (function_value == nullptr) {
-        FailField(ErrorCode::kInvalidArgument, call.Field("function"), "is required");
-      }
-      const RequestObject function(*function_value, call.Field("function"));
-      ChatToolCall out;
-      out.name = function.RequiredString("name");
-      out.arguments = ParseToolCallArguments(function);
-      calls->push_back(std::move(out));
-    }
-  }
-
-  std::string ParseRole(const RequestObject& message, size_t index) {
-    const std::string role = message.RequiredString("role");
-    if (role == "system" || role == "developer") {
-      if (index != 0) {
-        FailField(ErrorCode::kInvalidArgument, message.Field("role"),
-                  "a system message must be the first message");
-      }
-      return "system";
-    }
-    if (role == "user" || role == "assistant" || role == "tool") return role;
-    FailField(ErrorCode::kInvalidArgument, message.Field("role"), "unknown role \"", role,
-              "\"; use system, user, assistant or tool");
-  }
-
   ChatPart ParsePart(const nlohmann::json& value, const std::string& field,
                      const std::string& role) {
     const RequestObject part(value, field);
@@ -254,6 +218,40 @@ void FailUnreadablePart(const RequestObject& part, const std::string& type) {
             "\" parts are not supported; qvl reads text and images");
 }
 
+void ParseToolCalls(const nlohmann::json& value, const std::string& field, const std::string& role,
+                    std::vector<ChatToolCall>* calls) {
+  RequireArray(value, field);
+  if (!value.empty() && role != "assistant") {
+    FailField(ErrorCode::kInvalidArgument, field, "only assistant messages can have tool calls");
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const RequestObject call(value[i], IndexField(field, i));
+    const nlohmann::json* function_value = call.Find("function");
+    if (function_value == nullptr) {
+      FailField(ErrorCode::kInvalidArgument, call.Field("function"), "is required");
+    }
+    const RequestObject function(*function_value, call.Field("function"));
+    ChatToolCall out;
+    out.name = function.RequiredString("name");
+    out.arguments = ParseToolCallArguments(function);
+    calls->push_back(std::move(out));
+  }
+}
+
+std::string ParseChatRole(const RequestObject& message, size_t index) {
+  const std::string role = message.RequiredString("role");
+  if (role == "system" || role == "developer") {
+    if (index != 0) {
+      FailField(ErrorCode::kInvalidArgument, message.Field("role"),
+                "a system message must be the first message");
+    }
+    return "system";
+  }
+  if (role == "user" || role == "assistant" || role == "tool") return role;
+  FailField(ErrorCode::kInvalidArgument, message.Field("role"), "unknown role \"", role,
+            "\"; use system, user, assistant or tool");
+}
+
 ChatPart TextPart(std::string text) {
   ChatPart part;
   part.kind = ChatPart::Kind::kText;
@@ -261,13 +259,17 @@ ChatPart TextPart(std::string text) {
   return part;
 }
 
-void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field) {
+void CheckImageRole(const std::string& role, const std::string& field) {
   if (role != "user" && role != "tool") {
     FailField(ErrorCode::kInvalidArgument, field,
               "images are only accepted in user and tool "
               "messages (the chat template drops them from ",
               role, " messages)");
   }
+}
+
+void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field) {
+  CheckImageRole(role, field);
   for (const char* key : {"min_pixels", "max_pixels", "resized_height", "resized_width"}) {
     if (part.Find(key) != nullptr) {
       FailField(ErrorCode::kInvalidArgument, part.Field(key),

@@ -43,9 +43,22 @@ void ParseChatMessages(const nlohmann::json& value, const MessageLimits& limits,
 // A text part holding `text`.
 ChatPart TextPart(std::string text);
 
-// Checks that the image part at `field` of a `role` message may stand there: in user and
-// tool messages only (the chat template drops images from others), with no per-image
-// size keys. Throws FieldError.
+// `message`'s role, the `index`th of the messages: system (first message only;
+// "developer" is taken as system), user, assistant or tool.
+std::string ParseChatRole(const RequestObject& message, size_t index);
+
+// [{"function": {"name", "arguments"}}] at `field` (chat's "id" and "type" are not read):
+// an assistant turn of the history that called tools. Throws unless `role` is assistant
+// or the list is empty.
+void ParseToolCalls(const nlohmann::json& value, const std::string& field, const std::string& role,
+                    std::vector<ChatToolCall>* calls);
+
+// Checks that an image at `field` of a `role` message may stand there: in user and tool
+// messages only (the chat template drops images from others).
+void CheckImageRole(const std::string& role, const std::string& field);
+
+// CheckImageRole for an image part, which may also carry no per-image size keys. Throws
+// FieldError.
 void CheckImagePart(const RequestObject& part, const std::string& role, const std::string& field);
 
 // Audio and file parts, which qvl does not read: IsUnreadablePartType says whether `type`

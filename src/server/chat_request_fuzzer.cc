@@ -1,5 +1,6 @@
 // libFuzzer target: a /v1/chat/completions body (and the same bytes as a
-// /v1/completions and a /v1/responses body) all the way to what the engine thread gets.
+// /v1/completions, a /v1/responses and Ollama's /api/chat and /api/generate bodies) all
+// the way to what the engine thread gets.
 // ParseChatRequest (with a policy that never touches the disk or the network) maps the JSON to a
 // GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
@@ -22,6 +23,7 @@
 #include "model/config.h"
 #include "server/chat_request.h"
 #include "server/completion_request.h"
+#include "server/ollama_request.h"
 #include "server/responses_request.h"
 #include "text/tokenizer.h"
 
@@ -147,6 +149,28 @@ void FuzzResponses(const Preparation& preparation, const qvl::ChatRequestPolicy&
   Prepare(preparation, request.generation);
 }
 
+// The same bytes as Ollama's /api/chat and /api/generate bodies; a raw generate prompt
+// is text alone.
+void FuzzOllama(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                std::string_view body) {
+  for (const bool generate : {false, true}) {
+    qvl::OllamaRequest request;
+    try {
+      request =
+          generate ? qvl::ParseOllamaGenerate(body, policy) : qvl::ParseOllamaChat(body, policy);
+    } catch (const qvl::FieldError&) {
+      continue;
+    }
+    const qvl::GenerationRequest& g = request.generation;
+    if (g.prompt_text) {
+      if (g.prompt_text->empty() || !g.messages.empty() || !g.images.empty()) std::abort();
+    } else {
+      CheckChatShaped(policy, g);
+    }
+    Prepare(preparation, g);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -155,6 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   FuzzTextCompletion(*preparation, policy, body);
   FuzzResponses(*preparation, policy, body);
+  FuzzOllama(*preparation, policy, body);
   qvl::ChatRequest request;
   try {
     request = qvl::ParseChatRequest(body, policy);

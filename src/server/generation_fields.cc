@@ -35,56 +35,9 @@ nlohmann::json ParseJson(std::string_view body) {
   }
 }
 
-std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range) {
-  return body.Number(range.name, range.min, range.max, range.min_exclusive);
-}
-
-void ParseSampling(const RequestObject& body, SamplingParams* s) {
-  namespace r = request_ranges;
-  auto as_float = [](std::optional<double> v) {
-    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
-  };
-  s->temperature = as_float(ReadNumber(body, r::kTemperature));
-  s->top_p = as_float(ReadNumber(body, r::kTopP));
-  if (auto v = body.Int(r::kTopK.name, static_cast<int64_t>(r::kTopK.min),
-                        static_cast<int64_t>(r::kTopK.max))) {
-    s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
-  }
-  s->min_p = as_float(ReadNumber(body, r::kMinP));
-  s->presence_penalty = as_float(ReadNumber(body, r::kPresencePenalty));
-  s->frequency_penalty = as_float(ReadNumber(body, r::kFrequencyPenalty));
-  s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty));
-  if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
-}
-
-void ParseStop(const RequestObject& body, int max_stop, std::vector<std::string>* stop) {
-  const nlohmann::json* value = body.Find("stop");
-  if (value == nullptr) return;
-  auto add = [&](const nlohmann::json& item, const std::string& field) {
-    if (!item.is_string()) {
-      FailField(ErrorCode::kInvalidArgument, field, "expected a string, got ", JsonKind(item));
-    }
-    std::string s = item.get<std::string>();
-    if (s.empty()) FailField(ErrorCode::kInvalidArgument, field, "stop strings cannot be empty");
-    if (s.size() > kMaxStopLength) {
-      FailField(ErrorCode::kInvalidArgument, field, "stop strings can be at most ", kMaxStopLength,
-                " bytes long");
-    }
-    stop->push_back(std::move(s));
-  };
-  if (value->is_string()) {
-    add(*value, "stop");
-    return;
-  }
-  if (!value->is_array()) {
-    FailField(ErrorCode::kInvalidArgument, "stop", "expected a string or an array of strings, got ",
-              JsonKind(*value));
-  }
-  if (static_cast<int>(value->size()) > max_stop) {
-    FailField(ErrorCode::kInvalidArgument, "stop", "at most ", max_stop,
-              " stop strings are supported, got ", value->size());
-  }
-  for (size_t i = 0; i < value->size(); ++i) add((*value)[i], IndexField("stop", i));
+std::optional<double> ReadNumber(const RequestObject& body, const ParamRange& range,
+                                 std::string_view key) {
+  return body.Number(key, range.min, range.max, range.min_exclusive);
 }
 
 void ParseMaxTokens(const RequestObject& body, std::span<const char* const> fields,
@@ -111,6 +64,57 @@ StreamFields ParseStreamFields(const RequestObject& body) {
 
 }  // namespace
 
+void ParseSamplingFields(const RequestObject& body, SamplingParams* s,
+                         std::string_view repetition_penalty_key) {
+  namespace r = request_ranges;
+  auto as_float = [](std::optional<double> v) {
+    return v ? std::optional<float>(static_cast<float>(*v)) : std::nullopt;
+  };
+  s->temperature = as_float(ReadNumber(body, r::kTemperature, r::kTemperature.name));
+  s->top_p = as_float(ReadNumber(body, r::kTopP, r::kTopP.name));
+  if (auto v = body.Int(r::kTopK.name, static_cast<int64_t>(r::kTopK.min),
+                        static_cast<int64_t>(r::kTopK.max))) {
+    s->top_k = static_cast<int>(*v < 0 ? 0 : *v);
+  }
+  s->min_p = as_float(ReadNumber(body, r::kMinP, r::kMinP.name));
+  s->presence_penalty = as_float(ReadNumber(body, r::kPresencePenalty, r::kPresencePenalty.name));
+  s->frequency_penalty =
+      as_float(ReadNumber(body, r::kFrequencyPenalty, r::kFrequencyPenalty.name));
+  s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty, repetition_penalty_key));
+  if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
+}
+
+void ParseStopField(const RequestObject& body, int max_stop, std::vector<std::string>* stop) {
+  const nlohmann::json* value = body.Find("stop");
+  if (value == nullptr) return;
+  const std::string stop_field = body.Field("stop");
+  auto add = [&](const nlohmann::json& item, const std::string& field) {
+    if (!item.is_string()) {
+      FailField(ErrorCode::kInvalidArgument, field, "expected a string, got ", JsonKind(item));
+    }
+    std::string s = item.get<std::string>();
+    if (s.empty()) FailField(ErrorCode::kInvalidArgument, field, "stop strings cannot be empty");
+    if (s.size() > kMaxStopLength) {
+      FailField(ErrorCode::kInvalidArgument, field, "stop strings can be at most ", kMaxStopLength,
+                " bytes long");
+    }
+    stop->push_back(std::move(s));
+  };
+  if (value->is_string()) {
+    add(*value, stop_field);
+    return;
+  }
+  if (!value->is_array()) {
+    FailField(ErrorCode::kInvalidArgument, stop_field,
+              "expected a string or an array of strings, got ", JsonKind(*value));
+  }
+  if (static_cast<int>(value->size()) > max_stop) {
+    FailField(ErrorCode::kInvalidArgument, stop_field, "at most ", max_stop,
+              " stop strings are supported, got ", value->size());
+  }
+  for (size_t i = 0; i < value->size(); ++i) add((*value)[i], IndexField(stop_field, i));
+}
+
 nlohmann::json ParseJsonBody(std::string_view text) {
   nlohmann::json json = ParseJson(text);
   if (!json.is_object()) {
@@ -130,8 +134,8 @@ StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, Gene
                                    std::span<const char* const> token_limit_fields) {
   const StreamFields stream = ParseStreamFields(body);
   ParseMaxTokens(body, token_limit_fields, g);
-  ParseSampling(body, &g->sampling);
-  ParseStop(body, max_stop, &g->stop);
+  ParseSamplingFields(body, &g->sampling);
+  ParseStopField(body, max_stop, &g->stop);
   g->ignore_eos = body.Bool("ignore_eos").value_or(false);
   return stream;
 }

@@ -34,6 +34,15 @@ struct StreamFields {
 inline constexpr const char* kChatTokenLimitFields[] = {"max_tokens", "max_completion_tokens"};
 inline constexpr const char* kResponsesTokenLimitFields[] = {"max_output_tokens"};
 
+// temperature, top_p, top_k, min_p, the penalties and seed of `object`, each under its
+// range's name (request_ranges.h) but the repetition penalty, which Ollama calls
+// repeat_penalty.
+void ParseSamplingFields(const RequestObject& object, SamplingParams* s,
+                         std::string_view repetition_penalty_key = "repetition_penalty");
+
+// `object`'s "stop": a string or up to `max_stop` strings, none empty or too long.
+void ParseStopField(const RequestObject& object, int max_stop, std::vector<std::string>* stop);
+
 // The fields every API reads alike, in this order: stream and stream_options, the token
 // limit from `token_limit_fields` (0 when none is given; the name the client used goes to
 // g->max_tokens_field, and the engine checks the value against the prompt), temperature,

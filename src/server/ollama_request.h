@@ -26,6 +26,10 @@ struct OllamaRequest {
 
 // POST /api/chat: {"model", "messages": [{"role", "content", "images"?, "tool_calls"?,
 // "tool_name"?}], "tools"?, "format"?, "options"?, "stream"?, "keep_alive"?, "think"?}.
+// Both parsers throw FieldError as ParseChatRequest does: kNotFound for a model that is
+// not served (a ":latest" tag is the bare name), kTooLarge for an image over the byte
+// limit, kInvalidArgument for the rest, including options and fields that would change
+// the answer in ways qvl cannot follow (think, mirostat, typical_p, suffix, ...).
 OllamaRequest ParseOllamaChat(std::string_view body, const ChatRequestPolicy& policy);
 
 // POST /api/generate: {"model", "prompt", "system"?, "images"?, "format"?, "options"?,

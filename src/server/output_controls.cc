@@ -23,20 +23,6 @@ GrammarCache& CompiledGrammars() {
   return cache;
 }
 
-// The top-level "tools" and `format_key` of the body with their keys in the order the
-// client wrote them (the checked parse before sorted them).
-nlohmann::ordered_json OrderedFields(std::string_view text, std::string_view format_key) {
-  const nlohmann::ordered_json::parser_callback_t keep =
-      [format_key](int depth, nlohmann::ordered_json::parse_event_t event,
-                   nlohmann::ordered_json& parsed) {
-        if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key) {
-          return parsed == "tools" || parsed == format_key;
-        }
-        return true;
-      };
-  return nlohmann::ordered_json::parse(text.begin(), text.end(), keep, /*allow_exceptions=*/false);
-}
-
 // A schema error's path inside the request: "response_format.json_schema.schema" +
 // "properties.x.pattern".
 [[noreturn]] void RethrowUnder(const FieldError& e, std::string_view prefix) {
@@ -127,13 +113,7 @@ std::shared_ptr<const Grammar> ParseResponseFormat(const std::optional<RequestOb
     }
     return CompileJsonSchema(nlohmann::ordered_json::object());
   }
-  const nlohmann::ordered_json& schema = ordered_spec->at("schema");
-  try {
-    return CompiledGrammars().Get("schema:" + schema.dump(),
-                                  [&] { return CompileJsonSchema(schema); });
-  } catch (const FieldError& e) {
-    RethrowUnder(e, json_schema.Field("schema"));
-  }
+  return CompileSchemaAt(ordered_spec->at("schema"), json_schema.Field("schema"));
 }
 
 struct Tools {
@@ -200,12 +180,7 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
       schema.parameters_path = function.Field("parameters");
       // Checked for every tool, called or not: a schema qvl could not constrain to is
       // refused whatever tool_choice says.
-      try {
-        CompiledGrammars().Get("schema:" + schema.parameters.dump(),
-                               [&] { return CompileJsonSchema(schema.parameters); });
-      } catch (const FieldError& e) {
-        RethrowUnder(e, schema.parameters_path);
-      }
+      CompileSchemaAt(schema.parameters, schema.parameters_path);
     }
     out.json.push_back(TemplateJson(nested ? ordered_tool : ChatShapedTool(ordered_tool)));
     out.schemas.push_back(std::move(schema));
@@ -251,6 +226,36 @@ std::string ParseToolChoice(const nlohmann::json& tool_choice, const OutputShape
 
 }  // namespace
 
+nlohmann::ordered_json OrderedRequestFields(std::string_view text, std::string_view format_key) {
+  const nlohmann::ordered_json::parser_callback_t keep =
+      [format_key](int depth, nlohmann::ordered_json::parse_event_t event,
+                   nlohmann::ordered_json& parsed) {
+        if (depth == 1 && event == nlohmann::ordered_json::parse_event_t::key) {
+          return parsed == "tools" || parsed == format_key;
+        }
+        return true;
+      };
+  return nlohmann::ordered_json::parse(text.begin(), text.end(), keep, /*allow_exceptions=*/false);
+}
+
+std::shared_ptr<const Grammar> CompileSchemaAt(const nlohmann::ordered_json& schema,
+                                               const std::string& field) {
+  try {
+    return CompiledGrammars().Get("schema:" + schema.dump(),
+                                  [&] { return CompileJsonSchema(schema); });
+  } catch (const FieldError& e) {
+    RethrowUnder(e, field);
+  }
+}
+
+bool OfferTools(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                GenerationRequest* g) {
+  const nlohmann::json* tools = body.Find("tools");
+  if (tools == nullptr || (tools->is_array() && tools->empty())) return false;
+  g->tools_json = ParseTools(*tools, ordered, kChatOutputShape).json;
+  return true;
+}
+
 OutputControls ParseOutputControls(const RequestObject& body, std::string_view text,
                                    GenerationRequest* g, const OutputShape& shape) {
   OutputControls out;
@@ -266,7 +271,7 @@ OutputControls ParseOutputControls(const RequestObject& body, std::string_view t
   const bool has_tools = tools != nullptr && !(tools->is_array() && tools->empty());
   const std::optional<RequestObject> format = FindFormat(body, shape);
   if (has_tools || body.Find(FormatTopKey(shape)) != nullptr) {
-    out.ordered = OrderedFields(text, FormatTopKey(shape));
+    out.ordered = OrderedRequestFields(text, FormatTopKey(shape));
   }
   bool structured = false;
   g->grammar = ParseResponseFormat(format, out.ordered, shape, &structured);

@@ -7,7 +7,9 @@
 // them keeps these fields.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "engine/request.h"
@@ -48,5 +50,22 @@ struct OutputControls {
 OutputControls ParseOutputControls(const RequestObject& body, std::string_view text,
                                    GenerationRequest* generation,
                                    const OutputShape& shape = kChatOutputShape);
+
+// The pieces of ParseOutputControls that an API of another shape (Ollama's) reuses.
+
+// The top-level "tools" and `format_key` of the body `text` with their keys in the order
+// the client wrote them (the checked parse sorted them); null for malformed JSON.
+nlohmann::ordered_json OrderedRequestFields(std::string_view text, std::string_view format_key);
+
+// `schema` (in the client's key order) compiled to a grammar, from the cache when it was
+// sent before. Throws the schema's FieldError under `field` ("format.properties.x").
+std::shared_ptr<const Grammar> CompileSchemaAt(const nlohmann::ordered_json& schema,
+                                               const std::string& field);
+
+// The body's "tools" in chat's shape offered as tool_choice "auto" offers them (their
+// schemas checked, g->tools_json set); `ordered` is OrderedRequestFields' of the body.
+// Returns whether any were offered.
+bool OfferTools(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                GenerationRequest* g);
 
 }  // namespace qvl

@@ -1,0 +1,357 @@
+#include "server/ollama_request.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/field_error.h"
+#include "engine/request_ranges.h"
+#include "grammar/grammar.h"
+#include "server/chat_messages.h"
+#include "server/generation_fields.h"
+#include "server/media_fields.h"
+#include "server/output_controls.h"
+#include "server/request_fields.h"
+#include "server/served_models.h"
+
+namespace qvl {
+namespace {
+
+constexpr char kLatestTag[] = ":latest";
+
+// Ollama names models NAME:TAG and its clients add ":latest" to a bare name.
+std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names) {
+  std::string model = body.RequiredString("model");
+  if (names.empty()) return model;
+  std::string_view served = model;
+  const std::string_view tag = kLatestTag;
+  const bool exact = std::find(names.begin(), names.end(), model) != names.end();
+  if (!exact && served.size() > tag.size() && served.ends_with(tag)) {
+    served.remove_suffix(tag.size());
+  }
+  RequireServedModel(served, names);
+  return model;
+}
+
+// Fields that change the answer and that qvl cannot honour, refused by both routes.
+void RefuseUnsupported(const RequestObject& body) {
+  if (const nlohmann::json* think = body.Find("think")) {
+    if (!(think->is_boolean() && !think->get<bool>())) {
+      FailField(ErrorCode::kInvalidArgument, "think",
+                "this model does not think; leave think out or set it to false");
+    }
+  }
+  for (const char* key : {"logprobs", "top_logprobs"}) {
+    if (body.Find(key) != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, key,
+                "is not supported on the Ollama API; use /v1/chat/completions for logprobs");
+    }
+  }
+  // Ollama unloads a model on "keep_alive": 0; qvl keeps its one model loaded.
+  if (const nlohmann::json* keep_alive = body.Find("keep_alive")) {
+    if (!keep_alive->is_string() && !keep_alive->is_number()) {
+      FailField(ErrorCode::kInvalidArgument, "keep_alive",
+                "expected a duration (\"5m\") or a number of seconds, got ", JsonKind(*keep_alive));
+    }
+  }
+}
+
+// Options that set how the runner uses the machine, not what it answers.
+constexpr const char* kRuntimeIntOptions[] = {"num_ctx",  "num_batch",  "num_gpu",
+                                              "main_gpu", "num_thread", "num_keep"};
+constexpr const char* kRuntimeBoolOptions[] = {"low_vram", "use_mmap", "use_mlock", "numa",
+                                               "vocab_only"};
+// Options read into the request (and by ParseSamplingFields / ParseStopField).
+constexpr const char* kMappedOptions[] = {"temperature",
+                                          "top_p",
+                                          "top_k",
+                                          "min_p",
+                                          "seed",
+                                          "stop",
+                                          "num_predict",
+                                          "repeat_penalty",
+                                          "presence_penalty",
+                                          "frequency_penalty"};
+// Sampling options qvl's sampler does not implement, accepted at their neutral value only.
+constexpr const char* kNeutralOptions[] = {"mirostat",     "mirostat_tau", "mirostat_eta",
+                                           "typical_p",    "tfs_z",        "penalize_newline",
+                                           "repeat_last_n"};
+
+bool IsOneOf(const std::string& key, std::span<const char* const> names) {
+  for (const char* name : names) {
+    if (key == name) return true;
+  }
+  return false;
+}
+
+void RefuseUnlessNeutral(const RequestObject& options, const char* key, double neutral,
+                         const char* what) {
+  const std::optional<double> value = options.Number(key, -1e9, 1e9);
+  if (value && *value != neutral) {
+    FailField(ErrorCode::kInvalidArgument, options.Field(key), "is not supported (", what,
+              "); leave it out or at ", neutral);
+  }
+}
+
+// Whether a penalty would change the logits: repeat_penalty other than 1 or a presence or
+// frequency penalty other than 0. An absent repeat_penalty is the model's default,
+// which is 1 for Qwen3-VL (generation_config.json).
+bool PenaltiesActive(const SamplingParams& s) {
+  return s.repetition_penalty.value_or(1.0f) != 1.0f || s.presence_penalty.value_or(0.0f) != 0.0f ||
+         s.frequency_penalty.value_or(0.0f) != 0.0f;
+}
+
+// repeat_last_n is the window of recent tokens Ollama's penalties look at: -1 the whole
+// context, 0 none (the penalties are off), N the last N. qvl's sampler has no window: its
+// repetition penalty looks at every token of the prompt and the answer (exactly -1), its
+// presence and frequency penalties at every token of the answer (OpenAI's definition,
+// kept here as on /v1). So -1 is taken as qvl's penalties; 0 turns them off by setting
+// them neutral; N > 0 matches only when no penalty is active, for then no window changes
+// anything. An absent repeat_last_n (Ollama's default of 64) leaves qvl's penalties as
+// they are: refusing the default would refuse every penalty.
+void ParseRepeatWindow(const RequestObject& options, SamplingParams* s) {
+  const std::optional<int64_t> window = options.Int("repeat_last_n", -1, INT32_MAX);
+  if (!window || *window == -1) return;
+  if (*window == 0) {
+    s->repetition_penalty = 1.0f;
+    s->presence_penalty = 0.0f;
+    s->frequency_penalty = 0.0f;
+    return;
+  }
+  if (PenaltiesActive(*s)) {
+    FailField(ErrorCode::kInvalidArgument, options.Field("repeat_last_n"),
+              "qvl's penalties look at the whole sequence, not at the last ", *window,
+              " tokens; use -1 (the whole context) or 0 (penalties off)");
+  }
+}
+
+// num_predict: -1 (until the end) and -2 (until the context is full) are qvl's default of
+// answering as long as the context allows; other values within max_tokens' range.
+void ParseNumPredict(const RequestObject& options, GenerationRequest* g) {
+  const ParamRange& range = request_ranges::kMaxTokens;
+  const std::optional<int64_t> n = options.Int("num_predict", -2, static_cast<int64_t>(range.max));
+  if (!n || *n < 0) return;
+  if (!range.Contains(static_cast<double>(*n))) {
+    FailField(ErrorCode::kInvalidArgument, options.Field("num_predict"),
+              "must be -1, -2 or between ", static_cast<int64_t>(range.min), " and ",
+              static_cast<int64_t>(range.max), ", got ", *n);
+  }
+  g->max_tokens = static_cast<int>(*n);
+  g->max_tokens_field = options.Field("num_predict");
+}
+
+void ParseOptions(const RequestObject& body, int max_stop, GenerationRequest* g) {
+  const nlohmann::json* value = body.Find("options");
+  if (value == nullptr) return;
+  const RequestObject options(*value, "options");
+  for (const auto& [key, item] : value->items()) {
+    // null is absent, as everywhere in a request (clients send unset options as null).
+    if (item.is_null()) continue;
+    if (IsOneOf(key, kRuntimeIntOptions)) {
+      options.Int(key, INT32_MIN, INT32_MAX);
+    } else if (IsOneOf(key, kRuntimeBoolOptions)) {
+      options.Bool(key);
+    } else if (!IsOneOf(key, kMappedOptions) && !IsOneOf(key, kNeutralOptions)) {
+      FailField(ErrorCode::kInvalidArgument, options.Field(key), "unknown option \"", key, "\"");
+    }
+  }
+  ParseSamplingFields(options, &g->sampling, "repeat_penalty");
+  ParseStopField(options, max_stop, &g->stop);
+  ParseNumPredict(options, g);
+  const std::optional<int64_t> mirostat = options.Int("mirostat", 0, 2);
+  if (mirostat.value_or(0) != 0) {
+    FailField(ErrorCode::kInvalidArgument, options.Field("mirostat"),
+              "is not supported (qvl samples with top_k, top_p and min_p); leave it out or at 0");
+  }
+  // Without mirostat its tau and eta change nothing.
+  options.Number("mirostat_tau", -1e9, 1e9);
+  options.Number("mirostat_eta", -1e9, 1e9);
+  RefuseUnlessNeutral(options, "typical_p", 1, "locally typical sampling");
+  RefuseUnlessNeutral(options, "tfs_z", 1, "tail free sampling");
+  if (options.Bool("penalize_newline").value_or(false)) {
+    FailField(ErrorCode::kInvalidArgument, options.Field("penalize_newline"),
+              "is not supported (qvl penalizes every token alike); leave it out or false");
+  }
+  ParseRepeatWindow(options, &g->sampling);
+}
+
+// "format": "json" (any JSON object), a JSON schema, or "" / absent (text). `ordered`
+// holds the body's format in the client's key order.
+void ParseFormat(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                 GenerationRequest* g) {
+  const nlohmann::json* format = body.Find("format");
+  if (format == nullptr) return;
+  if (format->is_string()) {
+    const std::string name = format->get<std::string>();
+    if (name.empty()) return;
+    if (name != "json") {
+      FailField(ErrorCode::kInvalidArgument, "format", "\"", name,
+                "\" is not a format; use \"json\" or a JSON schema");
+    }
+    g->grammar = JsonObjectGrammar();
+    return;
+  }
+  if (!format->is_object()) {
+    FailField(ErrorCode::kInvalidArgument, "format", "expected \"json\" or a JSON schema, got ",
+              JsonKind(*format));
+  }
+  g->grammar = CompileSchemaAt(ordered.at("format"), "format");
+}
+
+// A message's or the request's "images": base64 strings (Ollama's) or data: URLs, at
+// `field`, each loaded by AddImage as the next image of the request.
+std::vector<ChatPart> ParseImages(const nlohmann::json& images, const std::string& field,
+                                  const std::string& role, const MessageLimits& limits,
+                                  std::vector<ImageInput>* out) {
+  RequireArray(images, field);
+  std::vector<ChatPart> parts;
+  if (!images.empty()) CheckImageRole(role, field);
+  for (size_t j = 0; j < images.size(); ++j) {
+    const std::string image_field = IndexField(field, j);
+    if (!images[j].is_string()) {
+      FailField(ErrorCode::kInvalidArgument, image_field, "expected a base64 image, got ",
+                JsonKind(images[j]));
+    }
+    std::string image = images[j].get<std::string>();
+    // A bare payload is a data URL without a media type: the one loader checks its size
+    // and base64 and names the field alike.
+    if (image.rfind("data:", 0) != 0) image = "data:;base64," + image;
+    parts.push_back(AddImage(image, image_field, ImageDetail::kAuto, limits, out));
+  }
+  return parts;
+}
+
+// Images first, then the text, as Qwen's examples place them. Without images the
+// message is chat's string content (none when an assistant turn gives no content).
+ChatMessage MessageOf(std::string role, std::vector<ChatPart> images,
+                      std::optional<std::string> text) {
+  ChatMessage m;
+  m.role = std::move(role);
+  m.content_is_string = images.empty();
+  m.parts = std::move(images);
+  if (text && (m.content_is_string || !text->empty()))
+    m.parts.push_back(TextPart(*std::move(text)));
+  return m;
+}
+
+void ParseMessages(const RequestObject& body, const MessageLimits& limits, GenerationRequest* g) {
+  const nlohmann::json* messages = body.Find("messages");
+  if (messages == nullptr) FailField(ErrorCode::kInvalidArgument, "messages", "is required");
+  RequireArray(*messages, "messages");
+  if (messages->empty()) {
+    FailField(ErrorCode::kInvalidArgument, "messages", "needs at least one message");
+  }
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const RequestObject message((*messages)[i], IndexField("messages", i));
+    std::string role = ParseChatRole(message, i);
+    std::optional<std::string> content = message.String("content");
+    if (!content && role != "assistant") {
+      FailField(ErrorCode::kInvalidArgument, message.Field("content"), "is required");
+    }
+    message.String("tool_name");
+    std::vector<ChatPart> images;
+    if (const nlohmann::json* list = message.Find("images")) {
+      images = ParseImages(*list, message.Field("images"), role, limits, &g->images);
+    }
+    std::vector<ChatToolCall> calls;
+    if (const nlohmann::json* list = message.Find("tool_calls")) {
+      ParseToolCalls(*list, message.Field("tool_calls"), role, &calls);
+    }
+    ChatMessage m = MessageOf(std::move(role), std::move(images), std::move(content));
+    m.tool_calls = std::move(calls);
+    g->messages.push_back(std::move(m));
+  }
+}
+
+// What both routes read alike; returns the body's tools and format in the client's order.
+nlohmann::ordered_json ParseShared(const RequestObject& body, std::string_view text,
+                                   const ChatRequestPolicy& policy, OllamaRequest* out) {
+  out->model = ParseOllamaModel(body, policy.model_names);
+  RefuseUnsupported(body);
+  out->stream = body.Bool("stream").value_or(true);
+  GenerationRequest& g = out->generation;
+  ParseOptions(body, policy.max_stop_strings, &g);
+  ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
+  nlohmann::ordered_json ordered;
+  if (body.Find("format") != nullptr || body.Find("tools") != nullptr) {
+    ordered = OrderedRequestFields(text, "format");
+  }
+  ParseFormat(body, ordered, &g);
+  return ordered;
+}
+
+// /api/generate fields that change the answer and that qvl cannot honour.
+void RefuseUnsupportedGenerate(const RequestObject& body) {
+  if (!body.String("suffix").value_or("").empty()) {
+    FailField(ErrorCode::kInvalidArgument, "suffix",
+              "is not supported (this model has no fill-in-the-middle)");
+  }
+  if (const nlohmann::json* context = body.Find("context");
+      context != nullptr && !(context->is_array() && context->empty())) {
+    FailField(ErrorCode::kInvalidArgument, "context",
+              "token contexts are not supported; send the conversation to /api/chat");
+  }
+  if (!body.String("template").value_or("").empty()) {
+    FailField(ErrorCode::kInvalidArgument, "template",
+              "is not supported: qvl uses the model's chat template; send \"raw\": true with "
+              "the prompt already formatted");
+  }
+}
+
+}  // namespace
+
+OllamaRequest ParseOllamaChat(std::string_view text, const ChatRequestPolicy& policy) {
+  const nlohmann::json json = ParseJsonBody(text);
+  const RequestObject body(json, "");
+  OllamaRequest out;
+  const nlohmann::ordered_json ordered = ParseShared(body, text, policy, &out);
+  // Ollama has no tool_choice: offered tools may be called or not, as "auto".
+  out.parse_tool_calls = OfferTools(body, ordered, &out.generation);
+  ParseMessages(body, MessageLimitsOf(policy), &out.generation);
+  return out;
+}
+
+OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy& policy) {
+  const nlohmann::json json = ParseJsonBody(text);
+  const RequestObject body(json, "");
+  OllamaRequest out;
+  ParseShared(body, text, policy, &out);
+  RefuseUnsupportedGenerate(body);
+  if (body.Find("tools") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "tools", "are only offered on /api/chat");
+  }
+  GenerationRequest& g = out.generation;
+  std::string prompt = body.String("prompt").value_or("");
+  // Ollama loads the model on an empty prompt; qvl's is always loaded.
+  if (prompt.empty()) {
+    FailField(ErrorCode::kInvalidArgument, "prompt", "is required (qvl's model is always loaded)");
+  }
+  const std::optional<std::string> system = body.String("system");
+  if (body.Bool("raw").value_or(false)) {
+    // The raw prompt path (as /v1/completions'): no template, so nothing to put system
+    // text or images in.
+    if (system) {
+      FailField(ErrorCode::kInvalidArgument, "system",
+                "cannot be combined with raw: write it into the prompt");
+    }
+    if (const nlohmann::json* images = body.Find("images");
+        images != nullptr && !(images->is_array() && images->empty())) {
+      FailField(ErrorCode::kInvalidArgument, "images",
+                "cannot be combined with raw: a raw prompt has no place for images");
+    }
+    g.prompt_text = std::move(prompt);
+    return out;
+  }
+  if (system) g.messages.push_back(MessageOf("system", {}, *system));
+  std::vector<ChatPart> images;
+  if (const nlohmann::json* list = body.Find("images")) {
+    images = ParseImages(*list, "images", "user", MessageLimitsOf(policy), &g.images);
+  }
+  g.messages.push_back(MessageOf("user", std::move(images), std::move(prompt)));
+  return out;
+}
+
+}  // namespace qvl

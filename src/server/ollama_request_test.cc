@@ -1,0 +1,419 @@
+#include "server/ollama_request.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "responses_test_fixture.h"
+#include "text/chat_template.h"
+
+namespace qvl {
+namespace {
+
+using ::qvl::testing::Base64;
+using ::qvl::testing::Describe;
+using ::qvl::testing::kCases;
+using ::qvl::testing::PhotoDataUrl;
+using ::qvl::testing::ReadFile;
+
+const std::string& PhotoBase64() {
+  static const std::string b64 = Base64(ReadFile(kCases + "/02_one_image_jpeg/images/photo.jpg"));
+  return b64;
+}
+
+// Written by hand so that key order is the client's, not nlohmann's sorted one.
+constexpr char kTool[] =
+    R"({"type": "function", "function": {"name": "get_weather", "description": "Weather now",)"
+    R"( "parameters": {"type": "object", "properties": {"city": {"type": "string"}},)"
+    R"( "required": ["city"]}}})";
+
+nlohmann::json Chat(nlohmann::json messages) {
+  return {{"model", "qwen3-vl"}, {"messages", std::move(messages)}};
+}
+nlohmann::json Hello() { return Chat({{{"role", "user"}, {"content", "Hello"}}}); }
+nlohmann::json WithOptions(nlohmann::json options) {
+  nlohmann::json body = Hello();
+  body["options"] = std::move(options);
+  return body;
+}
+nlohmann::json Generate(const std::string& prompt) {
+  return {{"model", "qwen3-vl"}, {"prompt", prompt}};
+}
+
+class OllamaRequestTest : public ::testing::Test {
+ protected:
+  OllamaRequest ParseChat(const nlohmann::json& body) {
+    return ParseOllamaChat(body.dump(), policy_);
+  }
+  OllamaRequest ParseGen(const nlohmann::json& body) {
+    return ParseOllamaGenerate(body.dump(), policy_);
+  }
+  ChatRequest ParseOpenAi(const std::string& text) { return ParseChatRequest(text, policy_); }
+
+  // The message of the FieldError the body raises on /api/chat (or /api/generate); checks
+  // its code and field.
+  std::string ErrorOf(const std::string& text, const std::string& field,
+                      ErrorCode code = ErrorCode::kInvalidArgument, bool generate = false) {
+    try {
+      if (generate) {
+        ParseOllamaGenerate(text, policy_);
+      } else {
+        ParseOllamaChat(text, policy_);
+      }
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_EQ(e.field(), field) << e.what();
+      return e.what();
+    }
+    return "no error";
+  }
+  std::string ErrorOf(const nlohmann::json& body, const std::string& field,
+                      ErrorCode code = ErrorCode::kInvalidArgument) {
+    return ErrorOf(body.dump(), field, code);
+  }
+  std::string GenerateErrorOf(const nlohmann::json& body, const std::string& field) {
+    return ErrorOf(body.dump(), field, ErrorCode::kInvalidArgument, true);
+  }
+
+  ChatRequestPolicy policy_ = [] {
+    ChatRequestPolicy p;
+    p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
+    p.pixels_per_image_token = 32 * 32;
+    p.pixels_per_video_token = 2 * 32 * 32;
+    return p;
+  }();
+};
+
+TEST_F(OllamaRequestTest, StringContentStreamsByDefault) {
+  const OllamaRequest r = ParseChat(Hello());
+  EXPECT_EQ(r.model, "qwen3-vl");
+  EXPECT_TRUE(r.stream);
+  EXPECT_FALSE(r.parse_tool_calls);
+  EXPECT_EQ(Describe(r.generation.messages), "user string: [Hello]\n");
+  EXPECT_EQ(r.generation.max_tokens, 0);
+  EXPECT_EQ(r.generation.grammar, nullptr);
+  nlohmann::json body = Hello();
+  body["stream"] = false;
+  body["keep_alive"] = "5m";
+  body["think"] = false;
+  EXPECT_FALSE(ParseChat(body).stream);
+  body["keep_alive"] = 300;
+  EXPECT_FALSE(ParseChat(body).stream);
+}
+
+TEST_F(OllamaRequestTest, ModelTagLatestIsTheServedName) {
+  nlohmann::json body = Hello();
+  body["model"] = "qwen3-vl:latest";
+  EXPECT_EQ(ParseChat(body).model, "qwen3-vl:latest");
+  body["model"] = "qwen3-vl:7b";
+  EXPECT_NE(ErrorOf(body, "model", ErrorCode::kNotFound).find("qwen3-vl:7b"), std::string::npos);
+  body["model"] = "llama3";
+  ErrorOf(body, "model", ErrorCode::kNotFound);
+  body.erase("model");
+  ErrorOf(body, "model");
+}
+
+TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
+  nlohmann::json body = Hello();
+  body["think"] = true;
+  EXPECT_EQ(ErrorOf(body, "think"),
+            "think: this model does not think; leave think out or set it to false");
+  body["think"] = "high";
+  ErrorOf(body, "think");
+  body.erase("think");
+  body["logprobs"] = true;
+  ErrorOf(body, "logprobs");
+}
+
+TEST_F(OllamaRequestTest, ImagesComeBeforeTheTextAsInTheOpenAiRequest) {
+  const nlohmann::json body = Chat({{{"role", "user"},
+                                     {"content", "What is this?"},
+                                     {"images", {PhotoBase64(), PhotoDataUrl()}}}});
+  const OllamaRequest r = ParseChat(body);
+  ASSERT_EQ(r.generation.images.size(), 2u);
+  EXPECT_EQ(r.generation.images[0].field, "messages[0].images[0]");
+  EXPECT_EQ(r.generation.images[1].field, "messages[0].images[1]");
+  EXPECT_EQ(r.generation.images[0].bytes, r.generation.images[1].bytes);
+  EXPECT_EQ(r.generation.images[0].bytes.size(),
+            ReadFile(kCases + "/02_one_image_jpeg/images/photo.jpg").size());
+  const nlohmann::json openai = {
+      {"messages",
+       {{{"role", "user"},
+         {"content",
+          {{{"type", "image_url"}, {"image_url", {{"url", PhotoDataUrl()}}}},
+           {{"type", "image_url"}, {"image_url", {{"url", PhotoDataUrl()}}}},
+           {{"type", "text"}, {"text", "What is this?"}}}}}}}};
+  const ChatRequest chat = ParseOpenAi(openai.dump());
+  EXPECT_EQ(Describe(r.generation.messages), Describe(chat.generation.messages));
+  EXPECT_EQ(RenderChatTemplate(r.generation.messages, true, {}),
+            RenderChatTemplate(chat.generation.messages, true, {}));
+}
+
+TEST_F(OllamaRequestTest, BrokenTooLargeAndMisplacedImagesNameTheirField) {
+  const auto with_images = [](nlohmann::json images, const std::string& role = "user") {
+    return Chat({{{"role", "user"}, {"content", "hi"}},
+                 {{"role", role}, {"content", "look"}, {"images", std::move(images)}}});
+  };
+  EXPECT_NE(ErrorOf(with_images({PhotoBase64(), "abc!"}), "messages[1].images[1]").find("base64"),
+            std::string::npos);
+  ErrorOf(with_images({42}), "messages[1].images[0]");
+  ErrorOf(with_images("abc"), "messages[1].images");
+  ErrorOf(with_images({PhotoBase64()}, "assistant"), "messages[1].images");
+  policy_.media.max_image_bytes = 100;
+  ErrorOf(with_images({PhotoBase64()}), "messages[1].images[0]", ErrorCode::kTooLarge);
+  policy_.media.max_image_bytes = 1 << 24;
+  policy_.max_images = 1;
+  EXPECT_NE(ErrorOf(with_images({PhotoBase64(), PhotoBase64()}), "messages[1].images[1]")
+                .find("too many images"),
+            std::string::npos);
+}
+
+TEST_F(OllamaRequestTest, EveryOptionIsMappedWithTheOpenAiRange) {
+  const OllamaRequest r = ParseChat(WithOptions({{"temperature", 0.5},
+                                                 {"top_p", 0.9},
+                                                 {"top_k", 40},
+                                                 {"min_p", 0.05},
+                                                 {"seed", 7},
+                                                 {"stop", {"\n\n", "END"}},
+                                                 {"num_predict", 128},
+                                                 {"repeat_penalty", 1.1},
+                                                 {"presence_penalty", 0.5},
+                                                 {"frequency_penalty", -0.5},
+                                                 {"num_ctx", 8192},
+                                                 {"num_thread", 4},
+                                                 {"use_mmap", true}}));
+  const SamplingParams& s = r.generation.sampling;
+  EXPECT_FLOAT_EQ(*s.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(*s.top_p, 0.9f);
+  EXPECT_EQ(*s.top_k, 40);
+  EXPECT_FLOAT_EQ(*s.min_p, 0.05f);
+  EXPECT_EQ(*s.seed, 7u);
+  EXPECT_EQ(r.generation.stop, (std::vector<std::string>{"\n\n", "END"}));
+  EXPECT_EQ(r.generation.max_tokens, 128);
+  EXPECT_EQ(r.generation.max_tokens_field, "options.num_predict");
+  EXPECT_FLOAT_EQ(*s.repetition_penalty, 1.1f);
+  EXPECT_FLOAT_EQ(*s.presence_penalty, 0.5f);
+  EXPECT_FLOAT_EQ(*s.frequency_penalty, -0.5f);
+
+  EXPECT_EQ(ErrorOf(WithOptions({{"temperature", 3}}), "options.temperature"),
+            "options.temperature: must be between 0 and 2, got 3");
+  ErrorOf(WithOptions({{"top_p", 0}}), "options.top_p");
+  ErrorOf(WithOptions({{"top_k", -2}}), "options.top_k");
+  ErrorOf(WithOptions({{"min_p", 2}}), "options.min_p");
+  ErrorOf(WithOptions({{"seed", 1.5}}), "options.seed");
+  ErrorOf(WithOptions({{"repeat_penalty", 0}}), "options.repeat_penalty");
+  ErrorOf(WithOptions({{"presence_penalty", 3}}), "options.presence_penalty");
+  ErrorOf(WithOptions({{"frequency_penalty", -3}}), "options.frequency_penalty");
+  ErrorOf(WithOptions({{"stop", {""}}}), "options.stop[0]");
+  ErrorOf(WithOptions({{"stop", {"a", "b", "c", "d", "e"}}}), "options.stop");
+  ErrorOf(WithOptions({{"num_ctx", "big"}}), "options.num_ctx");
+  ErrorOf(WithOptions({{"low_vram", 1}}), "options.low_vram");
+  ErrorOf(WithOptions(42), "options");
+}
+
+TEST_F(OllamaRequestTest, NumPredictMinusOneAndMinusTwoAreTheDefault) {
+  for (const int n : {-1, -2}) {
+    const OllamaRequest r = ParseChat(WithOptions({{"num_predict", n}}));
+    EXPECT_EQ(r.generation.max_tokens, 0) << n;
+    EXPECT_EQ(r.generation.max_tokens_field, "max_tokens") << n;
+  }
+  EXPECT_EQ(ErrorOf(WithOptions({{"num_predict", 0}}), "options.num_predict"),
+            "options.num_predict: must be -1, -2 or between 1 and 1048576, got 0");
+  ErrorOf(WithOptions({{"num_predict", -3}}), "options.num_predict");
+  ErrorOf(WithOptions({{"num_predict", 1 << 21}}), "options.num_predict");
+}
+
+TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
+  const OllamaRequest neutral = ParseChat(WithOptions({{"mirostat", 0},
+                                                       {"mirostat_tau", 5.0},
+                                                       {"mirostat_eta", 0.1},
+                                                       {"typical_p", 1},
+                                                       {"tfs_z", 1.0},
+                                                       {"penalize_newline", false},
+                                                       {"repeat_last_n", 64}}));
+  EXPECT_FALSE(neutral.generation.sampling.repetition_penalty.has_value());
+  ErrorOf(WithOptions({{"mirostat", 2}}), "options.mirostat");
+  EXPECT_EQ(ErrorOf(WithOptions({{"typical_p", 0.9}}), "options.typical_p"),
+            "options.typical_p: is not supported (locally typical sampling); leave it out or at 1");
+  ErrorOf(WithOptions({{"tfs_z", 0.5}}), "options.tfs_z");
+  ErrorOf(WithOptions({{"penalize_newline", true}}), "options.penalize_newline");
+  ParseChat(WithOptions({{"f16_kv", nullptr}, {"mirostat", nullptr}}));
+  EXPECT_EQ(ErrorOf(WithOptions({{"numa_nodes", 2}}), "options.numa_nodes"),
+            "options.numa_nodes: unknown option \"numa_nodes\"");
+}
+
+TEST_F(OllamaRequestTest, RepeatWindowMatchesWhatTheSamplerDoes) {
+  // -1 (the whole context) is what qvl's penalties look at.
+  const OllamaRequest whole =
+      ParseChat(WithOptions({{"repeat_penalty", 1.2}, {"repeat_last_n", -1}}));
+  EXPECT_FLOAT_EQ(*whole.generation.sampling.repetition_penalty, 1.2f);
+  // 0 turns the penalties off.
+  const OllamaRequest off = ParseChat(
+      WithOptions({{"repeat_penalty", 1.2}, {"presence_penalty", 1}, {"repeat_last_n", 0}}));
+  EXPECT_FLOAT_EQ(*off.generation.sampling.repetition_penalty, 1.0f);
+  EXPECT_FLOAT_EQ(*off.generation.sampling.presence_penalty, 0.0f);
+  EXPECT_FLOAT_EQ(*off.generation.sampling.frequency_penalty, 0.0f);
+  // A window of N tokens is only the same when no penalty is active.
+  ParseChat(WithOptions({{"repeat_penalty", 1}, {"repeat_last_n", 64}}));
+  ErrorOf(WithOptions({{"repeat_penalty", 1.2}, {"repeat_last_n", 64}}), "options.repeat_last_n");
+  ErrorOf(WithOptions({{"frequency_penalty", 0.5}, {"repeat_last_n", 64}}),
+          "options.repeat_last_n");
+  ErrorOf(WithOptions({{"repeat_last_n", -2}}), "options.repeat_last_n");
+}
+
+TEST_F(OllamaRequestTest, FormatJsonAndSchemaCompileAsChatsResponseFormat) {
+  nlohmann::json body = Hello();
+  body["format"] = "json";
+  const ChatRequest json_object = ParseOpenAi(
+      R"({"messages": [{"role": "user", "content": "Hello"}], "response_format": {"type": "json_object"}})");
+  EXPECT_EQ(ParseChat(body).generation.grammar, json_object.generation.grammar);
+  ASSERT_NE(json_object.generation.grammar, nullptr);
+  body["format"] = "";
+  EXPECT_EQ(ParseChat(body).generation.grammar, nullptr);
+
+  const std::string schema =
+      R"({"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}})";
+  const OllamaRequest r = ParseOllamaChat(
+      R"({"model": "qwen3-vl", "messages": [{"role": "user", "content": "Hi"}], "format": )" +
+          schema + "}",
+      policy_);
+  const ChatRequest chat = ParseOpenAi(
+      R"({"messages": [{"role": "user", "content": "Hi"}], "response_format": {"type": )"
+      R"("json_schema", "json_schema": {"name": "x", "schema": )" +
+      schema + "}}}");
+  ASSERT_NE(r.generation.grammar, nullptr);
+  EXPECT_EQ(r.generation.grammar, chat.generation.grammar);  // same cached compilation
+
+  body["format"] = {{"type", "object"}, {"properties", {{"x", {{"type", "nonsense"}}}}}};
+  EXPECT_EQ(ErrorOf(body, "format.properties.x.type").rfind("format.properties.x.type: ", 0), 0u);
+  body["format"] = "xml";
+  ErrorOf(body, "format");
+  body["format"] = 3;
+  ErrorOf(body, "format");
+}
+
+TEST_F(OllamaRequestTest, ToolsGiveTheSamePromptAsChatsAutoTools) {
+  const std::string messages = R"([{"role": "user", "content": "Weather in Paris?"}])";
+  const OllamaRequest r = ParseOllamaChat(
+      R"({"model": "qwen3-vl", "messages": )" + messages + R"(, "tools": [)" + kTool + "]}",
+      policy_);
+  const ChatRequest chat =
+      ParseOpenAi(R"({"messages": )" + messages + R"(, "tools": [)" + kTool + "]}");
+  EXPECT_TRUE(r.parse_tool_calls);
+  ASSERT_EQ(r.generation.tools_json.size(), 1u);
+  EXPECT_EQ(r.generation.tools_json, chat.generation.tools_json);
+  EXPECT_EQ(r.generation.grammar, nullptr);  // "auto": free text or a call
+  EXPECT_EQ(RenderChatTemplate(r.generation.messages, true, r.generation.tools_json),
+            RenderChatTemplate(chat.generation.messages, true, chat.generation.tools_json));
+  ErrorOf(R"({"model": "qwen3-vl", "messages": )" + messages +
+              R"(, "tools": [{"type": "function", "function": {"name": "a b"}}]})",
+          "tools[0].function.name");
+}
+
+TEST_F(OllamaRequestTest, ToolCallHistoryIsChatsMessages) {
+  const nlohmann::json ollama = Chat({
+      {{"role", "system"}, {"content", "Be brief."}},
+      {{"role", "user"}, {"content", "Weather in Paris?"}},
+      {{"role", "assistant"},
+       {"content", ""},
+       {"tool_calls",
+        {{{"function", {{"name", "get_weather"}, {"arguments", {{"city", "Paris"}}}}}}}}},
+      {{"role", "tool"}, {"content", "18 C"}, {"tool_name", "get_weather"}},
+  });
+  const nlohmann::json openai = {
+      {"messages",
+       {
+           {{"role", "system"}, {"content", "Be brief."}},
+           {{"role", "user"}, {"content", "Weather in Paris?"}},
+           {{"role", "assistant"},
+            {"content", ""},
+            {"tool_calls",
+             {{{"id", "call_1"},
+               {"type", "function"},
+               {"function", {{"name", "get_weather"}, {"arguments", R"({"city":"Paris"})"}}}}}}},
+           {{"role", "tool"}, {"content", "18 C"}, {"tool_call_id", "call_1"}},
+       }}};
+  const OllamaRequest r = ParseChat(ollama);
+  const ChatRequest chat = ParseOpenAi(openai.dump());
+  EXPECT_EQ(Describe(r.generation.messages), Describe(chat.generation.messages));
+  EXPECT_EQ(RenderChatTemplate(r.generation.messages, true, {}),
+            RenderChatTemplate(chat.generation.messages, true, {}));
+
+  // An assistant turn with calls and no content, in both APIs.
+  const OllamaRequest no_content = ParseChat(
+      Chat({{{"role", "user"}, {"content", "Weather?"}},
+            {{"role", "assistant"}, {"tool_calls", {{{"function", {{"name", "get_weather"}}}}}}}}));
+  const ChatRequest chat_no_content = ParseOpenAi(
+      R"({"messages": [{"role": "user", "content": "Weather?"}, {"role": "assistant", )"
+      R"("tool_calls": [{"id": "c", "type": "function", "function": {"name": "get_weather"}}]}]})");
+  EXPECT_EQ(Describe(no_content.generation.messages),
+            Describe(chat_no_content.generation.messages));
+  EXPECT_EQ(RenderChatTemplate(no_content.generation.messages, true, {}),
+            RenderChatTemplate(chat_no_content.generation.messages, true, {}));
+
+  nlohmann::json late_system = Hello();
+  late_system["messages"].push_back({{"role", "system"}, {"content", "x"}});
+  EXPECT_EQ(ErrorOf(late_system, "messages[1].role"),
+            "messages[1].role: a system message must be the first message");
+  ErrorOf(Chat({{{"role", "user"},
+                 {"content", "x"},
+                 {"tool_calls", {{{"function", {{"name", "f"}}}}}}}}),
+          "messages[0].tool_calls");
+  ErrorOf(Chat({{{"role", "user"}}}), "messages[0].content");
+  ErrorOf(Chat({{{"role", "user"}, {"content", {1}}}}), "messages[0].content");
+  ErrorOf(Chat(nlohmann::json::array()), "messages");
+}
+
+TEST_F(OllamaRequestTest, GenerateIsASystemAndAUserMessage) {
+  nlohmann::json body = Generate("Describe it.");
+  body["system"] = "Be brief.";
+  body["images"] = {PhotoBase64()};
+  const OllamaRequest r = ParseGen(body);
+  EXPECT_TRUE(r.stream);
+  EXPECT_FALSE(r.generation.prompt_text.has_value());
+  EXPECT_EQ(Describe(r.generation.messages),
+            "system string: [Be brief.]\nuser parts: [image] [Describe it.]\n");
+  ASSERT_EQ(r.generation.images.size(), 1u);
+  EXPECT_EQ(r.generation.images[0].field, "images[0]");
+  body["images"] = {"@@@"};
+  GenerateErrorOf(body, "images[0]");
+  EXPECT_EQ(Describe(ParseGen(Generate("Hi")).generation.messages), "user string: [Hi]\n");
+  GenerateErrorOf(Generate(""), "prompt");
+  GenerateErrorOf({{"model", "qwen3-vl"}}, "prompt");
+}
+
+TEST_F(OllamaRequestTest, GenerateRawSendsThePromptAsIs) {
+  nlohmann::json body = Generate("<|im_start|>user\nHi<|im_end|>\n");
+  body["raw"] = true;
+  body["options"] = {{"num_predict", -1}};
+  const OllamaRequest r = ParseGen(body);
+  ASSERT_TRUE(r.generation.prompt_text.has_value());
+  EXPECT_EQ(*r.generation.prompt_text, "<|im_start|>user\nHi<|im_end|>\n");
+  EXPECT_TRUE(r.generation.messages.empty());
+  EXPECT_EQ(r.generation.max_tokens, 0);
+  body["images"] = {PhotoBase64()};
+  GenerateErrorOf(body, "images");
+  body.erase("images");
+  body["system"] = "x";
+  GenerateErrorOf(body, "system");
+}
+
+TEST_F(OllamaRequestTest, GenerateRefusesWhatItCannotHonour) {
+  nlohmann::json body = Generate("def f(");
+  body["suffix"] = "    return 1";
+  GenerateErrorOf(body, "suffix");
+  body["suffix"] = "";
+  body["context"] = {1, 2, 3};
+  EXPECT_EQ(GenerateErrorOf(body, "context"),
+            "context: token contexts are not supported; send the conversation to /api/chat");
+  body["context"] = nlohmann::json::array();
+  body["template"] = "{{ .Prompt }}";
+  GenerateErrorOf(body, "template");
+  body.erase("template");
+  body["tools"] = nlohmann::json::parse(std::string("[") + kTool + "]");
+  GenerateErrorOf(body, "tools");
+}
+
+}  // namespace
+}  // namespace qvl
