@@ -11,10 +11,10 @@
 #include "server/chat_route.h"
 #include "server/completions_route.h"
 #include "server/http_reply.h"
-#include "server/openai_format.h"
-#include "server/props.h"
 #include "server/ollama_request.h"
 #include "server/ollama_route.h"
+#include "server/openai_format.h"
+#include "server/props.h"
 #include "server/responses_request.h"
 #include "server/responses_route.h"
 #include "server/routes.h"
@@ -181,10 +181,9 @@ void ApiServer::AddRoutes() {
                                        const httplib::ContentReader& reader) {
     HandleOllamaGenerate(ollama, req, res, reader);
   });
-  http_.Post("/api/show", [this](const httplib::Request& req, httplib::Response& res,
-                                 const httplib::ContentReader& reader) {
-    HandleOllamaShow(req, res, reader);
-  });
+  http_.Post("/api/show",
+             [this](const httplib::Request& req, httplib::Response& res,
+                    const httplib::ContentReader& reader) { HandleOllamaShow(req, res, reader); });
   http_.Get("/api/tags", [this](const httplib::Request& req, httplib::Response& res) {
     HandleOllamaModels(req, res, false);
   });
@@ -294,10 +293,10 @@ void ApiServer::HandleOllamaModels(const httplib::Request& req, httplib::Respons
   if (!Authorized(req)) return ReplyUnauthorized(res, ErrorShape::kOllama);
   Engine* engine = engine_.load();
   if (engine == nullptr) {
-    return ReplyError(res,
-                      MakeApiError(ErrorCode::kUnavailable,
-                                   "the model is still loading; retry in a few seconds"),
-                      ErrorShape::kOllama);
+    return ReplyError(
+        res,
+        MakeApiError(ErrorCode::kUnavailable, "the model is still loading; retry in a few seconds"),
+        ErrorShape::kOllama);
   }
   ReplyJson(res, 200, OllamaModelsJson(options_.model_names, *engine, started_at_, running));
 }

@@ -90,12 +90,12 @@ bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::R
     return true;
   });
   if (too_large || res.status == 413) {
-    ReplyError(res,
-               MakeApiError(ErrorCode::kTooLarge,
-                            StrCat("the request body is over the limit of ",
-                                   FormatByteSize(static_cast<int64_t>(max_bytes)),
-                                   " (the operator sets it with --max-body-mb)")),
-               errors);
+    ReplyError(
+        res,
+        MakeApiError(ErrorCode::kTooLarge, StrCat("the request body is over the limit of ",
+                                                  FormatByteSize(static_cast<int64_t>(max_bytes)),
+                                                  " (the operator sets it with --max-body-mb)")),
+        errors);
     return false;
   }
   if (!ok) {
@@ -122,10 +122,10 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
     return nullptr;
   }
   if (engine == nullptr) {
-    ReplyError(res,
-               MakeApiError(ErrorCode::kUnavailable,
-                            "the model is still loading; retry in a few seconds"),
-               context.errors);
+    ReplyError(
+        res,
+        MakeApiError(ErrorCode::kUnavailable, "the model is still loading; retry in a few seconds"),
+        context.errors);
     return nullptr;
   }
   return engine;
@@ -170,8 +170,7 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
   }
   const std::string content_type(state->encoder->ContentType(stream));
   res.set_chunked_content_provider(
-      content_type,
-      [state](size_t, httplib::DataSink& sink) { return Provide(*state, sink); },
+      content_type, [state](size_t, httplib::DataSink& sink) { return Provide(*state, sink); },
       [state](bool) {
         if (!state->final_seen) state->engine->Cancel(state->id);
       });

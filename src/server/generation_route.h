@@ -57,8 +57,8 @@ ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine&
 std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked);
 
 // Submits `request` and answers from its updates through `encoder`: streamed when
-// `stream` (the encoder's ContentType), else one JSON body. A refused submission is answered with its error.
-// With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
+// `stream` (the encoder's ContentType), else one JSON body. A refused submission is answered with
+// its error. With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
 // computed, and a computed one is stored for the other replicas.
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,

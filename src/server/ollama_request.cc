@@ -23,8 +23,9 @@ namespace {
 constexpr char kLatestTag[] = ":latest";
 
 // Ollama names models NAME:TAG and its clients add ":latest" to a bare name.
-std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names) {
-  std::string model = body.RequiredString("model");
+std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names,
+                             std::string_view key = "model") {
+  std::string model = body.RequiredString(key);
   if (names.empty()) return model;
   std::string_view served = model;
   const std::string_view tag = kLatestTag;
@@ -352,6 +353,14 @@ OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy
   }
   g.messages.push_back(MessageOf("user", std::move(images), std::move(prompt)));
   return out;
+}
+
+std::string OllamaModelName(std::string_view text, const std::vector<std::string>& names) {
+  const nlohmann::json json = ParseJsonBody(text);
+  const RequestObject body(json, "");
+  // Older clients name the model "name".
+  const bool old_key = body.Find("model") == nullptr && body.Find("name") != nullptr;
+  return ParseOllamaModel(body, names, old_key ? "name" : "model");
 }
 
 }  // namespace qvl

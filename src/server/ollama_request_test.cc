@@ -114,6 +114,19 @@ TEST_F(OllamaRequestTest, ModelTagLatestIsTheServedName) {
   ErrorOf(body, "model");
 }
 
+TEST_F(OllamaRequestTest, ShowNamesTheModelUnderEitherKey) {
+  EXPECT_EQ(OllamaModelName(R"({"model": "qwen3-vl:latest"})", policy_.model_names),
+            "qwen3-vl:latest");
+  EXPECT_EQ(OllamaModelName(R"({"name": "qwen3-vl"})", policy_.model_names), "qwen3-vl");
+  try {
+    OllamaModelName(R"({"model": "llama3"})", policy_.model_names);
+    ADD_FAILURE() << "llama3 is not served";
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_EQ(e.field(), "model");
+  }
+}
+
 TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
   nlohmann::json body = Hello();
   body["think"] = true;

@@ -33,7 +33,7 @@ std::string_view IdAfter(std::string_view prefix, std::string_view path) {
 
 ErrorShape ErrorShapeFor(std::string_view path) {
   return path.substr(0, kOllamaPrefix.size()) == kOllamaPrefix ? ErrorShape::kOllama
-                                                                : ErrorShape::kOpenAI;
+                                                               : ErrorShape::kOpenAI;
 }
 
 std::string_view ModelIdInPath(std::string_view path) { return IdAfter(kModelPrefix, path); }
