@@ -62,9 +62,15 @@ std::optional<std::string> TemplateFromTokenizerConfig(const Json& config,
   if (it == config.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) return it->get<std::string>();
   if (it->is_array()) {
+    // Entries of other shapes (a name or template that is not a string) are skipped:
+    // nlohmann's value() would throw a type_error, not a qvl::Error, on them.
+    const auto is_string = [](const Json& entry, const char* key) {
+      const auto field = entry.find(key);
+      return field != entry.end() && field->is_string();
+    };
     for (const Json& entry : *it) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
-          entry["template"].is_string()) {
+      if (entry.is_object() && is_string(entry, "name") && entry["name"] == "default" &&
+          is_string(entry, "template")) {
         return entry["template"].get<std::string>();
       }
     }

@@ -278,6 +278,18 @@ TEST(ChatTemplateTest, FindsTheTemplateWhereTransformersLooks) {
   EXPECT_EQ(FindChatTemplate(dir.string()).text, "K");
 
   std::filesystem::remove(dir / "chat_template.jinja");
+  std::filesystem::remove(dir / "chat_template.json");
+  // A list entry whose name is not a string is skipped, not an exception of another kind.
+  write("tokenizer_config.json", R"({"chat_template": [{"name": 1, "template": "N"},
+                                                         {"name": "default", "template": 2}]})");
+  try {
+    FindChatTemplate(dir.string());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_EQ(std::string(e.what()), (dir / "tokenizer_config.json").string() +
+                                         ": chat_template lists no template named \"default\"");
+  }
   write("chat_template.json", R"({"chat_template": 7})");
   try {
     FindChatTemplate(dir.string());
