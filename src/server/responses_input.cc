@@ -75,7 +75,7 @@ class InputParser {
     }
     if (*type == "item_reference") {
       FailField(ErrorCode::kInvalidArgument, item.Field("type"),
-                "qvl keeps no items; send the item itself");
+                "qvl does not look items up by id; send the item itself");
     }
     FailField(ErrorCode::kInvalidArgument, item.Field("type"), "\"", *type,
               "\" items are not supported; qvl reads message, function_call and "

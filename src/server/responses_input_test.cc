@@ -139,7 +139,7 @@ TEST_F(ResponsesRequestTest, InputErrorsNameTheItemAndPart) {
                     "input[0].type"),
             "input[0].type: qvl does not produce or keep reasoning items; leave them out of input");
   EXPECT_EQ(ErrorOf(Body({{{"type", "item_reference"}, {"id", "msg_1"}}}), "input[0].type"),
-            "input[0].type: qvl keeps no items; send the item itself");
+            "input[0].type: qvl does not look items up by id; send the item itself");
   EXPECT_EQ(ErrorOf(Body({{{"type", "web_search_call"}}}), "input[0].type"),
             "input[0].type: \"web_search_call\" items are not supported; qvl reads message, "
             "function_call and function_call_output items");

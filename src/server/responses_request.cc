@@ -35,8 +35,9 @@ void RefuseUnsupported(const RequestObject& body) {
               "previous_response_id, or send the earlier turns in input");
   }
   if (body.Bool("background").value_or(false)) {
-    FailField(ErrorCode::kInvalidArgument, "background",
-              "is not supported: qvl keeps no responses to poll; stream to follow a long answer");
+    FailField(
+        ErrorCode::kInvalidArgument, "background",
+        "is not supported: qvl answers while the request waits; stream to follow a long answer");
   }
   if (body.Find("prompt") != nullptr) {
     FailField(ErrorCode::kInvalidArgument, "prompt",

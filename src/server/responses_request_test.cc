@@ -244,8 +244,8 @@ TEST_F(ResponsesRequestTest, StoredStateAndUnsupportedFeaturesAreRefused) {
             "conversation: the Conversations API is not supported; continue a stored response "
             "with previous_response_id, or send the earlier turns in input");
   EXPECT_EQ(ErrorOf(with("background", true), "background"),
-            "background: is not supported: qvl keeps no responses to poll; stream to follow a "
-            "long answer");
+            "background: is not supported: qvl answers while the request waits; stream to "
+            "follow a long answer");
   EXPECT_EQ(Parse(with("background", false)).generation.messages.size(), 1u);
   EXPECT_EQ(ErrorOf(with("prompt", {{"id", "pmpt_1"}}), "prompt"),
             "prompt: stored prompt templates are not supported; send instructions and input");
