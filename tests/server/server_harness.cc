@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "model/qwen3vl.h"
 #include "server/malloc_tuning.h"
@@ -117,6 +119,16 @@ std::string StreamedText(const std::vector<nlohmann::json>& events) {
     if (delta.contains("content") && delta["content"].is_string()) text += delta["content"];
   }
   return text;
+}
+
+std::string MetricsHolding(const ServerHarness& harness, const std::string& text,
+                           const httplib::Headers& headers) {
+  std::string metrics;
+  for (int i = 0; i < 500 && metrics.find(text) == std::string::npos; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    metrics = Get(harness, "/metrics", headers).body;
+  }
+  return metrics;
 }
 
 double MetricValue(const std::string& metrics_text, const std::string& name) {

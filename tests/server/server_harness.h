@@ -78,4 +78,9 @@ class SharedServerTest : public ::testing::Test {
 // A metric's value from /metrics ("qvl_active_sequences"), -1 if absent.
 double MetricValue(const std::string& metrics_text, const std::string& name);
 
+// /metrics once it holds `text`, waiting up to 5 s (a response is counted once written,
+// a moment after the client has it); the last /metrics read if it never does.
+std::string MetricsHolding(const ServerHarness& harness, const std::string& text,
+                           const httplib::Headers& headers = {});
+
 }  // namespace qvl::testing

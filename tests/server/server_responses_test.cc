@@ -177,12 +177,11 @@ TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
 
   ExpectError(Get(*harness_, "/v1/responses/resp_0123"), 404, nullptr,
               "no stored response \"resp_0123\"");
-  const HttpResult metrics = Get(*harness_, "/metrics");
-  EXPECT_NE(metrics.body.find("qvl_http_responses_total{route=\"/v1/responses\",code=\"400\"}"),
+  const std::string counted = "qvl_http_responses_total{route=\"/v1/responses/{id}\",code=\"404\"}";
+  const std::string metrics = MetricsHolding(*harness_, counted);
+  EXPECT_NE(metrics.find(counted), std::string::npos);
+  EXPECT_NE(metrics.find("qvl_http_responses_total{route=\"/v1/responses\",code=\"400\"}"),
             std::string::npos);
-  EXPECT_NE(
-      metrics.body.find("qvl_http_responses_total{route=\"/v1/responses/{id}\",code=\"404\"}"),
-      std::string::npos);
 }
 
 TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
