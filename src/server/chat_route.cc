@@ -3,7 +3,6 @@
 #include <ctime>
 #include <memory>
 
-#include "server/answer_cache.h"
 #include "server/completion_encoder.h"
 #include "server/http_reply.h"
 
@@ -22,9 +21,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
     return;
   }
   const std::optional<std::string> answer_key =
-      context.shared_cache ? AnswerKey(*context.shared_cache, body, request.generation, *engine)
-                           : std::nullopt;
-  std::string().swap(body);
+      TakeAnswerKey(context, &body, request.generation, *engine);
 
   CompletionIdentity identity;
   identity.id = NewCompletionId();

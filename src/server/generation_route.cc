@@ -142,6 +142,15 @@ std::string ResponseModelName(const GenerationRouteContext& context, const std::
   return !context.policy.model_names.empty() ? context.policy.model_names.front() : "qvl";
 }
 
+std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, std::string* body,
+                                         const GenerationRequest& request, const Engine& engine) {
+  std::optional<std::string> key = context.shared_cache
+                                       ? AnswerKey(*context.shared_cache, *body, request, engine)
+                                       : std::nullopt;
+  std::string().swap(*body);
+  return key;
+}
+
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
                            bool stream, httplib::Response& res,

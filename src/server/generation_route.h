@@ -56,6 +56,11 @@ ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine&
 // The "model" of every response: as the client named it, else the served id.
 std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked);
 
+// The shared answer cache's key of a parsed request (answer_cache.h), nullopt without a
+// cache; frees `body`, which the rest of the request does not need.
+std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, std::string* body,
+                                         const GenerationRequest& request, const Engine& engine);
+
 // Submits `request` and answers from its updates through `encoder`: streamed when
 // `stream` (the encoder's ContentType), else one JSON body. A refused submission is answered with
 // its error. With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of

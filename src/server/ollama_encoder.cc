@@ -64,19 +64,9 @@ std::string OllamaEncoder::Encode(GenerationUpdate&& update) {
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);
   if (parse_tool_calls_) {
-    parsed_.content.clear();
-    parsed_.calls.clear();
-    parsed_.call_offsets.clear();
-    tools_.Feed(clean_text_, &parsed_);
-    if (update.finished) tools_.Finish(&parsed_);
-    const std::string_view content = parsed_.content;
-    size_t written = 0;
-    for (size_t i = 0; i < parsed_.calls.size(); ++i) {
-      AddText(content.substr(written, parsed_.call_offsets[i] - written));
-      written = parsed_.call_offsets[i];
-      AddCall(parsed_.calls[i]);
-    }
-    AddText(content.substr(written));
+    tools_.FeedInOrder(
+        clean_text_, update.finished, &parsed_, [this](std::string_view text) { AddText(text); },
+        [this](const ParsedToolCall& call) { AddCall(call); });
   } else {
     // Without tools the answer is the model's text as written, whitespace and all.
     AddContent(clean_text_);

@@ -8,7 +8,6 @@
 
 #include "engine/sampler.h"
 #include "model/qwen3vl.h"
-#include "server/answer_cache.h"
 #include "server/http_reply.h"
 #include "server/ollama_encoder.h"
 #include "server/ollama_request.h"
@@ -37,9 +36,7 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
     return;
   }
   const std::optional<std::string> answer_key =
-      context.shared_cache ? AnswerKey(*context.shared_cache, body, request.generation, *engine)
-                           : std::nullopt;
-  std::string().swap(body);
+      TakeAnswerKey(context, &body, request.generation, *engine);
   OllamaEncoderOptions options;
   options.api = api;
   options.model = request.model;

@@ -3,7 +3,6 @@
 #include <ctime>
 #include <memory>
 
-#include "server/answer_cache.h"
 #include "server/http_reply.h"
 #include "server/openai_format.h"
 #include "server/responses_encoder.h"
@@ -33,9 +32,7 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
     return;
   }
   const std::optional<std::string> answer_key =
-      context.shared_cache ? AnswerKey(*context.shared_cache, body, request.generation, *engine)
-                           : std::nullopt;
-  std::string().swap(body);
+      TakeAnswerKey(context, &body, request.generation, *engine);
 
   ResponsesIdentity identity;
   identity.id = NewCompletionId("resp_");

@@ -33,6 +33,26 @@ class ToolCallParser {
   // The answer ended: what was held back, and a call whose closing tag never came if its
   // JSON is complete.
   void Finish(Output* out);
+  // Feed (and Finish when `last`), handing what is now certain to on_text(string_view)
+  // and on_call(const ParsedToolCall&) in the order the model wrote it. `scratch` is the
+  // caller's buffer, kept between pieces so that no piece allocates.
+  template <class OnText, class OnCall>
+  void FeedInOrder(std::string_view text, bool last, Output* scratch, OnText&& on_text,
+                   OnCall&& on_call) {
+    scratch->content.clear();
+    scratch->calls.clear();
+    scratch->call_offsets.clear();
+    Feed(text, scratch);
+    if (last) Finish(scratch);
+    const std::string_view content = scratch->content;
+    size_t written = 0;
+    for (size_t i = 0; i < scratch->calls.size(); ++i) {
+      on_text(content.substr(written, scratch->call_offsets[i] - written));
+      written = scratch->call_offsets[i];
+      on_call(scratch->calls[i]);
+    }
+    on_text(content.substr(written));
+  }
 
   int calls() const { return calls_; }
 
