@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -10,9 +11,14 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/log.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <asm/prctl.h>
+#include <sys/syscall.h>
 #endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
@@ -71,6 +77,19 @@ void DetectX86(CpuFeatures& f) {
   f.brand = brand;
   while (!f.brand.empty() && f.brand.back() == ' ') f.brand.pop_back();
 }
+
+// Linux enables the 8 KiB tile data state per process on request (since 5.16); the
+// request is process-wide, so making it here, before any kernel runs, covers every
+// thread. A refusal leaves qvl on the AVX-512 tier instead of dying at the first tile.
+bool RequestAmxPermission() {
+#if defined(__x86_64__) && defined(__linux__) && defined(ARCH_REQ_XCOMP_PERM)
+  constexpr unsigned long kXfeatureTileData = 18;
+  if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, kXfeatureTileData) == 0) return true;
+  LogWarn("cpu: the kernel refused AMX tile state (arch_prctl: ", std::strerror(errno),
+          "); running the avx512bf16 tier");
+#endif
+  return false;
+}
 #endif
 
 #if defined(__aarch64__)
@@ -111,6 +130,7 @@ CpuFeatures Detect() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
   DetectX86(f);
+  if (f.amx_int8 && f.amx_bf16) f.amx_permitted = RequestAmxPermission();
 #elif defined(__aarch64__)
   DetectArm(f);
 #endif
@@ -129,6 +149,8 @@ bool TierSupported(CpuTier tier, const CpuFeatures& f) {
              f.avx512dq;
     case CpuTier::kAvx512Bf16:
       return TierSupported(CpuTier::kAvx512, f) && f.avx512_bf16 && f.avx512_vnni;
+    case CpuTier::kAmx:
+      return TierSupported(CpuTier::kAvx512Bf16, f) && f.amx_int8 && f.amx_bf16 && f.amx_permitted;
     case CpuTier::kNeon:
       return f.neon;
   }
@@ -164,6 +186,8 @@ const char* CpuTierName(CpuTier tier) {
       return "avx512";
     case CpuTier::kAvx512Bf16:
       return "avx512bf16";
+    case CpuTier::kAmx:
+      return "amx";
     case CpuTier::kNeon:
       return "neon";
   }
@@ -177,7 +201,8 @@ const CpuFeatures& GetCpuFeatures() {
 
 CpuTier DetectedTier() {
   const CpuFeatures& f = GetCpuFeatures();
-  for (CpuTier t : {CpuTier::kAvx512Bf16, CpuTier::kAvx512, CpuTier::kAvx2, CpuTier::kNeon}) {
+  for (CpuTier t :
+       {CpuTier::kAmx, CpuTier::kAvx512Bf16, CpuTier::kAvx512, CpuTier::kAvx2, CpuTier::kNeon}) {
     if (TierSupported(t, f)) return t;
   }
   return CpuTier::kScalar;
@@ -186,8 +211,8 @@ CpuTier DetectedTier() {
 CpuTier ActiveTier() {
   const char* env = std::getenv("QVL_CPU");
   if (env == nullptr || *env == '\0') return DetectedTier();
-  for (CpuTier t :
-       {CpuTier::kScalar, CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kNeon}) {
+  for (CpuTier t : {CpuTier::kScalar, CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16,
+                    CpuTier::kAmx, CpuTier::kNeon}) {
     if (std::strcmp(env, CpuTierName(t)) != 0) continue;
     if (!TierSupported(t, GetCpuFeatures())) {
       Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env, ": this CPU does not support that tier (",
@@ -196,7 +221,7 @@ CpuTier ActiveTier() {
     return t;
   }
   Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env,
-       ": unknown tier; use scalar, avx2, avx512, avx512bf16 or neon");
+       ": unknown tier; use scalar, avx2, avx512, avx512bf16, amx or neon");
 }
 
 std::string DescribeCpu() {
@@ -204,11 +229,11 @@ std::string DescribeCpu() {
   std::string s = f.brand.empty() ? std::string("unknown CPU") : f.brand;
   s += StrCat(", ", f.physical_cores, " cores / ", f.logical_cpus, " threads;");
   const std::pair<bool, const char*> flags[] = {
-      {f.avx2, "avx2"},         {f.fma, "fma"},           {f.f16c, "f16c"},
-      {f.avx512f, "avx512f"},   {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
-      {f.avx512_vnni, "vnni"},  {f.avx512_bf16, "bf16"},  {f.avx_vnni, "avx-vnni"},
-      {f.amx_int8, "amx-int8"}, {f.neon, "neon"},         {f.arm_dotprod, "dotprod"},
-      {f.arm_bf16, "arm-bf16"}, {f.arm_i8mm, "i8mm"}};
+      {f.avx2, "avx2"},           {f.fma, "fma"},           {f.f16c, "f16c"},
+      {f.avx512f, "avx512f"},     {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},
+      {f.avx512_vnni, "vnni"},    {f.avx512_bf16, "bf16"},  {f.avx_vnni, "avx-vnni"},
+      {f.amx_int8, "amx-int8"},   {f.amx_bf16, "amx-bf16"}, {f.neon, "neon"},
+      {f.arm_dotprod, "dotprod"}, {f.arm_bf16, "arm-bf16"}, {f.arm_i8mm, "i8mm"}};
   for (const auto& [on, name] : flags) {
     if (on) s += StrCat(" ", name);
   }

@@ -22,6 +22,9 @@ struct CpuFeatures {
   bool avx_vnni = false;
   bool amx_bf16 = false;
   bool amx_int8 = false;
+  // Linux granted this process the AMX tile data state (arch_prctl ARCH_REQ_XCOMP_PERM);
+  // without it the first tile instruction raises SIGILL.
+  bool amx_permitted = false;
   // ARM
   bool neon = false;
   bool arm_dotprod = false;
@@ -39,6 +42,7 @@ enum class CpuTier {
   kAvx2,        // AVX2 + FMA + F16C (Haswell, Zen 1+)
   kAvx512,      // AVX-512 F/BW/VL/DQ (Skylake-X)
   kAvx512Bf16,  // + AVX512-BF16 and AVX512-VNNI (Zen 4, Sapphire Rapids)
+  kAmx,         // + AMX-INT8 and AMX-BF16 tiles, permitted by the kernel (Sapphire Rapids)
   kNeon,        // ARMv8 NEON (+dotprod where present)
 };
 
@@ -51,7 +55,7 @@ const CpuFeatures& GetCpuFeatures();
 CpuTier DetectedTier();
 
 // The tier kernels use: DetectedTier(), lowered by the environment variable
-// QVL_CPU=scalar|avx2|avx512|avx512bf16|neon. Asking for a tier the CPU lacks, or an
+// QVL_CPU=scalar|avx2|avx512|avx512bf16|amx|neon. Asking for a tier the CPU lacks, or an
 // unknown name, throws Error(kInvalidArgument) naming the variable.
 CpuTier ActiveTier();
 

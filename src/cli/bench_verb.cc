@@ -50,7 +50,7 @@ struct BenchFlags {
   std::string prompt;
   int tokens = 64;
   std::string dtype = WeightFormatName(ModelOptions().text_weights);
-  std::string vision_dtype = WeightFormatName(ModelOptions().vision_weights);
+  std::string vision_dtype;  // "" = DefaultVisionWeights(dtype)
   int threads = 0;
   int runs = 3;
   bool json = false;
@@ -106,7 +106,9 @@ WeightFormat ParseFormatFlag(const char* flag, const std::string& name) {
 ModelOptions OptionsFor(const BenchFlags& flags) {
   ModelOptions o;
   o.text_weights = ParseFormatFlag("--dtype", flags.dtype);
-  o.vision_weights = ParseFormatFlag("--vision-dtype", flags.vision_dtype);
+  o.vision_weights = flags.vision_dtype.empty()
+                         ? DefaultVisionWeights(o.text_weights)
+                         : ParseFormatFlag("--vision-dtype", flags.vision_dtype);
   const bool f32 = o.text_weights == WeightFormat::kF32;
   o.precision = f32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
   o.kv_dtype = f32 ? DType::kF32 : DType::kBF16;
@@ -219,7 +221,7 @@ void RunBench(const BenchFlags& flags) {
   nlohmann::ordered_json j;
   j["model"] = flags.model_dir;
   j["dtype"] = flags.dtype;
-  j["vision_dtype"] = flags.vision_dtype;
+  j["vision_dtype"] = WeightFormatName(options.vision_weights);
   j["threads"] = pool.size();
   j["kernel_tier"] = CpuTierName(ActiveTier());
   j["cpu"] = DescribeCpu();
@@ -274,8 +276,8 @@ void RunBench(const BenchFlags& flags) {
     return;
   }
   std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
-              flags.model_dir.c_str(), flags.dtype.c_str(), flags.vision_dtype.c_str(), pool.size(),
-              CpuTierName(ActiveTier()));
+              flags.model_dir.c_str(), flags.dtype.c_str(),
+              WeightFormatName(options.vision_weights), pool.size(), CpuTierName(ActiveTier()));
   std::string what;
   if (!flags.images.empty()) {
     what = StrCat(flags.images.size() == 1
@@ -349,8 +351,8 @@ void AddBenchVerb(CLI::App& app) {
   cmd->add_option("--dtype", flags->dtype,
                   "Text weights: f32, bf16, bf16-packed, q8 or q4 (f32 also computes in f32)")
       ->capture_default_str();
-  cmd->add_option("--vision-dtype", flags->vision_dtype, "Vision weights, as --dtype")
-      ->capture_default_str();
+  cmd->add_option("--vision-dtype", flags->vision_dtype,
+                  "Vision weights, as --dtype (default: as --dtype; bf16-packed on CPUs with AMX)");
   cmd->add_option("--threads", flags->threads, "Compute threads (default: one per core)");
   cmd->add_option("--runs", flags->runs, "Timed runs after the warm-up (medians reported)")
       ->capture_default_str();

@@ -27,8 +27,9 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
   if (model_required) m->required();
   verb->add_option("--dtype", dtype, "text decoder weights: f32, bf16, q8 or q4")
       ->capture_default_str();
-  verb->add_option("--vision-dtype", vision_dtype,
-                   "vision tower weights: f32, bf16, q8 or q4 (default: as --dtype)");
+  verb->add_option(
+      "--vision-dtype", vision_dtype,
+      "vision tower weights: f32, bf16, q8 or q4 (default: as --dtype; bf16 on CPUs with AMX)");
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
   verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)")
@@ -51,8 +52,8 @@ std::string ModelFlags::ResolveLocalFolder() const {
 ModelOptions ModelFlags::Options() const {
   ModelOptions o;
   o.text_weights = ParseDtype("--dtype", dtype);
-  o.vision_weights =
-      vision_dtype.empty() ? o.text_weights : ParseDtype("--vision-dtype", vision_dtype);
+  o.vision_weights = vision_dtype.empty() ? DefaultVisionWeights(o.text_weights)
+                                          : ParseDtype("--vision-dtype", vision_dtype);
   const bool exact = dtype == "f32" && (vision_dtype.empty() || vision_dtype == "f32");
   o.precision = exact ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
   o.kv_dtype = exact ? DType::kF32 : DType::kBF16;

@@ -15,7 +15,7 @@ namespace qvl::cli {
 struct ModelFlags {
   std::string model;              // a folder, or ORG/NAME from the Hugging Face hub
   std::string dtype = "q8";       // text decoder: f32 | bf16 | q8 | q4
-  std::string vision_dtype = "";  // vision tower; "" = same as --dtype
+  std::string vision_dtype = "";  // vision tower; "" = DefaultVisionWeights(--dtype)
   std::string weight_cache;       // packed-weight cache folder; "none" = keep in memory
   int threads = 0;
   bool no_download = false;

@@ -4,7 +4,15 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/cpu_features.h"
+
 namespace qvl {
+
+WeightFormat DefaultVisionWeights(WeightFormat text_weights) {
+  if (IsPacked(text_weights) && ActiveTier() == CpuTier::kAmx) return WeightFormat::kBF16Packed;
+  return text_weights;
+}
+
 namespace {
 
 // Every matrix the towers multiply with; `vision` tells the tower.

@@ -31,6 +31,11 @@ struct ModelOptions {
   std::string weight_cache_dir;
 };
 
+// The vision tower's weight format when the user names none: kBF16Packed on the AMX
+// tier for packed text weights (tile products make bf16 vision faster there than the
+// int8 kernels, and more accurate), text_weights otherwise.
+WeightFormat DefaultVisionWeights(WeightFormat text_weights);
+
 class Qwen3VLModel {
  public:
   // Opens and validates `dir` (see OpenModelFolder), maps the weights and prepares both

@@ -6,6 +6,7 @@
 // ones (no smooth weight distributions, tiny 64-wide blocks of the vocabulary's
 // outliers), so the thresholds are loose upper bounds on what real models see.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/thread_pool.h"
 #include "golden_tensors.h"
 #include "model/mrope.h"
@@ -176,6 +178,21 @@ TEST(QuantizedAccuracy, Q4TextQ8Vision) {
 
 TEST(QuantizedAccuracy, Q4) {
   CheckFormats(WeightFormat::kQ4, WeightFormat::kQ4, {0.85, 3.5, 0.5, 0.72, 0.35});
+}
+
+// The vision default follows the kernel tier: bf16 tiles on AMX, the text format below.
+TEST(DefaultVisionWeights, Bf16OnAmxOtherwiseTheTextFormat) {
+  EXPECT_EQ(DefaultVisionWeights(WeightFormat::kBF16), WeightFormat::kBF16);
+  ::setenv("QVL_CPU", "scalar", 1);
+  EXPECT_EQ(DefaultVisionWeights(WeightFormat::kQ8), WeightFormat::kQ8);
+  EXPECT_EQ(DefaultVisionWeights(WeightFormat::kQ4), WeightFormat::kQ4);
+  ::unsetenv("QVL_CPU");
+  if (ActiveTier() != CpuTier::kAmx) {
+    GTEST_SKIP() << "needs AMX (amx-int8, amx-bf16) for the AMX default; this CPU's tier is "
+                 << CpuTierName(ActiveTier());
+  }
+  EXPECT_EQ(DefaultVisionWeights(WeightFormat::kQ8), WeightFormat::kBF16Packed);
+  EXPECT_EQ(DefaultVisionWeights(WeightFormat::kQ4), WeightFormat::kBF16Packed);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "ops/attention_int8.h"
 #include "ops/attention_kernels.h"
+#include "ops/elementwise_kernels.h"
 
 namespace qvl {
 namespace {
@@ -28,6 +29,15 @@ constexpr float kLog2e = 1.44269504088896341f;
 
 const kernels::AttentionKernels& Kernels() {
   static const kernels::AttentionKernels k = kernels::AttentionKernelsFor(ActiveTier());
+  return k;
+}
+
+// Segmented full attention (the vision tower's) takes the matrix-engine kernels where the
+// tier has them. Attention over the KV cache does not: one kernel set for every row count
+// keeps a token's result the same alone, batched or chunked, and decode's few rows read
+// the cache faster with vector loads.
+const kernels::AttentionKernels& FullAttentionKernels() {
+  static const kernels::AttentionKernels k = kernels::FullAttentionKernelsFor(ActiveTier());
   return k;
 }
 
@@ -63,6 +73,10 @@ int64_t ValueOffset(int j, int i, int d) {
 
 inline void Put(float v, float* out) { *out = v; }
 inline void Put(float v, uint16_t* out) { *out = F32ToBf16(v); }
+inline void PutRow(const float* v, int n, float* out) { std::memcpy(out, v, sizeof(float) * n); }
+inline void PutRow(const float* v, int n, uint16_t* out) {
+  kernels::ActiveElementwiseKernels().to_bf16(v, n, out);
+}
 
 // Start of the packed group holding token t (a multiple of 16) of kv head h.
 template <typename T>
@@ -86,8 +100,8 @@ struct RowBlock {
 };
 
 template <typename T>
-void AttendBlock(const KvLayerView& kv, int kv_head, int d, float scale, const RowBlock& b) {
-  const kernels::AttentionKernels& kern = Kernels();
+void AttendBlock(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head, int d,
+                 float scale, const RowBlock& b) {
   Workspace& ws = ThreadWorkspace();
   const int rows = b.n_q * b.group;
   T* q = reinterpret_cast<T*>(ws.q);
@@ -96,7 +110,7 @@ void AttendBlock(const KvLayerView& kv, int kv_head, int d, float scale, const R
     for (int j = 0; j < b.group; ++j) {
       const int r = i * b.group + j;
       const float* src = b.q + i * b.q_stride + static_cast<int64_t>(j) * d;
-      for (int e = 0; e < d; ++e) Put(src[e], q + r * d + e);
+      PutRow(src, d, q + r * d);
       ws.limit[r] = static_cast<int>(b.causal ? b.first_limit + i : b.first_limit);
       ws.m[r] = -std::numeric_limits<float>::infinity();
     }
@@ -163,11 +177,12 @@ void AttendBlock(const KvLayerView& kv, int kv_head, int d, float scale, const R
   }
 }
 
-void Attend(const KvLayerView& kv, int kv_head, int d, float scale, const RowBlock& b) {
+void Attend(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head, int d,
+            float scale, const RowBlock& b) {
   if (kv.dtype == DType::kBF16) {
-    AttendBlock<uint16_t>(kv, kv_head, d, scale, b);
+    AttendBlock<uint16_t>(kern, kv, kv_head, d, scale, b);
   } else {
-    AttendBlock<float>(kv, kv_head, d, scale, b);
+    AttendBlock<float>(kern, kv, kv_head, d, scale, b);
   }
 }
 
@@ -275,8 +290,10 @@ void SegmentedFullAttention(const float* q, const float* k, const float* v, int6
   view.dtype = dtype;
   view.k = panel.k.data();
   view.v = panel.v.data();
-  view.head_stride = int64_t{kKeyGroup} * head_dim;
-  view.page_stride = view.head_stride * heads;
+  // Head-major: a head's groups follow each other, so the AMX kernels take two groups'
+  // values in one tile.
+  view.page_stride = int64_t{kKeyGroup} * head_dim;
+  view.head_stride = padded * head_dim;
   view.page_size = kKeyGroup;
   view.pages = panel.pages.data();
 
@@ -338,7 +355,7 @@ void SegmentedFullAttention(const float* q, const float* k, const float* v, int6
                  1,
                  len,
                  false};
-      Attend(at, h, head_dim, scale, b);
+      Attend(FullAttentionKernels(), at, h, head_dim, scale, b);
     }
   });
 }
@@ -384,7 +401,7 @@ void CausalAttention(std::span<const CausalAttentionJob> jobs, int heads, int kv
                  group,
                  job.q_start + q0 + 1,
                  true};
-      Attend(job.kv, h, head_dim, scale, b);
+      Attend(Kernels(), job.kv, h, head_dim, scale, b);
     }
   });
 }

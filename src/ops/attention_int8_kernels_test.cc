@@ -20,7 +20,7 @@ namespace {
 
 bool HasVnniTier() {
 #if defined(__x86_64__)
-  return DetectedTier() == CpuTier::kAvx512Bf16;
+  return DetectedTier() == CpuTier::kAvx512Bf16 || DetectedTier() == CpuTier::kAmx;
 #else
   return false;
 #endif

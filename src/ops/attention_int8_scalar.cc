@@ -141,6 +141,7 @@ Int8AttentionKernels ScalarInt8AttentionKernels() {
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
   switch (tier) {
 #if defined(__x86_64__)
+    case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512VnniInt8AttentionKernels();
 #endif

@@ -88,9 +88,13 @@ AttentionKernels ScalarAttentionKernels();
 AttentionKernels Avx2AttentionKernels();
 AttentionKernels Avx512AttentionKernels();
 AttentionKernels Avx512Bf16AttentionKernels();
+AttentionKernels AmxAttentionKernels();
 #endif
 
 // The kernels for `tier` (falls back to the best lower tier that is compiled in).
 AttentionKernels AttentionKernelsFor(CpuTier tier);
+// For attention within segments (the vision tower): AttentionKernelsFor(tier), with the
+// AMX tiles on kAmx.
+AttentionKernels FullAttentionKernelsFor(CpuTier tier);
 
 }  // namespace qvl::kernels

@@ -19,7 +19,7 @@ namespace {
 std::vector<CpuTier> SimdTiers() {
   std::vector<CpuTier> tiers;
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16})
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kAmx})
     if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
 #endif
   return tiers;
@@ -49,8 +49,10 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
 struct Case {
   int rows, n_groups, d;
 };
-const Case kCases[] = {{1, 1, 2},  {3, 2, 6},   {5, 3, 18},  {4, 4, 64}, {9, 4, 128},
-                       {2, 1, 80}, {7, 3, 130}, {13, 4, 64}, {1, 4, 256}};
+// Rows past 16 and up to a block's 64 take several AMX row tiles, the last partial.
+const Case kCases[] = {{1, 1, 2},   {3, 2, 6},    {5, 3, 18},  {4, 4, 64},  {9, 4, 128},
+                       {2, 1, 80},  {7, 3, 130},  {13, 4, 64}, {1, 4, 256}, {17, 4, 64},
+                       {32, 3, 64}, {64, 4, 128}, {40, 2, 96}, {23, 1, 48}};
 
 template <typename T>
 void CheckQkAndPv(const AttentionKernels& simd, const AttentionKernels& ref, const Case& c,
@@ -64,15 +66,15 @@ void CheckQkAndPv(const AttentionKernels& simd, const AttentionKernels& ref, con
     }
   };
   const auto q = convert(Normal(c.rows * c.d, rng));
-  std::vector<std::vector<T>> keys, values;
+  // Groups one after the other (as in a panel or a cache page) in even cases, apart in
+  // odd ones.
+  const int64_t group = kKeyGroup * c.d, gap = c.rows % 2 == 0 ? 0 : 32;
+  const auto keys = convert(Normal((group + gap) * c.n_groups, rng));
+  const auto values = convert(Normal((group + gap) * c.n_groups, rng));
   std::vector<const T*> kp, vp;
   for (int g = 0; g < c.n_groups; ++g) {
-    keys.push_back(convert(Normal(kKeyGroup * c.d, rng)));
-    values.push_back(convert(Normal(kKeyGroup * c.d, rng)));
-  }
-  for (int g = 0; g < c.n_groups; ++g) {
-    kp.push_back(keys[g].data());
-    vp.push_back(values[g].data());
+    kp.push_back(keys.data() + g * (group + gap));
+    vp.push_back(values.data() + g * (group + gap));
   }
   std::vector<float> s_ref(c.rows * cols), s_simd(c.rows * cols, -1.0f);
   const auto p = convert(Normal(c.rows * cols, rng, 0.3f));
@@ -169,20 +171,22 @@ TEST(AttentionKernels, EverySimdTierMatchesScalarTwin) {
   const AttentionKernels ref = ScalarAttentionKernels();
   std::mt19937 rng(11);
   for (CpuTier tier : SimdTiers()) {
-    const AttentionKernels simd = AttentionKernelsFor(tier);
-    for (const Case& c : kCases) {
-      const std::string name = std::string(CpuTierName(tier)) + " rows=" + std::to_string(c.rows) +
-                               " groups=" + std::to_string(c.n_groups) +
-                               " d=" + std::to_string(c.d);
-      CheckQkAndPv<float>(simd, ref, c, rng, name + " f32");
-      CheckQkAndPv<uint16_t>(simd, ref, c, rng, name + " bf16");
-    }
-    for (int rows : {1, 4, 7, 33}) {
-      for (int cols : {16, 48, 64}) {
-        const std::string name = std::string(CpuTierName(tier)) + " softmax " +
-                                 std::to_string(rows) + "x" + std::to_string(cols);
-        CheckSoftmax<float>(simd, ref, rows, cols, rng, name + " f32");
-        CheckSoftmax<uint16_t>(simd, ref, rows, cols, rng, name + " bf16");
+    for (const AttentionKernels& simd :
+         {AttentionKernelsFor(tier), FullAttentionKernelsFor(tier)}) {
+      for (const Case& c : kCases) {
+        const std::string name =
+            std::string(CpuTierName(tier)) + " rows=" + std::to_string(c.rows) +
+            " groups=" + std::to_string(c.n_groups) + " d=" + std::to_string(c.d);
+        CheckQkAndPv<float>(simd, ref, c, rng, name + " f32");
+        CheckQkAndPv<uint16_t>(simd, ref, c, rng, name + " bf16");
+      }
+      for (int rows : {1, 4, 7, 33}) {
+        for (int cols : {16, 48, 64}) {
+          const std::string name = std::string(CpuTierName(tier)) + " softmax " +
+                                   std::to_string(rows) + "x" + std::to_string(cols);
+          CheckSoftmax<float>(simd, ref, rows, cols, rng, name + " f32");
+          CheckSoftmax<uint16_t>(simd, ref, rows, cols, rng, name + " bf16");
+        }
       }
     }
   }

@@ -104,6 +104,7 @@ AttentionKernels ScalarAttentionKernels() {
 AttentionKernels AttentionKernelsFor(CpuTier tier) {
 #if defined(__x86_64__)
   switch (tier) {
+    case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16AttentionKernels();
     case CpuTier::kAvx512:
@@ -116,6 +117,13 @@ AttentionKernels AttentionKernelsFor(CpuTier tier) {
 #endif
   (void)tier;
   return ScalarAttentionKernels();
+}
+
+AttentionKernels FullAttentionKernelsFor(CpuTier tier) {
+#if defined(__x86_64__)
+  if (tier == CpuTier::kAmx) return AmxAttentionKernels();
+#endif
+  return AttentionKernelsFor(tier);
 }
 
 }  // namespace qvl::kernels

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +64,34 @@ TEST(ElementwiseKernels, NormsMatchScalarTwin) {
       ExpectClose(got, want, 1e-5f, 1e-5f, name + " layer");
     }
   }
+}
+
+// Rounding ties both ways, denormals, infinities and NaNs (quiet and signalling).
+TEST(ElementwiseKernels, ToBf16IsTheScalarRoundingBitForBit) {
+  const ElementwiseKernels ref = ScalarElementwiseKernels();
+  std::mt19937 rng(9);
+  std::vector<float> x = Normal(1000, rng, 0.0f, 3.0f);
+  for (uint32_t bits :
+       {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x00000001u, 0x807fffffu, 0x7f800000u, 0xff800000u,
+        0x7fc00000u, 0x7f800001u, 0xffbfffffu, 0x7f7fffffu, 0x00000000u, 0x80000000u}) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    x.push_back(f);
+  }
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    for (int64_t n : {int64_t{1}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+      std::vector<uint16_t> want(n), got(n);
+      ref.to_bf16(x.data() + x.size() - n, n, want.data());
+      k.to_bf16(x.data() + x.size() - n, n, got.data());
+      EXPECT_EQ(got, want) << CpuTierName(tier) << " n=" << n;
+    }
+  }
+  EXPECT_EQ(std::vector<uint16_t>({0x3f80, 0x3f82}), [&] {
+    std::vector<uint16_t> y(2);
+    ref.to_bf16(x.data() + 1000, 2, y.data());  // ties round to even: down, then up
+    return y;
+  }());
 }
 
 TEST(ElementwiseKernels, RopeAndFusedNormRopeMatchScalarTwin) {

@@ -4,6 +4,8 @@
 
 #include "ops/elementwise_kernels.h"
 
+#include "base/bf16.h"
+
 namespace qvl::kernels {
 namespace {
 
@@ -60,15 +62,20 @@ void Add(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
+void ToBf16(const float* x, int64_t n, uint16_t* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = F32ToBf16(x[i]);
+}
+
 }  // namespace
 
 ElementwiseKernels ScalarElementwiseKernels() {
-  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul, Add};
+  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul, Add, ToBf16};
 }
 
 ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {
 #if defined(__x86_64__)
   switch (tier) {
+    case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
     case CpuTier::kAvx512:
       return Avx512ElementwiseKernels();

@@ -11,6 +11,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "ops/activation.h"
+#include "ops/elementwise_kernels.h"
 #include "ops/matmul_kernels.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
@@ -78,7 +79,8 @@ void RowMajorMatMul(const float* x, int64_t m, const LinearWeight& w, const floa
     thread_local std::vector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * k));
     pool.ParallelFor(m, 16, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin * k; i < end * k; ++i) dst[i] = F32ToBf16(x[i]);
+      kernels::ActiveElementwiseKernels().to_bf16(x + begin * k, (end - begin) * k,
+                                                  dst + begin * k);
     });
     xb = dst;
   }
@@ -131,7 +133,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
-        for (int64_t c = 0; c < k; ++c) dst[i * kp + c] = F32ToBf16(x[i * k + c]);
+        kernels::ActiveElementwiseKernels().to_bf16(x + i * k, k, dst + i * kp);
         std::fill(dst + i * kp + k, dst + (i + 1) * kp, uint16_t{0});
       }
     });
@@ -152,38 +154,51 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     });
   }
 
-  // Rows of x go through a task's panels in blocks that stay in L2 (about 256 KiB of
-  // converted x), a multiple of every tier's row tile (2, 4, 6).
-  const int64_t x_row_bytes = kp * (w.format() == WeightFormat::kBF16Packed ? 2 : 1);
-  const int64_t row_block = std::max<int64_t>(60, (256 << 10) / x_row_bytes / 60 * 60);
   const uint8_t* data = static_cast<const uint8_t*>(w.data());
-  pool.ParallelFor(layout.panels, PanelGrain(layout.panels, m, pool.size()),
-                   [&](int64_t p0, int64_t p1, int) {
-                     kernels::PanelRange r;
-                     r.w = data + p0 * layout.panel_bytes;
-                     r.panels = p1 - p0;
-                     r.panel_bytes = layout.panel_bytes;
-                     r.kp = kp;
-                     r.bias = bias ? bias + p0 * kPanelRows : nullptr;
-                     r.ldy = n;
-                     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
-                     r.accumulate = accumulate;
-                     for (int64_t i0 = 0; i0 < m; i0 += row_block) {
-                       const int64_t rows = std::min(row_block, m - i0);
-                       r.y = y + i0 * n + p0 * kPanelRows;
-                       switch (w.format()) {
-                         case WeightFormat::kBF16Packed:
-                           kern.bf16(xb + i0 * kp, rows, r);
-                           break;
-                         case WeightFormat::kQ8:
-                           kern.q8(q.Offset(i0), rows, r);
-                           break;
-                         default:
-                           kern.q4(q.Offset(i0), rows, r);
-                           break;
-                       }
-                     }
-                   });
+  // Rows [i0, i0 + rows) of x against panels [p0, p1).
+  auto run = [&](int64_t i0, int64_t rows, int64_t p0, int64_t p1) {
+    kernels::PanelRange r;
+    r.w = data + p0 * layout.panel_bytes;
+    r.panels = p1 - p0;
+    r.panel_bytes = layout.panel_bytes;
+    r.kp = kp;
+    r.bias = bias ? bias + p0 * kPanelRows : nullptr;
+    r.ldy = n;
+    r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
+    r.accumulate = accumulate;
+    r.y = y + i0 * n + p0 * kPanelRows;
+    switch (w.format()) {
+      case WeightFormat::kBF16Packed:
+        kern.bf16(xb + i0 * kp, rows, r);
+        break;
+      case WeightFormat::kQ8:
+        kern.q8(q.Offset(i0), rows, r);
+        break;
+      default:
+        kern.q4(q.Offset(i0), rows, r);
+        break;
+    }
+  };
+  // Tasks are (panel group, row block) pairs: a group's weights (kGroupBytes) and a row
+  // block of converted x (kRowBlockBytes) stay in L2 together, and x is read from memory
+  // once per group. Row blocks are multiples of every tier's row tile (2, 4, 6; AMX 32).
+  // With few rows, which stream the weights, one block of rows and panel runs per thread.
+  constexpr int64_t kGroupBytes = 1 << 20, kRowBlockBytes = 512 << 10, kRowUnit = 96;
+  const int64_t x_row_bytes = kp * (w.format() == WeightFormat::kBF16Packed ? 2 : 1);
+  const int64_t row_block =
+      std::max<int64_t>(kRowUnit, kRowBlockBytes / x_row_bytes / kRowUnit * kRowUnit);
+  const int64_t row_blocks = (m + row_block - 1) / row_block;
+  int64_t group = PanelGrain(layout.panels, m, pool.size());
+  if (m > kRowUnit) {
+    group = std::clamp<int64_t>(kGroupBytes / layout.panel_bytes, 1, group * 4);
+  }
+  const int64_t groups = (layout.panels + group - 1) / group;
+  pool.ParallelFor(groups * row_blocks, 1, [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t g = t / row_blocks, i0 = t % row_blocks * row_block;
+      run(i0, std::min(row_block, m - i0), g * group, std::min(layout.panels, (g + 1) * group));
+    }
+  });
 }
 
 }  // namespace

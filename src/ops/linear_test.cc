@@ -44,7 +44,7 @@ std::vector<float> Reference(const std::vector<float>& x, const std::vector<floa
 std::vector<CpuTier> CompiledTiersUpTo(CpuTier best) {
   std::vector<CpuTier> tiers = {CpuTier::kScalar};
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16})
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kAmx})
     if (static_cast<int>(t) <= static_cast<int>(best)) tiers.push_back(t);
 #endif
   return tiers;
@@ -161,7 +161,7 @@ TEST(MatMul, RowsPerWeightReadIsTheActiveKernelsRowTile) {
       EXPECT_EQ(RowsPerWeightRead(f), expected);
     }
     EXPECT_GE(RowsPerWeightRead(f), 1);
-    EXPECT_LE(RowsPerWeightRead(f), 8);
+    EXPECT_LE(RowsPerWeightRead(f), 16);
   }
 }
 

@@ -54,6 +54,7 @@ MatMulKernels ScalarMatMulKernels() { return {DotTileF32, DotTileBf16W, DotTileB
 MatMulKernels MatMulKernelsFor(CpuTier tier) {
 #if defined(__x86_64__)
   switch (tier) {
+    case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16MatMulKernels();
     case CpuTier::kAvx512:

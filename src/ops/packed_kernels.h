@@ -141,6 +141,7 @@ PackedKernels ScalarPackedKernels();
 #if defined(__x86_64__)
 PackedKernels Avx2PackedKernels();
 PackedKernels Avx512Bf16PackedKernels();
+PackedKernels AmxPackedKernels();
 #endif
 
 // The kernels for `tier` (the best lower tier compiled in where a tier has none of its own).

@@ -189,6 +189,8 @@ PackedKernels ScalarPackedKernels() {
 PackedKernels PackedKernelsFor(CpuTier tier) {
 #if defined(__x86_64__)
   switch (tier) {
+    case CpuTier::kAmx:
+      return AmxPackedKernels();
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16PackedKernels();
     case CpuTier::kAvx512:

@@ -30,7 +30,7 @@ std::vector<float> RandomVector(size_t n, std::mt19937& rng, float scale = 1.0f)
 std::vector<CpuTier> CompiledTiers() {
   std::vector<CpuTier> tiers = {CpuTier::kScalar};
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16})
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kAmx})
     if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
 #endif
   return tiers;
@@ -39,10 +39,11 @@ std::vector<CpuTier> CompiledTiers() {
 struct Shape {
   int64_t m, n, k;
 };
-// m = 1..4 take the streaming (decode) kernels, larger m the register tiles.
-const Shape kShapes[] = {{1, 1, 1},    {1, 7, 13},    {3, 17, 31},   {5, 33, 65},
-                         {8, 64, 64},  {9, 130, 257}, {13, 50, 100}, {2, 16, 128},
-                         {4, 40, 200}, {27, 40, 96},  {11, 70, 320}};
+// m = 1..4 take the streaming (decode) kernels, larger m the register tiles; on AMX,
+// tiles of 16 rows (pairs of them for bf16) and a partial last tile.
+const Shape kShapes[] = {{1, 1, 1},     {1, 7, 13},    {3, 17, 31},   {5, 33, 65},  {8, 64, 64},
+                         {9, 130, 257}, {13, 50, 100}, {2, 16, 128},  {4, 40, 200}, {27, 40, 96},
+                         {11, 70, 320}, {16, 16, 64},  {37, 35, 160}, {50, 48, 129}};
 
 const WeightFormat kPackedFormats[] = {WeightFormat::kBF16Packed, WeightFormat::kQ8,
                                        WeightFormat::kQ4};
@@ -344,8 +345,10 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
         Problem pr(s, f, rng);
         const auto want = pr.Run(scalar);
         const auto got = pr.Run(kern);
-        // vdpbf16ps flushes denormals, the only departure from the scalar arithmetic.
-        const bool exact = !(f == WeightFormat::kBF16Packed && tier == CpuTier::kAvx512Bf16);
+        // vdpbf16ps flushes denormals, the only departure from the scalar arithmetic;
+        // tdpbf16ps also rounds in its own order.
+        const bool exact = !(f == WeightFormat::kBF16Packed &&
+                             (tier == CpuTier::kAvx512Bf16 || tier == CpuTier::kAmx));
         for (size_t i = 0; i < got.size(); ++i) {
           if (exact) {
             ASSERT_EQ(got[i], want[i])
@@ -355,6 +358,34 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
             ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i])))
                 << CpuTierName(tier) << " m=" << s.m << " n=" << s.n << " k=" << s.k;
           }
+        }
+      }
+    }
+  }
+}
+
+// The AMX tiles at a layer's depth (K = 2048, 64 blocks through the two C tiles) and a
+// tile count with a partial last tile: the Q8 / Q4 sums bit for bit the scalar twin's.
+TEST(PackedKernels, AmxTilesMatchScalarTwinAtModelDepth) {
+  if (DetectedTier() != CpuTier::kAmx) {
+    GTEST_SKIP() << "needs AMX (amx-tile, amx-int8, amx-bf16, permitted by the kernel); this "
+                    "CPU's best tier is "
+                 << CpuTierName(DetectedTier());
+  }
+  std::mt19937 rng(5);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  const kernels::PackedKernels amx = kernels::PackedKernelsFor(CpuTier::kAmx);
+  for (WeightFormat f : kPackedFormats) {
+    for (const Shape& s : {Shape{45, 40, 2048}, Shape{64, 33, 1000}}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", s.m, " n=", s.n, " k=", s.k));
+      Problem pr(s, f, rng);
+      const auto want = pr.Run(scalar);
+      const auto got = pr.Run(amx);
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (f == WeightFormat::kBF16Packed) {
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i])) * 8) << i;
+        } else {
+          ASSERT_EQ(got[i], want[i]) << i;
         }
       }
     }
