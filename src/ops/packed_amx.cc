@@ -81,18 +81,34 @@ void PackRows(const uint16_t* x, int64_t kp, int rows, uint8_t* a) {
   }
 }
 
-// Rows [i0, i0 + rows0 + rows1), packed at a, against panels p and, with two_panels, p + 1.
+// 32-K slices per pass over a pair of row tiles: the pair's x slices (16 KiB) stay in L1
+// while every panel pair of the call passes, so only the weights come from L2.
+constexpr int64_t kPassSlices = 8;
+
+// Slices [kc0, kc1) of rows [i0, i0 + rows0 + rows1), packed at a, against panels p and,
+// with two_panels, p + 1. The four sum tiles start from zero at slice 0, else from
+// `partial` (4 x 16 x 16 floats), and go back there, or to y after the last slice.
 void Bf16Tile(const uint8_t* a, int64_t i0, int rows0, int rows1, const PanelRange& r, int64_t p,
-              bool two_panels) {
+              bool two_panels, int64_t kc0, int64_t kc1, float* partial) {
   const uint8_t* w0 = r.w + p * r.panel_bytes;
   const uint8_t* w1 = w0 + r.panel_bytes;
-  _tile_zero(0);
-  _tile_zero(1);
-  if (rows1 > 0) {
-    _tile_zero(2);
-    _tile_zero(3);
+  constexpr int kTile = kTileRows * kLanes;
+  if (kc0 == 0) {
+    _tile_zero(0);
+    _tile_zero(1);
+    if (rows1 > 0) {
+      _tile_zero(2);
+      _tile_zero(3);
+    }
+  } else {
+    _tile_loadd(0, partial, 64);
+    _tile_loadd(1, partial + kTile, 64);
+    if (rows1 > 0) {
+      _tile_loadd(2, partial + 2 * kTile, 64);
+      _tile_loadd(3, partial + 3 * kTile, 64);
+    }
   }
-  for (int64_t kc = 0; kc < r.kp / 32; ++kc) {
+  for (int64_t kc = kc0; kc < kc1; ++kc) {
     _tile_loadd(4, a + kc * kSliceBytes, 64);
     _tile_loadd(6, w0 + kc * 1024, 64);
     _tile_dpbf16ps(0, 4, 6);
@@ -106,20 +122,18 @@ void Bf16Tile(const uint8_t* a, int64_t i0, int rows0, int rows1, const PanelRan
       if (two_panels) _tile_dpbf16ps(3, 5, 7);
     }
   }
-  alignas(64) float sums[kTileRows * kLanes];
-  _tile_stored(0, sums, 64);
-  StoreSums(sums, rows0, r, i0, p);
-  if (two_panels) {
-    _tile_stored(1, sums, 64);
-    StoreSums(sums, rows0, r, i0, p + 1);
-  }
+  _tile_stored(0, partial, 64);
+  _tile_stored(1, partial + kTile, 64);
   if (rows1 > 0) {
-    _tile_stored(2, sums, 64);
-    StoreSums(sums, rows1, r, i0 + rows0, p);
-    if (two_panels) {
-      _tile_stored(3, sums, 64);
-      StoreSums(sums, rows1, r, i0 + rows0, p + 1);
-    }
+    _tile_stored(2, partial + 2 * kTile, 64);
+    _tile_stored(3, partial + 3 * kTile, 64);
+  }
+  if (kc1 < r.kp / 32) return;
+  StoreSums(partial, rows0, r, i0, p);
+  if (two_panels) StoreSums(partial + kTile, rows0, r, i0, p + 1);
+  if (rows1 > 0) {
+    StoreSums(partial + 2 * kTile, rows1, r, i0 + rows0, p);
+    if (two_panels) StoreSums(partial + 3 * kTile, rows1, r, i0 + rows0, p + 1);
   }
 }
 
@@ -129,10 +143,22 @@ void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
   if (buffer.size() < need) buffer.resize(need);
   uint8_t* a = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) &
                                           ~uintptr_t{63});
+  thread_local std::vector<float> partials;
+  const size_t pairs_of_panels = static_cast<size_t>((r.panels + 1) / 2);
+  if (partials.size() < pairs_of_panels * 4 * kTileRows * kLanes + 16) {
+    partials.resize(pairs_of_panels * 4 * kTileRows * kLanes + 16);
+  }
+  float* partial = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(partials.data()) + 63) &
+                                            ~uintptr_t{63});
+  const int64_t slices = r.kp / 32;
   auto run = [&](int64_t i0, int rows0, int rows1) {
     PackRows(x + i0 * r.kp, r.kp, rows0 + rows1, a);
-    for (int64_t p = 0; p < r.panels; p += 2) {
-      Bf16Tile(a, i0, rows0, rows1, r, p, p + 1 < r.panels);
+    for (int64_t kc0 = 0; kc0 < slices; kc0 += kPassSlices) {
+      const int64_t kc1 = std::min(slices, kc0 + kPassSlices);
+      for (int64_t p = 0; p < r.panels; p += 2) {
+        Bf16Tile(a, i0, rows0, rows1, r, p, p + 1 < r.panels, kc0, kc1,
+                 partial + p / 2 * 4 * kTileRows * kLanes);
+      }
     }
   };
   const int64_t pairs = m / (2 * kTileRows) * (2 * kTileRows);
