@@ -2,9 +2,9 @@
 //
 // BF16Packed runs on tiles: a panel's 32-K slice is, as packed, an AMX B tile (a 64-byte
 // vector holds one K pair of all 16 columns), so tdpbf16ps multiplies 16 rows of x with
-// it and the float sums stay in the tile over the whole of K. Its rounding differs from
-// vdpbf16ps, so every row count runs on tiles (decode included) and a row's result does
-// not depend on its batch.
+// it; the float sums stay in tiles, spilled to L1 between passes over 256 K (an exact
+// round trip). Its rounding differs from vdpbf16ps, so every row count runs on tiles
+// (decode included) and a row's result does not depend on its batch.
 //
 // Q8 / Q4 keep the AVX512-VNNI kernels. Their contract (ops/packed_kernels.h) needs each
 // 32-K block's exact int32 sum before the block's scales: on tiles that is one tdpbsud at
