@@ -34,6 +34,7 @@
 #include "image/video_budget.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
+#include "ops/compute_probe.h"
 #include "ops/weight_format.h"
 
 namespace qvl::cli {
@@ -153,6 +154,7 @@ void RunBench(const BenchFlags& flags) {
 
   // Bandwidth first, while the process is small.
   const BandwidthProbe bw = MeasureReadBandwidth(pool);
+  const ComputeProbe peak = MeasureComputePeak(pool);
 
   // First start: makes sure the packed-weight cache file exists (building it if needed).
   Stopwatch clock;
@@ -268,6 +270,8 @@ void RunBench(const BenchFlags& flags) {
   j["peak_rss_mib"] = peak_rss_mib;
   j["memory_bandwidth_gb_s"] = bandwidth;
   j["memory_bandwidth_probes_gb_s"] = {bw.gb_per_s, bw_after.gb_per_s};
+  j["compute_peak"] = {
+      {"unit", peak.unit}, {"int8_tops", peak.int8_tops}, {"bf16_tflops", peak.bf16_tflops}};
   j["decode_bytes_per_token"] = step_bytes;
   j["decode_bound_tok_s"] = bound_tok_s;
   j["decode_percent_of_bound"] = 100.0 * decode_tok_s / bound_tok_s;
@@ -322,6 +326,10 @@ void RunBench(const BenchFlags& flags) {
       "  %-28s %10.1f GB/s  (probes before and after: %.1f, %.1f; %.2f GB read per "
       "decode step)\n",
       "memory read bandwidth", bandwidth, bw.gb_per_s, bw_after.gb_per_s, step_bytes / 1e9);
+  if (*peak.unit != '\0') {
+    std::printf("  %-28s %10.2f TOP/s int8, %.2f TFLOP/s bf16 (%s, register-only loops)\n",
+                "compute peak", peak.int8_tops, peak.bf16_tflops, peak.unit);
+  }
 }
 
 }  // namespace
