@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "base/bandwidth_probe.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "cli/model_check.h"
@@ -18,6 +19,7 @@
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
+#include "ops/compute_probe.h"
 
 namespace qvl::cli {
 namespace {
@@ -214,7 +216,11 @@ void AddInfoVerb(CLI::App& app) {
       app.add_subcommand("info", "Validate a model folder and describe it and this CPU");
   verb->add_option("-m,--model", *model_dir, "model folder (Hugging Face layout)");
   verb->add_flag("--json", *json, "print one JSON object instead of text");
-  verb->callback([model_dir, json] {
+  auto probe = std::make_shared<bool>(false);
+  verb->add_flag("--probe", *probe,
+                 "also measure memory read bandwidth and the kernel tier's compute peak "
+                 "(about half a second)");
+  verb->callback([model_dir, json, probe] {
     nlohmann::ordered_json out;
     if (!model_dir->empty()) {
       const CheckedModelFolder checked = CheckModelFolder(*model_dir);
@@ -222,14 +228,33 @@ void AddInfoVerb(CLI::App& app) {
       out = Describe(checked.folder, checked.store);
     }
     const std::string tier = CpuTierName(ActiveTier());
+    BandwidthProbe bandwidth;
+    ComputeProbe peak;
+    if (*probe) {
+      ThreadPool pool(DefaultThreadCount());
+      bandwidth = MeasureReadBandwidth(pool);
+      peak = MeasureComputePeak(pool);
+    }
     if (*json) {
       out["cpu"] = DescribeCpu();
       out["kernel_tier"] = tier;
+      if (*probe) {
+        out["memory_bandwidth_gb_s"] = bandwidth.gb_per_s;
+        out["compute_peak"] = {
+            {"unit", peak.unit}, {"int8_tops", peak.int8_tops}, {"bf16_tflops", peak.bf16_tflops}};
+      }
       std::printf("%s\n", out.dump(2).c_str());
     } else {
       if (!model_dir->empty()) PrintText(out);
       std::printf("cpu: %s\n", DescribeCpu().c_str());
       std::printf("kernel tier: %s\n", tier.c_str());
+      if (*probe) {
+        std::printf("memory read bandwidth: %.1f GB/s\n", bandwidth.gb_per_s);
+        if (*peak.unit != '\0') {
+          std::printf("compute peak: %.2f TOP/s int8, %.2f TFLOP/s bf16 (%s)\n", peak.int8_tops,
+                      peak.bf16_tflops, peak.unit);
+        }
+      }
     }
     SetExitCode(0);
   });

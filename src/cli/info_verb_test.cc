@@ -47,6 +47,17 @@ TEST(InfoVerb, JsonOutput) {
   EXPECT_FALSE(j["kernel_tier"].get<std::string>().empty());
 }
 
+TEST(InfoVerb, ProbeMeasuresBandwidthAndTheTiersComputePeak) {
+  const QvlRun r = RunQvl("info --probe --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["memory_bandwidth_gb_s"].get<double>(), 0.0);
+  const std::string unit = j["compute_peak"]["unit"];
+  if (unit.empty()) GTEST_SKIP() << "no compute probe below the avx512bf16 tier";
+  EXPECT_GT(j["compute_peak"]["int8_tops"].get<double>(), 0.0);
+  EXPECT_GT(j["compute_peak"]["bf16_tflops"].get<double>(), 0.0);
+}
+
 TEST(InfoVerb, WithoutAModelDescribesTheCpu) {
   const QvlRun r = RunQvl("info");
   EXPECT_EQ(r.exit_code, 0);
