@@ -57,7 +57,7 @@ describe("answers and questions", () => {
     expect(await answers(page).last().locator(".markdown").innerText()).toBe("First answer.");
 
     await page.getByRole("button", { name: "Regenerate the answer" }).click();
-    await waitForAnswer(page);
+    await waitForAnswer(page, 60_000, "Second answer.");
     expect(await answers(page).count()).toBe(1);
     expect(await answers(page).last().locator(".markdown").innerText()).toBe("Second answer.");
     expect(requests[1].messages).toEqual(requests[0].messages);
@@ -80,7 +80,7 @@ describe("answers and questions", () => {
     await question.getByRole("button", { name: "Edit the question" }).click();
     await box.fill("And the size?");
     await box.press("Enter");
-    await waitForAnswer(page);
+    await waitForAnswer(page, 60_000, "About the size.");
     expect(await question.locator(".message-text").innerText()).toBe("And the size?");
     expect(await answers(page).count()).toBe(2);
     expect(await answers(page).last().locator(".markdown").innerText()).toBe("About the size.");
@@ -144,13 +144,14 @@ describe("answers and questions", () => {
     // Written again, it is still asked for as JSON; edited into other words, or a typed
     // follow-up, it is not.
     await page.getByRole("button", { name: "Regenerate the answer" }).click();
+    await expect.poll(() => requests.length).toBe(2);
     await waitForAnswer(page);
     expect(requests[1].response_format).toEqual({ type: "json_object" });
     await page.getByRole("button", { name: "Edit the question" }).click();
     const editor = page.getByRole("form", { name: "Edit the question" });
     await editor.getByRole("textbox", { name: "Your question, edited" }).fill("List the fields.");
     await editor.getByRole("button", { name: "Send" }).click();
-    await waitForAnswer(page);
+    await waitForAnswer(page, 60_000, "Vendor: ACME");
     expect(requests[2].response_format).toBeUndefined();
     expect(await answers(page).last().locator(".markdown").innerHTML()).toBe("<p>Vendor: ACME</p>\n");
     await setMaxTokens(page, 4);

@@ -118,14 +118,19 @@ export function answers(page: Page) {
  * stopped or failed). The answer appears only after the page has stored the images,
  * so counting answers alone could pick the previous one.
  */
-export async function waitForAnswer(page: Page, timeout = 60_000): Promise<void> {
+// Waits until every question has a finished answer; with `text`, until the last answer
+// reads `text` (a regenerated answer or a resent question replaces one that is already
+// finished, so counting alone could return before the new one starts).
+export async function waitForAnswer(page: Page, timeout = 60_000, text?: string): Promise<void> {
   await page.waitForFunction(
-    () => {
+    (want) => {
       const questions = document.querySelectorAll("article.message.user").length;
       const replies = document.querySelectorAll("article.message.assistant");
-      return replies.length === questions && replies[replies.length - 1].getAttribute("aria-busy") === "false";
+      const last = replies[replies.length - 1];
+      if (replies.length !== questions || last.getAttribute("aria-busy") !== "false") return false;
+      return want === null || (last.querySelector(".markdown") as HTMLElement | null)?.innerText === want;
     },
-    null,
+    text ?? null,
     { timeout },
   );
 }
