@@ -1,7 +1,9 @@
 #include "ops/compute_probe.h"
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <numeric>
+#include <vector>
 
 #include "base/cpu_features.h"
 #include "ops/compute_probe_kernels.h"
@@ -13,19 +15,15 @@ using Loop = double (*)(int64_t reps);
 
 // Every thread runs `loop` at once; the best of three passes, in 1e12 operations/s.
 double Measure(ThreadPool& pool, Loop loop, int64_t reps) {
+  std::vector<double> ops(pool.size());
   double best = 0;
   for (int pass = 0; pass < 3; ++pass) {
-    std::atomic<double> ops{0};
     const auto start = std::chrono::steady_clock::now();
-    pool.RunOnAll([&](int) {
-      const double done = loop(reps);
-      double seen = ops.load();
-      while (!ops.compare_exchange_weak(seen, seen + done)) {
-      }
-    });
+    pool.RunOnAll([&](int thread) { ops[thread] = loop(reps); });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds > 0 && ops / seconds / 1e12 > best) best = ops / seconds / 1e12;
+    const double total = std::accumulate(ops.begin(), ops.end(), 0.0);
+    if (seconds > 0) best = std::max(best, total / seconds / 1e12);
   }
   return best;
 }

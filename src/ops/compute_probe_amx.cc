@@ -24,31 +24,35 @@ void LoadOperands() {
   _tile_loadd(7, kOperand, 64);
 }
 
-// Multiply-adds of one 16 x 16 x 64-byte tile product.
+// Operations of one 16 x 16 x 64-byte tile product (a multiply-add counts two).
 constexpr double kInt8Ops = 2.0 * 16 * 16 * 64, kBf16Ops = 2.0 * 16 * 16 * 32;
+
+// `reps` calls of step(), which issues four tile products; returns the operations done.
+template <typename Step>
+double TileLoop(int64_t reps, double ops_per_product, const Step& step) {
+  LoadOperands();
+  for (int64_t i = 0; i < reps; ++i) step();
+  return 4 * ops_per_product * static_cast<double>(reps);
+}
 
 }  // namespace
 
 double AmxInt8Loop(int64_t reps) {
-  LoadOperands();
-  for (int64_t i = 0; i < reps; ++i) {
+  return TileLoop(reps, kInt8Ops, [] {
     _tile_dpbusd(0, 4, 6);
     _tile_dpbusd(1, 4, 7);
     _tile_dpbusd(2, 5, 6);
     _tile_dpbusd(3, 5, 7);
-  }
-  return 4 * kInt8Ops * static_cast<double>(reps);
+  });
 }
 
 double AmxBf16Loop(int64_t reps) {
-  LoadOperands();
-  for (int64_t i = 0; i < reps; ++i) {
+  return TileLoop(reps, kBf16Ops, [] {
     _tile_dpbf16ps(0, 4, 6);
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
-  }
-  return 4 * kBf16Ops * static_cast<double>(reps);
+  });
 }
 
 }  // namespace qvl::kernels
