@@ -97,7 +97,8 @@ void SetBudgets(const BenchFlags& flags, const ModelSettings& settings, BenchReq
 WeightFormat ParseFormatFlag(const char* flag, const std::string& name) {
   WeightFormat f;
   if (!ParseWeightFormat(name.c_str(), &f)) {
-    Fail(ErrorCode::kInvalidArgument, flag, " ", name, ": use f32, bf16, bf16-packed, q8 or q4");
+    Fail(ErrorCode::kInvalidArgument, flag, " ", name,
+         ": use f32, bf16, bf16-packed, q8, q4 or w8a8");
   }
   return f;
 }
@@ -357,7 +358,7 @@ void AddBenchVerb(CLI::App& app) {
   cmd->add_option("--tokens", flags->tokens, "Tokens to generate (EOS ignored)")
       ->capture_default_str();
   cmd->add_option("--dtype", flags->dtype,
-                  "Text weights: f32, bf16, bf16-packed, q8 or q4 (f32 also computes in f32)")
+                  "Text weights: f32, bf16, bf16-packed, q8, q4 or w8a8 (f32 also computes in f32)")
       ->capture_default_str();
   cmd->add_option("--vision-dtype", flags->vision_dtype,
                   "Vision weights, as --dtype (default: as --dtype; bf16-packed on CPUs with AMX)");

@@ -10,13 +10,15 @@ namespace {
 
 // f32 computes in float32 on the checkpoint's own (exact) weights: the reference check.
 // bf16 multiplies bf16 weights with bf16-rounded activations; q8 and q4 quantize the
-// weights (a scale per 32) and the activations to int8.
+// weights (a scale per 32) and the activations to int8 (a step per 32); w8a8 rotates both
+// and quantizes them to int8 with a scale per output and a step per row.
 WeightFormat ParseDtype(const std::string& flag, const std::string& value) {
   if (value == "f32") return WeightFormat::kBF16;
   if (value == "bf16") return WeightFormat::kBF16Packed;
   if (value == "q8") return WeightFormat::kQ8;
   if (value == "q4") return WeightFormat::kQ4;
-  Fail(ErrorCode::kInvalidArgument, flag, " ", value, ": use f32, bf16, q8 or q4");
+  if (value == "w8a8") return WeightFormat::kW8A8;
+  Fail(ErrorCode::kInvalidArgument, flag, " ", value, ": use f32, bf16, q8, q4 or w8a8");
 }
 
 }  // namespace
@@ -25,11 +27,12 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
   CLI::Option* m =
       verb->add_option("-m,--model", model, "model folder, or ORG/NAME from the Hugging Face hub");
   if (model_required) m->required();
-  verb->add_option("--dtype", dtype, "text decoder weights: f32, bf16, q8 or q4")
+  verb->add_option("--dtype", dtype, "text decoder weights: f32, bf16, q8, q4 or w8a8")
       ->capture_default_str();
   verb->add_option(
       "--vision-dtype", vision_dtype,
-      "vision tower weights: f32, bf16, q8 or q4 (default: as --dtype; bf16 on CPUs with AMX)");
+      "vision tower weights: f32, bf16, q8, q4 or w8a8 (default: as --dtype; bf16 on CPUs with "
+      "AMX)");
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
   verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)")

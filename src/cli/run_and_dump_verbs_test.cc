@@ -2,6 +2,7 @@
 // request equals the reference's golden tensors (the whole pipeline: template, tokenizer,
 // image preprocessing, both towers), and `qvl run` prints the reference's greedy answer.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -105,6 +106,30 @@ TEST(RunVerb, JsonGivesAnOpenAIResponseWithUsageAndTimings) {
   EXPECT_EQ(r["usage"]["completion_tokens"], 5);
   EXPECT_GT(r["usage"]["prompt_tokens"].get<int>(), 80);
   EXPECT_EQ(r["timings"]["images"][0]["grid_thw"], nlohmann::json::array({1, 16, 20}));
+}
+
+// W8A8 end to end: `qvl quantize` packs both towers into the cache once, under the
+// format's name, and `qvl run` answers from the mapped cache.
+TEST(RunVerb, W8A8WeightsArePackedOnceAndAnswer) {
+  const std::string cache = ::testing::TempDir() + "/qvl_w8a8_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(cache);
+  const std::string flags = " --dtype w8a8 --vision-dtype w8a8 --weight-cache " + cache;
+  const QvlRun packed = RunQvl("quantize -m " + kModel + flags);
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(cache)) {
+    files.push_back(e.path().filename());
+  }
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("w8a8"), std::string::npos) << files[0];
+  const std::string image = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
+  const QvlRun run = RunQvl("run -m " + kModel + flags + " --json -q -i " + image +
+                            " --temperature 0 -n 5 --ignore-eos 'Describe this image.'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  EXPECT_EQ(r["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+  std::filesystem::remove_all(cache);
 }
 
 TEST(RunVerb, BadInputIsOneClearLine) {

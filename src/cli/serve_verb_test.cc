@@ -26,9 +26,9 @@ TEST(ServeVerb, RefusesBeforeListening) {
   for (const Case& c : {
            Case{"-m /nonexistent", "qvl: error: model folder /nonexistent does not exist"},
            Case{"-m " + kTinyModelDir + " --dtype fp16",
-                "qvl: error: --dtype fp16: use f32, bf16, q8 or q4"},
+                "qvl: error: --dtype fp16: use f32, bf16, q8, q4 or w8a8"},
            Case{"-m " + kTinyModelDir + " --vision-dtype int3",
-                "qvl: error: --vision-dtype int3: use f32, bf16, q8 or q4"},
+                "qvl: error: --vision-dtype int3: use f32, bf16, q8, q4 or w8a8"},
            Case{"-m " + broken.path(), "qvl: error: " + broken.path() +
                                            ": tokenizer.json is missing (the tokenizer "
                                            "vocabulary and merges)"},

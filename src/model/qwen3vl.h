@@ -19,8 +19,9 @@ namespace qvl {
 
 struct ModelOptions {
   // Formats of the linear layers' weights, per tower (the `--dtype` / `--vision-dtype`
-  // flags): kQ8 / kQ4 quantize (int8 / 4-bit, a scale per 32) and kBF16Packed repacks,
-  // all three mapped from the packed-weight cache; kBF16 / kF32 multiply with the
+  // flags): kQ8 / kQ4 quantize (int8 / 4-bit, a scale per 32), kW8A8 rotates and
+  // quantizes (int8, a scale per output), and kBF16Packed repacks, all mapped from the
+  // packed-weight cache; kBF16 / kF32 multiply with the
   // checkpoint's own matrices (in place when the dtype matches) at `precision`.
   WeightFormat text_weights = WeightFormat::kQ8;
   WeightFormat vision_weights = WeightFormat::kQ8;

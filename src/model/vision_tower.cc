@@ -51,7 +51,7 @@ VisionTower::VisionTower(const VisionConfig& config, const VisionWeights& weight
   const bool quantized =
       !blocks_.empty() && std::all_of(blocks_.begin(), blocks_.end(), [](const Block& blk) {
         const WeightFormat f = blk.qkv.format();
-        return f == WeightFormat::kQ8 || f == WeightFormat::kQ4;
+        return f == WeightFormat::kQ8 || f == WeightFormat::kQ4 || f == WeightFormat::kW8A8;
       });
   attention_dtype_ = quantized                             ? DType::kI8
                      : precision == MatmulPrecision::kBF16 ? DType::kBF16

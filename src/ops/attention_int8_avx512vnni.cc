@@ -17,14 +17,8 @@
 namespace qvl::kernels {
 namespace {
 
+using avx512::DotBytes;
 using avx512::FirstLanes;
-
-// acc += u . s per 32-bit lane (vpdpbusd, u unsigned and s signed bytes). In inline asm:
-// around the intrinsic GCC 12 still copies accumulators between registers in PvTile's
-// loop, even with the tile loops unrolled (12 % of the attention time).
-inline void DotBytes(__m512i& acc, __m512i u, __m512i s) {
-  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "v"(s));
-}
 
 template <int MR, int NG>
 void QkTile(const uint8_t* q, int64_t ldq, const int8_t* k, const int32_t* corr, int dp, int32_t* s,
@@ -194,19 +188,6 @@ void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups
   });
 }
 
-// One butterfly stage of H16 on the 16 lanes: lanes with bit h clear get x[j] + x[j + h],
-// the others x[j - h] - x[j], as the scalar twin computes them.
-template <int kH>
-inline __m512 Butterfly(__m512 x) {
-  __m512 swapped;
-  if constexpr (kH == 1) swapped = _mm512_permute_ps(x, 0xB1);
-  if constexpr (kH == 2) swapped = _mm512_permute_ps(x, 0x4E);
-  if constexpr (kH == 4) swapped = _mm512_shuffle_f32x4(x, x, 0xB1);
-  if constexpr (kH == 8) swapped = _mm512_shuffle_f32x4(x, x, 0x4E);
-  constexpr __mmask16 kUpper = kH == 1 ? 0xAAAA : kH == 2 ? 0xCCCC : kH == 4 ? 0xF0F0 : 0xFF00;
-  return _mm512_mask_sub_ps(_mm512_add_ps(x, swapped), kUpper, swapped, x);
-}
-
 // Rounds half to even (the default MXCSR mode) and clamps to -127 .. 127.
 inline __m512i Codes127(__m512 x) {
   const __m512i c = _mm512_cvtps_epi32(x);
@@ -236,7 +217,7 @@ void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, co
       if (center != nullptr) {
         v = _mm512_maskz_sub_ps(lanes, v, _mm512_maskz_loadu_ps(lanes, center + 16 * b));
       }
-      v = _mm512_mul_ps(Butterfly<8>(Butterfly<4>(Butterfly<2>(Butterfly<1>(v)))), quarter);
+      v = _mm512_mul_ps(avx512::Hadamard16(v), quarter);
       y[b] = v;
       amax = _mm512_max_ps(amax, _mm512_abs_ps(v));
     }

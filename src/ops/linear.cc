@@ -127,8 +127,20 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
   const int64_t row_grain = std::max<int64_t>(16, m / (pool.size() * 4));
 
   kernels::QuantizedRows q;
+  kernels::RowCodes rq;
   const uint16_t* xb = nullptr;
-  if (w.format() == WeightFormat::kBF16Packed) {
+  if (w.format() == WeightFormat::kW8A8) {
+    thread_local std::vector<int8_t> codes;
+    thread_local std::vector<float> steps;
+    thread_local std::vector<int32_t> corr;
+    rq.codes = Scratch(codes, static_cast<size_t>(m * kp));
+    rq.steps = Scratch(steps, static_cast<size_t>(m));
+    rq.corr = Scratch(corr, static_cast<size_t>(m));
+    rq.kp = kp;
+    pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
+      kern.quantize_w8a8(x + begin * k, k, end - begin, k, rq.Offset(begin));
+    });
+  } else if (w.format() == WeightFormat::kBF16Packed) {
     thread_local std::vector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
@@ -173,6 +185,9 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
         break;
       case WeightFormat::kQ8:
         kern.q8(q.Offset(i0), rows, r);
+        break;
+      case WeightFormat::kW8A8:
+        kern.w8a8(rq.Offset(i0), rows, r);
         break;
       default:
         kern.q4(q.Offset(i0), rows, r);
@@ -282,6 +297,8 @@ int64_t RowsPerWeightRead(WeightFormat format) {
     case WeightFormat::kQ8:
     case WeightFormat::kQ4:
       return Packed().quant_rows;
+    case WeightFormat::kW8A8:
+      return Packed().w8a8_rows;
     case WeightFormat::kF32:
     case WeightFormat::kBF16:
       break;

@@ -7,7 +7,8 @@
 // Precision: kF32 weights compute in float32 (bf16 -> f32 is exact), matching the
 // float32 reference. With kBF16 precision, BF16 weights see x rounded to bf16 (as the
 // reference does in bfloat16); kBF16Packed always does. kQ8 / kQ4 weights see x
-// quantized to int8 per block of 32 (see ops/packed_kernels.h).
+// quantized to int8 per block of 32, kW8A8 weights x rotated and quantized to int8 per row
+// (see ops/packed_kernels.h).
 //
 // Batch invariance: a row of y depends only on its row of x and the weight, bit for bit,
 // whatever M is and however the work is split over threads. The server relies on it: a

@@ -133,7 +133,7 @@ TEST(MatMul, MatMulAddIsMatMulThenAdd) {
     const auto b = RandomVector(n, rng);
     const auto base = RandomVector(m * n, rng);
     for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
-                           WeightFormat::kQ8, WeightFormat::kQ4}) {
+                           WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
       SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m));
       const LinearWeight lw = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
       const MatmulPrecision precision =
@@ -155,7 +155,8 @@ TEST(MatMul, RowsPerWeightReadIsTheActiveKernelsRowTile) {
   const int64_t expected = ActiveTier() == CpuTier::kScalar ? 1
                            : ActiveTier() == CpuTier::kAvx2 ? 2
                                                             : 0;
-  for (WeightFormat f : {WeightFormat::kBF16Packed, WeightFormat::kQ8, WeightFormat::kQ4}) {
+  for (WeightFormat f :
+       {WeightFormat::kBF16Packed, WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
     SCOPED_TRACE(WeightFormatName(f));
     if (expected > 0) {
       EXPECT_EQ(RowsPerWeightRead(f), expected);

@@ -192,11 +192,13 @@ BENCHMARK_CAPTURE(BM_DecodeStep, bf16, WeightFormat::kBF16)->Apply(DecodeShapes)
 BENCHMARK_CAPTURE(BM_DecodeStep, bf16_packed, WeightFormat::kBF16Packed)->Apply(DecodeShapes);
 BENCHMARK_CAPTURE(BM_DecodeStep, q8, WeightFormat::kQ8)->Apply(DecodeShapes);
 BENCHMARK_CAPTURE(BM_DecodeStep, q4, WeightFormat::kQ4)->Apply(DecodeShapes);
+BENCHMARK_CAPTURE(BM_DecodeStep, w8a8, WeightFormat::kW8A8)->Apply(DecodeShapes);
 
 BENCHMARK_CAPTURE(BM_MatMul, bf16, WeightFormat::kBF16)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_MatMul, bf16_packed, WeightFormat::kBF16Packed)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_MatMul, q8, WeightFormat::kQ8)->Apply(Shapes);
 BENCHMARK_CAPTURE(BM_MatMul, q4, WeightFormat::kQ4)->Apply(Shapes);
+BENCHMARK_CAPTURE(BM_MatMul, w8a8, WeightFormat::kW8A8)->Apply(Shapes);
 
 }  // namespace
 }  // namespace qvl

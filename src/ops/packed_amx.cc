@@ -6,12 +6,15 @@
 // round trip). Its rounding differs from vdpbf16ps, so every row count runs on tiles
 // (decode included) and a row's result does not depend on its batch.
 //
-// Q8 / Q4 keep the AVX512-VNNI kernels. Their contract (ops/packed_kernels.h) needs each
-// 32-K block's exact int32 sum before the block's scales: on tiles that is one tdpbsud at
-// half depth per block, whose 16 x 16 sums leave the tile for an AVX-512 epilogue. Measured
+// Q8 / Q4 and W8A8 keep the AVX512-VNNI kernels. Q8 / Q4's contract (ops/packed_kernels.h)
+// needs each 32-K block's exact int32 sum before the block's scales: on tiles that is one
+// tdpbsud at half depth per block, whose 16 x 16 sums leave the tile for an AVX-512
+// epilogue. Measured
 // on a Xeon with AMX (2 cores, M = 512, K = 2048, N = 6144): 18.4 ms against 14.3 ms for
 // vpdpbusd, because tile stores and their reloads do not overlap the vector epilogue, which
-// alone costs as much as the VNNI kernel's whole block.
+// alone costs as much as the VNNI kernel's whole block. W8A8 has no per-block scales and
+// its layout is the tile layout (a panel's 64-K step is an int8 B tile, tdpbsud's unsigned
+// operand): its tile kernel is still to be written and measured on an AMX machine.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -177,8 +180,10 @@ void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
 }  // namespace
 
 PackedKernels AmxPackedKernels() {
-  const PackedKernels vnni = Avx512Bf16PackedKernels();
-  return {PackedBf16, vnni.q8, vnni.q4, vnni.quantize, kTileRows, vnni.quant_rows};
+  PackedKernels k = Avx512Bf16PackedKernels();
+  k.bf16 = PackedBf16;
+  k.bf16_rows = kTileRows;
+  return k;
 }
 
 }  // namespace qvl::kernels

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/hadamard.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
 #include "ops/weight_format.h"
@@ -228,10 +229,127 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
       });
 }
 
+// ---- W8A8 -------------------------------------------------------------------------------
+
+template <int MR, bool kPrefetch>
+void W8A8Tile(const RowCodes& x, int64_t i0, const PanelRange& r, int64_t p) {
+  const uint8_t* w = r.w + p * r.panel_bytes;
+  const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+  __m256i isum[MR][2];
+  for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < r.kp / 4; ++t) {
+    if constexpr (kPrefetch) _mm_prefetch(w + t * 64 + kPrefetchBytes, _MM_HINT_T0);
+    __m256i wv[2];
+    for (int h = 0; h < 2; ++h) wv[h] = _mm256_xor_si256(Load256(w + t * 64 + h * 32), offset);
+    for (int i = 0; i < MR; ++i) {
+      const __m256i xb = _mm256_set1_epi32(Load32(x.codes + (i0 + i) * x.kp + 4 * t));
+      const __m256i xa = _mm256_abs_epi8(xb);
+      for (int h = 0; h < 2; ++h) {
+        isum[i][h] = _mm256_add_epi32(isum[i][h], DotBytes(wv[h], xb, xa));
+      }
+    }
+  }
+  // The signed weights' sums need no correction: they are the integers the other tiers
+  // reach from the unsigned codes.
+  const float* sw = reinterpret_cast<const float*>(w + r.kp * kLanes);
+  const __m256 sw_lo = _mm256_loadu_ps(sw), sw_hi = _mm256_loadu_ps(sw + 8);
+  for (int i = 0; i < MR; ++i) {
+    const __m256 step = _mm256_set1_ps(x.steps[i0 + i]);
+    const __m256 lo = _mm256_cvtepi32_ps(isum[i][0]), hi = _mm256_cvtepi32_ps(isum[i][1]);
+    alignas(32) float f[kLanes], s[kLanes];
+    _mm256_store_ps(f, lo);
+    _mm256_store_ps(f + 8, hi);
+    _mm256_store_ps(s, _mm256_mul_ps(step, sw_lo));
+    _mm256_store_ps(s + 8, _mm256_mul_ps(step, sw_hi));
+    const int64_t col = p * kLanes;
+    float* y = r.y + (i0 + i) * r.ldy + col;
+    for (int64_t l = 0; l < kLanes && l < r.n - col; ++l) {
+      const float v = std::fma(f[l], s[l], r.bias ? r.bias[col + l] : 0.0f);
+      y[l] = r.accumulate ? y[l] + v : v;
+    }
+  }
+}
+
+void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
+  if (m <= kStreamingRows) {
+    ForTiles<2, 1>(m, r.panels,
+                   [&]<int R, int P>(int64_t i, int64_t p) { W8A8Tile<R, true>(x, i, r, p); });
+  } else {
+    ForTiles<2, 1>(m, r.panels,
+                   [&]<int R, int P>(int64_t i, int64_t p) { W8A8Tile<R, false>(x, i, r, p); });
+  }
+}
+
+// The transform's stages h = 1, 2, 4 on an 8-lane vector (see ops/hadamard.h): lanes with
+// bit h clear get x[j] + x[j + h], the others x[j - h] - x[j].
+template <int kH>
+inline __m256 Butterfly(__m256 x) {
+  __m256 swapped;
+  if constexpr (kH == 1) swapped = _mm256_permute_ps(x, 0xB1);
+  if constexpr (kH == 2) swapped = _mm256_permute_ps(x, 0x4E);
+  if constexpr (kH == 4) swapped = _mm256_permute2f128_ps(x, x, 0x01);
+  constexpr int kUpper = kH == 1 ? 0xAA : kH == 2 ? 0xCC : 0xF0;
+  return _mm256_blend_ps(_mm256_add_ps(x, swapped), _mm256_sub_ps(swapped, x), kUpper);
+}
+
+void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const RowCodes& out) {
+  const int64_t block = W8A8RotationBlock(out.kp);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  QuantizeRowsW8A8With(
+      x, ldx, m, out,
+      [&](const float* xi, float* rotated) {
+        for (int64_t c = 0; c < out.kp; c += 8) {
+          __m256 v;
+          if (c + 8 <= k) {
+            v = _mm256_loadu_ps(xi + c);
+          } else {
+            alignas(32) float tail[8] = {};
+            for (int64_t j = c; j < k; ++j) tail[j - c] = xi[j];
+            v = _mm256_load_ps(tail);
+          }
+          _mm256_storeu_ps(rotated + c, Butterfly<4>(Butterfly<2>(Butterfly<1>(v))));
+        }
+        HadamardStagesFrom(rotated, out.kp, block, 8);
+        __m256 amax = _mm256_setzero_ps();
+        // |x| first: vmaxps returns its second operand when one is NaN.
+        for (int64_t c = 0; c < out.kp; c += 8) {
+          amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(rotated + c)), amax);
+        }
+        return MaxOf(amax);
+      },
+      [&](const float* rotated, float inv_scale, int8_t* q) {
+        const __m256 inv = _mm256_set1_ps(inv_scale);
+        __m256i sum = _mm256_setzero_si256();
+        for (int64_t c = 0; c < out.kp; c += 32) {
+          __m256i qi[4];
+          for (int j = 0; j < 4; ++j) {
+            const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(rotated + c + 8 * j), inv);
+            qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+            sum = _mm256_add_epi32(sum, qi[j]);
+          }
+          const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]),
+                                                    _mm256_packs_epi32(qi[2], qi[3]));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + c),
+                              _mm256_permutevar8x32_epi32(packed, order));
+        }
+        return SumOf(sum);
+      });
+}
+
 }  // namespace
 
 PackedKernels Avx2PackedKernels() {
-  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows, 2, 2};
+  return {.bf16 = PackedBf16,
+          .q8 = PackedQuant<false>,
+          .q4 = PackedQuant<true>,
+          .quantize = QuantizeRows,
+          .bf16_rows = 2,
+          .quant_rows = 2,
+          .w8a8 = PackedW8A8,
+          .quantize_w8a8 = QuantizeRowsW8A8,
+          .w8a8_rows = 2};
 }
 
 }  // namespace qvl::kernels

@@ -24,8 +24,10 @@
 #include <utility>
 #include <vector>
 
+#include "ops/hadamard.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
+#include "ops/simd_avx512.h"
 #include "ops/weight_format.h"
 #include "ops/weight_pack_internal.h"
 
@@ -40,6 +42,8 @@ constexpr int kStreamRows = 4, kQ4StreamRows = 8;
 constexpr int kBf16Rows = 6, kBf16Panels = 4;
 // A quantized tile holds float and int32 accumulators: 2 x 4 x 3 of the 32 registers.
 constexpr int kQuantRows = 4, kQuantPanels = 3;
+// A W8A8 tile holds int32 sums only.
+constexpr int kW8A8Rows = 6, kW8A8Panels = 4;
 
 inline int32_t Load32(const void* p) {
   int32_t v;
@@ -283,6 +287,132 @@ void WidenQ4Panel(const uint8_t* src, int64_t kp, uint8_t* dst) {
   }
 }
 
+// ---- W8A8 -------------------------------------------------------------------------------
+
+// Stores y = fma(float(isum), step * sw, bias) for row i of panel p (plus y when
+// accumulating). Takes one vector, not the tile: a tile passed by reference would live on
+// the stack through the whole K loop.
+__attribute__((always_inline)) inline void StoreW8A8(__m512i isum, const RowCodes& x, int64_t i,
+                                                     const PanelRange& r, int64_t p) {
+  const uint8_t* w = r.w + p * r.panel_bytes;
+  const __m512 sw = _mm512_load_ps(reinterpret_cast<const float*>(w + r.kp * kLanes));
+  const int64_t col = p * kLanes;
+  const __mmask16 mask = ColumnMask(r.n - col);
+  const __m512 b = r.bias ? _mm512_maskz_loadu_ps(mask, r.bias + col) : _mm512_setzero_ps();
+  const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(x.steps[i]), sw);
+  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), scale, b);
+  float* dst = r.y + i * r.ldy + col;
+  if (r.accumulate) y = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), y);
+  _mm512_mask_storeu_ps(dst, mask, y);
+}
+
+template <int MR, int NP>
+void W8A8Tile(const RowCodes& x, int64_t i0, const PanelRange& r, int64_t p0) {
+  const int8_t* xc = x.codes + i0 * x.kp;
+  const uint8_t* w = r.w + p0 * r.panel_bytes;
+  const int64_t stride = r.panel_bytes;
+  __m512i isum[NP][MR];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m512i c = _mm512_set1_epi32(x.corr[i0 + i]);
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) isum[p][i] = c;
+  }
+  for (int64_t t = 0; t < r.kp / 4; ++t) {
+    __m512i wv[NP];
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) wv[p] = _mm512_load_si512(w + p * stride + t * 64);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i xb = _mm512_set1_epi32(Load32(xc + i * x.kp + 4 * t));
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p) avx512::DotBytes(isum[p][i], wv[p], xb);
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) StoreW8A8(isum[p][i], x, i0 + i, r, p0 + p);
+  }
+}
+
+// Rows 0 .. MR - 1 of x against every panel of r, one panel at a time; two sums per row
+// halve the vpdpbusd dependency chains.
+template <int MR>
+void W8A8Stream(const RowCodes& x, const PanelRange& r) {
+  for (int64_t p = 0; p < r.panels; ++p) {
+    const uint8_t* w = r.w + p * r.panel_bytes;
+    __m512i s0[MR], s1[MR];
+    for (int i = 0; i < MR; ++i) {
+      s0[i] = _mm512_set1_epi32(x.corr[i]);
+      s1[i] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 2
+    for (int64_t t = 0; t < r.kp / 4; t += 2) {
+      PrefetchLines(w + t * 64, 128);
+      const __m512i w0 = _mm512_load_si512(w + t * 64);
+      const __m512i w1 = _mm512_load_si512(w + t * 64 + 64);
+      for (int i = 0; i < MR; ++i) {
+        const int8_t* xi = x.codes + i * x.kp + 4 * t;
+        avx512::DotBytes(s0[i], w0, _mm512_set1_epi32(Load32(xi)));
+        avx512::DotBytes(s1[i], w1, _mm512_set1_epi32(Load32(xi + 4)));
+      }
+    }
+    for (int i = 0; i < MR; ++i) StoreW8A8(_mm512_add_epi32(s0[i], s1[i]), x, i, r, p);
+  }
+}
+
+void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
+  if (m <= kStreamRows) {
+    WithRows<kStreamRows>(m, [&]<int R>() { W8A8Stream<R>(x, r); });
+    return;
+  }
+  ForTiles<kW8A8Rows, kW8A8Panels>(
+      m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) { W8A8Tile<R, P>(x, i, r, p); });
+}
+
+void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const RowCodes& out) {
+  const int64_t block = W8A8RotationBlock(out.kp);
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  QuantizeRowsW8A8With(
+      x, ldx, m, out,
+      [&](const float* xi, float* rotated) {
+        // Stages 1 to 32 on 64 values in registers (blocks are at least 64), the rest in
+        // passes over the row.
+        for (int64_t c = 0; c < out.kp; c += 64) {
+          __m512 v[4];
+          for (int j = 0; j < 4; ++j) {
+            v[j] = avx512::Hadamard16(
+                _mm512_maskz_loadu_ps(ColumnMask(k - c - 16 * j), xi + c + 16 * j));
+          }
+          const __m512 a0 = _mm512_add_ps(v[0], v[1]), a1 = _mm512_sub_ps(v[0], v[1]);
+          const __m512 a2 = _mm512_add_ps(v[2], v[3]), a3 = _mm512_sub_ps(v[2], v[3]);
+          _mm512_storeu_ps(rotated + c, _mm512_add_ps(a0, a2));
+          _mm512_storeu_ps(rotated + c + 16, _mm512_add_ps(a1, a3));
+          _mm512_storeu_ps(rotated + c + 32, _mm512_sub_ps(a0, a2));
+          _mm512_storeu_ps(rotated + c + 48, _mm512_sub_ps(a1, a3));
+        }
+        HadamardStagesFrom(rotated, out.kp, block, 64);
+        __m512 amax = _mm512_setzero_ps();
+        // |x| first: vmaxps returns its second operand when one is NaN.
+        for (int64_t c = 0; c < out.kp; c += 16) {
+          amax = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(rotated + c)), amax);
+        }
+        return _mm512_reduce_max_ps(amax);
+      },
+      [&](const float* rotated, float inv_scale, int8_t* q) {
+        const __m512 inv = _mm512_set1_ps(inv_scale);
+        __m512i sum = _mm512_setzero_si512();
+        for (int64_t c = 0; c < out.kp; c += 16) {
+          const __m512 v = _mm512_mul_ps(_mm512_loadu_ps(rotated + c), inv);
+          const __m512i qi = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+          sum = _mm512_add_epi32(sum, qi);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(q + c), _mm512_cvtepi32_epi8(qi));
+        }
+        return _mm512_reduce_add_epi32(sum);
+      });
+}
+
 // ---- drivers ----------------------------------------------------------------------------
 
 void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
@@ -355,7 +485,15 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
 }  // namespace
 
 PackedKernels Avx512Bf16PackedKernels() {
-  return {PackedBf16, PackedQ8, PackedQ4, QuantizeRows, kBf16Rows, kQuantRows};
+  return {.bf16 = PackedBf16,
+          .q8 = PackedQ8,
+          .q4 = PackedQ4,
+          .quantize = QuantizeRows,
+          .bf16_rows = kBf16Rows,
+          .quant_rows = kQuantRows,
+          .w8a8 = PackedW8A8,
+          .quantize_w8a8 = QuantizeRowsW8A8,
+          .w8a8_rows = kStreamRows};
 }
 
 }  // namespace qvl::kernels

@@ -14,6 +14,11 @@
 //     y = fma(acc, c, bias). With a power-of-two factor per block, the block's epilogue
 //     is one multiply-add on the vector pipes (vscalefps runs beside the dot products);
 //     a float scale per block would take two.
+//   W8A8: each row of x, zero past K, is rotated like the weights (HadamardBlocks over
+//     W8A8RotationBlock(kp)) and quantized with one step per row: amax = the rotated
+//     row's largest magnitude, step = amax / 127, qx = round_to_even(clamp(x' * (127 /
+//     amax), -127, 127)). The integer sum over all of K, isum = sum(qw * qx), is exact
+//     (kW8A8MaxDepth), and y = fma(float(isum), step * sw, bias), step * sw rounded once.
 //   BF16Packed: x rounded to bf16; per K pair acc = (acc + x1 * w1) + x0 * w0 (the
 //     products are exact in float). AVX512-BF16's vdpbf16ps follows the same order but
 //     flushes denormals, so it is compared with a tolerance.
@@ -24,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "base/cpu_features.h"
 #include "ops/weight_format.h"
@@ -104,6 +110,42 @@ void QuantizeRowsWith(const float* x, int64_t ldx, int64_t m, const QuantizedRow
   }
 }
 
+// Rows of x quantized for the W8A8 kernels; kp = padded K.
+struct RowCodes {
+  int8_t* codes = nullptr;  // [m, kp]: the rotated row's codes
+  float* steps = nullptr;   // [m]: amax / 127, 0 for a row that quantizes to zero
+  int32_t* corr = nullptr;  // [m]: -128 * sum of the row's codes
+  int64_t kp = 0;
+  RowCodes Offset(int64_t rows) const {  // the same, from row `rows` on
+    return {codes + rows * kp, steps + rows, corr + rows, kp};
+  }
+};
+
+// The W8A8 quantization every tier's quantize_w8a8 follows; the tier supplies the two
+// vector parts. rotate_row(xi, rotated) writes row xi rotated (kp values, zero past column
+// k before the rotation) and returns the largest magnitude among them, NaNs ignored;
+// quantize_row(rotated, inv, q) writes the kp codes round_to_even(clamp(x * inv, -127,
+// 127)) (NaN becomes -127, as vmaxps / vminps make it) and returns their sum.
+template <typename RotateRow, typename QuantizeRow>
+void QuantizeRowsW8A8With(const float* x, int64_t ldx, int64_t m, const RowCodes& out,
+                          const RotateRow& rotate_row, const QuantizeRow& quantize_row) {
+  // Grows to the longest row once per thread; one row at a time stays in L1.
+  thread_local std::vector<float> rotated;
+  if (rotated.size() < static_cast<size_t>(out.kp)) rotated.resize(out.kp);
+  for (int64_t i = 0; i < m; ++i) {
+    const float amax = rotate_row(x + i * ldx, rotated.data());
+    int8_t* q = out.codes + i * out.kp;
+    if (!Quantizable(amax)) {
+      std::memset(q, 0, out.kp);
+      out.steps[i] = 0.0f;
+      out.corr[i] = 0;
+      continue;
+    }
+    out.steps[i] = amax / 127.0f;
+    out.corr[i] = -128 * quantize_row(rotated.data(), 127.0f / amax, q);
+  }
+}
+
 // The panels one call covers: panels [0, panels) of a packed weight starting at w.
 struct PanelRange {
   const uint8_t* w = nullptr;
@@ -126,6 +168,9 @@ using PackedQuantFn = void (*)(const QuantizedRows& x, int64_t m, const PanelRan
 // (value + 128).
 using QuantizeRowsFn = void (*)(const float* x, int64_t ldx, int64_t m, int64_t k,
                                 const QuantizedRows& out);
+using PackedW8A8Fn = void (*)(const RowCodes& x, int64_t m, const PanelRange& r);
+using QuantizeRowsW8A8Fn = void (*)(const float* x, int64_t ldx, int64_t m, int64_t k,
+                                    const RowCodes& out);
 
 struct PackedKernels {
   PackedBf16Fn bf16;
@@ -135,6 +180,9 @@ struct PackedKernels {
   // Rows of x a kernel multiplies per read of a weight panel (its row tile).
   int bf16_rows;
   int quant_rows;
+  PackedW8A8Fn w8a8;
+  QuantizeRowsW8A8Fn quantize_w8a8;
+  int w8a8_rows;
 };
 
 PackedKernels ScalarPackedKernels();

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/bf16.h"
+#include "ops/hadamard.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_format.h"
 #include "ops/weight_pack_internal.h"
@@ -126,6 +127,50 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
       });
 }
 
+void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
+  for (int64_t p = 0; p < r.panels; ++p) {
+    const uint8_t* w = r.w + p * r.panel_bytes;
+    const float* sw = reinterpret_cast<const float*>(w + r.kp * kLanes);
+    const int64_t cols = r.n - p * kLanes;
+    for (int64_t i = 0; i < m; ++i) {
+      const int8_t* xq = x.codes + i * x.kp;
+      for (int64_t l = 0; l < kLanes && l < cols; ++l) {
+        int32_t isum = x.corr[i];
+        for (int64_t c = 0; c < r.kp; ++c) isum += w[(c / 4) * 64 + l * 4 + c % 4] * xq[c];
+        const int64_t j = p * kLanes + l;
+        Put(std::fma(static_cast<float>(isum), x.steps[i] * sw[l], r.bias ? r.bias[j] : 0.0f), r,
+            i * r.ldy + j);
+      }
+    }
+  }
+}
+
+void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const RowCodes& out) {
+  const int64_t block = W8A8RotationBlock(out.kp);
+  QuantizeRowsW8A8With(
+      x, ldx, m, out,
+      [&](const float* xi, float* rotated) {
+        for (int64_t c = 0; c < out.kp; ++c) rotated[c] = c < k ? xi[c] : 0.0f;
+        HadamardBlocks(rotated, out.kp, block);
+        float amax = 0.0f;
+        for (int64_t c = 0; c < out.kp; ++c) {
+          amax = std::fabs(rotated[c]) > amax ? std::fabs(rotated[c]) : amax;
+        }
+        return amax;
+      },
+      [&](const float* rotated, float inv, int8_t* q) {
+        int32_t sum = 0;
+        for (int64_t c = 0; c < out.kp; ++c) {
+          float v = rotated[c] * inv;
+          v = v > -127.0f ? v : -127.0f;
+          v = v < 127.0f ? v : 127.0f;
+          q[c] = static_cast<int8_t>(std::nearbyint(v));
+          sum += q[c];
+        }
+        return sum;
+      });
+}
+
 }  // namespace
 
 namespace {
@@ -183,7 +228,15 @@ int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps) {
 }
 
 PackedKernels ScalarPackedKernels() {
-  return {PackedBf16, PackedQuant<false>, PackedQuant<true>, QuantizeRows, 1, 1};
+  return {.bf16 = PackedBf16,
+          .q8 = PackedQuant<false>,
+          .q4 = PackedQuant<true>,
+          .quantize = QuantizeRows,
+          .bf16_rows = 1,
+          .quant_rows = 1,
+          .w8a8 = PackedW8A8,
+          .quantize_w8a8 = QuantizeRowsW8A8,
+          .w8a8_rows = 1};
 }
 
 PackedKernels PackedKernelsFor(CpuTier tier) {

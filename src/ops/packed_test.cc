@@ -13,6 +13,7 @@
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "ops/hadamard.h"
 #include "ops/linear.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
@@ -46,7 +47,7 @@ const Shape kShapes[] = {{1, 1, 1},     {1, 7, 13},    {3, 17, 31},   {5, 33, 65
                          {11, 70, 320}, {16, 16, 64},  {37, 35, 160}, {50, 48, 129}};
 
 const WeightFormat kPackedFormats[] = {WeightFormat::kBF16Packed, WeightFormat::kQ8,
-                                       WeightFormat::kQ4};
+                                       WeightFormat::kQ4, WeightFormat::kW8A8};
 
 // A packed weight and the rows of x prepared for it, with a kernel tier to run.
 struct Problem {
@@ -59,6 +60,7 @@ struct Problem {
   std::vector<int8_t> codes;
   std::vector<float> factors, exps, row_scales;
   std::vector<int32_t> corr;
+  std::vector<float> steps;  // W8A8
 
   Problem(const Shape& shape, WeightFormat f, std::mt19937& rng) : s(shape), format(f) {
     layout = PackedLayoutFor(f, s.n, s.k);
@@ -92,6 +94,8 @@ struct Problem {
       for (int64_t i = 0; i < s.m; ++i)
         for (int64_t c = 0; c < s.k; ++c) xb[i * kp + c] = F32ToBf16(x[i * s.k + c]);
       kern.bf16(xb.data(), s.m, r);
+    } else if (format == WeightFormat::kW8A8) {
+      kern.w8a8(QuantizeW8A8(kern), s.m, r);
     } else {
       kernels::QuantizedRows q = Quantize(kern);
       (format == WeightFormat::kQ8 ? kern.q8 : kern.q4)(q, s.m, r);
@@ -112,6 +116,25 @@ struct Problem {
     return q;
   }
 
+  kernels::RowCodes QuantizeW8A8(const kernels::PackedKernels& kern) {
+    const int64_t kp = layout.padded_k;
+    codes.assign(s.m * kp, 99);
+    steps.assign(s.m, NAN);
+    corr.assign(s.m, 99);
+    const kernels::RowCodes q{codes.data(), steps.data(), corr.data(), kp};
+    kern.quantize_w8a8(x.data(), s.k, s.m, s.k, q);
+    return q;
+  }
+
+  // The x a W8A8 kernel sees, rotated back (H H = block * I): row i, kp values.
+  std::vector<float> W8A8RowSeen(int64_t i) const {
+    const int64_t kp = layout.padded_k, block = W8A8RotationBlock(kp);
+    std::vector<float> v(kp);
+    for (int64_t c = 0; c < kp; ++c) v[c] = codes[i * kp + c] * steps[i] / float(block);
+    HadamardBlocks(v.data(), kp, block);
+    return v;
+  }
+
   // y from the decoded weights and the x the kernels see, in double.
   std::vector<double> Reference() {
     std::vector<double> y(s.m * s.n);
@@ -119,8 +142,12 @@ struct Problem {
     const int64_t kp = layout.padded_k;
     std::vector<double> xs(s.m * s.k);
     for (int64_t i = 0; i < s.m; ++i) {
+      const std::vector<float> seen =
+          format == WeightFormat::kW8A8 ? W8A8RowSeen(i) : std::vector<float>();
       for (int64_t c = 0; c < s.k; ++c) {
-        if (format == WeightFormat::kBF16Packed) {
+        if (format == WeightFormat::kW8A8) {
+          xs[i * s.k + c] = seen[c];
+        } else if (format == WeightFormat::kBF16Packed) {
           xs[i * s.k + c] = Bf16ToF32(F32ToBf16(x[i * s.k + c]));
         } else {
           xs[i * s.k + c] =
@@ -153,6 +180,17 @@ TEST(WeightPack, RoundTripsWithinTheFormatsPrecision) {
     std::vector<float> row(k);
     for (int64_t j = 0; j < n; ++j) {
       UnpackRow(packed.data(), f, n, k, j, row.data());
+      if (f == WeightFormat::kW8A8) {
+        // Rounding errors of the rotated row (about a 300th of its amax) come back spread
+        // over the block: about 1 % of the row's rms each, under 5 % here.
+        double sq = 0;
+        for (int64_t c = 0; c < k; ++c) sq += double(w[j * k + c]) * w[j * k + c];
+        const float rms = static_cast<float>(std::sqrt(sq / k));
+        for (int64_t c = 0; c < k; ++c) {
+          ASSERT_NEAR(row[c], w[j * k + c], 0.05f * rms) << "w8a8 row " << j << " col " << c;
+        }
+        continue;
+      }
       for (int64_t b = 0; b < k; b += 32) {
         float amax = 0;
         for (int64_t c = b; c < std::min(k, b + 32); ++c)
@@ -167,6 +205,47 @@ TEST(WeightPack, RoundTripsWithinTheFormatsPrecision) {
         }
       }
     }
+  }
+}
+
+// A row whose rotation lands on the int8 grid (w = q H / 2 with max |q| = 127) packs to
+// those codes with step 1/2 and unpacks to itself exactly; a zero or non-finite row packs
+// to zero codes and a zero step.
+TEST(WeightPack, W8A8RowsOnTheGridRoundTripExactly) {
+  const int64_t k = 128;
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::vector<float> w(2 * k, 0.0f);
+  std::vector<int> q(k);
+  for (int64_t c = 0; c < k; ++c) q[c] = c == 17 ? -127 : code(rng);
+  for (int64_t c = 0; c < k; ++c) w[c] = 0.5f * q[c];
+  HadamardBlocks(w.data(), k, W8A8RotationBlock(k));
+  w[k + 5] = NAN;
+  const PackedLayout l = PackedLayoutFor(WeightFormat::kW8A8, 2, k);
+  std::vector<uint8_t> packed(l.bytes());
+  PackPanels({DType::kF32, 2, k, w.data()}, WeightFormat::kW8A8, 0, 1, packed.data());
+  const float* scales = reinterpret_cast<const float*>(packed.data() + k * kPanelRows);
+  EXPECT_EQ(scales[0], 0.5f);
+  EXPECT_EQ(scales[1], 0.0f);
+  for (int64_t c = 0; c < k; ++c) {
+    EXPECT_EQ(packed[(c / 4) * 64 + c % 4], q[c] + 128) << c;
+    EXPECT_EQ(packed[(c / 4) * 64 + 4 + c % 4], 128) << c;
+  }
+  std::vector<float> row(k);
+  UnpackRow(packed.data(), WeightFormat::kW8A8, 2, k, 0, row.data());
+  for (int64_t c = 0; c < k; ++c) EXPECT_EQ(row[c], w[c]) << c;
+}
+
+// W8A8 keeps K exact in int32 up to kW8A8MaxDepth and refuses deeper rows.
+TEST(WeightPack, W8A8RefusesRowsDeeperThanItsSums) {
+  const int64_t k = kW8A8MaxDepth + 64;
+  std::vector<float> w(k, 1.0f);
+  std::vector<uint8_t> packed(PackedLayoutFor(WeightFormat::kW8A8, 1, k).bytes());
+  try {
+    PackPanels({DType::kF32, 1, k, w.data()}, WeightFormat::kW8A8, 0, 1, packed.data());
+    FAIL() << "packed a row of " << k;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 32768"), std::string::npos) << e.what();
   }
 }
 
@@ -285,6 +364,96 @@ TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTierForLongRows) {
       EXPECT_EQ(got.corr, want.corr);
     }
   }
+}
+
+// W8A8 rows: the rotation (run partly in registers on the SIMD tiers) and the per-row
+// codes are bit for bit the scalar twin's, for short and long rows, a ragged end, rows
+// with an outlier, a NaN, an infinity, and rows that are zero or too small to quantize.
+TEST(PackedKernels, W8A8QuantizeRowsIsTheSameOnEveryTier) {
+  std::mt19937 rng(10);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (const int64_t k : {1, 13, 64, 100, 1000, 1100, 4096}) {
+    Problem want({7, 16, k}, WeightFormat::kW8A8, rng);
+    want.x[0] = 1e4f;
+    std::fill(want.x.begin() + k, want.x.begin() + 2 * k, 0.0f);
+    std::fill(want.x.begin() + 2 * k, want.x.begin() + 3 * k, 1e-36f);
+    want.x[3 * k + k / 2] = NAN;
+    want.x[4 * k] = std::numeric_limits<float>::infinity();
+    for (int64_t c = 5 * k; c < 6 * k; ++c) want.x[c] *= 1e30f;
+    want.QuantizeW8A8(scalar);
+    EXPECT_EQ(want.steps[1], 0.0f);
+    EXPECT_EQ(want.steps[2], 0.0f);
+    EXPECT_EQ(want.steps[4], 0.0f);
+    for (CpuTier tier : CompiledTiers()) {
+      SCOPED_TRACE(StrCat(CpuTierName(tier), " k=", k));
+      Problem got = want;
+      got.QuantizeW8A8(kernels::PackedKernelsFor(tier));
+      EXPECT_EQ(got.codes, want.codes);
+      EXPECT_EQ(0, std::memcmp(got.steps.data(), want.steps.data(), want.steps.size() * 4));
+      EXPECT_EQ(got.corr, want.corr);
+    }
+  }
+}
+
+// Every rotated value lies within half a step of its code, the largest one on +-127, and
+// corr is -128 times the codes' sum.
+TEST(PackedKernels, W8A8ActivationStepsFitTheRotatedRow) {
+  std::mt19937 rng(14);
+  for (CpuTier tier : CompiledTiers()) {
+    SCOPED_TRACE(CpuTierName(tier));
+    Problem pr({3, 16, 200}, WeightFormat::kW8A8, rng);
+    pr.x[7] = 50.0f;  // an outlier channel
+    pr.QuantizeW8A8(kernels::PackedKernelsFor(tier));
+    const int64_t kp = pr.layout.padded_k;
+    for (int64_t i = 0; i < 3; ++i) {
+      std::vector<float> rotated(kp, 0.0f);
+      std::copy(pr.x.begin() + i * 200, pr.x.begin() + (i + 1) * 200, rotated.begin());
+      HadamardBlocks(rotated.data(), kp, W8A8RotationBlock(kp));
+      float amax = 0;
+      int32_t sum = 0;
+      for (int64_t c = 0; c < kp; ++c) {
+        amax = std::max(amax, std::fabs(rotated[c]));
+        EXPECT_LE(std::fabs(rotated[c] - pr.codes[i * kp + c] * pr.steps[i]),
+                  0.5 * pr.steps[i] * (1 + 1e-5))
+            << c;
+        sum += pr.codes[i * kp + c];
+      }
+      EXPECT_EQ(pr.steps[i], amax / 127.0f);
+      EXPECT_EQ(pr.corr[i], -128 * sum);
+    }
+  }
+}
+
+// What the rotation is for: a row with a massive channel (as LLMs' hidden states have),
+// quantized with one step per row as it is, loses every other channel to that step; rotated,
+// the channel is spread over the block and the row keeps its precision.
+TEST(PackedKernels, W8A8RotationKeepsAnOutlierChannelFromSwampingTheRow) {
+  std::mt19937 rng(15);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t m = 4, n = 64, k = 2048;
+  auto x = RandomVector(m * k, rng);
+  for (int64_t i = 0; i < m; ++i) x[i * k + 5] = 400.0f;
+  const auto w = RandomVector(n * k, rng, 0.05f);
+  const LinearWeight lw = LinearWeight::Prepare({DType::kF32, n, k, w.data()}, WeightFormat::kW8A8);
+  std::vector<float> y(m * n);
+  MatMul(x.data(), m, lw, nullptr, y.data(), MatmulPrecision::kBF16, pool);
+  double err = 0, plain_err = 0, norm = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = &x[i * k];
+    const float step = 400.0f / 127.0f;  // one step for the row as it is
+    for (int64_t j = 0; j < n; ++j) {
+      double exact = 0, plain = 0;
+      for (int64_t c = 0; c < k; ++c) {
+        exact += double(xi[c]) * w[j * k + c];
+        plain += std::nearbyint(xi[c] / step) * step * double(w[j * k + c]);
+      }
+      err += std::pow(y[i * n + j] - exact, 2);
+      plain_err += std::pow(plain - exact, 2);
+      norm += exact * exact;
+    }
+  }
+  EXPECT_LT(std::sqrt(err / norm), 0.02);  // 0.093 unrotated
+  EXPECT_LT(err, 0.05 * plain_err);
 }
 
 // Steps are c * 2^e with one mantissa c per row: blocks whose amax share a mantissa get
@@ -434,7 +603,8 @@ TEST(MatMul, RowsAreBatchInvariantForEveryFormat) {
                        Case{WeightFormat::kBF16, MatmulPrecision::kBF16},
                        Case{WeightFormat::kBF16Packed, MatmulPrecision::kBF16},
                        Case{WeightFormat::kQ8, MatmulPrecision::kBF16},
-                       Case{WeightFormat::kQ4, MatmulPrecision::kBF16}}) {
+                       Case{WeightFormat::kQ4, MatmulPrecision::kBF16},
+                       Case{WeightFormat::kW8A8, MatmulPrecision::kBF16}}) {
     SCOPED_TRACE(WeightFormatName(c.format));
     const LinearWeight lw =
         LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, c.format, &pool3);
@@ -466,7 +636,7 @@ TEST(LinearWeight, PackedFormatsOwnTheirBytesAndReportThem) {
 
 TEST(WeightFormat, NamesRoundTrip) {
   for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
-                         WeightFormat::kQ8, WeightFormat::kQ4}) {
+                         WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
     WeightFormat parsed;
     ASSERT_TRUE(ParseWeightFormat(WeightFormatName(f), &parsed));
     EXPECT_EQ(parsed, f);

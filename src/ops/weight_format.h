@@ -15,6 +15,11 @@
 //        kQ4Levels: w = scale * kQ4Levels[nibble]. The levels are denser near zero,
 //        where most weights are, which cuts the rounding error by 10-30 % against evenly
 //        spaced levels at the same 4.5 bits per weight.
+//   kW8A8: K padded to 64; vector t holds k group t ([16 rows][4 k] codes u = q + 128) of
+//        the row rotated (W8A8RotationBlock below), then 16 float32 scales, one per output row:
+//        w' = scale * q, q in [-127, 127]. Activations are quantized to int8 per row (see
+//        ops/packed_kernels.h), so a row's integer sum runs over all of K with no
+//        per-block scales: the layout of one 64-K step of a panel is an AMX int8 B tile.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +32,12 @@ enum class WeightFormat : uint8_t {
   kBF16Packed,  // panels, bfloat16
   kQ8,          // panels, int8 + float16 scale per 32
   kQ4,          // panels, 4-bit index into kQ4Levels + float16 scale per 32
+  kW8A8,        // panels, int8 of the rotated row + float32 scale per output row
 };
 
 const char* WeightFormatName(WeightFormat format);
 
-// Parses "f32", "bf16", "bf16-packed", "q8", "q4"; returns false for anything else.
+// Parses "f32", "bf16", "bf16-packed", "q8", "q4", "w8a8"; returns false for anything else.
 bool ParseWeightFormat(const char* name, WeightFormat* out);
 
 bool IsPacked(WeightFormat format);
@@ -46,6 +52,16 @@ constexpr int64_t kQuantBlock = 32;  // K values per scale in kQ8 / kQ4
 // magnitude on -127 or on 96, whichever fits the block better.
 constexpr int8_t kQ4Levels[16] = {-127, -88, -68, -52, -39, -28, -18, -9,
                                   0,    9,   19,  29,  42,  56,  74,  96};
+
+// kW8A8 rotates each row of W and of x over blocks of W8A8RotationBlock(padded K) values
+// with the unnormalized Walsh-Hadamard transform H (entries +-1, H H = block * I): x W^T =
+// (x H)(W H / block)^T. The rotation spreads an outlier channel over the whole block, so
+// one int8 step per row (activations) or per output (weights) fits every value, as in
+// QuaRot (Ashkboos et al., 2024). The block is the largest power of two dividing padded K.
+int64_t W8A8RotationBlock(int64_t padded_k);
+
+// The deepest K a kW8A8 weight may have: its int32 sums stay exact up to here.
+constexpr int64_t kW8A8MaxDepth = 32768;
 
 // Sizes of a packed weight.
 struct PackedLayout {

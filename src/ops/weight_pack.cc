@@ -38,13 +38,15 @@ const char* WeightFormatName(WeightFormat format) {
       return "q8";
     case WeightFormat::kQ4:
       return "q4";
+    case WeightFormat::kW8A8:
+      return "w8a8";
   }
   return "?";
 }
 
 bool ParseWeightFormat(const char* name, WeightFormat* out) {
   for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
-                         WeightFormat::kQ8, WeightFormat::kQ4}) {
+                         WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
     if (std::strcmp(name, WeightFormatName(f)) == 0) {
       *out = f;
       return true;
@@ -55,7 +57,7 @@ bool ParseWeightFormat(const char* name, WeightFormat* out) {
 
 bool IsPacked(WeightFormat format) {
   return format == WeightFormat::kBF16Packed || format == WeightFormat::kQ8 ||
-         format == WeightFormat::kQ4;
+         format == WeightFormat::kQ4 || format == WeightFormat::kW8A8;
 }
 
 PackedLayout PackedLayoutFor(WeightFormat format, int64_t rows, int64_t cols) {
@@ -73,6 +75,10 @@ PackedLayout PackedLayoutFor(WeightFormat format, int64_t rows, int64_t cols) {
     case WeightFormat::kQ4:
       l.padded_k = RoundUp(cols, 64);
       l.panel_bytes = l.padded_k / 64 * pack::kQ4GroupBytes;
+      break;
+    case WeightFormat::kW8A8:
+      l.padded_k = RoundUp(cols, 64);
+      l.panel_bytes = l.padded_k * kPanelRows + kPanelRows * 4;
       break;
     default:
       Fail(ErrorCode::kInvalidArgument, "weight format ", WeightFormatName(format),
@@ -121,6 +127,9 @@ void PackPanels(const WeightView& view, WeightFormat format, int64_t first, int6
       case WeightFormat::kQ8:
         pack::PackQ8Panel(view, p, l.padded_k, out);
         break;
+      case WeightFormat::kW8A8:
+        pack::PackW8A8Panel(view, p, l.padded_k, out);
+        break;
       default:
         pack::PackQ4Panel(view, p, l.padded_k, out);
         break;
@@ -143,6 +152,9 @@ void UnpackRow(const uint8_t* packed, WeightFormat format, int64_t rows, int64_t
     }
     case WeightFormat::kQ8:
       pack::UnpackQ8Row(panel, r, cols, out);
+      break;
+    case WeightFormat::kW8A8:
+      pack::UnpackW8A8Row(panel, r, cols, out);
       break;
     default:
       pack::UnpackQ4Row(panel, r, cols, out);

@@ -25,7 +25,9 @@ constexpr int64_t kQ4ScaleOffset = 512;
 
 void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
+void PackW8A8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void UnpackQ8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
 void UnpackQ4Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
+void UnpackW8A8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
 
 }  // namespace qvl::pack
