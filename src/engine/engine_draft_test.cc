@@ -26,11 +26,12 @@ struct Answer {
   FinishReason finish = FinishReason::kNone;
 };
 
-// q8 weights, whose kernels serve several rows per read of a weight panel, so that
-// drafts fit beside three sequences decoding at once (engine.cc's draft room).
-std::unique_ptr<Engine> MakeQ8Engine(int draft_tokens, EngineOptions options = EngineOptions()) {
+// q8 weights (or `format`), whose kernels serve several rows per read of a weight panel,
+// so that drafts fit beside three sequences decoding at once (engine.cc's draft room).
+std::unique_ptr<Engine> MakeEngine(int draft_tokens, EngineOptions options = EngineOptions(),
+                                   WeightFormat format = WeightFormat::kQ8) {
   ModelOptions m;
-  m.text_weights = m.vision_weights = WeightFormat::kQ8;
+  m.text_weights = m.vision_weights = format;
   m.weight_cache_dir = "none";
   options.threads = 2;
   options.max_sequences = 3;
@@ -39,8 +40,9 @@ std::unique_ptr<Engine> MakeQ8Engine(int draft_tokens, EngineOptions options = E
 }
 
 std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest>& requests,
-                           const EngineOptions& options = EngineOptions()) {
-  auto engine = MakeQ8Engine(draft_tokens, options);
+                           const EngineOptions& options = EngineOptions(),
+                           WeightFormat format = WeightFormat::kQ8) {
+  auto engine = MakeEngine(draft_tokens, options, format);
   std::vector<std::unique_ptr<Collector>> collectors;
   std::vector<Answer> answers(requests.size());
   std::vector<std::vector<GeneratedToken>> streamed(requests.size());
@@ -131,6 +133,30 @@ TEST(EngineDrafts, AnswersAreTheSameTokenForTokenWithAndWithoutDrafts) {
               static_cast<long long>(accepted));
 }
 
+// W8A8's kernels keep rows independent too (one integer sum and one scaling per output),
+// so drafted rows verify to the same answers: greedy and under a schema.
+TEST(EngineDrafts, W8A8AnswersAreTheSameTokenForTokenWithAndWithoutDrafts) {
+  if (RowsPerWeightRead(WeightFormat::kW8A8) < 2) GTEST_SKIP() << kNoDrafts;
+  std::vector<GenerationRequest> requests;
+  const std::vector<GenerationRequest> all = Requests();
+  for (size_t i = 0; i < all.size(); i += kVariants) {
+    requests.push_back(all[i]);      // greedy
+    requests.push_back(all[i + 3]);  // JSON schema
+  }
+  const std::vector<Answer> plain = RunAll(0, requests, EngineOptions(), WeightFormat::kW8A8);
+  const std::vector<Answer> drafted =
+      RunAll(EngineOptions().draft_tokens, requests, EngineOptions(), WeightFormat::kW8A8);
+  int64_t accepted = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE(CaseNames()[i / 2] + (i % 2 ? " schema" : " greedy"));
+    EXPECT_EQ(drafted[i].tokens, plain[i].tokens);
+    EXPECT_EQ(drafted[i].logprobs, plain[i].logprobs);
+    EXPECT_EQ(drafted[i].finish, plain[i].finish);
+    accepted += drafted[i].timings.draft_tokens_accepted;
+  }
+  EXPECT_GT(accepted, 0);
+}
+
 TEST(EngineDrafts, AStopStringInsideAKeptDraftEndsTheAnswerWhereItWouldHave) {
   if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
   GenerationRequest r = LoadCase("01_text_only");
@@ -138,7 +164,7 @@ TEST(EngineDrafts, AStopStringInsideAKeptDraftEndsTheAnswerWhereItWouldHave) {
   r.max_tokens = 48;
   r.top_logprobs = 0;  // so that updates carry token ids
   const std::vector<Answer> free = RunAll(0, {r});
-  auto engine = MakeQ8Engine(0);
+  auto engine = MakeEngine(0);
   Collector text;
   engine->Submit(r, text.Sink());
   text.Wait();
@@ -157,7 +183,7 @@ TEST(EngineDrafts, AStopStringInsideAKeptDraftEndsTheAnswerWhereItWouldHave) {
 TEST(EngineDrafts, EveryChoiceOfARequestIsTheSameWithDrafts) {
   if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
   auto answers = [](int draft_tokens) {
-    auto engine = MakeQ8Engine(draft_tokens);
+    auto engine = MakeEngine(draft_tokens);
     GenerationRequest r = LoadCase("02_one_image_jpeg");
     r.n = 3;
     r.max_tokens = 64;
