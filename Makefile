@@ -7,6 +7,8 @@ MODEL ?= Qwen/Qwen3-VL-2B-Instruct
 MODEL_ALIAS ?= Qwen/Qwen3-VL-2B-Instruct
 HOST ?= 127.0.0.1
 PORT ?= 8080
+# Further `qvl serve` flags, e.g. SERVE_ARGS="--dtype w8a8 --parallel 4".
+SERVE_ARGS ?=
 
 .PHONY: all setup build test serve format clean
 
@@ -23,7 +25,7 @@ test: build
 	@scripts/run_tests.sh $(BUILD)
 
 serve: build
-	./$(BUILD)/qvl serve -m $(MODEL) $(if $(MODEL_ALIAS),--model-alias $(MODEL_ALIAS)) --host $(HOST) --port $(PORT)
+	./$(BUILD)/qvl serve -m $(MODEL) $(if $(MODEL_ALIAS),--model-alias $(MODEL_ALIAS)) --host $(HOST) --port $(PORT) $(SERVE_ARGS)
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
