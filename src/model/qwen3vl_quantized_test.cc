@@ -162,6 +162,7 @@ void CheckFormats(WeightFormat text, WeightFormat vision, const Thresholds& t) {
 //   q4 / q4            0.911    2.74      0.615  0.812            0.40
 //   w8a8 / w8a8        0.99863  0.240     0.948  1.000            0.97
 //   w8a8 / q8          0.99897  0.237     0.958  0.990            1.00
+//   q8 / w8a8          0.99865  0.237     0.979  1.000            0.97
 // (w8a8 on the scalar tier: 0.99871 / 0.286 / 0.938 and 0.99886 / 0.256 / 0.979. The
 // fixtures' random weights have no outlier channels, so w8a8 without its rotation
 // measures the same here: ops/packed_test.cc checks what the rotation is for.)
@@ -187,6 +188,10 @@ TEST(QuantizedAccuracy, W8A8) {
 
 TEST(QuantizedAccuracy, W8A8TextQ8Vision) {
   CheckFormats(WeightFormat::kW8A8, WeightFormat::kQ8, {0.997, 0.5, 0.88, 0.97, 0.9});
+}
+
+TEST(QuantizedAccuracy, Q8TextW8A8Vision) {
+  CheckFormats(WeightFormat::kQ8, WeightFormat::kW8A8, {0.997, 0.5, 0.88, 0.97, 0.9});
 }
 
 TEST(QuantizedAccuracy, Q4) {
