@@ -129,10 +129,11 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
   kernels::QuantizedRows q;
   kernels::RowCodes rq;
   const uint16_t* xb = nullptr;
+  // The int8 formats share their code and correction buffers (a model may mix them).
+  thread_local std::vector<int8_t> codes;
+  thread_local std::vector<int32_t> corr;
   if (w.format() == WeightFormat::kW8A8) {
-    thread_local std::vector<int8_t> codes;
     thread_local std::vector<float> steps;
-    thread_local std::vector<int32_t> corr;
     rq.codes = Scratch(codes, static_cast<size_t>(m * kp));
     rq.steps = Scratch(steps, static_cast<size_t>(m));
     rq.corr = Scratch(corr, static_cast<size_t>(m));
@@ -151,9 +152,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     });
     xb = dst;
   } else {
-    thread_local std::vector<int8_t> codes;
     thread_local std::vector<float> factors, exps, row_scales;
-    thread_local std::vector<int32_t> corr;
     const size_t blocks = static_cast<size_t>(m * (kp / kQuantBlock));
     q.codes = Scratch(codes, static_cast<size_t>(m * kp));
     q.factors = Scratch(factors, blocks);

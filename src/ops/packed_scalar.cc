@@ -136,7 +136,7 @@ void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
       const int8_t* xq = x.codes + i * x.kp;
       for (int64_t l = 0; l < kLanes && l < cols; ++l) {
         int32_t isum = x.corr[i];
-        for (int64_t c = 0; c < r.kp; ++c) isum += w[(c / 4) * 64 + l * 4 + c % 4] * xq[c];
+        for (int64_t c = 0; c < r.kp; ++c) isum += w[pack::W8A8CodeOffset(c, l)] * xq[c];
         const int64_t j = p * kLanes + l;
         Put(std::fma(static_cast<float>(isum), x.steps[i] * sw[l], r.bias ? r.bias[j] : 0.0f), r,
             i * r.ldy + j);

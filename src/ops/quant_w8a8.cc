@@ -17,6 +17,10 @@ int64_t W8A8RotationBlock(int64_t padded_k) {
   return padded_k & -padded_k;
 }
 
+namespace {
+
+// One rotated row of kp weights quantized to q in [-127, 127] with one step, returned
+// (0 for a row that is zero or not finite, whose codes are all 0).
 float QuantizeW8A8Row(const float* w, int64_t kp, int8_t* q) {
   float amax = 0.0f;
   for (int64_t c = 0; c < kp; ++c) amax = std::max(amax, std::fabs(w[c]));
@@ -31,6 +35,8 @@ float QuantizeW8A8Row(const float* w, int64_t kp, int8_t* q) {
   }
   return scale;
 }
+
+}  // namespace
 
 namespace pack {
 
@@ -51,17 +57,16 @@ void PackW8A8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint
     for (float& v : row) v *= unit;
     scales[r] = QuantizeW8A8Row(row.data(), padded_k, q.data());
     for (int64_t k = 0; k < padded_k; ++k) {
-      dst[(k / 4) * 64 + r * 4 + k % 4] = static_cast<uint8_t>(q[k] + 128);
+      dst[W8A8CodeOffset(k, r)] = static_cast<uint8_t>(q[k] + 128);
     }
   }
 }
 
-void UnpackW8A8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out) {
-  const int64_t kp = (cols + 63) / 64 * 64;
+void UnpackW8A8Row(const uint8_t* panel, int64_t r, int64_t cols, int64_t kp, float* out) {
   const float scale = reinterpret_cast<const float*>(panel + kp * kPanelRows)[r];
   std::vector<float> row(kp);
   for (int64_t k = 0; k < kp; ++k) {
-    row[k] = scale * static_cast<float>(panel[(k / 4) * 64 + r * 4 + k % 4] - 128);
+    row[k] = scale * static_cast<float>(panel[W8A8CodeOffset(k, r)] - 128);
   }
   // w' H = w when w' = w H / block (H H = block * I): the rotation undone.
   HadamardBlocks(row.data(), kp, W8A8RotationBlock(kp));

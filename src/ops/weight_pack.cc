@@ -154,7 +154,7 @@ void UnpackRow(const uint8_t* packed, WeightFormat format, int64_t rows, int64_t
       pack::UnpackQ8Row(panel, r, cols, out);
       break;
     case WeightFormat::kW8A8:
-      pack::UnpackW8A8Row(panel, r, cols, out);
+      pack::UnpackW8A8Row(panel, r, cols, l.padded_k, out);
       break;
     default:
       pack::UnpackQ4Row(panel, r, cols, out);

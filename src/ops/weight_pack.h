@@ -26,8 +26,4 @@ void UnpackRow(const uint8_t* packed, WeightFormat format, int64_t rows, int64_t
 uint16_t QuantizeQ8Block(const float* w, uint8_t* codes);
 uint16_t QuantizeQ4Block(const float* w, uint8_t* codes);
 
-// One rotated row of kp weights quantized to q in [-127, 127] with one step, returned
-// (0 for a row that is zero or not finite, whose codes are all 0).
-float QuantizeW8A8Row(const float* w, int64_t kp, int8_t* q);
-
 }  // namespace qvl

@@ -25,9 +25,12 @@ constexpr int64_t kQ4ScaleOffset = 512;
 
 void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
+// Byte of weight k of row r inside a W8A8 panel: vector k / 4 holds 4 k of all 16 rows.
+inline int64_t W8A8CodeOffset(int64_t k, int64_t r) { return (k / 4) * 64 + r * 4 + k % 4; }
+
 void PackW8A8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void UnpackQ8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
 void UnpackQ4Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
-void UnpackW8A8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out);
+void UnpackW8A8Row(const uint8_t* panel, int64_t r, int64_t cols, int64_t padded_k, float* out);
 
 }  // namespace qvl::pack
