@@ -8,9 +8,9 @@
 // Queries and keys are first rotated by a 16x16 Hadamard matrix per block of 16 dims,
 // which spreads outlier channels (the dot products stay the same): without it Q K^T's
 // int8 rounding dominated the error.
-// Q K^T runs on vpdpbusd with exact int32 sums, the online softmax in f32 (base 2, the
-// scales folded in), and P V again on vpdpbusd with the probabilities as bytes scaled to
-// each row's maximum within a key block.
+// Q K^T runs on vpdpbusd (vpmaddwd on AVX2) with exact int32 sums, the online softmax in
+// f32 (base 2, the scales folded in), and P V again on integer products with the
+// probabilities as bytes scaled to each row's maximum within a key block.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +20,9 @@
 
 namespace qvl {
 
-// Whether the active kernel tier has int8 attention kernels (AVX512-VNNI, or the scalar
-// tier's twins); callers use bf16 attention otherwise.
+// Whether the active kernel tier has int8 attention kernels (every x86 tier: vpmaddwd on
+// AVX2, vpdpbusd with VNNI, or the scalar tier's twins); callers use bf16 attention
+// otherwise.
 bool Int8AttentionAvailable();
 
 // SegmentedFullAttention's int8 path: same arguments and layouts, head_dim <= 256.

@@ -81,12 +81,13 @@ struct Int8AttentionKernels {
 
 Int8AttentionKernels ScalarInt8AttentionKernels();
 #if defined(__x86_64__)
+Int8AttentionKernels Avx2Int8AttentionKernels();
 Int8AttentionKernels Avx512VnniInt8AttentionKernels();
 #endif
 
-// The int8 kernels for `tier`: the scalar twins for kScalar, vpdpbusd for kAvx512Bf16
-// (which implies AVX512-VNNI); empty (all null) for the tiers in between, which have no
-// fast int8 dot product and keep to bf16 attention.
+// The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 and
+// kAvx512 (no VNNI), vpdpbusd for kAvx512Bf16 and kAmx (which imply AVX512-VNNI); empty
+// (all null) on NEON, which keeps to bf16 attention.
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
 
 }  // namespace qvl::kernels

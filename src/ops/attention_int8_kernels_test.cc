@@ -1,6 +1,6 @@
-// The vpdpbusd int8 attention kernels against their scalar twins on random blocks: odd
-// row counts, partial key blocks, padded head dims. Integer sums must be bit-identical;
-// the softmax's float parts (score scaling, exp2) within a rounding step.
+// The SIMD int8 attention kernels (vpmaddwd, vpdpbusd) against their scalar twins on random blocks:
+// odd row counts, partial key blocks, padded head dims. Integer sums must be bit-identical; the
+// softmax's float parts (score scaling, exp2) within a rounding step.
 #include "ops/attention_int8_kernels.h"
 
 #include <gtest/gtest.h>
@@ -18,10 +18,18 @@
 namespace qvl::kernels {
 namespace {
 
-bool HasVnniTier() {
+// The SIMD tiers with int8 kernels, and whether this CPU runs them.
+struct SimdTier {
+  CpuTier tier;
+  const char* feature;
+};
+const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"}, {CpuTier::kAvx512Bf16, "AVX512-VNNI"}};
+
+bool Runs(CpuTier tier) {
 #if defined(__x86_64__)
-  return DetectedTier() == CpuTier::kAvx512Bf16 || DetectedTier() == CpuTier::kAmx;
+  return DetectedTier() >= tier && DetectedTier() != CpuTier::kNeon;
 #else
+  (void)tier;
   return false;
 #endif
 }
@@ -40,23 +48,30 @@ std::vector<int8_t> Codes(size_t n, std::mt19937& rng) {
   return v;
 }
 
-// The vpdpbusd tier's kernels beside their scalar twins; skipped without AVX512-VNNI.
-class Int8KernelTwins : public ::testing::Test {
+// Each SIMD tier's kernels beside their scalar twins; skipped where the CPU lacks the
+// tier's feature.
+class Int8KernelTwins : public ::testing::TestWithParam<SimdTier> {
  protected:
   void SetUp() override {
-    if (!HasVnniTier()) GTEST_SKIP() << "no AVX512-VNNI";
+    if (!Runs(GetParam().tier)) GTEST_SKIP() << "no " << GetParam().feature;
+    simd = Int8AttentionKernelsFor(GetParam().tier);
   }
   const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
-  const Int8AttentionKernels simd = Int8AttentionKernelsFor(CpuTier::kAvx512Bf16);
+  Int8AttentionKernels simd;
 };
+
+INSTANTIATE_TEST_SUITE_P(Tiers, Int8KernelTwins, ::testing::ValuesIn(kSimdTiers),
+                         [](const ::testing::TestParamInfo<SimdTier>& info) {
+                           return std::string(CpuTierName(info.param.tier));
+                         });
 
 struct Case {
   int rows, n_groups, dp;
 };
-const Case kCases[] = {{1, 1, 16},  {3, 2, 32}, {5, 3, 48},   {4, 4, 64},  {7, 4, 64},
-                       {32, 4, 64}, {9, 1, 80}, {13, 3, 128}, {2, 4, 256}, {6, 2, 208}};
+const Case kCases[] = {{1, 1, 16}, {3, 2, 32},   {5, 3, 48},  {4, 4, 64},  {7, 4, 64}, {32, 4, 64},
+                       {9, 1, 80}, {13, 3, 128}, {2, 4, 256}, {6, 2, 208}, {37, 2, 32}};
 
-TEST_F(Int8KernelTwins, QkAndPvSumsAreBitIdentical) {
+TEST_P(Int8KernelTwins, QkAndPvSumsAreBitIdentical) {
   std::mt19937 rng(21);
   for (const Case& c : kCases) {
     SCOPED_TRACE("rows=" + std::to_string(c.rows) + " groups=" + std::to_string(c.n_groups) +
@@ -105,7 +120,7 @@ TEST_F(Int8KernelTwins, QkAndPvSumsAreBitIdentical) {
   }
 }
 
-TEST_F(Int8KernelTwins, SoftmaxMatchesScalarTwin) {
+TEST_P(Int8KernelTwins, SoftmaxMatchesScalarTwin) {
   std::mt19937 rng(22);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   int64_t codes = 0, off_by_one = 0;
@@ -176,7 +191,7 @@ std::vector<float> ActivationRows(int rows, int64_t stride, std::mt19937& rng) {
   return x;
 }
 
-TEST_F(Int8KernelTwins, QuantizersAreBitIdentical) {
+TEST_P(Int8KernelTwins, QuantizersAreBitIdentical) {
   std::mt19937 rng(23);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const int d : {16, 40, 64, 72, 128, 256}) {
@@ -229,9 +244,11 @@ TEST_F(Int8KernelTwins, QuantizersAreBitIdentical) {
 
 TEST(Int8AttentionKernels, TierSelection) {
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kScalar).qk, nullptr);
+  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kNeon).qk, nullptr);
 #if defined(__x86_64__)
-  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx2).qk, nullptr);
-  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512).qk, nullptr);
+  EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx2).qk, nullptr);
+  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512).qk,
+            Int8AttentionKernelsFor(CpuTier::kAvx2).qk);
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Bf16).pv, nullptr);
 #endif
 }

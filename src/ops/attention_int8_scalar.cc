@@ -144,6 +144,9 @@ Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512VnniInt8AttentionKernels();
+    case CpuTier::kAvx512:
+    case CpuTier::kAvx2:
+      return Avx2Int8AttentionKernels();
 #endif
     case CpuTier::kScalar:
       return ScalarInt8AttentionKernels();

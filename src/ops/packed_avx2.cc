@@ -12,6 +12,7 @@
 #include "ops/hadamard.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
+#include "ops/simd_avx2.h"
 #include "ops/weight_format.h"
 #include "ops/weight_pack_internal.h"
 
@@ -175,20 +176,6 @@ void PackedQuant(const QuantizedRows& x, int64_t m, const PanelRange& r) {
   }
 }
 
-inline float MaxOf(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-  return _mm_cvtss_f32(m);
-}
-
-inline int32_t SumOf(__m256i v) {
-  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-  return _mm_cvtsi128_si32(s);
-}
-
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
@@ -209,7 +196,7 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
         __m256 a = _mm256_setzero_ps();
         for (int j = 0; j < 4; ++j)
           a = _mm256_max_ps(a, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)));
-        return MaxOf(a);
+        return avx2::MaxOf(a);
       },
       [&](const float* xi, int64_t b, float inv_scale, int8_t* q) {
         const __m256 inv = _mm256_set1_ps(inv_scale);
@@ -225,7 +212,7 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
             _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
                             _mm256_permutevar8x32_epi32(packed, order));
-        return SumOf(sum);
+        return avx2::SumOf(sum);
       });
 }
 
@@ -280,18 +267,6 @@ void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
   }
 }
 
-// The transform's stages h = 1, 2, 4 on an 8-lane vector (see ops/hadamard.h): lanes with
-// bit h clear get x[j] + x[j + h], the others x[j - h] - x[j].
-template <int kH>
-inline __m256 Butterfly(__m256 x) {
-  __m256 swapped;
-  if constexpr (kH == 1) swapped = _mm256_permute_ps(x, 0xB1);
-  if constexpr (kH == 2) swapped = _mm256_permute_ps(x, 0x4E);
-  if constexpr (kH == 4) swapped = _mm256_permute2f128_ps(x, x, 0x01);
-  constexpr int kUpper = kH == 1 ? 0xAA : kH == 2 ? 0xCC : 0xF0;
-  return _mm256_blend_ps(_mm256_add_ps(x, swapped), _mm256_sub_ps(swapped, x), kUpper);
-}
-
 void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const RowCodes& out) {
   const int64_t block = W8A8RotationBlock(out.kp);
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -309,7 +284,7 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
             for (int64_t j = c; j < k; ++j) tail[j - c] = xi[j];
             v = _mm256_load_ps(tail);
           }
-          _mm256_storeu_ps(rotated + c, Butterfly<4>(Butterfly<2>(Butterfly<1>(v))));
+          _mm256_storeu_ps(rotated + c, avx2::Hadamard8(v));
         }
         HadamardStagesFrom(rotated, out.kp, block, 8);
         __m256 amax = _mm256_setzero_ps();
@@ -317,7 +292,7 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
         for (int64_t c = 0; c < out.kp; c += 8) {
           amax = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(rotated + c)), amax);
         }
-        return MaxOf(amax);
+        return avx2::MaxOf(amax);
       },
       [&](const float* rotated, float inv_scale, int8_t* q) {
         const __m256 inv = _mm256_set1_ps(inv_scale);
@@ -334,7 +309,7 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + c),
                               _mm256_permutevar8x32_epi32(packed, order));
         }
-        return SumOf(sum);
+        return avx2::SumOf(sum);
       });
 }
 

@@ -25,6 +25,36 @@ inline __m256 OddHalves(__m256i x) {
   return _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
 }
 
+// One stage h = 1, 2 or 4 of the unnormalized Walsh-Hadamard transform on 8 lanes (see
+// ops/hadamard.h): lanes with bit h clear get x[j] + x[j + h], the others x[j - h] - x[j],
+// the same additions as the scalar loops, so every tier rotates to the same bits.
+template <int kH>
+inline __m256 Butterfly(__m256 x) {
+  __m256 swapped;
+  if constexpr (kH == 1) swapped = _mm256_permute_ps(x, 0xB1);
+  if constexpr (kH == 2) swapped = _mm256_permute_ps(x, 0x4E);
+  if constexpr (kH == 4) swapped = _mm256_permute2f128_ps(x, x, 0x01);
+  constexpr int kUpper = kH == 1 ? 0xAA : kH == 2 ? 0xCC : 0xF0;
+  return _mm256_blend_ps(_mm256_add_ps(x, swapped), _mm256_sub_ps(swapped, x), kUpper);
+}
+
+// Stages 1, 2 and 4 of each 8 lanes.
+inline __m256 Hadamard8(__m256 x) { return Butterfly<4>(Butterfly<2>(Butterfly<1>(x))); }
+
+inline float MaxOf(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+inline int32_t SumOf(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
 }  // namespace avx2
 
 struct Avx2 {};
