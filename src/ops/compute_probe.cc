@@ -44,8 +44,12 @@ ComputeProbe MeasureComputePeak(ThreadPool& pool) {
       p.int8_tops = Measure(pool, kernels::VnniInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::VnniBf16Loop, 1000000);
       break;
-    case CpuTier::kScalar:
     case CpuTier::kAvx2:
+      p.unit = "avx2";
+      p.int8_tops = Measure(pool, kernels::Avx2Int8Loop, 1000000);
+      p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
+      break;
+    case CpuTier::kScalar:
     case CpuTier::kAvx512:
     case CpuTier::kNeon:
       break;

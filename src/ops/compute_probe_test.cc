@@ -13,12 +13,14 @@ TEST(ComputeProbe, NamesTheUnitItRanAndMeasuresARate) {
   ThreadPool pool(2, /*pin=*/false);
   const ComputeProbe p = MeasureComputePeak(pool);
   const CpuTier tier = ActiveTier();
-  if (tier != CpuTier::kAmx && tier != CpuTier::kAvx512Bf16) {
+  if (tier != CpuTier::kAmx && tier != CpuTier::kAvx512Bf16 && tier != CpuTier::kAvx2) {
     EXPECT_STREQ(p.unit, "");
-    GTEST_SKIP() << "needs AVX512-VNNI/BF16 or AMX for a probe; this CPU's tier is "
+    GTEST_SKIP() << "needs AVX2, AVX512-VNNI/BF16 or AMX for a probe; this CPU's tier is "
                  << CpuTierName(tier);
   }
-  EXPECT_STREQ(p.unit, tier == CpuTier::kAmx ? "amx tiles" : "avx512 vnni");
+  EXPECT_STREQ(p.unit, tier == CpuTier::kAmx          ? "amx tiles"
+                       : tier == CpuTier::kAvx512Bf16 ? "avx512 vnni"
+                                                      : "avx2");
   EXPECT_GT(p.int8_tops, 0.0);
   EXPECT_GT(p.bf16_tflops, 0.0);
 }
