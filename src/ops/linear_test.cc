@@ -152,12 +152,14 @@ TEST(MatMul, MatMulAddIsMatMulThenAdd) {
 TEST(MatMul, RowsPerWeightReadIsTheActiveKernelsRowTile) {
   EXPECT_EQ(RowsPerWeightRead(WeightFormat::kF32), 1);
   EXPECT_EQ(RowsPerWeightRead(WeightFormat::kBF16), 1);
-  const int64_t expected = ActiveTier() == CpuTier::kScalar ? 1
-                           : ActiveTier() == CpuTier::kAvx2 ? 2
-                                                            : 0;
   for (WeightFormat f :
        {WeightFormat::kBF16Packed, WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
     SCOPED_TRACE(WeightFormatName(f));
+    // AVX2: bf16 tiles of 2 rows, int8 tiles of 4.
+    const int64_t expected = ActiveTier() == CpuTier::kScalar ? 1
+                             : ActiveTier() == CpuTier::kAvx2
+                                 ? (f == WeightFormat::kBF16Packed ? 2 : 4)
+                                 : 0;
     if (expected > 0) {
       EXPECT_EQ(RowsPerWeightRead(f), expected);
     }
