@@ -15,31 +15,12 @@ namespace {
 constexpr int kInt8Chains = 8;
 constexpr int kF32Chains = 12;
 
-// kChains independent chains of `step`, no loads in the loop.
-template <int kChains, typename Acc, typename Step>
-Acc Run(int64_t reps, Acc start, const Step& step) {
-  Acc acc[kChains];
-#pragma GCC unroll 12
-  for (Acc& a : acc) a = start;
-  for (int64_t i = 0; i < reps; ++i) {
-#pragma GCC unroll 12
-    for (int k = 0; k < kChains; ++k) {
-      acc[k] = step(acc[k]);
-      // Keeps the compiler from folding the loop; the accumulators stay in registers.
-      __asm__ volatile("" : "+x"(acc[k]));
-    }
-  }
-  Acc sum = acc[0];
-  for (int k = 1; k < kChains; ++k) sum = step(sum);
-  return sum;
-}
-
 }  // namespace
 
 double Avx2Int8Loop(int64_t reps) {
   const __m256i b = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
   // Each step is the kernels' pair: bytes x bytes to int16 pairs, then pairs to int32.
-  const __m256i sum = Run<kInt8Chains>(reps, _mm256_set1_epi8(2), [&](__m256i acc) {
+  const __m256i sum = RunChains<kInt8Chains>(reps, _mm256_set1_epi8(2), [&](__m256i acc) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(acc, b), ones);
   });
   __asm__ volatile("" : : "x"(sum));
@@ -48,8 +29,8 @@ double Avx2Int8Loop(int64_t reps) {
 
 double Avx2F32Loop(int64_t reps) {
   const __m256 a = _mm256_set1_ps(1.0f), b = _mm256_set1_ps(0.5f);
-  const __m256 sum = Run<kF32Chains>(reps, _mm256_setzero_ps(),
-                                     [&](__m256 acc) { return _mm256_fmadd_ps(acc, a, b); });
+  const __m256 sum = RunChains<kF32Chains>(reps, _mm256_setzero_ps(),
+                                           [&](__m256 acc) { return _mm256_fmadd_ps(acc, a, b); });
   __asm__ volatile("" : : "x"(sum));
   return 2.0 * 8 * kF32Chains * static_cast<double>(reps);
 }

@@ -9,38 +9,20 @@ namespace {
 
 constexpr int kAccumulators = 16;
 
-template <typename Acc, typename Step>
-Acc Run(int64_t reps, Acc zero, const Step& step) {
-  Acc acc[kAccumulators];
-#pragma GCC unroll 16
-  for (Acc& a : acc) a = zero;
-  for (int64_t i = 0; i < reps; ++i) {
-#pragma GCC unroll 16
-    for (int k = 0; k < kAccumulators; ++k) {
-      acc[k] = step(acc[k]);
-      // Keeps the compiler from folding the loop; the accumulators stay in registers.
-      __asm__ volatile("" : "+v"(acc[k]));
-    }
-  }
-  Acc sum = acc[0];
-  for (int k = 1; k < kAccumulators; ++k) sum = step(sum);
-  return sum;
-}
-
 }  // namespace
 
 double VnniInt8Loop(int64_t reps) {
   const __m512i a = _mm512_set1_epi8(1), b = _mm512_set1_epi8(2);
-  const __m512i sum = Run(reps, _mm512_setzero_si512(),
-                          [&](__m512i acc) { return _mm512_dpbusd_epi32(acc, a, b); });
+  const __m512i sum = RunChains<kAccumulators>(
+      reps, _mm512_setzero_si512(), [&](__m512i acc) { return _mm512_dpbusd_epi32(acc, a, b); });
   __asm__ volatile("" : : "v"(sum));
   return 2.0 * 64 * kAccumulators * static_cast<double>(reps);
 }
 
 double VnniBf16Loop(int64_t reps) {
   const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = a;
-  const __m512 sum =
-      Run(reps, _mm512_setzero_ps(), [&](__m512 acc) { return _mm512_dpbf16_ps(acc, a, b); });
+  const __m512 sum = RunChains<kAccumulators>(
+      reps, _mm512_setzero_ps(), [&](__m512 acc) { return _mm512_dpbf16_ps(acc, a, b); });
   __asm__ volatile("" : : "v"(sum));
   return 2.0 * 32 * kAccumulators * static_cast<double>(reps);
 }
