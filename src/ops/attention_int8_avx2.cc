@@ -126,15 +126,19 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     }
     return;
   }
+  // x = s * (k_scale * row_scale) of 8 keys from 8c, as the scalar twin rounds it.
+  auto score = [&](int r, int c, __m256 rs) {
+    const __m256i sv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + r * lds + 8 * c));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(sv),
+                         _mm256_mul_ps(_mm256_loadu_ps(k_scale + 8 * c), rs));
+  };
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   alignas(32) float mb[kInt8MaxRows] = {};
   for (int r = 0; r < rows; ++r) {
     const __m256 rs = _mm256_set1_ps(row_scale[r]);
     __m256 mx = neg_inf;
     for (int c = 0; c < chunks && 8 * c < n; ++c) {
-      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(
-                                         reinterpret_cast<const __m256i*>(s + r * lds + 8 * c))),
-                                     _mm256_mul_ps(_mm256_loadu_ps(k_scale + 8 * c), rs));
+      const __m256 x = score(r, c, rs);
       const __m256 valid_lanes = _mm256_castsi256_ps(avx2::FirstLanes(n - 8 * c));
       mx = _mm256_blendv_ps(mx, _mm256_max_ps(mx, x), valid_lanes);
     }
@@ -164,9 +168,7 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     const __m256 mbv = _mm256_set1_ps(mb[r]);
     __m256i sum = _mm256_setzero_si256();
     for (int c = 0; c < chunks; ++c) {
-      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(
-                                         reinterpret_cast<const __m256i*>(s + r * lds + 8 * c))),
-                                     _mm256_mul_ps(_mm256_loadu_ps(k_scale + 8 * c), rs));
+      const __m256 x = score(r, c, rs);
       // Padding keys may score above the block maximum: clamp to 0 before the exp2.
       const __m256 y = _mm256_min_ps(_mm256_sub_ps(x, mbv), _mm256_setzero_ps());
       const __m256i code =
@@ -183,15 +185,6 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     _mm256_storeu_ps(lr, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(p_scale[r]),
                                          _mm256_mul_ps(_mm256_loadu_ps(lr), a)));
     _mm256_storeu_ps(lr + 8, _mm256_mul_ps(_mm256_loadu_ps(lr + 8), a));
-  }
-}
-
-void SoftmaxI8(const int32_t* s, int64_t lds, int rows, int cols, int valid, const float* row_scale,
-               const float* k_scale, float* m, float* l, float* alpha, float* p_scale, uint8_t* p,
-               int64_t ldp) {
-  for (int r = 0; r < rows; r += kInt8MaxRows) {
-    SoftmaxRows(s + r * lds, lds, std::min(kInt8MaxRows, rows - r), cols, valid, row_scale + r,
-                k_scale, m + r, l + r * kSumLanes, alpha + r, p_scale + r, p + r * ldp, ldp);
   }
 }
 
@@ -253,20 +246,13 @@ inline __m128i Bytes16(__m256i lo, __m256i hi) {
   return _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1));
 }
 
-constexpr int kPrefetchRows = 4;
-
 void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, const float* center,
                      int8_t* codes, float* scale, int32_t* sum) {
   const int halves = dp / 8;
   const __m256 quarter = _mm256_set1_ps(0.25f);
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + r * stride;
-    // Rows are a qkv row apart: too far for the hardware prefetcher.
-    if (r + kPrefetchRows < rows) {
-      for (int i = 0; i < d; i += 16) {
-        _mm_prefetch(reinterpret_cast<const char*>(xr + kPrefetchRows * stride + i), _MM_HINT_T0);
-      }
-    }
+    PrefetchRowAhead(xr, stride, r, rows, d);
     __m256 y[kMaxDp / 8];
     __m256 amax = _mm256_setzero_ps();
     for (int b = 0; b < halves; ++b) {
@@ -323,7 +309,7 @@ void QuantizeValues(const float* x, int64_t stride, int rows, int d, int dp, con
 }  // namespace
 
 Int8AttentionKernels Avx2Int8AttentionKernels() {
-  return {QkI8, SoftmaxI8, PvI8, QuantizeRotated, QuantizeValues};
+  return {QkI8, SoftmaxInChunks<SoftmaxRows>, PvI8, QuantizeRotated, QuantizeValues};
 }
 
 }  // namespace qvl::kernels

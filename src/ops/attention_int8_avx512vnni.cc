@@ -136,15 +136,6 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
   }
 }
 
-void SoftmaxI8(const int32_t* s, int64_t lds, int rows, int cols, int valid, const float* row_scale,
-               const float* k_scale, float* m, float* l, float* alpha, float* p_scale, uint8_t* p,
-               int64_t ldp) {
-  for (int r = 0; r < rows; r += kInt8MaxRows) {
-    SoftmaxRows(s + r * lds, lds, std::min(kInt8MaxRows, rows - r), cols, valid, row_scale + r,
-                k_scale, m + r, l + r * kSumLanes, alpha + r, p_scale + r, p + r * ldp, ldp);
-  }
-}
-
 // One loop over the key quads of all groups (contiguous: quad q's values start at byte
 // 4 q dp); NC vectors of 16 dims from c0.
 template <int MR, int NC, int NG>
@@ -194,21 +185,13 @@ inline __m512i Codes127(__m512 x) {
   return _mm512_max_epi32(_mm512_min_epi32(c, _mm512_set1_epi32(127)), _mm512_set1_epi32(-127));
 }
 
-constexpr int kPrefetchRows = 4;
-
 void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, const float* center,
                      int8_t* codes, float* scale, int32_t* sum) {
   const int blocks = dp / 16;
   const __m512 quarter = _mm512_set1_ps(0.25f);
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + r * stride;
-    // Rows are a qkv row apart (12 KB in the 2B tower): too far for the hardware
-    // prefetcher, and waiting for them took two thirds of this kernel's time.
-    if (r + kPrefetchRows < rows) {
-      for (int i = 0; i < d; i += 16) {
-        _mm_prefetch(reinterpret_cast<const char*>(xr + kPrefetchRows * stride + i), _MM_HINT_T0);
-      }
-    }
+    PrefetchRowAhead(xr, stride, r, rows, d);
     __m512 y[kMaxDp / 16];
     __m512 amax = _mm512_setzero_ps();
     for (int b = 0; b < blocks; ++b) {
@@ -260,7 +243,7 @@ void QuantizeValues(const float* x, int64_t stride, int rows, int d, int dp, con
 }  // namespace
 
 Int8AttentionKernels Avx512VnniInt8AttentionKernels() {
-  return {QkI8, SoftmaxI8, PvI8, QuantizeRotated, QuantizeValues};
+  return {QkI8, SoftmaxInChunks<SoftmaxRows>, PvI8, QuantizeRotated, QuantizeValues};
 }
 
 }  // namespace qvl::kernels

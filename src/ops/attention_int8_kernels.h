@@ -79,6 +79,31 @@ struct Int8AttentionKernels {
   QuantizeValuesFn quantize_values = nullptr;
 };
 
+// The shared parts of the SIMD tiers (ops/attention_int8_avx2.cc, _avx512vnni.cc).
+
+// A SoftmaxI8Fn over any row count from one that takes at most kInt8MaxRows rows (the
+// SIMD softmaxes keep each row's block maximum on the stack).
+template <SoftmaxI8Fn kSoftmaxRows>
+void SoftmaxInChunks(const int32_t* s, int64_t lds, int rows, int cols, int valid,
+                     const float* row_scale, const float* k_scale, float* m, float* l, float* alpha,
+                     float* p_scale, uint8_t* p, int64_t ldp) {
+  for (int r = 0; r < rows; r += kInt8MaxRows) {
+    kSoftmaxRows(s + r * lds, lds, rows - r < kInt8MaxRows ? rows - r : kInt8MaxRows, cols, valid,
+                 row_scale + r, k_scale, m + r, l + r * kSumLanes, alpha + r, p_scale + r,
+                 p + r * ldp, ldp);
+  }
+}
+
+// Before quantizing row r of `rows` (stride floats apart, d used): fetches the row
+// kPrefetchRows ahead. Query and key rows are a qkv row apart (12 KB in the 2B tower), too
+// far for the hardware prefetcher, and waiting for them took two thirds of the
+// quantizer's time.
+inline void PrefetchRowAhead(const float* xr, int64_t stride, int r, int rows, int d) {
+  constexpr int kPrefetchRows = 4;
+  if (r + kPrefetchRows >= rows) return;
+  for (int i = 0; i < d; i += 16) __builtin_prefetch(xr + kPrefetchRows * stride + i, 0, 3);
+}
+
 Int8AttentionKernels ScalarInt8AttentionKernels();
 #if defined(__x86_64__)
 Int8AttentionKernels Avx2Int8AttentionKernels();
