@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -138,6 +139,11 @@ CpuFeatures Detect() {
   return f;
 }
 
+// Every tier, each above the ones before it on its architecture.
+constexpr CpuTier kTiers[] = {CpuTier::kScalar, CpuTier::kNeon,       CpuTier::kAvx2,
+                              CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
+                              CpuTier::kAmx};
+
 bool TierSupported(CpuTier tier, const CpuFeatures& f) {
   switch (tier) {
     case CpuTier::kScalar:
@@ -147,8 +153,10 @@ bool TierSupported(CpuTier tier, const CpuFeatures& f) {
     case CpuTier::kAvx512:
       return TierSupported(CpuTier::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl &&
              f.avx512dq;
+    case CpuTier::kAvx512Vnni:
+      return TierSupported(CpuTier::kAvx512, f) && f.avx512_vnni;
     case CpuTier::kAvx512Bf16:
-      return TierSupported(CpuTier::kAvx512, f) && f.avx512_bf16 && f.avx512_vnni;
+      return TierSupported(CpuTier::kAvx512Vnni, f) && f.avx512_bf16;
     case CpuTier::kAmx:
       return TierSupported(CpuTier::kAvx512Bf16, f) && f.amx_int8 && f.amx_bf16 && f.amx_permitted;
     case CpuTier::kNeon:
@@ -184,6 +192,8 @@ const char* CpuTierName(CpuTier tier) {
       return "avx2";
     case CpuTier::kAvx512:
       return "avx512";
+    case CpuTier::kAvx512Vnni:
+      return "avx512vnni";
     case CpuTier::kAvx512Bf16:
       return "avx512bf16";
     case CpuTier::kAmx:
@@ -201,9 +211,8 @@ const CpuFeatures& GetCpuFeatures() {
 
 CpuTier DetectedTier() {
   const CpuFeatures& f = GetCpuFeatures();
-  for (CpuTier t :
-       {CpuTier::kAmx, CpuTier::kAvx512Bf16, CpuTier::kAvx512, CpuTier::kAvx2, CpuTier::kNeon}) {
-    if (TierSupported(t, f)) return t;
+  for (auto t = std::rbegin(kTiers); t != std::rend(kTiers); ++t) {
+    if (TierSupported(*t, f)) return *t;
   }
   return CpuTier::kScalar;
 }
@@ -211,8 +220,9 @@ CpuTier DetectedTier() {
 CpuTier ActiveTier() {
   const char* env = std::getenv("QVL_CPU");
   if (env == nullptr || *env == '\0') return DetectedTier();
-  for (CpuTier t : {CpuTier::kScalar, CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16,
-                    CpuTier::kAmx, CpuTier::kNeon}) {
+  std::string names;
+  for (CpuTier t : kTiers) {
+    names += StrCat(names.empty() ? "" : ", ", CpuTierName(t));
     if (std::strcmp(env, CpuTierName(t)) != 0) continue;
     if (!TierSupported(t, GetCpuFeatures())) {
       Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env, ": this CPU does not support that tier (",
@@ -220,8 +230,7 @@ CpuTier ActiveTier() {
     }
     return t;
   }
-  Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env,
-       ": unknown tier; use scalar, avx2, avx512, avx512bf16, amx or neon");
+  Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env, ": unknown tier; use one of ", names);
 }
 
 std::string DescribeCpu() {

@@ -41,7 +41,8 @@ enum class CpuTier {
   kScalar,      // plain C++, any CPU
   kAvx2,        // AVX2 + FMA + F16C (Haswell, Zen 1+)
   kAvx512,      // AVX-512 F/BW/VL/DQ (Skylake-X)
-  kAvx512Bf16,  // + AVX512-BF16 and AVX512-VNNI (Zen 4, Sapphire Rapids)
+  kAvx512Vnni,  // + AVX512-VNNI (Cascade Lake, Ice Lake)
+  kAvx512Bf16,  // + AVX512-BF16 (Zen 4, Sapphire Rapids)
   kAmx,         // + AMX-INT8 and AMX-BF16 tiles, permitted by the kernel (Sapphire Rapids)
   kNeon,        // ARMv8 NEON (+dotprod where present)
 };
@@ -55,8 +56,8 @@ const CpuFeatures& GetCpuFeatures();
 CpuTier DetectedTier();
 
 // The tier kernels use: DetectedTier(), lowered by the environment variable
-// QVL_CPU=scalar|avx2|avx512|avx512bf16|amx|neon. Asking for a tier the CPU lacks, or an
-// unknown name, throws Error(kInvalidArgument) naming the variable.
+// QVL_CPU=scalar|neon|avx2|avx512|avx512vnni|avx512bf16|amx. Asking for a tier the CPU
+// lacks, or an unknown name, throws Error(kInvalidArgument) naming the variable.
 CpuTier ActiveTier();
 
 // The first logical CPU of each physical core this process may use (hyper-threads of a

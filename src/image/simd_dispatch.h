@@ -13,6 +13,7 @@ inline bool ImageKernelsUseAvx2() {
   switch (ActiveTier()) {
     case CpuTier::kAvx2:
     case CpuTier::kAvx512:
+    case CpuTier::kAvx512Vnni:
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return true;

@@ -2,7 +2,7 @@
 // unsigned bytes (4 dims of a query's codes, or the probabilities of 4 keys) with 16
 // groups of 4 signed bytes of the other operand and accumulates 16 int32 lanes. The
 // packed groups (Int8GroupLayout) are exactly that operand, so they are read with plain
-// loads. Built for the kAvx512Bf16 tier, which implies AVX512-VNNI.
+// loads. Built with the VNNI flags only: kAvx512Vnni and the tiers above it run them.
 #include <immintrin.h>
 
 #include <algorithm>

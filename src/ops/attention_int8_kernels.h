@@ -111,7 +111,7 @@ Int8AttentionKernels Avx512VnniInt8AttentionKernels();
 #endif
 
 // The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 and
-// kAvx512 (no VNNI), vpdpbusd for kAvx512Bf16 and kAmx (which imply AVX512-VNNI); empty
+// kAvx512 (no VNNI), vpdpbusd for kAvx512Vnni and the tiers above it; empty
 // (all null) on NEON, which keeps to bf16 attention.
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
 

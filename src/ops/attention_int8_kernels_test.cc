@@ -23,7 +23,7 @@ struct SimdTier {
   CpuTier tier;
   const char* feature;
 };
-const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"}, {CpuTier::kAvx512Bf16, "AVX512-VNNI"}};
+const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"}, {CpuTier::kAvx512Vnni, "AVX512-VNNI"}};
 
 bool Runs(CpuTier tier) {
 #if defined(__x86_64__)
@@ -249,7 +249,11 @@ TEST(Int8AttentionKernels, TierSelection) {
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx2).qk, nullptr);
   EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512).qk,
             Int8AttentionKernelsFor(CpuTier::kAvx2).qk);
-  EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Bf16).pv, nullptr);
+  EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv, nullptr);
+  EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv,
+            Int8AttentionKernelsFor(CpuTier::kAvx2).pv);
+  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512Bf16).pv,
+            Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv);
 #endif
 }
 

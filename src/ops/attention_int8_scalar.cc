@@ -143,6 +143,7 @@ Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
 #if defined(__x86_64__)
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
+    case CpuTier::kAvx512Vnni:
       return Avx512VnniInt8AttentionKernels();
     case CpuTier::kAvx512:
     case CpuTier::kAvx2:

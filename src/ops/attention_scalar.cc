@@ -107,6 +107,7 @@ AttentionKernels AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16AttentionKernels();
+    case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512AttentionKernels();
     case CpuTier::kAvx2:

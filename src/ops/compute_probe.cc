@@ -44,13 +44,19 @@ ComputeProbe MeasureComputePeak(ThreadPool& pool) {
       p.int8_tops = Measure(pool, kernels::VnniInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::VnniBf16Loop, 1000000);
       break;
+    case CpuTier::kAvx512Vnni:
+      // The tier's bf16 kernels widen to f32 and multiply-add on 256 bits, as AVX2's.
+      p.unit = "avx512 vnni; bf16 as avx2 fma";
+      p.int8_tops = Measure(pool, kernels::VnniInt8Loop, 1000000);
+      p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
+      break;
+    case CpuTier::kAvx512:  // its int8 and bf16 kernels are AVX2's
     case CpuTier::kAvx2:
       p.unit = "avx2";
       p.int8_tops = Measure(pool, kernels::Avx2Int8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
       break;
     case CpuTier::kScalar:
-    case CpuTier::kAvx512:
     case CpuTier::kNeon:
       break;
   }

@@ -77,6 +77,7 @@ ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {
   switch (tier) {
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
+    case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512ElementwiseKernels();
     case CpuTier::kAvx2:

@@ -44,7 +44,8 @@ std::vector<float> Reference(const std::vector<float>& x, const std::vector<floa
 std::vector<CpuTier> CompiledTiersUpTo(CpuTier best) {
   std::vector<CpuTier> tiers = {CpuTier::kScalar};
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kAmx})
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
+                    CpuTier::kAmx})
     if (static_cast<int>(t) <= static_cast<int>(best)) tiers.push_back(t);
 #endif
   return tiers;

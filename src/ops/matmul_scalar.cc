@@ -57,6 +57,7 @@ MatMulKernels MatMulKernelsFor(CpuTier tier) {
     case CpuTier::kAmx:
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16MatMulKernels();
+    case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512MatMulKernels();
     case CpuTier::kAvx2:

@@ -246,6 +246,8 @@ PackedKernels PackedKernelsFor(CpuTier tier) {
       return AmxPackedKernels();
     case CpuTier::kAvx512Bf16:
       return Avx512Bf16PackedKernels();
+    case CpuTier::kAvx512Vnni:
+      return Avx512VnniPackedKernels();
     case CpuTier::kAvx512:
     case CpuTier::kAvx2:
       return Avx2PackedKernels();

@@ -31,7 +31,8 @@ std::vector<float> RandomVector(size_t n, std::mt19937& rng, float scale = 1.0f)
 std::vector<CpuTier> CompiledTiers() {
   std::vector<CpuTier> tiers = {CpuTier::kScalar};
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Bf16, CpuTier::kAmx})
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
+                    CpuTier::kAmx})
     if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
 #endif
   return tiers;
@@ -532,6 +533,26 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
     }
   }
 }
+
+#if defined(__x86_64__)
+// AVX-512 with VNNI but without BF16 (Cascade Lake, Ice Lake): the int8 formats on the
+// vpdpbusd kernels, bf16 on AVX2's (vdpbf16ps is missing), nothing from a BF16 build.
+TEST(PackedKernels, VnniTierTakesTheVnniInt8KernelsAndTheAvx2Bf16Kernel) {
+  const kernels::PackedKernels vnni = kernels::PackedKernelsFor(CpuTier::kAvx512Vnni);
+  const kernels::PackedKernels bf16 = kernels::PackedKernelsFor(CpuTier::kAvx512Bf16);
+  const kernels::PackedKernels avx2 = kernels::PackedKernelsFor(CpuTier::kAvx2);
+  EXPECT_EQ(vnni.q8, bf16.q8);
+  EXPECT_EQ(vnni.q4, bf16.q4);
+  EXPECT_EQ(vnni.w8a8, bf16.w8a8);
+  EXPECT_EQ(vnni.quantize, bf16.quantize);
+  EXPECT_EQ(vnni.quantize_w8a8, bf16.quantize_w8a8);
+  EXPECT_NE(vnni.q8, avx2.q8);
+  EXPECT_EQ(vnni.bf16, avx2.bf16);
+  EXPECT_EQ(vnni.bf16_rows, avx2.bf16_rows);
+  EXPECT_NE(bf16.bf16, avx2.bf16);
+  EXPECT_EQ(kernels::PackedKernelsFor(CpuTier::kAvx512).q8, avx2.q8);
+}
+#endif
 
 // The AMX tiles at a layer's depth (K = 2048, 64 blocks through the two C tiles) and a
 // tile count with a partial last tile: the Q8 / Q4 sums bit for bit the scalar twin's.

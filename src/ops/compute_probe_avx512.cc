@@ -1,5 +1,7 @@
-// The compute probe's AVX512-VNNI / AVX512-BF16 loops: eight independent accumulators
-// (enough to cover the instructions' latency on two pipes), no loads in the loop.
+// The compute probe's AVX512-VNNI / AVX512-BF16 loops: sixteen independent accumulators
+// (enough to cover the instructions' latency on two pipes), no loads in the loop. Built
+// with the VNNI flags only, for the tier without AVX512-BF16 too, so vdpbf16ps is written
+// in asm; only the tiers with AVX512-BF16 call its loop.
 #include <immintrin.h>
 
 #include "ops/compute_probe_kernels.h"
@@ -20,9 +22,11 @@ double VnniInt8Loop(int64_t reps) {
 }
 
 double VnniBf16Loop(int64_t reps) {
-  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = a;
-  const __m512 sum = RunChains<kAccumulators>(
-      reps, _mm512_setzero_ps(), [&](__m512 acc) { return _mm512_dpbf16_ps(acc, a, b); });
+  const __m512 a = _mm512_castsi512_ps(_mm512_set1_epi16(0x3f80)), b = a;
+  const __m512 sum = RunChains<kAccumulators>(reps, _mm512_setzero_ps(), [&](__m512 acc) {
+    asm("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+    return acc;
+  });
   __asm__ volatile("" : : "v"(sum));
   return 2.0 * 32 * kAccumulators * static_cast<double>(reps);
 }
