@@ -98,18 +98,6 @@ void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_
   }
 }
 
-// 255 * 2^y for y <= 0, as the vpdpbusd tier's (same cubic); y below -126 gives 0 codes.
-inline __m256 Exp2Times255(__m256 y) {
-  y = _mm256_max_ps(y, _mm256_set1_ps(-126.0f));
-  const __m256 n = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 f = _mm256_sub_ps(y, n);
-  __m256 p = _mm256_set1_ps(255.0f * 0.0551716691f);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(255.0f * 0.242611122f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(255.0f * 0.693260985f));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(255.0f * 0.999928074f));
-  return Simd<Avx2>::Scale2(p, n);
-}
-
 // The vpdpbusd tier's three passes (block maxima; references and scales of 8 rows at a
 // time; probability codes), 8 lanes wide. At most kInt8MaxRows rows.
 void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
@@ -171,8 +159,8 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
       const __m256 x = score(r, c, rs);
       // Padding keys may score above the block maximum: clamp to 0 before the exp2.
       const __m256 y = _mm256_min_ps(_mm256_sub_ps(x, mbv), _mm256_setzero_ps());
-      const __m256i code =
-          _mm256_and_si256(_mm256_cvtps_epi32(Exp2Times255(y)), avx2::FirstLanes(n - 8 * c));
+      const __m256i code = _mm256_and_si256(
+          _mm256_cvtps_epi32(simd::Exp2NonPositiveTimes255<Avx2>(y)), avx2::FirstLanes(n - 8 * c));
       sum = _mm256_add_epi32(sum, code);
       const __m256i words = _mm256_packus_epi32(code, code);
       const __m256i bytes = _mm256_packus_epi16(words, words);

@@ -56,18 +56,6 @@ void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_
   });
 }
 
-// 255 * 2^y for y <= 0: 2^frac from a cubic (relative error 7.5e-5, a fiftieth of a
-// code at 255), the integer part by vscalefps (flushing to 0 far below the maximum).
-inline __m512 Exp2Times255(__m512 y) {
-  const __m512 n = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 f = _mm512_sub_ps(y, n);
-  __m512 p = _mm512_set1_ps(255.0f * 0.0551716691f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.242611122f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.693260985f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(255.0f * 0.999928074f));
-  return _mm512_scalef_ps(p, n);
-}
-
 // Three passes over the rows: block maxima, then the new references and scales of 16
 // rows at a time in vectors (one exp2 per row: one of alpha and 255 p_scale is 1, the
 // other 2^-|m - mb|; a libm call per row and block cost more than the rest), then the
@@ -125,7 +113,7 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     for (int c = 0; c < chunks; ++c) {
       const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(s + r * lds + 16 * c)),
                                      _mm512_mul_ps(scale[c], rs));
-      const __m512 e = Exp2Times255(_mm512_sub_ps(x, mbv));
+      const __m512 e = simd::Exp2NonPositiveTimes255<Avx512>(_mm512_sub_ps(x, mbv));
       const __m512i code = _mm512_maskz_cvtps_epi32(FirstLanes(n - 16 * c), e);
       sum = _mm512_add_epi32(sum, code);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(pr + 16 * c), _mm512_cvtusepi32_epi8(code));
