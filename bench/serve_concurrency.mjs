@@ -7,7 +7,8 @@
 //   node bench/serve_concurrency.mjs --model DIR [--qvl build/qvl] [--dtype q8]
 //       [--llama-cpp DIR --gguf TEXT.gguf --mmproj MMPROJ.gguf] [--levels 1,4,8]
 //       [--tokens 64] [--image bench/bench-1024x768.jpg] [--threads 2] [--out FILE.json]
-//       [--decode-tokens 256 --decode-level 4] [--qvl-args "--max-stall-ms 1000"]
+//       [--decode-tokens 256 --decode-level 4] [--beside-tokens 400 --beside-level 3]
+//       [--qvl-args "--max-stall-ms 1000"]
 //
 // The images are colour variants of --image (channel orders, mirrored, flipped), written
 // with Pillow (python3-pil); every request of the run gets one of its own, so that no
@@ -22,6 +23,10 @@
 // --decode-tokens N adds one run of --decode-level requests with N tokens each, long
 // enough that they all stream together on any server: its batched decode rate is the
 // figure to compare between servers that schedule differently.
+// --beside-tokens N adds one run in which a text-only answer of N tokens streams and, from
+// its first token on, --beside-level image requests arrive: the longest pause in that
+// answer while the images are encoded and prefilled (qvl bounds it with --max-stall-ms)
+// and the image requests' first tokens, counted from their submission.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +43,9 @@ function parseArgs(argv) {
     prompt: 'Describe this image.',
     decodeTokens: 0,
     decodeLevel: 4,
+    besideTokens: 0,
+    besideLevel: 3,
+    besidePrompt: 'Write a long story about a lighthouse keeper.',
     qvlArgs: '',
   };
   for (let i = 0; i < argv.length; i += 2) {
@@ -48,10 +56,12 @@ function parseArgs(argv) {
     options[key] = argv[i + 1];
   }
   if (!options.model) throw new Error('--model DIR is required');
-  options.levels = String(options.levels).split(',').map(Number);
+  options.levels = String(options.levels).split(',').map(Number).filter((n) => n > 0);
   options.tokens = Number(options.tokens);
   options.decodeTokens = Number(options.decodeTokens);
   options.decodeLevel = Number(options.decodeLevel);
+  options.besideTokens = Number(options.besideTokens);
+  options.besideLevel = Number(options.besideLevel);
   return options;
 }
 
@@ -90,23 +100,22 @@ async function waitHealthy(base, child) {
   throw new Error('server never became healthy');
 }
 
-// One streamed request; times are milliseconds since `t0`.
+// One streamed request (text only when imageUrl is null); times are milliseconds since
+// `t0`. options.onFirst, if given, is called at the first piece of the answer.
 async function streamOne(base, model, imageUrl, options, t0) {
+  const content = imageUrl
+    ? [
+        { type: 'image_url', image_url: { url: imageUrl } },
+        { type: 'text', text: options.prompt },
+      ]
+    : options.prompt;
   const body = {
     model,
     stream: true,
     max_tokens: options.tokens,
     temperature: 0,
     ignore_eos: true,
-    messages: [
-      {
-        role: 'user',
-        content: [
-          { type: 'image_url', image_url: { url: imageUrl } },
-          { type: 'text', text: options.prompt },
-        ],
-      },
-    ],
+    messages: [{ role: 'user', content }],
   };
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
@@ -131,11 +140,18 @@ async function streamOne(base, model, imageUrl, options, t0) {
       if (delta) {
         pieces++;
         times.push(performance.now() - t0);
-        if (first === null) first = times[0];
+        if (first === null) {
+          first = times[0];
+          options.onFirst?.();
+        }
       }
     }
   }
   return { ttft: first, end: performance.now() - t0, pieces, times };
+}
+
+function longestPause(times) {
+  return Math.max(0, ...times.slice(1).map((t, i) => t - times[i])) / 1000;
 }
 
 async function runLevel(base, model, images, level, options) {
@@ -164,10 +180,35 @@ async function runLevel(base, model, images, level, options) {
     total_s: lastEnd / 1000,
     aggregate_decode_tps: tokens / ((lastEnd - ttfts[0]) / 1000),
     all_streaming_decode_tps: level > 1 && together >= level ? together / window : null,
-    longest_pause_s:
-      Math.max(...results.map((r) => Math.max(0, ...r.times.slice(1).map((t, i) => t - r.times[i])))) /
-      1000,
+    longest_pause_s: Math.max(...results.map((r) => longestPause(r.times))),
     streamed_pieces: results.map((r) => r.pieces),
+  };
+}
+
+async function runBeside(base, model, images, options) {
+  const t0 = performance.now();
+  let started;
+  const firstPiece = new Promise((res) => (started = res));
+  const text = streamOne(
+    base,
+    model,
+    null,
+    { ...options, prompt: options.besidePrompt, tokens: options.besideTokens, onFirst: started },
+    t0,
+  );
+  await firstPiece;
+  const submitted = performance.now() - t0;
+  const imageRuns = await Promise.all(
+    Array.from({ length: options.besideLevel }, () =>
+      streamOne(base, model, images.shift(), options, t0),
+    ),
+  );
+  const answer = await text;
+  return {
+    beside_level: options.besideLevel,
+    stream_tokens: answer.pieces,
+    stream_longest_pause_s: longestPause(answer.times),
+    image_ttft_s: imageRuns.map((r) => (r.ttft - submitted) / 1000).sort((a, b) => a - b),
   };
 }
 
@@ -196,6 +237,11 @@ async function benchServer(name, command, args, port, allImages, options) {
       console.error(`${name} (${options.decodeTokens} tokens): ${JSON.stringify(row)}`);
       rows.push({ server: name, tokens: options.decodeTokens, ...row });
     }
+    if (options.besideTokens > 0) {
+      const beside = await runBeside(base, model, images, options);
+      console.error(`${name} (beside a streaming answer): ${JSON.stringify(beside)}`);
+      besideRows.push({ server: name, ...beside });
+    }
     return rows;
   } catch (e) {
     throw new Error(`${name}: ${e.message}\n${log}`);
@@ -206,12 +252,19 @@ async function benchServer(name, command, args, port, allImages, options) {
 }
 
 const options = parseArgs(process.argv.slice(2));
-const maxLevel = Math.max(...options.levels, options.decodeTokens > 0 ? options.decodeLevel : 0);
+const maxLevel = Math.max(
+  ...options.levels,
+  options.decodeTokens > 0 ? options.decodeLevel : 0,
+  options.besideTokens > 0 ? options.besideLevel + 1 : 0,
+);
 const requests =
-  options.levels.reduce((a, b) => a + b, 0) + (options.decodeTokens > 0 ? options.decodeLevel : 0);
+  options.levels.reduce((a, b) => a + b, 0) +
+  (options.decodeTokens > 0 ? options.decodeLevel : 0) +
+  (options.besideTokens > 0 ? options.besideLevel : 0);
 const images = writeVariants(options.image, 1 + requests);
 if (images.length > 24) throw new Error('at most 23 requests in all (24 image variants)');
 const rows = [];
+const besideRows = [];
 const qvlArgs = ['serve', '-m', options.model, '--dtype', options.dtype, '--vision-dtype',
   options.dtype, '-t', String(options.threads), '--port', '18531', '--parallel',
   String(maxLevel), '--no-download', ...options.qvlArgs.split(' ').filter((a) => a)];
@@ -225,16 +278,33 @@ if (options.llamaCpp) {
   rows.push(...(await benchServer('llama-server', server, llamaArgs, 18532, images, options)));
 }
 
-const lines = [
-  '| server | concurrent | tokens each | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) | longest pause (s) |',
-  '|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map(
-    (r) =>
-      `| ${r.server} | ${r.level} | ${r.tokens ?? options.tokens} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
-      `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} | ` +
-      `${r.all_streaming_decode_tps !== null ? r.all_streaming_decode_tps.toFixed(1) : '—'} | ` +
-      `${r.longest_pause_s.toFixed(1)} |`,
-  ),
-];
+const lines = [];
+if (rows.length > 0) {
+  lines.push(
+    '| server | concurrent | tokens each | TTFT first (s) | TTFT median (s) | TTFT last (s) | total (s) | aggregate decode (tok/s) | decode, all streaming (tok/s) | longest pause (s) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.server} | ${r.level} | ${r.tokens ?? options.tokens} | ${r.ttft_first_s.toFixed(1)} | ${r.ttft_median_s.toFixed(1)} | ` +
+        `${r.ttft_last_s.toFixed(1)} | ${r.total_s.toFixed(1)} | ${r.aggregate_decode_tps.toFixed(1)} | ` +
+        `${r.all_streaming_decode_tps !== null ? r.all_streaming_decode_tps.toFixed(1) : '—'} | ` +
+        `${r.longest_pause_s.toFixed(1)} |`,
+    ),
+  );
+}
+if (besideRows.length > 0) {
+  lines.push(
+    ...(lines.length > 0 ? [''] : []),
+    '| server | image requests beside the answer | answer tokens | longest pause in the answer (s) | image first tokens after submission (s) |',
+    '|---|---|---|---|---|',
+    ...besideRows.map(
+      (r) =>
+        `| ${r.server} | ${r.beside_level} | ${r.stream_tokens} | ${r.stream_longest_pause_s.toFixed(2)} | ` +
+        `${r.image_ttft_s.map((t) => t.toFixed(1)).join(', ')} |`,
+    ),
+  );
+}
 console.log(lines.join('\n'));
-if (options.out) fs.writeFileSync(options.out, JSON.stringify({ options, rows }, null, 2));
+if (options.out) {
+  fs.writeFileSync(options.out, JSON.stringify({ options, rows, beside: besideRows }, null, 2));
+}
