@@ -20,17 +20,10 @@ namespace qvl::kernels {
 namespace {
 
 constexpr int kLanes = kPanelRows;
-constexpr int64_t kPrefetchBytes = 4096;
 constexpr int64_t kStreamingRows = 8;
 // Rows of the int8 tiles: four read a panel once for a decode step with three drafted
 // tokens (or four streams), and prefill runs as fast as with two.
 constexpr int kQuantRows = 4;
-
-inline int32_t Load32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 inline __m256i Load256(const uint8_t* p) {
   return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));

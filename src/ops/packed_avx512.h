@@ -6,8 +6,7 @@
 // Two ways through the panels, chosen by the number of rows of x:
 //  - Streaming (decode, m <= kStreamRows): the weights are read from memory once and the
 //    arithmetic is cheap, so the kernel walks one panel after the other, a single
-//    sequential stream per thread, with software prefetches kPrefetchBytes ahead (4 KiB
-//    measured best on Zen 4; the hardware prefetcher does most of the work).
+//    sequential stream per thread, with software prefetches kPrefetchBytes ahead.
 //  - Tiles (prefill, vision): register tiles of MR rows of x by NP panels. Weight vectors
 //    are loaded once per step and used for all MR rows, x slices are broadcast.
 // Both give bit-identical rows (see ops/packed_kernels.h), so a row's result does not
@@ -17,26 +16,19 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <cstring>
 #include <utility>
 
 #include "ops/packed_kernels.h"
+#include "ops/packed_tiles.h"
 #include "ops/weight_format.h"
 
 namespace qvl::kernels {
 namespace {
 
 constexpr int kLanes = kPanelRows;
-constexpr int64_t kPrefetchBytes = 4096;
 // Up to this many rows of x share one pass over the weights (decode batches); more rows
 // run faster as tiles.
 constexpr int kStreamRows = 4;
-
-inline int32_t Load32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 inline __mmask16 ColumnMask(int64_t cols) {
   if (cols <= 0) return 0;
