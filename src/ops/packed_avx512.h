@@ -15,11 +15,13 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
+#include "ops/simd_avx512.h"
 #include "ops/weight_format.h"
 
 namespace qvl::kernels {
@@ -30,9 +32,9 @@ constexpr int kLanes = kPanelRows;
 // run faster as tiles.
 constexpr int kStreamRows = 4;
 
+// The lanes of a panel's `cols` valid columns (cols may be negative or past the panel).
 inline __mmask16 ColumnMask(int64_t cols) {
-  if (cols <= 0) return 0;
-  return cols >= kLanes ? __mmask16(0xffff) : __mmask16((1u << cols) - 1);
+  return avx512::FirstLanes(static_cast<int>(std::clamp<int64_t>(cols, 0, kLanes)));
 }
 
 // Stores the valid columns of a tile: acc + bias, or for the quantized formats (with

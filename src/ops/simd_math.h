@@ -36,14 +36,23 @@ Vec<T> Exp(Vec<T> x) {
   return S::Scale2(ExpReduced<T>(r), n);
 }
 
+// x <= 0 as n + f, n integral and |f| <= 1/2; x is first raised to the tier's kExp2Low,
+// below which 2^x rounds to 0. Returns f.
+template <class T>
+Vec<T> SplitExp2(Vec<T> x, Vec<T>& n) {
+  using S = Simd<T>;
+  x = S::Max(x, S::Set(S::kExp2Low));
+  n = S::Round(x);
+  return S::Sub(x, n);
+}
+
 // 2^x for x <= 0 (softmax in base 2).
 template <class T>
 Vec<T> Exp2NonPositive(Vec<T> x) {
   using S = Simd<T>;
   using V = Vec<T>;
-  x = S::Max(x, S::Set(S::kExp2Low));
-  const V n = S::Round(x);
-  const V r = S::Mul(S::Sub(x, n), S::Set(0.693147180559945309f));
+  V n;
+  const V r = S::Mul(SplitExp2<T>(x, n), S::Set(0.693147180559945309f));
   return S::Scale2(ExpReduced<T>(r), n);
 }
 
@@ -54,9 +63,8 @@ template <class T>
 Vec<T> Exp2NonPositiveTimes255(Vec<T> x) {
   using S = Simd<T>;
   using V = Vec<T>;
-  x = S::Max(x, S::Set(S::kExp2Low));
-  const V n = S::Round(x);
-  const V f = S::Sub(x, n);
+  V n;
+  const V f = SplitExp2<T>(x, n);
   V p = S::Set(255.0f * 0.0551716691f);
   p = S::MulAdd(p, f, S::Set(255.0f * 0.242611122f));
   p = S::MulAdd(p, f, S::Set(255.0f * 0.693260985f));
