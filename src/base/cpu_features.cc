@@ -139,26 +139,27 @@ CpuFeatures Detect() {
   return f;
 }
 
-// Every tier, each above the ones before it on its architecture.
-constexpr CpuTier kTiers[] = {CpuTier::kScalar, CpuTier::kNeon,       CpuTier::kAvx2,
-                              CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
-                              CpuTier::kAmx};
+// Every tier, each preferred over the ones before it on its architecture.
+constexpr CpuTier kTiers[] = {CpuTier::kScalar,     CpuTier::kNeon,   CpuTier::kAvx2,
+                              CpuTier::kAvxVnni,    CpuTier::kAvx512, CpuTier::kAvx512Vnni,
+                              CpuTier::kAvx512Bf16, CpuTier::kAmx};
 
-bool TierSupported(CpuTier tier, const CpuFeatures& f) {
+bool Supports(CpuTier tier, const CpuFeatures& f) {
   switch (tier) {
     case CpuTier::kScalar:
       return true;
     case CpuTier::kAvx2:
       return f.avx2 && f.fma && f.f16c;
+    case CpuTier::kAvxVnni:
+      return Supports(CpuTier::kAvx2, f) && f.avx_vnni;
     case CpuTier::kAvx512:
-      return TierSupported(CpuTier::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl &&
-             f.avx512dq;
+      return Supports(CpuTier::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
     case CpuTier::kAvx512Vnni:
-      return TierSupported(CpuTier::kAvx512, f) && f.avx512_vnni;
+      return Supports(CpuTier::kAvx512, f) && f.avx512_vnni;
     case CpuTier::kAvx512Bf16:
-      return TierSupported(CpuTier::kAvx512Vnni, f) && f.avx512_bf16;
+      return Supports(CpuTier::kAvx512Vnni, f) && f.avx512_bf16;
     case CpuTier::kAmx:
-      return TierSupported(CpuTier::kAvx512Bf16, f) && f.amx_int8 && f.amx_bf16 && f.amx_permitted;
+      return Supports(CpuTier::kAvx512Bf16, f) && f.amx_int8 && f.amx_bf16 && f.amx_permitted;
     case CpuTier::kNeon:
       return f.neon;
   }
@@ -190,6 +191,8 @@ const char* CpuTierName(CpuTier tier) {
       return "scalar";
     case CpuTier::kAvx2:
       return "avx2";
+    case CpuTier::kAvxVnni:
+      return "avxvnni";
     case CpuTier::kAvx512:
       return "avx512";
     case CpuTier::kAvx512Vnni:
@@ -209,12 +212,19 @@ const CpuFeatures& GetCpuFeatures() {
   return features;
 }
 
-CpuTier DetectedTier() {
-  const CpuFeatures& f = GetCpuFeatures();
-  for (auto t = std::rbegin(kTiers); t != std::rend(kTiers); ++t) {
-    if (TierSupported(*t, f)) return *t;
+bool TierSupported(CpuTier tier) { return Supports(tier, GetCpuFeatures()); }
+
+std::vector<CpuTier> SupportedTiers() {
+  std::vector<CpuTier> tiers;
+  for (CpuTier t : kTiers) {
+    if (TierSupported(t)) tiers.push_back(t);
   }
-  return CpuTier::kScalar;
+  return tiers;
+}
+
+CpuTier DetectedTier() {
+  static const CpuTier best = SupportedTiers().back();
+  return best;
 }
 
 CpuTier ActiveTier() {
@@ -224,7 +234,7 @@ CpuTier ActiveTier() {
   for (CpuTier t : kTiers) {
     names += StrCat(names.empty() ? "" : ", ", CpuTierName(t));
     if (std::strcmp(env, CpuTierName(t)) != 0) continue;
-    if (!TierSupported(t, GetCpuFeatures())) {
+    if (!TierSupported(t)) {
       Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env, ": this CPU does not support that tier (",
            "best available: ", CpuTierName(DetectedTier()), ")");
     }

@@ -36,10 +36,13 @@ struct CpuFeatures {
   int physical_cores = 1;  // distinct cores among them (hyper-threads counted once)
 };
 
-// Kernel tiers, lowest first. A tier implies every tier below it on the same ISA.
+// Kernel tiers, lowest first. A tier implies every tier below it on the same ISA, except
+// kAvxVnni: the AVX-512 tiers do not need it (Skylake-X to Ice Lake lack it), and they
+// run their own int8 kernels anyway.
 enum class CpuTier {
   kScalar,      // plain C++, any CPU
   kAvx2,        // AVX2 + FMA + F16C (Haswell, Zen 1+)
+  kAvxVnni,     // + AVX-VNNI without AVX-512 (Alder Lake and later cores, N100, Sierra Forest)
   kAvx512,      // AVX-512 F/BW/VL/DQ (Skylake-X)
   kAvx512Vnni,  // + AVX512-VNNI (Cascade Lake, Ice Lake)
   kAvx512Bf16,  // + AVX512-BF16 (Zen 4, Sapphire Rapids)
@@ -52,11 +55,17 @@ const char* CpuTierName(CpuTier tier);
 // Detected once, thread-safe.
 const CpuFeatures& GetCpuFeatures();
 
+// Whether this CPU runs `tier`'s kernels.
+bool TierSupported(CpuTier tier);
+
+// Every tier this CPU runs, lowest first (scalar included).
+std::vector<CpuTier> SupportedTiers();
+
 // The best tier this CPU supports.
 CpuTier DetectedTier();
 
 // The tier kernels use: DetectedTier(), lowered by the environment variable
-// QVL_CPU=scalar|neon|avx2|avx512|avx512vnni|avx512bf16|amx. Asking for a tier the CPU
+// QVL_CPU=scalar|neon|avx2|avxvnni|avx512|avx512vnni|avx512bf16|amx. Asking for a tier the CPU
 // lacks, or an unknown name, throws Error(kInvalidArgument) naming the variable.
 CpuTier ActiveTier();
 

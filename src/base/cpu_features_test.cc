@@ -29,6 +29,42 @@ TEST(CpuFeatures, EnvironmentLowersTier) {
   EXPECT_EQ(ActiveTier(), DetectedTier());
 }
 
+// Every tier the CPU supports can be asked for by name; the best is the detected one.
+TEST(CpuFeatures, SupportedTiersCanBeChosenByName) {
+  const std::vector<CpuTier> tiers = SupportedTiers();
+  ASSERT_FALSE(tiers.empty());
+  EXPECT_EQ(tiers.front(), CpuTier::kScalar);
+  EXPECT_EQ(tiers.back(), DetectedTier());
+  for (CpuTier t : tiers) {
+    EXPECT_TRUE(TierSupported(t));
+    ::setenv("QVL_CPU", CpuTierName(t), 1);
+    EXPECT_EQ(ActiveTier(), t) << CpuTierName(t);
+  }
+  ::unsetenv("QVL_CPU");
+}
+
+// A tier the CPU lacks is refused with the best one it has, never run into SIGILL.
+TEST(CpuFeatures, RefusesATierTheCpuLacks) {
+#if defined(__x86_64__)
+  const CpuFeatures& f = GetCpuFeatures();
+  const CpuTier missing = !f.avx_vnni   ? CpuTier::kAvxVnni
+                          : !f.amx_int8 ? CpuTier::kAmx
+                                        : CpuTier::kNeon;
+#else
+  const CpuTier missing = CpuTier::kAvx2;
+#endif
+  ASSERT_FALSE(TierSupported(missing));
+  ::setenv("QVL_CPU", CpuTierName(missing), 1);
+  try {
+    ActiveTier();
+    ADD_FAILURE() << "expected an error for " << CpuTierName(missing);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not support"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(CpuTierName(DetectedTier())), std::string::npos);
+  }
+  ::unsetenv("QVL_CPU");
+}
+
 TEST(CpuFeatures, DescribesCpu) { EXPECT_NE(DescribeCpu().find("cores"), std::string::npos); }
 
 }  // namespace

@@ -12,6 +12,7 @@ inline bool ImageKernelsUseAvx2() {
   // (-Wswitch) until it says which kernels it runs, instead of silently running scalar.
   switch (ActiveTier()) {
     case CpuTier::kAvx2:
+    case CpuTier::kAvxVnni:
     case CpuTier::kAvx512:
     case CpuTier::kAvx512Vnni:
     case CpuTier::kAmx:

@@ -79,7 +79,7 @@ struct Int8AttentionKernels {
   QuantizeValuesFn quantize_values = nullptr;
 };
 
-// The shared parts of the SIMD tiers (ops/attention_int8_avx2.cc, _avx512vnni.cc).
+// The shared parts of the SIMD tiers (ops/attention_int8_avx2.cc, _avxvnni.cc, _avx512vnni.cc).
 
 // A SoftmaxI8Fn over any row count from one that takes at most kInt8MaxRows rows (the
 // SIMD softmaxes keep each row's block maximum on the stack).
@@ -107,11 +107,13 @@ inline void PrefetchRowAhead(const float* xr, int64_t stride, int r, int rows, i
 Int8AttentionKernels ScalarInt8AttentionKernels();
 #if defined(__x86_64__)
 Int8AttentionKernels Avx2Int8AttentionKernels();
+Int8AttentionKernels AvxVnniInt8AttentionKernels();  // q.k and p.v on 256-bit vpdpbusd
 Int8AttentionKernels Avx512VnniInt8AttentionKernels();
 #endif
 
 // The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 and
-// kAvx512 (no VNNI), vpdpbusd for kAvx512Vnni and the tiers above it; empty
+// kAvx512 (no VNNI), 256-bit vpdpbusd for kAvxVnni, 512-bit for kAvx512Vnni and the tiers
+// above it; empty
 // (all null) on NEON, which keeps to bf16 attention.
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
 

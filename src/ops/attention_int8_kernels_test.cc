@@ -23,16 +23,11 @@ struct SimdTier {
   CpuTier tier;
   const char* feature;
 };
-const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"}, {CpuTier::kAvx512Vnni, "AVX512-VNNI"}};
+const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"},
+                               {CpuTier::kAvxVnni, "AVX-VNNI"},
+                               {CpuTier::kAvx512Vnni, "AVX512-VNNI"}};
 
-bool Runs(CpuTier tier) {
-#if defined(__x86_64__)
-  return DetectedTier() >= tier && DetectedTier() != CpuTier::kNeon;
-#else
-  (void)tier;
-  return false;
-#endif
-}
+bool Runs(CpuTier tier) { return TierSupported(tier); }
 
 std::vector<uint8_t> Bytes(size_t n, std::mt19937& rng) {
   std::uniform_int_distribution<int> dist(0, 255);
@@ -254,6 +249,14 @@ TEST(Int8AttentionKernels, TierSelection) {
             Int8AttentionKernelsFor(CpuTier::kAvx2).pv);
   EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512Bf16).pv,
             Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv);
+  // AVX-VNNI: its own products, AVX2's softmax and quantizers.
+  const Int8AttentionKernels vnni = Int8AttentionKernelsFor(CpuTier::kAvxVnni);
+  const Int8AttentionKernels avx2 = Int8AttentionKernelsFor(CpuTier::kAvx2);
+  EXPECT_NE(vnni.qk, avx2.qk);
+  EXPECT_NE(vnni.pv, avx2.pv);
+  EXPECT_EQ(vnni.softmax, avx2.softmax);
+  EXPECT_EQ(vnni.quantize_rotated, avx2.quantize_rotated);
+  EXPECT_EQ(vnni.quantize_values, avx2.quantize_values);
 #endif
 }
 

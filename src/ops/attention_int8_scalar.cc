@@ -145,6 +145,8 @@ Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAvx512Bf16:
     case CpuTier::kAvx512Vnni:
       return Avx512VnniInt8AttentionKernels();
+    case CpuTier::kAvxVnni:
+      return AvxVnniInt8AttentionKernels();
     case CpuTier::kAvx512:
     case CpuTier::kAvx2:
       return Avx2Int8AttentionKernels();

@@ -19,9 +19,9 @@ namespace {
 std::vector<CpuTier> SimdTiers() {
   std::vector<CpuTier> tiers;
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
-                    CpuTier::kAmx})
-    if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvxVnni, CpuTier::kAvx512, CpuTier::kAvx512Vnni,
+                    CpuTier::kAvx512Bf16, CpuTier::kAmx})
+    if (TierSupported(t)) tiers.push_back(t);
 #endif
   return tiers;
 }

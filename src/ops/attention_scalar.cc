@@ -110,6 +110,7 @@ AttentionKernels AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512AttentionKernels();
+    case CpuTier::kAvxVnni:
     case CpuTier::kAvx2:
       return Avx2AttentionKernels();
     default:

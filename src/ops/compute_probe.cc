@@ -50,6 +50,11 @@ ComputeProbe MeasureComputePeak(ThreadPool& pool) {
       p.int8_tops = Measure(pool, kernels::VnniInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
       break;
+    case CpuTier::kAvxVnni:
+      p.unit = "avx-vnni; bf16 as avx2 fma";
+      p.int8_tops = Measure(pool, kernels::AvxVnniInt8Loop, 1000000);
+      p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
+      break;
     case CpuTier::kAvx512:  // its int8 and bf16 kernels are AVX2's
     case CpuTier::kAvx2:
       p.unit = "avx2";

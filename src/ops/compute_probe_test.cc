@@ -18,6 +18,8 @@ const char* ExpectedUnit(CpuTier tier) {
       return "avx512 vnni";
     case CpuTier::kAvx512Vnni:
       return "avx512 vnni; bf16 as avx2 fma";
+    case CpuTier::kAvxVnni:
+      return "avx-vnni; bf16 as avx2 fma";
     case CpuTier::kAvx512:
     case CpuTier::kAvx2:
       return "avx2";

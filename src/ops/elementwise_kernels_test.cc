@@ -20,8 +20,8 @@ namespace {
 std::vector<CpuTier> SimdTiers() {
   std::vector<CpuTier> tiers;
 #if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512})
-    if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
+  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvxVnni, CpuTier::kAvx512})
+    if (TierSupported(t)) tiers.push_back(t);
 #endif
   return tiers;
 }

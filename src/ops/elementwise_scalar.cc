@@ -80,6 +80,7 @@ ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {
     case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512ElementwiseKernels();
+    case CpuTier::kAvxVnni:
     case CpuTier::kAvx2:
       return Avx2ElementwiseKernels();
     default:

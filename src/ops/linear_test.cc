@@ -41,16 +41,6 @@ std::vector<float> Reference(const std::vector<float>& x, const std::vector<floa
   return y;
 }
 
-std::vector<CpuTier> CompiledTiersUpTo(CpuTier best) {
-  std::vector<CpuTier> tiers = {CpuTier::kScalar};
-#if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
-                    CpuTier::kAmx})
-    if (static_cast<int>(t) <= static_cast<int>(best)) tiers.push_back(t);
-#endif
-  return tiers;
-}
-
 struct Shape {
   int64_t m, n, k;
 };
@@ -59,7 +49,7 @@ const Shape kShapes[] = {{1, 1, 1},   {1, 7, 13},   {3, 5, 31},    {4, 2, 16},  
 
 TEST(MatMulKernels, EveryTierMatchesReference) {
   std::mt19937 rng(7);
-  for (CpuTier tier : CompiledTiersUpTo(DetectedTier())) {
+  for (CpuTier tier : SupportedTiers()) {
     const kernels::MatMulKernels kern = kernels::MatMulKernelsFor(tier);
     for (const Shape& s : kShapes) {
       const auto x = RandomVector(s.m * s.k, rng);

@@ -60,6 +60,7 @@ MatMulKernels MatMulKernelsFor(CpuTier tier) {
     case CpuTier::kAvx512Vnni:
     case CpuTier::kAvx512:
       return Avx512MatMulKernels();
+    case CpuTier::kAvxVnni:
     case CpuTier::kAvx2:
       return Avx2MatMulKernels();
     default:

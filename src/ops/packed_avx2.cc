@@ -2,7 +2,7 @@
 // BF16). A panel's 16 outputs are two 8-lane halves. bf16 pairs are widened to float
 // (exact) and multiplied with FMA; int8 products use vpmaddubsw + vpmaddwd on the signed
 // weight values (Q4 nibbles looked up in kQ4Levels), which give the same exact integer
-// block sums as the VNNI kernels.
+// block sums as the VNNI kernels. The int8 tiles are packed_avx2.h's.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "ops/hadamard.h"
+#include "ops/packed_avx2.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
 #include "ops/simd_avx2.h"
@@ -18,34 +19,6 @@
 
 namespace qvl::kernels {
 namespace {
-
-constexpr int kLanes = kPanelRows;
-constexpr int64_t kStreamingRows = 8;
-// Rows of the int8 tiles: four read a panel once for a decode step with three drafted
-// tokens (or four streams), and prefill runs as fast as with two.
-constexpr int kQuantRows = 4;
-
-inline __m256i Load256(const uint8_t* p) {
-  return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-}
-
-// Stores the valid columns of one 16-output panel of row i: acc + bias, or for the
-// quantized formats fma(acc, row_scale, bias); added to y when r.accumulate.
-inline void StorePanel(__m256 lo, __m256 hi, const PanelRange& r, int64_t i, int64_t p,
-                       const float* row_scale = nullptr) {
-  const int64_t col = p * kLanes;
-  const int64_t cols = r.n - col;
-  if (cols <= 0) return;
-  alignas(32) float out[kLanes];
-  _mm256_store_ps(out, lo);
-  _mm256_store_ps(out + 8, hi);
-  float* y = r.y + i * r.ldy + col;
-  for (int64_t l = 0; l < kLanes && l < cols; ++l) {
-    const float b = r.bias ? r.bias[col + l] : 0.0f;
-    const float v = row_scale ? std::fma(out[l], *row_scale, b) : out[l] + b;
-    y[l] = r.accumulate ? y[l] + v : v;
-  }
-}
 
 // ---- bf16 ------------------------------------------------------------------------------
 
@@ -92,88 +65,20 @@ void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
 
 // ---- Q8 / Q4 ----------------------------------------------------------------------------
 
-// Exact int32 sums of 4-byte groups of signed weight values (in [-127, 127]) times x
-// codes: |x| * (w with x's sign) keeps vpmaddubsw's pair sums below 2^15.
-inline __m256i DotBytes(__m256i w, __m256i x_bcast, __m256i x_abs) {
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(x_abs, _mm256_sign_epi8(w, x_bcast)),
-                           _mm256_set1_epi16(1));
-}
-
-template <int MR, bool kQ4, bool kPrefetch>
-void QuantTile(const QuantizedRows& x, int64_t i0, const PanelRange& r, int64_t p) {
-  constexpr int64_t kGroupBytes = kQ4 ? pack::kQ4GroupBytes : pack::kQ8GroupBytes;
-  constexpr int64_t kScaleOffset = kQ4 ? pack::kQ4ScaleOffset : pack::kQ8ScaleOffset;
-  const int64_t blocks = x.kp / kQuantBlock;
-  const uint8_t* w = r.w + p * r.panel_bytes;
-  const __m256i nibble = _mm256_set1_epi8(0x0f);
-  const __m256i levels =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kQ4Levels)));
-  const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
-  // The float sums live in L1: in registers beside the integer sums, which every step
-  // updates, a 4-row tile would spill those instead.
-  alignas(32) float acc[MR][kLanes] = {};
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int blk = static_cast<int>(b & 1);
-    const uint8_t* group = w + (b >> 1) * kGroupBytes;
-    if constexpr (kPrefetch) {
-      // This block's share of the group's lines, so prefetches spread through the loop.
-      const int64_t half = kQ4 ? 256 : 512;
-      for (int64_t line = blk * half; line < (blk == 0 ? half : kGroupBytes); line += 64)
-        _mm_prefetch(group + kPrefetchBytes + line, _MM_HINT_T0);
-    }
-    __m256i isum[MR][2];
-    for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
-    for (int kg = 0; kg < 8; ++kg) {
-      __m256i wv[2];
-      for (int h = 0; h < 2; ++h) {
-        if constexpr (kQ4) {
-          const __m256i packed = Load256(group + blk * 256 + (kg % 4) * 64 + h * 32);
-          const __m256i index = kg < 4 ? _mm256_and_si256(packed, nibble)
-                                       : _mm256_and_si256(_mm256_srli_epi16(packed, 4), nibble);
-          wv[h] = _mm256_shuffle_epi8(levels, index);
-        } else {
-          wv[h] = _mm256_xor_si256(Load256(group + blk * 512 + kg * 64 + h * 32), offset);
-        }
-      }
-      for (int i = 0; i < MR; ++i) {
-        const __m256i xb =
-            _mm256_set1_epi32(Load32(x.codes + (i0 + i) * x.kp + b * kQuantBlock + kg * 4));
-        const __m256i xa = _mm256_abs_epi8(xb);
-        for (int h = 0; h < 2; ++h) {
-          isum[i][h] = _mm256_add_epi32(isum[i][h], DotBytes(wv[h], xb, xa));
-        }
-      }
-    }
-    const __m128i* sw = reinterpret_cast<const __m128i*>(group + kScaleOffset + blk * 32);
-    const __m256 s_lo = _mm256_cvtph_ps(_mm_load_si128(sw));
-    const __m256 s_hi = _mm256_cvtph_ps(_mm_load_si128(sw + 1));
-    for (int i = 0; i < MR; ++i) {
-      // float(isum) * 2^e is exact, as vscalefps' on the AVX-512 tier.
-      const __m256 f = _mm256_set1_ps(x.factors[(i0 + i) * blocks + b]);
-      _mm256_store_ps(acc[i], _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[i][0]), f),
-                                              s_lo, _mm256_load_ps(acc[i])));
-      _mm256_store_ps(acc[i] + 8, _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[i][1]), f),
-                                                  s_hi, _mm256_load_ps(acc[i] + 8)));
-    }
+// Signed weight values times x codes: |x| * (w with x's sign) keeps vpmaddubsw's pair sums
+// below 2^15, and vpmaddwd adds the pairs into int32. No correction: the signed weights'
+// sums are the integers the other tiers reach from the unsigned codes.
+struct SignedProducts {
+  static constexpr const int8_t* kQ4Table = kQ4Levels;
+  static __m256i Start(int32_t) { return _mm256_setzero_si256(); }
+  static __m256i Weights(__m256i codes) {
+    return _mm256_xor_si256(codes, _mm256_set1_epi8(static_cast<char>(0x80)));
   }
-  for (int i = 0; i < MR; ++i) {
-    StorePanel(_mm256_load_ps(acc[i]), _mm256_load_ps(acc[i] + 8), r, i0 + i, p,
-               x.row_scales + i0 + i);
+  static void Dot(__m256i& acc, __m256i w, __m256i x) {
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(w, x));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
-}
-
-template <bool kQ4>
-void PackedQuant(const QuantizedRows& x, int64_t m, const PanelRange& r) {
-  if (m <= kStreamingRows) {
-    ForTiles<kQuantRows, 1>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
-      QuantTile<R, kQ4, true>(x, i, r, p);
-    });
-  } else {
-    ForTiles<kQuantRows, 1>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
-      QuantTile<R, kQ4, false>(x, i, r, p);
-    });
-  }
-}
+};
 
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
   const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -216,55 +121,6 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
 }
 
 // ---- W8A8 -------------------------------------------------------------------------------
-
-template <int MR, bool kPrefetch>
-void W8A8Tile(const RowCodes& x, int64_t i0, const PanelRange& r, int64_t p) {
-  const uint8_t* w = r.w + p * r.panel_bytes;
-  const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
-  __m256i isum[MR][2];
-  for (int i = 0; i < MR; ++i) isum[i][0] = isum[i][1] = _mm256_setzero_si256();
-  for (int64_t t = 0; t < r.kp / 4; ++t) {
-    if constexpr (kPrefetch) _mm_prefetch(w + t * 64 + kPrefetchBytes, _MM_HINT_T0);
-    __m256i wv[2];
-    for (int h = 0; h < 2; ++h) wv[h] = _mm256_xor_si256(Load256(w + t * 64 + h * 32), offset);
-    for (int i = 0; i < MR; ++i) {
-      const __m256i xb = _mm256_set1_epi32(Load32(x.codes + (i0 + i) * x.kp + 4 * t));
-      const __m256i xa = _mm256_abs_epi8(xb);
-      for (int h = 0; h < 2; ++h) {
-        isum[i][h] = _mm256_add_epi32(isum[i][h], DotBytes(wv[h], xb, xa));
-      }
-    }
-  }
-  // The signed weights' sums need no correction: they are the integers the other tiers
-  // reach from the unsigned codes.
-  const float* sw = reinterpret_cast<const float*>(w + r.kp * kLanes);
-  const __m256 sw_lo = _mm256_loadu_ps(sw), sw_hi = _mm256_loadu_ps(sw + 8);
-  for (int i = 0; i < MR; ++i) {
-    const __m256 step = _mm256_set1_ps(x.steps[i0 + i]);
-    const __m256 lo = _mm256_cvtepi32_ps(isum[i][0]), hi = _mm256_cvtepi32_ps(isum[i][1]);
-    alignas(32) float f[kLanes], s[kLanes];
-    _mm256_store_ps(f, lo);
-    _mm256_store_ps(f + 8, hi);
-    _mm256_store_ps(s, _mm256_mul_ps(step, sw_lo));
-    _mm256_store_ps(s + 8, _mm256_mul_ps(step, sw_hi));
-    const int64_t col = p * kLanes;
-    float* y = r.y + (i0 + i) * r.ldy + col;
-    for (int64_t l = 0; l < kLanes && l < r.n - col; ++l) {
-      const float v = std::fma(f[l], s[l], r.bias ? r.bias[col + l] : 0.0f);
-      y[l] = r.accumulate ? y[l] + v : v;
-    }
-  }
-}
-
-void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
-  if (m <= kStreamingRows) {
-    ForTiles<kQuantRows, 1>(
-        m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) { W8A8Tile<R, true>(x, i, r, p); });
-  } else {
-    ForTiles<kQuantRows, 1>(
-        m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) { W8A8Tile<R, false>(x, i, r, p); });
-  }
-}
 
 void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const RowCodes& out) {
   const int64_t block = W8A8RotationBlock(out.kp);
@@ -316,12 +172,12 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
 
 PackedKernels Avx2PackedKernels() {
   return {.bf16 = PackedBf16,
-          .q8 = PackedQuant<false>,
-          .q4 = PackedQuant<true>,
+          .q8 = PackedQuant<SignedProducts, false>,
+          .q4 = PackedQuant<SignedProducts, true>,
           .quantize = QuantizeRows,
           .bf16_rows = 2,
           .quant_rows = kQuantRows,
-          .w8a8 = PackedW8A8,
+          .w8a8 = PackedW8A8<SignedProducts>,
           .quantize_w8a8 = QuantizeRowsW8A8,
           .w8a8_rows = kQuantRows};
 }

@@ -10,7 +10,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -35,17 +34,10 @@ constexpr int kW8A8Rows = 6, kW8A8Panels = 4;
 
 // ---- Q8 / Q4 ----------------------------------------------------------------------------
 
-constexpr std::array<uint8_t, 16> MakeQ4Codes() {
-  std::array<uint8_t, 16> codes{};
-  for (int j = 0; j < 16; ++j) codes[j] = static_cast<uint8_t>(kQ4Levels[j] + 128);
-  return codes;
-}
-constexpr std::array<uint8_t, 16> kQ4Codes = MakeQ4Codes();
-
 // Q4 nibbles -> unsigned codes (level + 128) with one in-lane table lookup.
 struct Q4Decoder {
   __m512i table =
-      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kQ4Codes.data())));
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kQ4Codes)));
   __m512i nibble = _mm512_set1_epi8(0x0f);
   __m512i Low(__m512i packed) const {
     return _mm512_shuffle_epi8(table, _mm512_and_si512(packed, nibble));

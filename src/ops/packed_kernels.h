@@ -188,6 +188,7 @@ struct PackedKernels {
 PackedKernels ScalarPackedKernels();
 #if defined(__x86_64__)
 PackedKernels Avx2PackedKernels();
+PackedKernels AvxVnniPackedKernels();     // int8 on 256-bit vpdpbusd, the rest as Avx2PackedKernels
 PackedKernels Avx512VnniPackedKernels();  // int8 on vpdpbusd, bf16 as Avx2PackedKernels
 PackedKernels Avx512Bf16PackedKernels();
 PackedKernels AmxPackedKernels();

@@ -248,6 +248,8 @@ PackedKernels PackedKernelsFor(CpuTier tier) {
       return Avx512Bf16PackedKernels();
     case CpuTier::kAvx512Vnni:
       return Avx512VnniPackedKernels();
+    case CpuTier::kAvxVnni:
+      return AvxVnniPackedKernels();
     case CpuTier::kAvx512:
     case CpuTier::kAvx2:
       return Avx2PackedKernels();

@@ -28,15 +28,7 @@ std::vector<float> RandomVector(size_t n, std::mt19937& rng, float scale = 1.0f)
   return v;
 }
 
-std::vector<CpuTier> CompiledTiers() {
-  std::vector<CpuTier> tiers = {CpuTier::kScalar};
-#if defined(__x86_64__)
-  for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvx512, CpuTier::kAvx512Vnni, CpuTier::kAvx512Bf16,
-                    CpuTier::kAmx})
-    if (static_cast<int>(t) <= static_cast<int>(DetectedTier())) tiers.push_back(t);
-#endif
-  return tiers;
-}
+std::vector<CpuTier> CompiledTiers() { return SupportedTiers(); }
 
 struct Shape {
   int64_t m, n, k;
@@ -551,6 +543,39 @@ TEST(PackedKernels, VnniTierTakesTheVnniInt8KernelsAndTheAvx2Bf16Kernel) {
   EXPECT_EQ(vnni.bf16_rows, avx2.bf16_rows);
   EXPECT_NE(bf16.bf16, avx2.bf16);
   EXPECT_EQ(kernels::PackedKernelsFor(CpuTier::kAvx512).q8, avx2.q8);
+}
+
+// AVX2 with AVX-VNNI (Alder Lake and later cores, N100): the int8 formats on 256-bit
+// vpdpbusd, everything else AVX2's.
+TEST(PackedKernels, AvxVnniTierTakesItsInt8KernelsAndTheAvx2Rest) {
+  const kernels::PackedKernels vnni = kernels::PackedKernelsFor(CpuTier::kAvxVnni);
+  const kernels::PackedKernels avx2 = kernels::PackedKernelsFor(CpuTier::kAvx2);
+  EXPECT_NE(vnni.q8, avx2.q8);
+  EXPECT_NE(vnni.q4, avx2.q4);
+  EXPECT_NE(vnni.w8a8, avx2.w8a8);
+  EXPECT_NE(vnni.q8, kernels::PackedKernelsFor(CpuTier::kAvx512Vnni).q8);
+  EXPECT_EQ(vnni.quantize, avx2.quantize);
+  EXPECT_EQ(vnni.quantize_w8a8, avx2.quantize_w8a8);
+  EXPECT_EQ(vnni.bf16, avx2.bf16);
+}
+
+// The int8 tiles at a layer's depth, over both paths (decode rows stream with prefetches,
+// more run as tiles from cache) and partial row tiles and panels, bit for bit the scalar
+// twin's on every tier this CPU runs.
+TEST(PackedKernels, Int8TiersMatchScalarTwinAtModelDepth) {
+  std::mt19937 rng(6);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (CpuTier tier : CompiledTiers()) {
+    const kernels::PackedKernels kern = kernels::PackedKernelsFor(tier);
+    for (WeightFormat f : {WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
+      for (const Shape& s : {Shape{7, 40, 2048}, Shape{13, 33, 1000}}) {
+        SCOPED_TRACE(StrCat(CpuTierName(tier), " ", WeightFormatName(f), " m=", s.m, " n=", s.n,
+                            " k=", s.k));
+        Problem pr(s, f, rng);
+        ASSERT_EQ(pr.Run(kern), pr.Run(scalar));
+      }
+    }
+  }
 }
 #endif
 

@@ -55,6 +55,14 @@ inline int32_t SumOf(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// acc += u . s per 32-bit lane (u unsigned and s signed bytes): AVX-VNNI's VEX-encoded
+// vpdpbusd, for the avxvnni tier's files. In inline asm, as avx512::DotBytes: around the
+// intrinsic GCC 12 moves tile sums between registers and the stack; and asm cannot be
+// emitted where the tier's flags are missing (this header is built without -mavxvnni too).
+inline void DotBytesVnni(__m256i& acc, __m256i u, __m256i s) {
+  asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u), "x"(s));
+}
+
 }  // namespace avx2
 
 struct Avx2 {};

@@ -52,6 +52,14 @@ constexpr int64_t kQuantBlock = 32;  // K values per scale in kQ8 / kQ4
 // magnitude on -127 or on 96, whichever fits the block better.
 constexpr int8_t kQ4Levels[16] = {-127, -88, -68, -52, -39, -28, -18, -9,
                                   0,    9,   19,  29,  42,  56,  74,  96};
+// The same levels as unsigned codes (level + 128), the weight operand vpdpbusd takes.
+constexpr uint8_t kQ4Codes[16] = {1,   40,  60,  76,  89,  100, 110, 119,
+                                  128, 137, 147, 157, 170, 184, 202, 224};
+static_assert([] {
+  for (int j = 0; j < 16; ++j)
+    if (kQ4Codes[j] != kQ4Levels[j] + 128) return false;
+  return true;
+}());
 
 // kW8A8 rotates each row of W and of x over blocks of W8A8RotationBlock(padded K) values
 // with the unnormalized Walsh-Hadamard transform H (entries +-1, H H = block * I): x W^T =
