@@ -1,7 +1,8 @@
-// Shared by the AVX-512 packed-format kernels: packed_avx512vnni.cc (Q8, Q4, W8A8 on
-// vpdpbusd) and packed_avx512bf16.cc (bf16 on vdpbf16ps). In an anonymous namespace so
-// each file keeps its own copy compiled for its flags: the VNNI kernels also serve CPUs
-// without AVX512-BF16, where no copy built for it may run.
+// Shared by the AVX-512 packed-format kernels: packed_avx512.cc (bf16 on FMA),
+// packed_avx512vnni.cc (Q8, Q4, W8A8 on vpdpbusd) and packed_avx512bf16.cc (bf16 on
+// vdpbf16ps). In an anonymous namespace so each file keeps its own copy compiled for its
+// flags: the FMA and VNNI kernels also serve CPUs without AVX512-BF16 (or VNNI), where no
+// copy built for it may run.
 //
 // Two ways through the panels, chosen by the number of rows of x:
 //  - Streaming (decode, m <= kStreamRows): the weights are read from memory once and the
@@ -69,6 +70,48 @@ inline void PrefetchLines(const uint8_t* p, int64_t bytes) {
   for (int64_t line = 0; line < bytes; line += 64) {
     _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + line), _MM_HINT_T0);
   }
+}
+
+// ---- bf16 ------------------------------------------------------------------------------
+
+// A bf16 tile written once over a `Pairs` policy, which says how a K pair of x meets a
+// weight vector: X(bits) turns x's pair (two bf16 in 32 bits) into the operand kept per
+// row, Add(acc, x, w) adds both products of the pair to the 16 outputs, and kRows x
+// kPanels is the tile that fits the 32 registers. Rows i0 .. i0 + MR - 1 against panels
+// p0 .. p0 + NP - 1. A lane's sum is one chain of dependent steps through K, so decode
+// rows (kPrefetch: few rows, weights streamed from memory) take several panels at once
+// too, or one row would wait on the latency of each step.
+template <typename Pairs, int MR, int NP, bool kPrefetch>
+void Bf16Tile(const uint16_t* x, int64_t i0, const PanelRange& r, int64_t p0) {
+  __m512 acc[MR][NP];
+  for (int i = 0; i < MR; ++i)
+    for (int p = 0; p < NP; ++p) acc[i][p] = _mm512_setzero_ps();
+  const uint8_t* w[NP];
+  for (int p = 0; p < NP; ++p) w[p] = r.w + (p0 + p) * r.panel_bytes;
+  const uint16_t* xr = x + i0 * r.kp;
+  for (int64_t t = 0; t < r.kp / 2; ++t) {
+    typename Pairs::X xv[MR];
+    for (int i = 0; i < MR; ++i) xv[i] = Pairs::LoadX(Load32(xr + i * r.kp + 2 * t));
+    for (int p = 0; p < NP; ++p) {
+      if constexpr (kPrefetch) PrefetchLines(w[p] + t * 64, 64);
+      const __m512i wv = _mm512_load_si512(w[p] + t * 64);
+      for (int i = 0; i < MR; ++i) acc[i][p] = Pairs::Add(acc[i][p], xv[i], wv);
+    }
+  }
+  StoreTile<MR, NP>(acc, r, i0, p0);
+}
+
+template <typename Pairs>
+void PackedBf16(const uint16_t* x, int64_t m, const PanelRange& r) {
+  if (m <= kStreamRows) {
+    ForTiles<kStreamRows, Pairs::kPanels>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
+      Bf16Tile<Pairs, R, P, true>(x, i, r, p);
+    });
+    return;
+  }
+  ForTiles<Pairs::kRows, Pairs::kPanels>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
+    Bf16Tile<Pairs, R, P, false>(x, i, r, p);
+  });
 }
 
 }  // namespace

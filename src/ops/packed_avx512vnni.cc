@@ -370,7 +370,7 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
 }  // namespace
 
 PackedKernels Avx512VnniPackedKernels() {
-  PackedKernels k = Avx2PackedKernels();  // bf16: widened to f32 where vdpbf16ps is missing
+  PackedKernels k = Avx512PackedKernels();  // bf16: widened to f32 where vdpbf16ps is missing
   k.q8 = PackedQ8;
   k.q4 = PackedQ4;
   k.quantize = QuantizeRows;

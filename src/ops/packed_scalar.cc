@@ -251,6 +251,7 @@ PackedKernels PackedKernelsFor(CpuTier tier) {
     case CpuTier::kAvxVnni:
       return AvxVnniPackedKernels();
     case CpuTier::kAvx512:
+      return Avx512PackedKernels();
     case CpuTier::kAvx2:
       return Avx2PackedKernels();
     default:

@@ -527,9 +527,11 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
 }
 
 #if defined(__x86_64__)
-// AVX-512 with VNNI but without BF16 (Cascade Lake, Ice Lake): the int8 formats on the
-// vpdpbusd kernels, bf16 on AVX2's (vdpbf16ps is missing), nothing from a BF16 build.
-TEST(PackedKernels, VnniTierTakesTheVnniInt8KernelsAndTheAvx2Bf16Kernel) {
+// AVX-512 without BF16: bf16 widened to float on 512-bit FMA (vdpbf16ps is missing); the
+// int8 formats on AVX2's kernels (Skylake-X) or on vpdpbusd with VNNI (Cascade Lake, Ice
+// Lake); nothing from a BF16 build.
+TEST(PackedKernels, Avx512TiersTakeTheFmaBf16KernelAndTheirInt8Kernels) {
+  const kernels::PackedKernels avx512 = kernels::PackedKernelsFor(CpuTier::kAvx512);
   const kernels::PackedKernels vnni = kernels::PackedKernelsFor(CpuTier::kAvx512Vnni);
   const kernels::PackedKernels bf16 = kernels::PackedKernelsFor(CpuTier::kAvx512Bf16);
   const kernels::PackedKernels avx2 = kernels::PackedKernelsFor(CpuTier::kAvx2);
@@ -539,10 +541,12 @@ TEST(PackedKernels, VnniTierTakesTheVnniInt8KernelsAndTheAvx2Bf16Kernel) {
   EXPECT_EQ(vnni.quantize, bf16.quantize);
   EXPECT_EQ(vnni.quantize_w8a8, bf16.quantize_w8a8);
   EXPECT_NE(vnni.q8, avx2.q8);
-  EXPECT_EQ(vnni.bf16, avx2.bf16);
-  EXPECT_EQ(vnni.bf16_rows, avx2.bf16_rows);
-  EXPECT_NE(bf16.bf16, avx2.bf16);
-  EXPECT_EQ(kernels::PackedKernelsFor(CpuTier::kAvx512).q8, avx2.q8);
+  EXPECT_EQ(vnni.bf16, avx512.bf16);
+  EXPECT_EQ(vnni.bf16_rows, avx512.bf16_rows);
+  EXPECT_NE(avx512.bf16, avx2.bf16);
+  EXPECT_NE(bf16.bf16, avx512.bf16);
+  EXPECT_EQ(avx512.q8, avx2.q8);
+  EXPECT_EQ(avx512.w8a8, avx2.w8a8);
 }
 
 // AVX2 with AVX-VNNI (Alder Lake and later cores, N100): the int8 formats on 256-bit
