@@ -45,17 +45,21 @@ ComputeProbe MeasureComputePeak(ThreadPool& pool) {
       p.bf16_tflops = Measure(pool, kernels::VnniBf16Loop, 1000000);
       break;
     case CpuTier::kAvx512Vnni:
-      // The tier's bf16 kernels widen to f32 and multiply-add on 256 bits, as AVX2's.
-      p.unit = "avx512 vnni; bf16 as avx2 fma";
+      // The tier's bf16 kernels widen to f32 and multiply-add on 512 bits.
+      p.unit = "avx512 vnni; bf16 as avx512 fma";
       p.int8_tops = Measure(pool, kernels::VnniInt8Loop, 1000000);
-      p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
+      p.bf16_tflops = Measure(pool, kernels::Avx512F32Loop, 1000000);
       break;
     case CpuTier::kAvxVnni:
       p.unit = "avx-vnni; bf16 as avx2 fma";
       p.int8_tops = Measure(pool, kernels::AvxVnniInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
       break;
-    case CpuTier::kAvx512:  // its int8 and bf16 kernels are AVX2's
+    case CpuTier::kAvx512:  // its int8 kernels are AVX2's
+      p.unit = "avx2; bf16 as avx512 fma";
+      p.int8_tops = Measure(pool, kernels::Avx2Int8Loop, 1000000);
+      p.bf16_tflops = Measure(pool, kernels::Avx512F32Loop, 1000000);
+      break;
     case CpuTier::kAvx2:
       p.unit = "avx2";
       p.int8_tops = Measure(pool, kernels::Avx2Int8Loop, 1000000);

@@ -17,10 +17,11 @@ const char* ExpectedUnit(CpuTier tier) {
     case CpuTier::kAvx512Bf16:
       return "avx512 vnni";
     case CpuTier::kAvx512Vnni:
-      return "avx512 vnni; bf16 as avx2 fma";
+      return "avx512 vnni; bf16 as avx512 fma";
     case CpuTier::kAvxVnni:
       return "avx-vnni; bf16 as avx2 fma";
     case CpuTier::kAvx512:
+      return "avx2; bf16 as avx512 fma";
     case CpuTier::kAvx2:
       return "avx2";
     case CpuTier::kScalar:
