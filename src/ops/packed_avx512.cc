@@ -1,13 +1,15 @@
-// Packed bf16 kernel for the AVX-512 tiers without AVX512-BF16 (Skylake-X, Cascade Lake,
-// Ice Lake): bf16 pairs widened to float (exact) and multiplied with 512-bit FMA, the
-// AVX2 kernel's arithmetic on a whole 16-output panel per vector. Built with the AVX-512
-// F/BW/VL/DQ flags only. The int8 formats are AVX2's on `avx512` and VNNI's on
-// `avx512vnni` (packed_avx512vnni.cc).
+// Packed-format kernels for the AVX-512 tiers without AVX512-BF16. bf16 (for Skylake-X,
+// Cascade Lake, Ice Lake): pairs widened to float (exact) and multiplied with 512-bit FMA,
+// the AVX2 kernel's arithmetic on a whole 16-output panel per vector. Q8, Q4 and W8A8
+// (for Skylake-X, without VNNI): packed_avx512_int8.h's tiles on AVX-512BW's vpmaddubsw,
+// 64 products per step where AVX2 does 32. Built with the AVX-512 F/BW/VL/DQ flags only;
+// `avx512vnni` takes the int8 kernels of packed_avx512vnni.cc instead.
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "ops/packed_avx512.h"
+#include "ops/packed_avx512_int8.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
 
@@ -36,12 +38,38 @@ struct FmaPairs {
   }
 };
 
+// Signed weight values times x codes, as AVX2's kernels: |x| * (w with x's sign) keeps
+// vpmaddubsw's pair sums below 2^15 (AVX-512 has no vpsignb, so a masked subtract from
+// zero puts x's sign on w), and vpmaddwd adds the pairs into int32. No correction: the
+// signed weights' sums are the integers the VNNI kernels reach from the unsigned codes.
+struct SignedProducts {
+  static constexpr const int8_t* kQ4Table = kQ4Levels;
+  static __m512i Start(int32_t) { return _mm512_setzero_si512(); }
+  static __m512i Weights(__m512i codes) {
+    return _mm512_xor_si512(codes, _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+  static void Dot(__m512i& acc, __m512i w, __m512i x) {
+    const __m512i signed_w =
+        _mm512_mask_sub_epi8(w, _mm512_movepi8_mask(x), _mm512_setzero_si512(), w);
+    const __m512i pairs = _mm512_maddubs_epi16(_mm512_abs_epi8(x), signed_w);
+    acc = _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
+    // Keeps GCC 12 from regrouping a tile's unrolled integer sums, which spilled most of
+    // the products to the stack.
+    asm("" : "+v"(acc));
+  }
+};
+
 }  // namespace
 
 PackedKernels Avx512PackedKernels() {
-  PackedKernels k = Avx2PackedKernels();
+  PackedKernels k = Avx2PackedKernels();  // the activation quantizers: the same codes
   k.bf16 = PackedBf16<FmaPairs>;
   k.bf16_rows = FmaPairs::kRows;
+  k.q8 = PackedQ8<SignedProducts>;
+  k.q4 = PackedQ4<SignedProducts>;
+  k.quant_rows = kQuantRows;
+  k.w8a8 = PackedW8A8<SignedProducts>;
+  k.w8a8_rows = kStreamRows;
   return k;
 }
 

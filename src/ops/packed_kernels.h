@@ -189,7 +189,7 @@ PackedKernels ScalarPackedKernels();
 #if defined(__x86_64__)
 PackedKernels Avx2PackedKernels();
 PackedKernels AvxVnniPackedKernels();     // int8 on 256-bit vpdpbusd, the rest as Avx2PackedKernels
-PackedKernels Avx512PackedKernels();      // bf16 on 512-bit FMA, int8 as Avx2PackedKernels
+PackedKernels Avx512PackedKernels();      // bf16 on 512-bit FMA, int8 on 512-bit vpmaddubsw
 PackedKernels Avx512VnniPackedKernels();  // int8 on vpdpbusd, bf16 as Avx512PackedKernels
 PackedKernels Avx512Bf16PackedKernels();
 PackedKernels AmxPackedKernels();

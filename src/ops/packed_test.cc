@@ -528,7 +528,7 @@ TEST(PackedKernels, EveryTierMatchesScalarTwin) {
 
 #if defined(__x86_64__)
 // AVX-512 without BF16: bf16 widened to float on 512-bit FMA (vdpbf16ps is missing); the
-// int8 formats on AVX2's kernels (Skylake-X) or on vpdpbusd with VNNI (Cascade Lake, Ice
+// int8 formats on vpmaddubsw (Skylake-X) or on vpdpbusd with VNNI (Cascade Lake, Ice
 // Lake); nothing from a BF16 build.
 TEST(PackedKernels, Avx512TiersTakeTheFmaBf16KernelAndTheirInt8Kernels) {
   const kernels::PackedKernels avx512 = kernels::PackedKernelsFor(CpuTier::kAvx512);
@@ -545,8 +545,10 @@ TEST(PackedKernels, Avx512TiersTakeTheFmaBf16KernelAndTheirInt8Kernels) {
   EXPECT_EQ(vnni.bf16_rows, avx512.bf16_rows);
   EXPECT_NE(avx512.bf16, avx2.bf16);
   EXPECT_NE(bf16.bf16, avx512.bf16);
-  EXPECT_EQ(avx512.q8, avx2.q8);
-  EXPECT_EQ(avx512.w8a8, avx2.w8a8);
+  EXPECT_NE(avx512.q8, avx2.q8);
+  EXPECT_NE(avx512.q8, vnni.q8);
+  EXPECT_NE(avx512.w8a8, vnni.w8a8);
+  EXPECT_EQ(avx512.quantize, avx2.quantize);
 }
 
 // AVX2 with AVX-VNNI (Alder Lake and later cores, N100): the int8 formats on 256-bit
