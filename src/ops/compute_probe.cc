@@ -55,9 +55,9 @@ ComputeProbe MeasureComputePeak(ThreadPool& pool) {
       p.int8_tops = Measure(pool, kernels::AvxVnniInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::Avx2F32Loop, 1000000);
       break;
-    case CpuTier::kAvx512:  // its int8 kernels are AVX2's
-      p.unit = "avx2; bf16 as avx512 fma";
-      p.int8_tops = Measure(pool, kernels::Avx2Int8Loop, 1000000);
+    case CpuTier::kAvx512:
+      p.unit = "avx512bw; bf16 as avx512 fma";
+      p.int8_tops = Measure(pool, kernels::Avx512BwInt8Loop, 1000000);
       p.bf16_tflops = Measure(pool, kernels::Avx512F32Loop, 1000000);
       break;
     case CpuTier::kAvx2:

@@ -33,6 +33,17 @@ double VnniBf16Loop(int64_t reps) {
   return 2.0 * 32 * kAccumulators * static_cast<double>(reps);
 }
 
+// The avx512 tier's int8 products (Skylake-X, no VNNI): a vpmaddubsw + vpmaddwd pair
+// counted as 64 multiply-adds, as the AVX2 loop counts its pair as 32.
+double Avx512BwInt8Loop(int64_t reps) {
+  const __m512i b = _mm512_set1_epi8(1), ones = _mm512_set1_epi16(1);
+  const __m512i sum = RunChains<kAccumulators>(reps, _mm512_set1_epi8(2), [&](__m512i acc) {
+    return _mm512_madd_epi16(_mm512_maddubs_epi16(acc, b), ones);
+  });
+  __asm__ volatile("" : : "v"(sum));
+  return 2.0 * 64 * kAccumulators * static_cast<double>(reps);
+}
+
 // vfmadd on 16 floats: the rate of the bf16 kernels that widen pairs to float on 512 bits
 // (the avx512 and avx512vnni tiers).
 double Avx512F32Loop(int64_t reps) {

@@ -32,6 +32,7 @@ double AmxBf16Loop(int64_t reps);
 double VnniInt8Loop(int64_t reps);
 double VnniBf16Loop(int64_t reps);
 double Avx512F32Loop(int64_t reps);
+double Avx512BwInt8Loop(int64_t reps);
 double Avx2Int8Loop(int64_t reps);
 double AvxVnniInt8Loop(int64_t reps);
 double Avx2F32Loop(int64_t reps);

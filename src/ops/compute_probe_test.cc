@@ -21,7 +21,7 @@ const char* ExpectedUnit(CpuTier tier) {
     case CpuTier::kAvxVnni:
       return "avx-vnni; bf16 as avx2 fma";
     case CpuTier::kAvx512:
-      return "avx2; bf16 as avx512 fma";
+      return "avx512bw; bf16 as avx512 fma";
     case CpuTier::kAvx2:
       return "avx2";
     case CpuTier::kScalar:
