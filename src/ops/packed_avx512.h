@@ -1,13 +1,15 @@
-// Shared by the AVX-512 packed-format kernels: packed_avx512.cc (bf16 on FMA),
-// packed_avx512vnni.cc (Q8, Q4, W8A8 on vpdpbusd) and packed_avx512bf16.cc (bf16 on
-// vdpbf16ps). In an anonymous namespace so each file keeps its own copy compiled for its
-// flags: the FMA and VNNI kernels also serve CPUs without AVX512-BF16 (or VNNI), where no
-// copy built for it may run.
+// Shared by the AVX-512 packed-format kernels: packed_avx512.cc (bf16 on FMA, int8 on
+// vpmaddubsw), packed_avx512vnni.cc (Q8, Q4, W8A8 on vpdpbusd; the int8 tiles are in
+// packed_avx512_int8.h) and packed_avx512bf16.cc (bf16 on vdpbf16ps). In an anonymous
+// namespace so each file keeps its own copy compiled for its flags: the FMA and VNNI
+// kernels also serve CPUs without AVX512-BF16 (or VNNI), where no copy built for it may
+// run.
 //
 // Two ways through the panels, chosen by the number of rows of x:
 //  - Streaming (decode, m <= kStreamRows): the weights are read from memory once and the
-//    arithmetic is cheap, so the kernel walks one panel after the other, a single
-//    sequential stream per thread, with software prefetches kPrefetchBytes ahead.
+//    arithmetic is cheap, so the kernel walks the panels in order (the int8 kernels one
+//    at a time, bf16 four at a time so a row's dependent multiply-adds overlap), with
+//    software prefetches kPrefetchBytes ahead.
 //  - Tiles (prefill, vision): register tiles of MR rows of x by NP panels. Weight vectors
 //    are loaded once per step and used for all MR rows, x slices are broadcast.
 // Both give bit-identical rows (see ops/packed_kernels.h), so a row's result does not

@@ -56,9 +56,9 @@ inline int32_t SumOf(__m256i v) {
 }
 
 // acc += u . s per 32-bit lane (u unsigned and s signed bytes): AVX-VNNI's VEX-encoded
-// vpdpbusd, for the avxvnni tier's files. In inline asm, as avx512::DotBytes: around the
-// intrinsic GCC 12 moves tile sums between registers and the stack; and asm cannot be
-// emitted where the tier's flags are missing (this header is built without -mavxvnni too).
+// vpdpbusd, for the avxvnni tier's files only. In inline asm, as avx512::DotBytes: around
+// the intrinsic GCC 12 moves tile sums between registers and the stack; and unlike the
+// intrinsic, asm compiles in the AVX2 files that include this header without -mavxvnni.
 inline void DotBytesVnni(__m256i& acc, __m256i u, __m256i s) {
   asm("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u), "x"(s));
 }
