@@ -26,11 +26,8 @@ inline float Bf16Scalar(uint16_t h) {
   return f;
 }
 
-// Even (low) and odd (high) bf16 halves of 16 32-bit lanes, as f32.
-inline __m512 EvenHalves(__m512i x) { return _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)); }
-inline __m512 OddHalves(__m512i x) {
-  return _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
-}
+using avx512::EvenHalves;
+using avx512::OddHalves;
 
 template <int MR, int NG, typename T>
 void QkTile(const T* q, int64_t ldq, const T* const* kg, int d, float* s, int64_t lds) {

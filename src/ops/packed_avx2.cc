@@ -6,7 +6,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "ops/hadamard.h"
@@ -15,7 +14,6 @@
 #include "ops/packed_tiles.h"
 #include "ops/simd_avx2.h"
 #include "ops/weight_format.h"
-#include "ops/weight_pack_internal.h"
 
 namespace qvl::kernels {
 namespace {
@@ -27,22 +25,21 @@ void Bf16Tile(const uint16_t* x, int64_t i0, const PanelRange& r, int64_t p0) {
   __m256 acc[MR][NP][2];
   for (int i = 0; i < MR; ++i)
     for (int p = 0; p < NP; ++p) acc[i][p][0] = acc[i][p][1] = _mm256_setzero_ps();
-  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
   const uint16_t* xr = x + i0 * r.kp;
   for (int64_t t = 0; t < r.kp / 2; ++t) {
     __m256 x0[MR], x1[MR];
     for (int i = 0; i < MR; ++i) {
       const __m256i v = _mm256_set1_epi32(Load32(xr + i * r.kp + 2 * t));
-      x0[i] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-      x1[i] = _mm256_castsi256_ps(_mm256_and_si256(v, high));
+      x0[i] = avx2::EvenHalves(v);
+      x1[i] = avx2::OddHalves(v);
     }
     for (int p = 0; p < NP; ++p) {
       const uint8_t* w = r.w + (p0 + p) * r.panel_bytes + t * 64;
       if constexpr (kPrefetch) _mm_prefetch(w + kPrefetchBytes, _MM_HINT_T0);
       for (int h = 0; h < 2; ++h) {
         const __m256i v = Load256(w + h * 32);
-        const __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-        const __m256 w1 = _mm256_castsi256_ps(_mm256_and_si256(v, high));
+        const __m256 w0 = avx2::EvenHalves(v);
+        const __m256 w1 = avx2::OddHalves(v);
         for (int i = 0; i < MR; ++i) {
           acc[i][p][h] = _mm256_fmadd_ps(x0[i], w0, _mm256_fmadd_ps(x1[i], w1, acc[i][p][h]));
         }

@@ -12,6 +12,7 @@
 #include "ops/packed_avx512_int8.h"
 #include "ops/packed_kernels.h"
 #include "ops/packed_tiles.h"
+#include "ops/simd_avx512.h"
 
 namespace qvl::kernels {
 namespace {
@@ -24,17 +25,13 @@ struct FmaPairs {
   struct X {
     __m512 even, odd;
   };
-  static __m512 Even(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
-  static __m512 Odd(__m512i v) {
-    return _mm512_castsi512_ps(
-        _mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
-  }
   static X LoadX(int32_t pair) {
     const __m512i v = _mm512_set1_epi32(pair);
-    return {Even(v), Odd(v)};
+    return {avx512::EvenHalves(v), avx512::OddHalves(v)};
   }
   static __m512 Add(__m512 acc, X x, __m512i w) {
-    return _mm512_fmadd_ps(x.even, Even(w), _mm512_fmadd_ps(x.odd, Odd(w), acc));
+    return _mm512_fmadd_ps(x.even, avx512::EvenHalves(w),
+                           _mm512_fmadd_ps(x.odd, avx512::OddHalves(w), acc));
   }
 };
 

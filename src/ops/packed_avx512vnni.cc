@@ -4,19 +4,12 @@
 // here can need them.
 #include <immintrin.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <vector>
-
 #include "ops/hadamard.h"
 #include "ops/packed_avx512.h"
 #include "ops/packed_avx512_int8.h"
 #include "ops/packed_kernels.h"
-#include "ops/packed_tiles.h"
 #include "ops/simd_avx512.h"
 #include "ops/weight_format.h"
-#include "ops/weight_pack_internal.h"
 
 namespace qvl::kernels {
 namespace {

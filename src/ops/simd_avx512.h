@@ -14,6 +14,12 @@ namespace {
 
 namespace avx512 {
 
+// Even (low) and odd (high) bf16 halves of 16 32-bit lanes, as f32.
+inline __m512 EvenHalves(__m512i x) { return _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)); }
+inline __m512 OddHalves(__m512i x) {
+  return _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
 // Masks for the first n of 16 lanes.
 inline __mmask16 FirstLanes(int n) {
   return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n > 0 ? n : 0)) - 1);
