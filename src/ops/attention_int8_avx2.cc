@@ -1,10 +1,10 @@
-// AVX2 int8 flash-attention kernels, for CPUs without VNNI (and the AVX-512 tier without
-// it). AVX2 has no unsigned-by-signed byte dot product that cannot saturate: vpmaddubsw's
-// pair sums of 255 x 127 overflow int16. So both products widen one operand to int16
-// (vpmovsxbw on the packed groups as they lie) and use vpmaddwd, whose pair sums are
-// int32: the integer sums are exactly the vpdpbusd tier's, and the tiers differ only in
-// the softmax's float parts. The other operand (query codes, probabilities) is widened
-// once per call, so a row's four values broadcast straight from memory.
+// AVX2 int8 flash-attention kernels, for CPUs without VNNI or AVX-512 (the AVX-512 tier
+// without VNNI has them at 512 bits, attention_int8_avx512.cc). AVX2 has no unsigned-by-signed byte
+// dot product that cannot saturate: vpmaddubsw's pair sums of 255 x 127 overflow int16. So both
+// products widen one operand to int16 (vpmovsxbw on the packed groups as they lie) and use
+// vpmaddwd, whose pair sums are int32: the integer sums are exactly the vpdpbusd tier's, and the
+// tiers differ only in the softmax's float parts. The other operand (query codes, probabilities) is
+// widened once per call, so a row's four values broadcast straight from memory.
 //
 // vpmaddwd leaves each output as two int32 halves in adjacent lanes (dims 0-1 and 2-3 of
 // a key, tokens 0-1 and 2-3 of a value dim); one vphaddd and a lane permute per 8
@@ -39,18 +39,6 @@ inline __m256i Broadcast4(const int16_t* p) {
 // The 8 sums of two vpmaddwd accumulators holding outputs 0-3 and 4-7 as lane pairs.
 inline __m256i JoinPairs(__m256i lo, __m256i hi) {
   return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
-}
-
-// The first `cols` (a multiple of 16) unsigned byte codes of rows `ld` apart, as int16
-// rows `ld_out` apart.
-void WidenRows(const uint8_t* x, int64_t ld, int rows, int cols, int16_t* out, int ld_out) {
-  for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < cols; c += 16) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + r * ld + c));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * ld_out + c),
-                          _mm256_cvtepu8_epi16(b));
-    }
-  }
 }
 
 // Scores of MR widened query rows against 8 keys (half h of each of NG groups).
@@ -91,7 +79,7 @@ void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_
   alignas(32) int16_t wide[kInt8MaxRows * kMaxDp];
   for (int r0 = 0; r0 < rows; r0 += kInt8MaxRows) {
     const int n = std::min(kInt8MaxRows, rows - r0);
-    WidenRows(q + r0 * ldq, ldq, n, dp, wide, dp);
+    avx2::WidenBytes(q + r0 * ldq, ldq, n, dp, wide, dp);
     ForQkTiles<kTileRows>(n, n_groups, [&]<int MR, int NG>(int r) {
       QkTile<MR, NG>(wide + r * dp, k, k_corr, dp, s + (r0 + r) * lds, lds);
     });
@@ -208,7 +196,7 @@ void PvI8(const uint8_t* p, int64_t ldp, int rows, const int8_t* v, int n_groups
   alignas(32) int16_t wide[kInt8MaxRows * kKeyBlock];
   for (int r0 = 0; r0 < rows; r0 += kInt8MaxRows) {
     const int n = std::min(kInt8MaxRows, rows - r0);
-    WidenRows(p + r0 * ldp, ldp, n, n_groups * kKeyGroup, wide, kKeyBlock);
+    avx2::WidenBytes(p + r0 * ldp, ldp, n, n_groups * kKeyGroup, wide, kKeyBlock);
     for (int r = 0; r < n; r += kTileRows) {
       WithCount<kTileRows>(std::min(kTileRows, n - r), [&]<int MR>() {
         WithCount<kMaxGroups>(n_groups, [&]<int NG>() {

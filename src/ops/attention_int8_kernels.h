@@ -108,13 +108,13 @@ Int8AttentionKernels ScalarInt8AttentionKernels();
 #if defined(__x86_64__)
 Int8AttentionKernels Avx2Int8AttentionKernels();
 Int8AttentionKernels AvxVnniInt8AttentionKernels();  // q.k and p.v on 256-bit vpdpbusd
+Int8AttentionKernels Avx512Int8AttentionKernels();   // 512-bit vpmaddwd
 Int8AttentionKernels Avx512VnniInt8AttentionKernels();
 #endif
 
-// The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 and
-// kAvx512 (no VNNI), 256-bit vpdpbusd for kAvxVnni, 512-bit for kAvx512Vnni and the tiers
-// above it; empty
-// (all null) on NEON, which keeps to bf16 attention.
+// The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 (256-bit)
+// and kAvx512 (512-bit), vpdpbusd for kAvxVnni (256-bit), kAvx512Vnni and the tiers above
+// it (512-bit); empty (all null) on NEON, which keeps to bf16 attention.
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
 
 }  // namespace qvl::kernels

@@ -25,6 +25,7 @@ struct SimdTier {
 };
 const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"},
                                {CpuTier::kAvxVnni, "AVX-VNNI"},
+                               {CpuTier::kAvx512, "AVX-512BW"},
                                {CpuTier::kAvx512Vnni, "AVX512-VNNI"}};
 
 bool Runs(CpuTier tier) { return TierSupported(tier); }
@@ -242,8 +243,14 @@ TEST(Int8AttentionKernels, TierSelection) {
   EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kNeon).qk, nullptr);
 #if defined(__x86_64__)
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx2).qk, nullptr);
-  EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kAvx512).qk,
-            Int8AttentionKernelsFor(CpuTier::kAvx2).qk);
+  // AVX-512 without VNNI: its own 512-bit kernels, neither AVX2's nor the VNNI tier's.
+  const Int8AttentionKernels bw = Int8AttentionKernelsFor(CpuTier::kAvx512);
+  for (CpuTier other : {CpuTier::kAvx2, CpuTier::kAvx512Vnni}) {
+    const Int8AttentionKernels k = Int8AttentionKernelsFor(other);
+    EXPECT_NE(bw.qk, k.qk);
+    EXPECT_NE(bw.pv, k.pv);
+    EXPECT_NE(bw.softmax, k.softmax);
+  }
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv, nullptr);
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx512Vnni).pv,
             Int8AttentionKernelsFor(CpuTier::kAvx2).pv);

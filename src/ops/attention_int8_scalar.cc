@@ -148,6 +148,7 @@ Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAvxVnni:
       return AvxVnniInt8AttentionKernels();
     case CpuTier::kAvx512:
+      return Avx512Int8AttentionKernels();
     case CpuTier::kAvx2:
       return Avx2Int8AttentionKernels();
 #endif

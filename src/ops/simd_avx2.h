@@ -19,6 +19,18 @@ inline __m256i FirstLanes(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx);
 }
 
+// The first `cols` (a multiple of 16) unsigned bytes of `rows` rows `ld` apart, as int16
+// rows `ld_out` apart: the operand the vpmaddwd int8 attention kernels broadcast.
+inline void WidenBytes(const uint8_t* x, int64_t ld, int rows, int cols, int16_t* out, int ld_out) {
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; c += 16) {
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + r * ld + c));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * ld_out + c),
+                          _mm256_cvtepu8_epi16(b));
+    }
+  }
+}
+
 // Even (low) and odd (high) bf16 halves of 8 32-bit lanes, as f32.
 inline __m256 EvenHalves(__m256i x) { return _mm256_castsi256_ps(_mm256_slli_epi32(x, 16)); }
 inline __m256 OddHalves(__m256i x) {
