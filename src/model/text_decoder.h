@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/kv_pool.h"
@@ -87,7 +88,8 @@ class TextDecoder {
   // take turns in two wide buffers: q and k, then the gate, in wide_a_; v and the
   // attention output, then the up projection, in wide_b_.
   int64_t capacity_ = 0;
-  std::vector<float> x_, normed_, wide_a_, wide_b_, cos_, sin_;
+  LargeVector<float> x_, normed_, wide_a_, wide_b_;
+  std::vector<float> cos_, sin_;
   std::vector<int32_t> pos_[3];
   std::vector<CausalAttentionJob> jobs_;
   std::vector<float> last_;  // final-normed rows that produce logits

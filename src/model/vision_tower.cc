@@ -186,9 +186,9 @@ void VisionTower::Step(VisionEncoding* enc, int max_blocks, ThreadPool& pool,
     }
   }
   // The scratch is large (hundreds of MB for big images); free it with the result ready.
-  for (std::vector<float>* v : {&enc->h_, &enc->cos_, &enc->sin_, &enc->normed_, &enc->wide_}) {
-    std::vector<float>().swap(*v);
-  }
+  for (LargeVector<float>* v : {&enc->h_, &enc->normed_, &enc->wide_})
+    LargeVector<float>().swap(*v);
+  for (std::vector<float>* v : {&enc->cos_, &enc->sin_}) std::vector<float>().swap(*v);
   ReleaseAttentionScratch();
   enc->next_block_ = -1;
 }

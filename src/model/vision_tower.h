@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "base/large_buffer.h"
 #include "base/thread_pool.h"
 #include "model/config.h"
 #include "model/image_grid.h"
@@ -52,7 +53,8 @@ class VisionEncoding {
   // Scratch, reused where lifetimes allow: `normed_` also holds the position embeddings
   // and the attention output, and `wide_` the qkv projections, then the MLP's hidden
   // layer. Projections back to the residual stream add into `h_` in their stores.
-  std::vector<float> h_, cos_, sin_, normed_, wide_;
+  LargeVector<float> h_, normed_, wide_;
+  std::vector<float> cos_, sin_;
   VisionOutput output_;
 };
 

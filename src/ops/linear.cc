@@ -1,7 +1,5 @@
 #include "ops/linear.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +8,7 @@
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/large_buffer.h"
 #include "ops/activation.h"
 #include "ops/elementwise_kernels.h"
 #include "ops/matmul_kernels.h"
@@ -32,7 +31,7 @@ const kernels::PackedKernels& Packed() {
 // Per-call scratch for converted activations: grows to the largest call, then is reused,
 // so steady-state forward passes do not allocate. Only the dispatching thread writes it.
 template <typename T>
-T* Scratch(std::vector<T>& buffer, size_t n) {
+T* Scratch(LargeVector<T>& buffer, size_t n) {
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
 }
@@ -51,18 +50,11 @@ float DecodeElement(const WeightView& v, int64_t i) {
   }
 }
 
-// Large weights go on 2 MiB pages: decode streams every weight once per token, and with
-// 4 KiB pages the TLB misses (two-level walks in a VM) cost about half the bandwidth.
-constexpr size_t kHugePage = size_t{2} << 20;
-
+// Large weights go on 2 MiB pages (AllocateLarge): decode streams every weight once per
+// token, and with 4 KiB pages the TLB misses cost about half the bandwidth.
 std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
-  const size_t align = bytes >= kHugePage ? kHugePage : 64;
-  const size_t size = (bytes + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, size);
-  if (p == nullptr) Fail(ErrorCode::kIo, "out of memory for a ", bytes, "-byte weight");
-  // Only a hint: without transparent huge pages the memory works the same.
-  if (align == kHugePage) ::madvise(p, size, MADV_HUGEPAGE);
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(AllocateLarge(bytes, "weight")),
+                                  [](uint8_t* q) { FreeLarge(q); });
 }
 
 void RowMajorMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
@@ -76,7 +68,7 @@ void RowMajorMatMul(const float* x, int64_t m, const LinearWeight& w, const floa
   }
   const uint16_t* xb = nullptr;
   if (precision == MatmulPrecision::kBF16) {
-    thread_local std::vector<uint16_t> buffer;
+    thread_local LargeVector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * k));
     pool.ParallelFor(m, 16, [&](int64_t begin, int64_t end, int) {
       kernels::ActiveElementwiseKernels().to_bf16(x + begin * k, (end - begin) * k,
@@ -130,10 +122,10 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
   kernels::RowCodes rq;
   const uint16_t* xb = nullptr;
   // The int8 formats share their code and correction buffers (a model may mix them).
-  thread_local std::vector<int8_t> codes;
-  thread_local std::vector<int32_t> corr;
+  thread_local LargeVector<int8_t> codes;
+  thread_local LargeVector<int32_t> corr;
   if (w.format() == WeightFormat::kW8A8) {
-    thread_local std::vector<float> steps;
+    thread_local LargeVector<float> steps;
     rq.codes = Scratch(codes, static_cast<size_t>(m * kp));
     rq.steps = Scratch(steps, static_cast<size_t>(m));
     rq.corr = Scratch(corr, static_cast<size_t>(m));
@@ -142,7 +134,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
       kern.quantize_w8a8(x + begin * k, k, end - begin, k, rq.Offset(begin));
     });
   } else if (w.format() == WeightFormat::kBF16Packed) {
-    thread_local std::vector<uint16_t> buffer;
+    thread_local LargeVector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
       for (int64_t i = begin; i < end; ++i) {
@@ -152,7 +144,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     });
     xb = dst;
   } else {
-    thread_local std::vector<float> factors, exps, row_scales;
+    thread_local LargeVector<float> factors, exps, row_scales;
     const size_t blocks = static_cast<size_t>(m * (kp / kQuantBlock));
     q.codes = Scratch(codes, static_cast<size_t>(m * kp));
     q.factors = Scratch(factors, blocks);
@@ -329,7 +321,7 @@ void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bi
   }
   // The row-major kernels store only; they are the f32 reference path, not the fast one.
   const int64_t n = w.rows();
-  thread_local std::vector<float> buffer;
+  thread_local LargeVector<float> buffer;
   float* t = Scratch(buffer, static_cast<size_t>(m * n));
   RowMajorMatMul(x, m, w, bias, t, precision, pool);
   AddInPlace(y, t, m * n, &pool);
