@@ -128,9 +128,9 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     // Attention: q [T, H, hd], k/v [T, KV, hd]; q/k normed per head, then rotated.
     RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data(),
             &pool);
-    MatMul(normed_.data(), total, layer.q, nullptr, q, precision_, pool);
-    MatMul(normed_.data(), total, layer.k, nullptr, k, precision_, pool);
-    MatMul(normed_.data(), total, layer.v, nullptr, v, precision_, pool);
+    const MatMulOutput qkv[] = {
+        {&layer.q, nullptr, q}, {&layer.k, nullptr, k}, {&layer.v, nullptr, v}};
+    MatMuls(normed_.data(), total, qkv, precision_, pool);
     RmsNormRope(q, layer.w->q_norm.data(), c.rms_norm_eps, total, heads, static_cast<int>(hd), qd,
                 cos_.data(), sin_.data(), &pool);
     RmsNormRope(k, layer.w->k_norm.data(), c.rms_norm_eps, total, kv_heads, static_cast<int>(hd),
@@ -158,8 +158,8 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
     RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
             normed_.data(), &pool);
-    MatMul(normed_.data(), total, layer.gate, nullptr, gate, precision_, pool);
-    MatMul(normed_.data(), total, layer.up, nullptr, up, precision_, pool);
+    const MatMulOutput gate_up[] = {{&layer.gate, nullptr, gate}, {&layer.up, nullptr, up}};
+    MatMuls(normed_.data(), total, gate_up, precision_, pool);
     SiluMul(gate, up, total * inter, gate, &pool);
     MatMulAdd(gate, total, layer.down, nullptr, x_.data(), precision_, pool);
 

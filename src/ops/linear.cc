@@ -1,8 +1,10 @@
 #include "ops/linear.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "base/bf16.h"
@@ -107,12 +109,24 @@ int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
   return std::max<int64_t>(1, (panels + tasks - 1) / tasks);
 }
 
-void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                  bool accumulate, ThreadPool& pool) {
-  const int64_t n = w.rows();
-  const int64_t k = w.cols();
-  const PackedLayout layout = PackedLayoutFor(w.format(), n, k);
-  const int64_t kp = layout.padded_k;
+// One weight of a PackedMatMuls call and where its product goes.
+struct PackedOutput {
+  const LinearWeight* w;
+  const float* bias;
+  float* y;
+  bool accumulate;
+};
+
+// Weights of one call: a layer's q, k and v, or its gate and up.
+constexpr size_t kMaxPackedOutputs = 4;
+
+// y_o = x . W_o^T (+ bias_o) for weights of one packed format and depth: x is converted
+// once for all of them, and one parallel pass covers every weight's panels.
+void PackedMatMuls(const float* x, int64_t m, std::span<const PackedOutput> outs,
+                   ThreadPool& pool) {
+  const WeightFormat format = outs[0].w->format();
+  const int64_t k = outs[0].w->cols();
+  const int64_t kp = PackedLayoutFor(format, outs[0].w->rows(), k).padded_k;
   const kernels::PackedKernels& kern = Packed();
   // Converting a row of x takes about a microsecond, as long as waking the pool: decode's
   // few rows are converted on the calling thread.
@@ -124,7 +138,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
   // The int8 formats share their code and correction buffers (a model may mix them).
   thread_local LargeVector<int8_t> codes;
   thread_local LargeVector<int32_t> corr;
-  if (w.format() == WeightFormat::kW8A8) {
+  if (format == WeightFormat::kW8A8) {
     thread_local LargeVector<float> steps;
     rq.codes = Scratch(codes, static_cast<size_t>(m * kp));
     rq.steps = Scratch(steps, static_cast<size_t>(m));
@@ -133,7 +147,7 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
       kern.quantize_w8a8(x + begin * k, k, end - begin, k, rq.Offset(begin));
     });
-  } else if (w.format() == WeightFormat::kBF16Packed) {
+  } else if (format == WeightFormat::kBF16Packed) {
     thread_local LargeVector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
@@ -157,20 +171,53 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
     });
   }
 
-  const uint8_t* data = static_cast<const uint8_t*>(w.data());
-  // Rows [i0, i0 + rows) of x against panels [p0, p1).
-  auto run = [&](int64_t i0, int64_t rows, int64_t p0, int64_t p1) {
+  // Tasks are (weight, panel group, row block): a group's weights (kGroupBytes) and a row
+  // block of converted x (kRowBlockBytes) stay in L2 together, and x is read from memory
+  // once per group. Row blocks are multiples of every tier's row tile (2, 4, 6; AMX 32).
+  // Groups are multiples of every tier's panel tile (1, 2, 3, 4): a group of 8 panels ran
+  // a quarter of them in 2-panel tail tiles of the 3-panel q8 tile, and the model's
+  // matmuls ran 3-14 % slower. With few rows, which stream the weights, one block of rows
+  // and panel runs per thread.
+  constexpr int64_t kGroupBytes = 1 << 20, kRowBlockBytes = 512 << 10, kRowUnit = 96;
+  constexpr int64_t kPanelUnit = 12;
+  const int64_t x_row_bytes = kp * (format == WeightFormat::kBF16Packed ? 2 : 1);
+  const int64_t row_block =
+      std::max<int64_t>(kRowUnit, kRowBlockBytes / x_row_bytes / kRowUnit * kRowUnit);
+  const int64_t row_blocks = (m + row_block - 1) / row_block;
+  struct Plan {
+    PackedLayout layout;
+    int64_t group = 0, tasks = 0;
+  };
+  std::array<Plan, kMaxPackedOutputs> plans;
+  int64_t total = 0;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    Plan& plan = plans[o];
+    plan.layout = PackedLayoutFor(format, outs[o].w->rows(), k);
+    plan.group = PanelGrain(plan.layout.panels, m, pool.size());
+    if (m > kRowUnit) {
+      plan.group = std::clamp<int64_t>(kGroupBytes / plan.layout.panel_bytes, 1, plan.group * 4);
+      plan.group = std::max<int64_t>(kPanelUnit, plan.group / kPanelUnit * kPanelUnit);
+    }
+    plan.tasks = (plan.layout.panels + plan.group - 1) / plan.group * row_blocks;
+    total += plan.tasks;
+  }
+
+  // Rows [i0, i0 + rows) of x against panels [p0, p1) of output o.
+  auto run = [&](size_t o, int64_t i0, int64_t rows, int64_t p0, int64_t p1) {
+    const PackedOutput& out = outs[o];
+    const PackedLayout& layout = plans[o].layout;
+    const int64_t n = out.w->rows();
     kernels::PanelRange r;
-    r.w = data + p0 * layout.panel_bytes;
+    r.w = static_cast<const uint8_t*>(out.w->data()) + p0 * layout.panel_bytes;
     r.panels = p1 - p0;
     r.panel_bytes = layout.panel_bytes;
     r.kp = kp;
-    r.bias = bias ? bias + p0 * kPanelRows : nullptr;
+    r.bias = out.bias ? out.bias + p0 * kPanelRows : nullptr;
     r.ldy = n;
     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
-    r.accumulate = accumulate;
-    r.y = y + i0 * n + p0 * kPanelRows;
-    switch (w.format()) {
+    r.accumulate = out.accumulate;
+    r.y = out.y + i0 * n + p0 * kPanelRows;
+    switch (format) {
       case WeightFormat::kBF16Packed:
         kern.bf16(xb + i0 * kp, rows, r);
         break;
@@ -185,31 +232,22 @@ void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float*
         break;
     }
   };
-  // Tasks are (panel group, row block) pairs: a group's weights (kGroupBytes) and a row
-  // block of converted x (kRowBlockBytes) stay in L2 together, and x is read from memory
-  // once per group. Row blocks are multiples of every tier's row tile (2, 4, 6; AMX 32).
-  // Groups are multiples of every tier's panel tile (1, 2, 3, 4): a group of 8 panels ran
-  // a quarter of them in 2-panel tail tiles of the 3-panel q8 tile, and the model's
-  // matmuls ran 3-14 % slower. With few rows, which stream the weights, one block of rows
-  // and panel runs per thread.
-  constexpr int64_t kGroupBytes = 1 << 20, kRowBlockBytes = 512 << 10, kRowUnit = 96;
-  constexpr int64_t kPanelUnit = 12;
-  const int64_t x_row_bytes = kp * (w.format() == WeightFormat::kBF16Packed ? 2 : 1);
-  const int64_t row_block =
-      std::max<int64_t>(kRowUnit, kRowBlockBytes / x_row_bytes / kRowUnit * kRowUnit);
-  const int64_t row_blocks = (m + row_block - 1) / row_block;
-  int64_t group = PanelGrain(layout.panels, m, pool.size());
-  if (m > kRowUnit) {
-    group = std::clamp<int64_t>(kGroupBytes / layout.panel_bytes, 1, group * 4);
-    group = std::max<int64_t>(kPanelUnit, group / kPanelUnit * kPanelUnit);
-  }
-  const int64_t groups = (layout.panels + group - 1) / group;
-  pool.ParallelFor(groups * row_blocks, 1, [&](int64_t t0, int64_t t1, int) {
+  pool.ParallelFor(total, 1, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t g = t / row_blocks, i0 = t % row_blocks * row_block;
-      run(i0, std::min(row_block, m - i0), g * group, std::min(layout.panels, (g + 1) * group));
+      size_t o = 0;
+      int64_t local = t;
+      while (local >= plans[o].tasks) local -= plans[o++].tasks;
+      const int64_t group = plans[o].group, panels = plans[o].layout.panels;
+      const int64_t g = local / row_blocks, i0 = local % row_blocks * row_block;
+      run(o, i0, std::min(row_block, m - i0), g * group, std::min(panels, (g + 1) * group));
     }
   });
+}
+
+void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                  bool accumulate, ThreadPool& pool) {
+  const PackedOutput out{&w, bias, y, accumulate};
+  PackedMatMuls(x, m, std::span<const PackedOutput>(&out, 1), pool);
 }
 
 }  // namespace
@@ -310,6 +348,25 @@ void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias,
   } else {
     RowMajorMatMul(x, m, w, bias, y, precision, pool);
   }
+}
+
+void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
+             MatmulPrecision precision, ThreadPool& pool) {
+  if (m <= 0 || outs.empty()) return;
+  // Packed weights of one format and depth share x's conversion and one parallel pass.
+  const LinearWeight& first = *outs[0].w;
+  bool fused = IsPacked(first.format()) && outs.size() <= kMaxPackedOutputs;
+  for (const MatMulOutput& out : outs) {
+    fused = fused && out.w->format() == first.format() && out.w->cols() == first.cols() &&
+            out.w->rows() > 0;
+  }
+  if (!fused) {
+    for (const MatMulOutput& out : outs) MatMul(x, m, *out.w, out.bias, out.y, precision, pool);
+    return;
+  }
+  std::array<PackedOutput, kMaxPackedOutputs> packed;
+  for (size_t o = 0; o < outs.size(); ++o) packed[o] = {outs[o].w, outs[o].bias, outs[o].y, false};
+  PackedMatMuls(x, m, std::span<const PackedOutput>(packed.data(), outs.size()), pool);
 }
 
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,

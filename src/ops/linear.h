@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "base/thread_pool.h"
 #include "ops/weight_format.h"
@@ -67,6 +68,19 @@ class LinearWeight {
 // Work is split over the pool's threads. `precision` matters for F32 / BF16 weights only.
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
             MatmulPrecision precision, ThreadPool& pool);
+
+// One weight of MatMuls and where its product goes: y = x . W^T (+ bias when not null).
+struct MatMulOutput {
+  const LinearWeight* w;
+  const float* bias;
+  float* y;
+};
+
+// MatMul for several weights that read the same x (a layer's q, k and v; gate and up).
+// Packed weights of one format and depth (at most four) share one conversion of x and
+// one parallel pass over all their panels; results are bit for bit the separate MatMuls'.
+void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
+             MatmulPrecision precision, ThreadPool& pool);
 
 // Rows of x one pass over a packed weight's panels serves on this CPU (the active
 // kernels' row tile): a matmul bound by reading the weights (decode) costs about the same

@@ -140,6 +140,52 @@ TEST(MatMul, MatMulAddIsMatMulThenAdd) {
   }
 }
 
+// MatMuls (several weights on one x: q, k and v; gate and up) is the separate MatMuls, bit
+// for bit, in every format: fused where the weights are packed alike (many rows as in
+// prefill, few as in decode), one by one where formats or depths differ.
+TEST(MatMul, MatMulsAreTheSeparateMatMuls) {
+  std::mt19937 rng(6);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t k = 160;
+  const int64_t ns[] = {70, 16, 300};
+  std::vector<std::vector<uint16_t>> wb;
+  for (const int64_t n : ns) wb.push_back(ToBf16(RandomVector(n * k, rng)));
+  const auto bias = RandomVector(ns[0], rng);
+  for (const int64_t m : {1, 5, 200}) {
+    const auto x = RandomVector(m * k, rng);
+    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16Packed, WeightFormat::kQ8,
+                           WeightFormat::kQ4, WeightFormat::kW8A8}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m));
+      const MatmulPrecision precision =
+          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      // The last weight in another format when f is packed: that call is not fused.
+      for (const bool mixed : {false, true}) {
+        std::vector<LinearWeight> w;
+        for (size_t o = 0; o < 3; ++o) {
+          const WeightFormat fo = mixed && o == 2 && f != WeightFormat::kQ8 ? WeightFormat::kQ8
+                                  : mixed && o == 2                         ? WeightFormat::kW8A8
+                                                                            : f;
+          w.push_back(LinearWeight::Prepare({DType::kBF16, ns[o], k, wb[o].data()}, fo));
+        }
+        std::vector<std::vector<float>> want(3), got(3);
+        std::vector<MatMulOutput> outs;
+        for (size_t o = 0; o < 3; ++o) {
+          want[o].resize(m * ns[o]);
+          got[o].assign(m * ns[o], -1.0f);
+          const float* b = o == 0 ? bias.data() : nullptr;
+          MatMul(x.data(), m, w[o], b, want[o].data(), precision, pool);
+          outs.push_back({&w[o], b, got[o].data()});
+        }
+        MatMuls(x.data(), m, outs, precision, pool);
+        for (size_t o = 0; o < 3; ++o) {
+          ASSERT_EQ(0, std::memcmp(got[o].data(), want[o].data(), want[o].size() * 4))
+              << "output " << o << (mixed ? " (mixed formats)" : "");
+        }
+      }
+    }
+  }
+}
+
 TEST(MatMul, RowsPerWeightReadIsTheActiveKernelsRowTile) {
   EXPECT_EQ(RowsPerWeightRead(WeightFormat::kF32), 1);
   EXPECT_EQ(RowsPerWeightRead(WeightFormat::kBF16), 1);
