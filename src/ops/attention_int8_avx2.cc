@@ -1,10 +1,11 @@
 // AVX2 int8 flash-attention kernels, for CPUs without VNNI or AVX-512 (the AVX-512 tier
-// without VNNI has them at 512 bits, attention_int8_avx512.cc). AVX2 has no unsigned-by-signed byte
-// dot product that cannot saturate: vpmaddubsw's pair sums of 255 x 127 overflow int16. So both
-// products widen one operand to int16 (vpmovsxbw on the packed groups as they lie) and use
-// vpmaddwd, whose pair sums are int32: the integer sums are exactly the vpdpbusd tier's, and the
-// tiers differ only in the softmax's float parts. The other operand (query codes, probabilities) is
-// widened once per call, so a row's four values broadcast straight from memory.
+// without VNNI has them at 512 bits, attention_int8_avx512.cc). AVX2 has no
+// unsigned-by-signed byte dot product that cannot saturate: vpmaddubsw's pair sums of
+// 255 x 127 overflow int16. So both products widen one operand to int16 (vpmovsxbw on the
+// packed groups as they lie) and use vpmaddwd, whose pair sums are int32: the integer
+// sums are exactly the vpdpbusd tier's, and the tiers differ only in the softmax's float
+// parts. The other operand (query codes, probabilities) is widened once per call, so a
+// row's four values broadcast straight from memory.
 //
 // vpmaddwd leaves each output as two int32 halves in adjacent lanes (dims 0-1 and 2-3 of
 // a key, tokens 0-1 and 2-3 of a value dim); one vphaddd and a lane permute per 8
