@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
 #include <span>
-#include <vector>
 
 #include "base/bf16.h"
 #include "base/cpu_features.h"
@@ -109,20 +107,13 @@ int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
   return std::max<int64_t>(1, (panels + tasks - 1) / tasks);
 }
 
-// One weight of a PackedMatMuls call and where its product goes.
-struct PackedOutput {
-  const LinearWeight* w;
-  const float* bias;
-  float* y;
-  bool accumulate;
-};
-
 // Weights of one call: a layer's q, k and v, or its gate and up.
 constexpr size_t kMaxPackedOutputs = 4;
 
-// y_o = x . W_o^T (+ bias_o) for weights of one packed format and depth: x is converted
-// once for all of them, and one parallel pass covers every weight's panels.
-void PackedMatMuls(const float* x, int64_t m, std::span<const PackedOutput> outs,
+// y_o = x . W_o^T (+ bias_o), added to y_o when `accumulate`, for weights of one packed
+// format and depth: x is converted once for all of them, and one parallel pass covers
+// every weight's panels.
+void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs, bool accumulate,
                    ThreadPool& pool) {
   const WeightFormat format = outs[0].w->format();
   const int64_t k = outs[0].w->cols();
@@ -204,7 +195,7 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const PackedOutput> outs
 
   // Rows [i0, i0 + rows) of x against panels [p0, p1) of output o.
   auto run = [&](size_t o, int64_t i0, int64_t rows, int64_t p0, int64_t p1) {
-    const PackedOutput& out = outs[o];
+    const MatMulOutput& out = outs[o];
     const PackedLayout& layout = plans[o].layout;
     const int64_t n = out.w->rows();
     kernels::PanelRange r;
@@ -215,7 +206,7 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const PackedOutput> outs
     r.bias = out.bias ? out.bias + p0 * kPanelRows : nullptr;
     r.ldy = n;
     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
-    r.accumulate = out.accumulate;
+    r.accumulate = accumulate;
     r.y = out.y + i0 * n + p0 * kPanelRows;
     switch (format) {
       case WeightFormat::kBF16Packed:
@@ -246,8 +237,8 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const PackedOutput> outs
 
 void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                   bool accumulate, ThreadPool& pool) {
-  const PackedOutput out{&w, bias, y, accumulate};
-  PackedMatMuls(x, m, std::span<const PackedOutput>(&out, 1), pool);
+  const MatMulOutput out{&w, bias, y};
+  PackedMatMuls(x, m, std::span<const MatMulOutput>(&out, 1), accumulate, pool);
 }
 
 }  // namespace
@@ -364,9 +355,7 @@ void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
     for (const MatMulOutput& out : outs) MatMul(x, m, *out.w, out.bias, out.y, precision, pool);
     return;
   }
-  std::array<PackedOutput, kMaxPackedOutputs> packed;
-  for (size_t o = 0; o < outs.size(); ++o) packed[o] = {outs[o].w, outs[o].bias, outs[o].y, false};
-  PackedMatMuls(x, m, std::span<const PackedOutput>(packed.data(), outs.size()), pool);
+  PackedMatMuls(x, m, outs, /*accumulate=*/false, pool);
 }
 
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
