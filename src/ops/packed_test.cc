@@ -17,6 +17,7 @@
 #include "ops/linear.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
+#include "ops/weight_pack_internal.h"
 
 namespace qvl {
 namespace {
@@ -282,6 +283,106 @@ TEST(WeightPack, Q4BlocksOnTheLevelsRoundTripAndZeroBlocksStayZero) {
     for (uint8_t c : codes) EXPECT_EQ(kQ4Levels[c], 0);
   }
 }
+
+// Panel blocks that reach every branch of QuantizeQ8Block and QuantizeQ4Block: normal
+// weights from 1e-8 to 1e4 (float16 scales from subnormal to overflow), one outlier, ties
+// on the grid, blocks on the levels, constant blocks, zeros, tiny values, NaN and infinity.
+std::vector<float> EdgeBlocks(std::mt19937& rng) {
+  std::vector<float> rows;
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> level(0, 15), lane(0, 31), kind(0, 9);
+  for (int block = 0; block < 6000; ++block) {
+    const float scale = std::pow(10.0f, static_cast<float>(block % 13) - 8.0f);
+    float b[32];
+    switch (kind(rng)) {
+      case 0:  // on the levels of a power-of-two scale
+        for (float& v : b) v = std::ldexp(static_cast<float>(kQ4Levels[level(rng)]), -7);
+        break;
+      case 1:  // integers: products land on .5 of the grid
+        for (float& v : b) v = static_cast<float>(level(rng) - 8) * 0.25f;
+        break;
+      case 2:  // constant
+        std::fill(b, b + 32, scale * (block % 2 ? -1.0f : 1.0f));
+        break;
+      default:
+        for (float& v : b) v = scale * normal(rng);
+        break;
+    }
+    switch (block % 17) {
+      case 0:
+        b[lane(rng)] *= 50.0f;
+        break;
+      case 1:
+        std::fill(b, b + 32, 0.0f);
+        break;
+      case 2:
+        b[lane(rng)] = NAN;
+        break;
+      case 3:
+        b[lane(rng)] = -INFINITY;
+        break;
+      case 4:
+        std::fill(b, b + 32, 0.0f);
+        b[lane(rng)] = block % 3 ? 1e-30f : 1e-40f;
+        break;
+      default:
+        break;
+    }
+    rows.insert(rows.end(), b, b + 32);
+  }
+  return rows;
+}
+
+TEST(WeightPack, PanelQuantizersOfEveryTierMatchTheScalarPackers) {
+  std::mt19937 rng(31);
+  const std::vector<float> rows = EdgeBlocks(rng);
+  const size_t blocks = rows.size() / 32;
+  constexpr int kPanel = kPanelRows * 32;
+  const pack::PanelBlockQuantizers scalar = pack::ScalarPanelBlockQuantizers();
+  for (const bool q4 : {false, true}) {
+    SCOPED_TRACE(q4 ? "q4" : "q8");
+    std::vector<uint16_t> want_scales(blocks), got_scales(blocks);
+    std::vector<uint8_t> want_codes(rows.size()), got_codes(rows.size());
+    for (size_t at = 0; at < rows.size(); at += kPanel) {
+      (q4 ? scalar.q4 : scalar.q8)(&rows[at], 32, &want_scales[at / 32], &want_codes[at]);
+    }
+    int zero_scales = 0, subnormal_scales = 0, infinite_scales = 0;
+    for (uint16_t s : want_scales) {
+      zero_scales += s == 0;
+      subnormal_scales += s != 0 && (s & 0x7c00) == 0;
+      infinite_scales += (s & 0x7fff) == 0x7c00;
+    }
+    EXPECT_GT(zero_scales, 100);
+    EXPECT_GT(subnormal_scales, 100);
+    if (!q4) {
+      EXPECT_GT(infinite_scales, 10);  // Q4 makes such blocks zero blocks
+    }
+    for (CpuTier tier : CompiledTiers()) {
+      SCOPED_TRACE(CpuTierName(tier));
+      const pack::PanelBlockQuantizers quantizers = pack::PanelBlockQuantizersFor(tier);
+      for (size_t at = 0; at < rows.size(); at += kPanel) {
+        (q4 ? quantizers.q4 : quantizers.q8)(&rows[at], 32, &got_scales[at / 32], &got_codes[at]);
+      }
+      for (size_t b = 0; b < blocks; ++b) {
+        ASSERT_EQ(got_scales[b], want_scales[b]) << "block " << b;
+        ASSERT_EQ(0, std::memcmp(&got_codes[b * 32], &want_codes[b * 32], 32)) << "block " << b;
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__)
+TEST(WeightPack, PanelQuantizerTiers) {
+  const auto q8 = [](CpuTier tier) { return pack::PanelBlockQuantizersFor(tier).q8; };
+  const auto q4 = [](CpuTier tier) { return pack::PanelBlockQuantizersFor(tier).q4; };
+  EXPECT_EQ(q8(CpuTier::kAvx2), q8(CpuTier::kAvxVnni));
+  EXPECT_NE(q8(CpuTier::kAvx2), q8(CpuTier::kScalar));
+  EXPECT_NE(q8(CpuTier::kAvx2), q8(CpuTier::kAvx512));
+  EXPECT_EQ(q4(CpuTier::kAvx512), q4(CpuTier::kAmx));
+  EXPECT_NE(q4(CpuTier::kAvx2), q4(CpuTier::kAvx512));
+  EXPECT_NE(q4(CpuTier::kScalar), q4(CpuTier::kAvx2));
+}
+#endif
 
 // The non-uniform levels beat evenly spaced ones with the best symmetric scale search.
 TEST(WeightPack, Q4LevelsBeatUniformLevelsOnNormalWeights) {

@@ -1,11 +1,11 @@
 // Q4: a 4-bit index into kQ4Levels per weight and a float16 scale per block of 32 (see
 // ops/weight_format.h).
 #include <algorithm>
-#include <array>
 #include <cfloat>
 #include <cmath>
 
 #include "base/bf16.h"
+#include "ops/quant_q4.h"
 #include "ops/weight_format.h"
 #include "ops/weight_pack.h"
 #include "ops/weight_pack_internal.h"
@@ -13,29 +13,9 @@
 namespace qvl {
 namespace {
 
-// kNearestLevel[r + 128] is the index of the level nearest to the integer r, and
-// kNearestValue[r + 128] that level's value.
-constexpr std::array<uint8_t, 256> MakeNearestLevel() {
-  std::array<uint8_t, 256> table{};
-  for (int r = -128; r < 128; ++r) {
-    int best = 0;
-    for (int j = 1; j < 16; ++j) {
-      const int d = r - kQ4Levels[j], e = r - kQ4Levels[best];
-      if (d * d < e * e) best = j;
-    }
-    table[r + 128] = static_cast<uint8_t>(best);
-  }
-  return table;
-}
-constexpr std::array<uint8_t, 256> kNearestLevel = MakeNearestLevel();
-constexpr std::array<float, 256> MakeNearestValue() {
-  std::array<float, 256> table{};
-  for (int i = 0; i < 256; ++i) table[i] = kQ4Levels[kNearestLevel[i]];
-  return table;
-}
-constexpr std::array<float, 256> kNearestValue = MakeNearestValue();
-constexpr uint8_t kZeroLevel = 8;
-static_assert(kQ4Levels[kZeroLevel] == 0);
+using pack::kNearestLevel;
+using pack::kNearestValue;
+using pack::kZeroLevel;
 
 // Sum of 32 values in a fixed order, as 8 interleaved partial sums: a single running sum
 // is a chain of 32 dependent additions, and packing a model runs this ~10^9 times.
@@ -59,11 +39,6 @@ void GridPoints(const float* w, float d, int32_t* grid) {
   }
 }
 
-// Scales tried per end of the table: the largest magnitude on the end level, then a little
-// inside it (clipping the extreme for a finer step), each refitted by least squares.
-constexpr int kShrinkSteps = 4;
-constexpr float kShrink = 0.03f;
-
 }  // namespace
 
 uint16_t QuantizeQ4Block(const float* w, uint8_t* codes) {
@@ -84,9 +59,9 @@ uint16_t QuantizeQ4Block(const float* w, uint8_t* codes) {
   uint16_t best_scale = 0;
   float best_err = INFINITY;
   int32_t grid[kQuantBlock];
-  for (const int end : {0, 15}) {
-    for (int s = 0; s < kShrinkSteps; ++s) {
-      GridPoints(w, extreme / kQ4Levels[end] * (1.0f - kShrink * s), grid);
+  for (const int end : pack::kQ4Ends) {
+    for (int s = 0; s < pack::kShrinkSteps; ++s) {
+      GridPoints(w, extreme / kQ4Levels[end] * pack::kShrinkFactors[s], grid);
       for (int i = 0; i < kQuantBlock; ++i) {
         const float level = kNearestValue[grid[i]];
         products[i] = w[i] * level;
@@ -118,20 +93,22 @@ uint16_t QuantizeQ4Block(const float* w, uint8_t* codes) {
 namespace pack {
 
 void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
-  float values[kQuantBlock];
-  uint8_t codes[kQuantBlock];
+  const QuantizePanelBlockFn quantize = ActivePanelBlockQuantizers().q4;
+  const float* rows = ReadPanel(view, panel, padded_k);
+  uint8_t codes[kPanelRows * kQuantBlock];
   for (int64_t g = 0; g < padded_k / 64; ++g) {
     uint8_t* group = dst + g * kQ4GroupBytes;
-    std::fill(group, group + kQ4ScaleOffset, uint8_t{0});
     uint16_t* scales = reinterpret_cast<uint16_t*>(group + kQ4ScaleOffset);
     for (int blk = 0; blk < 2; ++blk) {
+      quantize(rows + g * 64 + blk * kQuantBlock, padded_k, scales + blk * kPanelRows, codes);
+      // Vector v (of 4) holds 4 k of every row: k groups v (low nibbles) and v + 4 (high).
       for (int64_t r = 0; r < kPanelRows; ++r) {
-        ReadRow(view, panel * kPanelRows + r, g * 64 + blk * kQuantBlock, kQuantBlock, values);
-        scales[blk * kPanelRows + r] = QuantizeQ4Block(values, codes);
-        for (int k = 0; k < kQuantBlock; ++k) {
-          const int kgroup = k / 4;  // vector kgroup % 4, nibble kgroup / 4
-          uint8_t& byte = group[blk * 256 + (kgroup % 4) * 64 + r * 4 + k % 4];
-          byte |= static_cast<uint8_t>(codes[k] << (4 * (kgroup / 4)));
+        const uint8_t* c = codes + r * kQuantBlock;
+        for (int v = 0; v < 4; ++v) {
+          for (int j = 0; j < 4; ++j) {
+            group[blk * 256 + v * 64 + r * 4 + j] =
+                static_cast<uint8_t>(c[v * 4 + j] | c[16 + v * 4 + j] << 4);
+          }
         }
       }
     }

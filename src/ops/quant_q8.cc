@@ -25,17 +25,17 @@ uint16_t QuantizeQ8Block(const float* w, uint8_t* codes) {
 namespace pack {
 
 void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
-  float values[kQuantBlock];
-  uint8_t codes[kQuantBlock];
+  const QuantizePanelBlockFn quantize = ActivePanelBlockQuantizers().q8;
+  const float* rows = ReadPanel(view, panel, padded_k);
+  uint8_t codes[kPanelRows * kQuantBlock];
   for (int64_t g = 0; g < padded_k / 64; ++g) {
     uint8_t* group = dst + g * kQ8GroupBytes;
     uint16_t* scales = reinterpret_cast<uint16_t*>(group + kQ8ScaleOffset);
     for (int blk = 0; blk < 2; ++blk) {
+      quantize(rows + g * 64 + blk * kQuantBlock, padded_k, scales + blk * kPanelRows, codes);
       for (int64_t r = 0; r < kPanelRows; ++r) {
-        ReadRow(view, panel * kPanelRows + r, g * 64 + blk * kQuantBlock, kQuantBlock, values);
-        scales[blk * kPanelRows + r] = QuantizeQ8Block(values, codes);
         for (int k = 0; k < kQuantBlock; ++k) {
-          group[blk * 512 + (k / 4) * 64 + r * 4 + k % 4] = codes[k];
+          group[blk * 512 + (k / 4) * 64 + r * 4 + k % 4] = codes[r * kQuantBlock + k];
         }
       }
     }

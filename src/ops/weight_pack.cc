@@ -113,6 +113,54 @@ void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* 
   std::fill(out + valid, out + n, 0.0f);
 }
 
+namespace {
+
+template <uint16_t (*kQuantizeBlock)(const float*, uint8_t*)>
+void QuantizePanelBlockScalar(const float* rows, int64_t ld, uint16_t* scales, uint8_t* codes) {
+  for (int r = 0; r < kPanelRows; ++r) {
+    scales[r] = kQuantizeBlock(rows + r * ld, codes + r * kQuantBlock);
+  }
+}
+
+}  // namespace
+
+PanelBlockQuantizers ScalarPanelBlockQuantizers() {
+  return {QuantizePanelBlockScalar<QuantizeQ8Block>, QuantizePanelBlockScalar<QuantizeQ4Block>};
+}
+
+PanelBlockQuantizers PanelBlockQuantizersFor(CpuTier tier) {
+#if defined(__x86_64__)
+  switch (tier) {
+    case CpuTier::kAmx:
+    case CpuTier::kAvx512Bf16:
+    case CpuTier::kAvx512Vnni:
+    case CpuTier::kAvx512:
+      return Avx512PanelBlockQuantizers();
+    case CpuTier::kAvxVnni:
+    case CpuTier::kAvx2:
+      return Avx2PanelBlockQuantizers();
+    default:
+      break;
+  }
+#endif
+  (void)tier;
+  return ScalarPanelBlockQuantizers();
+}
+
+const PanelBlockQuantizers& ActivePanelBlockQuantizers() {
+  static const PanelBlockQuantizers quantizers = PanelBlockQuantizersFor(ActiveTier());
+  return quantizers;
+}
+
+const float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k) {
+  thread_local std::vector<float> rows;
+  rows.resize(kPanelRows * padded_k);
+  for (int64_t r = 0; r < kPanelRows; ++r) {
+    ReadRow(view, panel * kPanelRows + r, 0, padded_k, rows.data() + r * padded_k);
+  }
+  return rows.data();
+}
+
 }  // namespace pack
 
 void PackPanels(const WeightView& view, WeightFormat format, int64_t first, int64_t last,

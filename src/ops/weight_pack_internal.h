@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "base/cpu_features.h"
 #include "ops/weight_view.h"
 
 namespace qvl::pack {
@@ -16,12 +17,37 @@ inline float RoundToEven(float v) {
 
 // Values [k0, k0 + n) of row `row` as float; zeros past the matrix (padding).
 void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out);
+// The kPanelRows rows of `panel` as float, padded_k apart (zeros past the matrix), in a
+// buffer of the calling thread valid until its next call. Each row is read once, in
+// order: 32 values of 16 rows at a time would touch 16 pages per block.
+const float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k);
 
 // Byte offsets inside one 64-K group of a Q8 / Q4 panel.
 constexpr int64_t kQ8GroupBytes = 2 * 512 + 2 * 32;
 constexpr int64_t kQ4GroupBytes = 2 * 256 + 2 * 32;
 constexpr int64_t kQ8ScaleOffset = 1024;
 constexpr int64_t kQ4ScaleOffset = 512;
+
+// Quantizes one K block of a panel's rows: rows[r * ld + i] (kPanelRows rows of 32) to
+// scales[r] and codes[r * 32 + i], each row as QuantizeQ8Block / QuantizeQ4Block
+// quantizes it. The vector tiers (quant_lanes.h) take a block per lane, every lane
+// rounding as the scalar steps do, so the packed bytes are the same on every CPU.
+using QuantizePanelBlockFn = void (*)(const float* rows, int64_t ld, uint16_t* scales,
+                                      uint8_t* codes);
+struct PanelBlockQuantizers {
+  QuantizePanelBlockFn q8;
+  QuantizePanelBlockFn q4;
+};
+PanelBlockQuantizers ScalarPanelBlockQuantizers();
+#if defined(__x86_64__)
+PanelBlockQuantizers Avx2PanelBlockQuantizers();
+PanelBlockQuantizers Avx512PanelBlockQuantizers();
+#endif
+// The quantizers of `tier` (the best lower tier that has them).
+PanelBlockQuantizers PanelBlockQuantizersFor(CpuTier tier);
+// Those of ActiveTier(), chosen once: every tier packs the same bytes, the active one is
+// the fastest QVL_CPU allows.
+const PanelBlockQuantizers& ActivePanelBlockQuantizers();
 
 void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
