@@ -1,5 +1,6 @@
 #include "model/packed_weight_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <set>
 
 #include "base/error.h"
@@ -23,8 +25,8 @@ constexpr char kMagic[8] = {'Q', 'V', 'L', 'P', 'A', 'C', 'K', '\0'};
 // Bumped whenever a packed layout or the quantizers change.
 constexpr uint32_t kLayoutVersion = 2;
 constexpr uint64_t kAlign = 4096;
-// Panels are packed and written in chunks of about this size.
-constexpr int64_t kChunkBytes = 64 << 20;
+// Panels are packed and written in chunks of about this size, two of them in flight.
+constexpr int64_t kChunkBytes = 32 << 20;
 
 uint64_t Fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
   const uint8_t* p = static_cast<const uint8_t*>(data);
@@ -94,39 +96,87 @@ void WriteAll(std::FILE* f, const void* data, size_t n, const std::string& path)
   }
 }
 
+// Appends to the cache file on a second thread, so the pool packs the next chunk while
+// this one is written, and starts the disk's writeback of each chunk at once, so the
+// closing fsync finds little left. Writes keep their order; the caller keeps each buffer
+// alive and unchanged until the write after next has been queued.
+class ChunkWriter {
+ public:
+  ChunkWriter(std::FILE* f, const std::string& path) : f_(f), path_(path) {}
+  ~ChunkWriter() { Drain(); }
+
+  void Write(const void* data, size_t n) {
+    Wait();
+    pending_ = std::async(std::launch::async, [this, data, n] {
+      WriteAll(f_, data, n, path_);
+#if defined(__linux__)
+      // Only a hint: the fsync at the end is what makes the file durable.
+      if (std::fflush(f_) == 0) {
+        ::sync_file_range(::fileno(f_), static_cast<off64_t>(offset_), static_cast<off64_t>(n),
+                          SYNC_FILE_RANGE_WRITE);
+      }
+#endif
+      offset_ += n;
+    });
+  }
+  // Waits for the last write; rethrows its error.
+  void Wait() {
+    if (pending_.valid()) pending_.get();
+  }
+  // Waits for the last write, ignoring its error (the caller is failing already).
+  void Drain() noexcept {
+    if (pending_.valid()) pending_.wait();
+  }
+
+ private:
+  std::FILE* f_;
+  const std::string& path_;
+  uint64_t offset_ = 0;
+  std::future<void> pending_;
+};
+
 void WriteCache(const std::string& path, const std::string& header,
                 const std::vector<PackedWeightCache::Entry>& entries,
                 const std::vector<Placed>& placed, ThreadPool& pool) {
   const std::string tmp = StrCat(path, ".tmp-", static_cast<long>(::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) Fail(ErrorCode::kIo, "cannot create ", tmp, ": ", std::strerror(errno));
+  ChunkWriter writer(f, tmp);
   try {
-    WriteAll(f, header.data(), header.size(), tmp);
+    writer.Write(header.data(), header.size());
     uint64_t written = header.size();
-    std::vector<uint8_t> zeros(kAlign, 0);
-    void* raw = std::aligned_alloc(64, kChunkBytes);
-    if (raw == nullptr) Fail(ErrorCode::kIo, "out of memory packing ", path);
-    std::unique_ptr<uint8_t, decltype(&std::free)> chunk(static_cast<uint8_t*>(raw), &std::free);
+    const std::vector<uint8_t> zeros(kAlign, 0);
+    std::unique_ptr<uint8_t, decltype(&std::free)> chunks[2] = {{nullptr, &std::free},
+                                                                {nullptr, &std::free}};
+    for (auto& chunk : chunks) {
+      chunk.reset(static_cast<uint8_t*>(std::aligned_alloc(64, kChunkBytes)));
+      if (chunk == nullptr) Fail(ErrorCode::kIo, "out of memory packing ", path);
+    }
+    int next = 0;
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
-      WriteAll(f, zeros.data(), placed[i].offset - written, tmp);
+      writer.Write(zeros.data(), placed[i].offset - written);
       const PackedLayout layout = PackedLayoutFor(e.format, e.view.rows, e.view.cols);
       const int64_t per_chunk = std::max<int64_t>(1, kChunkBytes / layout.panel_bytes);
       for (int64_t p0 = 0; p0 < layout.panels; p0 += per_chunk) {
         const int64_t p1 = std::min(layout.panels, p0 + per_chunk);
+        uint8_t* chunk = chunks[next].get();
+        next ^= 1;
         pool.ParallelFor(p1 - p0, 4, [&](int64_t a, int64_t b, int) {
-          PackPanels(e.view, e.format, p0 + a, p0 + b, chunk.get() + a * layout.panel_bytes);
+          PackPanels(e.view, e.format, p0 + a, p0 + b, chunk + a * layout.panel_bytes);
         });
-        WriteAll(f, chunk.get(), (p1 - p0) * layout.panel_bytes, tmp);
+        writer.Write(chunk, (p1 - p0) * layout.panel_bytes);
       }
       written = placed[i].offset + placed[i].bytes;
     }
     const uint64_t total = placed.empty() ? header.size() : AlignUp(written);
-    WriteAll(f, zeros.data(), total - written, tmp);
+    writer.Write(zeros.data(), total - written);
+    writer.Wait();
     if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0) {
       Fail(ErrorCode::kIo, "cannot write ", tmp, ": ", std::strerror(errno));
     }
   } catch (...) {
+    writer.Drain();
     std::fclose(f);
     std::remove(tmp.c_str());
     throw;

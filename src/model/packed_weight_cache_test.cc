@@ -1,8 +1,10 @@
 #include "model/packed_weight_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +114,26 @@ TEST_F(PackedWeightCacheTest, UnwritableFolderPacksInMemory) {
   auto none = PackedWeightCache::Open("", "/models/x", 7, entries_, pool_);
   EXPECT_EQ(none->source(), PackedWeightCache::Source::kMemory);
   ExpectPacked(*none);
+}
+
+// A write that fails after the header (here the file size limit, as a full disk would)
+// reaches the caller from the writer thread: nothing is left behind, the run packs in
+// memory, and the next start builds the file.
+TEST_F(PackedWeightCacheTest, WriteFailingMidwayPacksInMemoryAndLeavesNoFile) {
+  rlimit old;
+  ASSERT_EQ(0, ::getrlimit(RLIMIT_FSIZE, &old));
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = 4096 + 512;  // the header's page and a little of the first weight
+  ASSERT_EQ(0, ::setrlimit(RLIMIT_FSIZE, &small));
+  auto cache = Open(9);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(cache->source(), PackedWeightCache::Source::kMemory);
+  ExpectPacked(*cache);
+  EXPECT_TRUE(fs::is_empty(dir_));
+  EXPECT_EQ(Open(9)->source(), PackedWeightCache::Source::kBuilt);
+  OnlyFile();
 }
 
 // The whole model from the cache computes exactly what the same formats packed in
