@@ -1,6 +1,7 @@
 // Linear-layer speed at the Qwen3-VL-2B shapes, per weight format: GEMV for decode
 // (M = 1, 2, 4, 5, 8, 16: batched streams and speculative drafts), GEMM for prefill
-// (M = 512) and the vision tower (M = 3072). Counters:
+// (M = 512) and the vision tower (M = 3072); and the int8 formats' activation quantizer
+// and the q8 / q4 packers alone. Counters:
 // GFLOP/s (2 M N K per call) and GB/s of weight bytes read, from wall time, and the same
 // from the main thread's CPU time (cpu_GFLOP/s, cpu_GB/s): with QVL_THREADS=1 those are
 // the kernel's own speed even on a loaded machine. BM_ReadProbe streams a buffer on
@@ -22,8 +23,11 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "base/cpu_features.h"
 #include "base/thread_pool.h"
 #include "ops/linear.h"
+#include "ops/packed_kernels.h"
+#include "ops/weight_pack.h"
 
 namespace qvl {
 namespace {
@@ -83,6 +87,59 @@ void BM_MatMul(benchmark::State& state, WeightFormat format) {
   }
   SetRates(state, 2.0 * m * n * k, static_cast<double>(w.bytes()), ThreadCpuSeconds() - cpu0);
 }
+
+// The q8 / q4 activation quantizer of the active tier alone, on the main thread, over
+// {M, K}: a vision fc2 input (3072 x 4096, 50 MB, read from memory as after the matmul
+// that wrote it) and a prefill down-projection input (512 x 6144). GB/s of x read.
+void BM_QuantizeRows(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), blocks = k / kQuantBlock;
+  std::vector<float> x(m * k), factors(m * blocks), exps(m * blocks), row_scales(m);
+  std::vector<int8_t> codes(m * k);
+  std::vector<int32_t> corr(m * blocks);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& v : x) v = dist(rng);
+  const kernels::QuantizedRows q{codes.data(), factors.data(),    exps.data(),
+                                 corr.data(),  row_scales.data(), k};
+  const kernels::PackedKernels kern = kernels::PackedKernelsFor(ActiveTier());
+  const double cpu0 = ThreadCpuSeconds();
+  for (auto _ : state) {
+    kern.quantize(x.data(), k, m, k, q);
+    benchmark::DoNotOptimize(codes.data());
+  }
+  SetRates(state, 0, 4.0 * m * k, ThreadCpuSeconds() - cpu0);
+}
+BENCHMARK(BM_QuantizeRows)
+    ->ArgNames({"M", "K"})
+    ->Args({3072, 4096})
+    ->Args({512, 6144})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+// Packing one 2048 x 6144 bf16 weight (a text gate or up projection) on the main thread:
+// the first start's work per weight. GB/s of bf16 read.
+void BM_PackPanels(benchmark::State& state, WeightFormat format) {
+  const int64_t n = 6144, k = 2048;
+  std::vector<uint16_t> src(n * k);
+  std::mt19937 rng(4);
+  std::normal_distribution<float> dist(0.0f, 0.02f);
+  for (uint16_t& v : src) v = F32ToBf16(dist(rng));
+  const WeightView view{DType::kBF16, n, k, src.data()};
+  const PackedLayout layout = PackedLayoutFor(format, n, k);
+  std::vector<uint8_t> dst(layout.bytes());
+  const double cpu0 = ThreadCpuSeconds();
+  for (auto _ : state) {
+    PackPanels(view, format, 0, layout.panels, dst.data());
+    benchmark::DoNotOptimize(dst.data());
+  }
+  SetRates(state, 0, 2.0 * n * k, ThreadCpuSeconds() - cpu0);
+}
+BENCHMARK_CAPTURE(BM_PackPanels, q8, WeightFormat::kQ8)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PackPanels, q4, WeightFormat::kQ4)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Four layers of distinct text-decoder weights (~200 M), far more than the caches hold:
 // one pass reads every byte from memory, as a decode step does.

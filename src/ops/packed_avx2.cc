@@ -90,30 +90,36 @@ void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const Quant
     for (int64_t c = b * kQuantBlock; c < k; ++c) tail[c - b * kQuantBlock] = xi[c];
     return static_cast<const float*>(tail);
   };
+  const int64_t blocks = out.kp / kQuantBlock;
   QuantizeRowsWith(
       x, ldx, m, out,
-      [&](const float* xi, int64_t b) {
-        const float* src = block(xi, b);
-        __m256 a = _mm256_setzero_ps();
-        for (int j = 0; j < 4; ++j)
-          a = _mm256_max_ps(a, _mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)));
-        return avx2::MaxOf(a);
-      },
-      [&](const float* xi, int64_t b, float inv_scale, int8_t* q) {
-        const __m256 inv = _mm256_set1_ps(inv_scale);
-        const float* src = block(xi, b);
-        __m256i qi[4];
-        __m256i sum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-          const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + 8 * j), inv);
-          qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
-          sum = _mm256_add_epi32(sum, qi[j]);
+      [&](const float* xi, float* amax) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          const float* src = block(xi, b);
+          __m256 a = _mm256_setzero_ps();
+          // |x| first: vmaxps returns its second operand, a, for a NaN.
+          for (int j = 0; j < 4; ++j)
+            a = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(src + 8 * j)), a);
+          amax[b] = avx2::MaxOf(a);
         }
-        const __m256i packed =
-            _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]), _mm256_packs_epi32(qi[2], qi[3]));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
-                            _mm256_permutevar8x32_epi32(packed, order));
-        return avx2::SumOf(sum);
+      },
+      [&](const float* xi, const float* inv_scale, int8_t* q, int32_t* sums) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          const __m256 inv = _mm256_set1_ps(inv_scale[b]);
+          const float* src = block(xi, b);
+          __m256i qi[4];
+          __m256i sum = _mm256_setzero_si256();
+          for (int j = 0; j < 4; ++j) {
+            const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + 8 * j), inv);
+            qi[j] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+            sum = _mm256_add_epi32(sum, qi[j]);
+          }
+          const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(qi[0], qi[1]),
+                                                    _mm256_packs_epi32(qi[2], qi[3]));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * kQuantBlock),
+                              _mm256_permutevar8x32_epi32(packed, order));
+          sums[b] = avx2::SumOf(sum);
+        }
       });
 }
 

@@ -6,6 +6,7 @@
 // `avx512vnni` takes the int8 kernels of packed_avx512vnni.cc instead.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/packed_avx512.h"
@@ -56,10 +57,81 @@ struct SignedProducts {
   }
 };
 
+// Activation rows for the int8 kernels, 16 blocks at a time: ReduceEach16 gives 16
+// blocks' largest magnitudes (and code sums) in one vector.
+void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
+  const int64_t blocks = out.kp / kQuantBlock;
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  const auto max = [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); };
+  const auto add = [](__m512 a, __m512 b) {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  };
+  // Calls group.template operator()<kFull>(b0, load) for each 16 blocks from b0, where
+  // load(j, half) is half of block b0 + j, zero past column k; kFull groups lie inside k.
+  const auto for_groups = [&](const float* xi, const auto& group) {
+    for (int64_t b0 = 0; b0 < blocks; b0 += 16) {
+      const float* src = xi + b0 * kQuantBlock;
+      if ((b0 + 16) * kQuantBlock <= k) {
+        group.template operator()<true>(b0, [&](int j, int half) {
+          return _mm512_loadu_ps(src + j * kQuantBlock + 16 * half);
+        });
+      } else {
+        const int64_t left = k - b0 * kQuantBlock;
+        group.template operator()<false>(b0, [&](int j, int half) {
+          const int64_t c = j * kQuantBlock + 16 * half;
+          return _mm512_maskz_loadu_ps(ColumnMask(left - c), src + c);
+        });
+      }
+    }
+  };
+  QuantizeRowsWith(
+      x, ldx, m, out,
+      [&](const float* xi, float* amax) {
+        for_groups(xi, [&]<bool kFull>(int64_t b0, const auto& load) {
+          const int nb = kFull ? 16 : static_cast<int>(std::min<int64_t>(16, blocks - b0));
+          __m512 v[16];
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; ++j) {
+            // |x| first: vmaxps returns its second operand for a NaN, which is ignored.
+            v[j] = kFull || j < nb ? _mm512_max_ps(_mm512_abs_ps(load(j, 1)),
+                                                   _mm512_max_ps(_mm512_abs_ps(load(j, 0)), zero))
+                                   : zero;
+          }
+          _mm512_mask_storeu_ps(amax + b0, avx512::FirstLanes(nb), avx512::ReduceEach16(v, max));
+        });
+      },
+      [&](const float* xi, const float* inv, int8_t* q, int32_t* sums) {
+        for_groups(xi, [&]<bool kFull>(int64_t b0, const auto& load) {
+          const int nb = kFull ? 16 : static_cast<int>(std::min<int64_t>(16, blocks - b0));
+          __m512 s[16];
+#pragma GCC unroll 16
+          for (int j = 0; j < 16; ++j) {
+            if (!kFull && j >= nb) {
+              s[j] = zero;
+              continue;
+            }
+            const __m512 iv = _mm512_set1_ps(inv[b0 + j]);
+            __m512i codes[2];
+            for (int half = 0; half < 2; ++half) {
+              const __m512 v = _mm512_mul_ps(load(j, half), iv);
+              codes[half] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(q + (b0 + j) * kQuantBlock + 16 * half),
+                               _mm512_cvtepi32_epi8(codes[half]));
+            }
+            s[j] = _mm512_castsi512_ps(_mm512_add_epi32(codes[0], codes[1]));
+          }
+          _mm512_mask_storeu_epi32(sums + b0, avx512::FirstLanes(nb),
+                                   _mm512_castps_si512(avx512::ReduceEach16(s, add)));
+        });
+      });
+}
+
 }  // namespace
 
 PackedKernels Avx512PackedKernels() {
-  PackedKernels k = Avx2PackedKernels();  // the activation quantizers: the same codes
+  PackedKernels k = Avx2PackedKernels();
+  k.quantize = QuantizeRows;
   k.bf16 = PackedBf16<FmaPairs>;
   k.bf16_rows = FmaPairs::kRows;
   k.q8 = PackedQ8<SignedProducts>;

@@ -65,38 +65,12 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
       });
 }
 
-void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
-  const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-  QuantizeRowsWith(
-      x, ldx, m, out,
-      [&](const float* xi, int64_t b) {
-        const int64_t c = b * kQuantBlock;
-        const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
-        const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
-        return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-      },
-      [&](const float* xi, int64_t b, float inv_scale, int8_t* q) {
-        const int64_t c = b * kQuantBlock;
-        const __m512 inv = _mm512_set1_ps(inv_scale);
-        const __m512 v0 = _mm512_maskz_loadu_ps(ColumnMask(k - c), xi + c);
-        const __m512 v1 = _mm512_maskz_loadu_ps(ColumnMask(k - c - 16), xi + c + 16);
-        const __m512i q0 =
-            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v0, inv), lo), hi));
-        const __m512i q1 =
-            _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v1, inv), lo), hi));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
-        return _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-      });
-}
-
 }  // namespace
 
 PackedKernels Avx512VnniPackedKernels() {
   PackedKernels k = Avx512PackedKernels();  // bf16: widened to f32 where vdpbf16ps is missing
   k.q8 = PackedQ8<VnniProducts>;
   k.q4 = PackedQ4<VnniProducts>;
-  k.quantize = QuantizeRows;
   k.quant_rows = kQuantRows;
   k.w8a8 = PackedW8A8<VnniProducts>;
   k.quantize_w8a8 = QuantizeRowsW8A8;

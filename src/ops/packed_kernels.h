@@ -80,32 +80,38 @@ struct QuantizedRows {
 };
 
 // The quantization every tier's QuantizeRows follows; the tier supplies the two vector
-// parts. block_amax(xi, b) is the largest magnitude of block b of row xi (zero past
-// column k); quantize_block(xi, b, inv, q) writes the block's 32 codes
-// round_to_even(clamp(x * inv, -127, 127)) to q and returns their sum.
-template <typename BlockAmax, typename QuantizeBlock>
+// parts, each over the `blocks` blocks of a row (so a tier can reduce many blocks at
+// once). row_amax(xi, amax) writes each block's largest magnitude, zero past column k, NaN
+// ignored; quantize_row(xi, inv, q, sums) writes block b's 32 codes
+// round_to_even(clamp(x * inv[b], -127, 127)) to q + 32 b and their sum to sums[b].
+template <typename RowAmax, typename QuantizeRow>
 void QuantizeRowsWith(const float* x, int64_t ldx, int64_t m, const QuantizedRows& out,
-                      const BlockAmax& block_amax, const QuantizeBlock& quantize_block) {
+                      const RowAmax& row_amax, const QuantizeRow& quantize_row) {
   const int64_t blocks = out.kp / kQuantBlock;
   for (int64_t i = 0; i < m; ++i) {
     const float* xi = x + i * ldx;
-    float* amax = out.factors + i * blocks;  // the blocks' amax until replaced by 2^e
-    for (int64_t b = 0; b < blocks; ++b) amax[b] = block_amax(xi, b);
+    float* factors = out.factors + i * blocks;  // amax, then each step's inverse, then 2^e
     float* exps = out.exps + i * blocks;
-    const int mantissa = ChooseBlockExponents(amax, blocks, exps);
+    int32_t* corr = out.corr + i * blocks;  // the codes' sums until their corrections
+    int8_t* codes = out.codes + i * out.kp;
+    row_amax(xi, factors);
+    const int mantissa = ChooseBlockExponents(factors, blocks, exps);
     out.row_scales[i] = kRowMantissa[mantissa];
+    // Zero blocks quantize with inv 0 and are cleared after (an infinity times 0 is NaN).
     for (int64_t b = 0; b < blocks; ++b) {
-      int8_t* q = out.codes + i * out.kp + b * kQuantBlock;
-      if (!Quantizable(amax[b])) {
-        std::memset(q, 0, kQuantBlock);
-        amax[b] = 0.0f;
-        out.corr[i * blocks + b] = 0;
+      factors[b] = Quantizable(factors[b])
+                       ? kRowMantissaInverse[mantissa] * Pow2(-static_cast<int>(exps[b]))
+                       : 0.0f;
+    }
+    quantize_row(xi, factors, codes, corr);
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (factors[b] == 0.0f) {
+        std::memset(codes + b * kQuantBlock, 0, kQuantBlock);
+        corr[b] = 0;
         continue;
       }
-      const int e = static_cast<int>(exps[b]);
-      out.corr[i * blocks + b] =
-          -128 * quantize_block(xi, b, kRowMantissaInverse[mantissa] * Pow2(-e), q);
-      amax[b] = Pow2(e);
+      corr[b] *= -128;
+      factors[b] = Pow2(static_cast<int>(exps[b]));
     }
   }
 }

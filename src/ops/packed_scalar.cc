@@ -105,25 +105,28 @@ void PackedQuant(const QuantizedRows& x, int64_t m, const PanelRange& r) {
 
 void QuantizeRows(const float* x, int64_t ldx, int64_t m, int64_t k, const QuantizedRows& out) {
   auto value = [&](const float* xi, int64_t c) { return c < k ? xi[c] : 0.0f; };
+  const int64_t blocks = out.kp / kQuantBlock;
   QuantizeRowsWith(
       x, ldx, m, out,
-      [&](const float* xi, int64_t b) {
-        float amax = 0.0f;
-        for (int64_t c = b * kQuantBlock; c < (b + 1) * kQuantBlock; ++c) {
-          amax = std::fabs(value(xi, c)) > amax ? std::fabs(value(xi, c)) : amax;
+      [&](const float* xi, float* amax) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          amax[b] = 0.0f;
+          for (int64_t c = b * kQuantBlock; c < (b + 1) * kQuantBlock; ++c) {
+            amax[b] = std::fabs(value(xi, c)) > amax[b] ? std::fabs(value(xi, c)) : amax[b];
+          }
         }
-        return amax;
       },
-      [&](const float* xi, int64_t b, float inv, int8_t* q) {
-        int32_t sum = 0;
-        for (int kk = 0; kk < kQuantBlock; ++kk) {
-          float v = value(xi, b * kQuantBlock + kk) * inv;
-          v = v > -127.0f ? v : -127.0f;  // as vmaxps / vminps, NaN becomes -127
-          v = v < 127.0f ? v : 127.0f;
-          q[kk] = static_cast<int8_t>(std::nearbyint(v));
-          sum += q[kk];
+      [&](const float* xi, const float* inv, int8_t* q, int32_t* sums) {
+        for (int64_t b = 0; b < blocks; ++b) {
+          sums[b] = 0;
+          for (int64_t c = b * kQuantBlock; c < (b + 1) * kQuantBlock; ++c) {
+            float v = value(xi, c) * inv[b];
+            v = v > -127.0f ? v : -127.0f;  // as vmaxps / vminps, NaN becomes -127
+            v = v < 127.0f ? v : 127.0f;
+            q[c] = static_cast<int8_t>(std::nearbyint(v));
+            sums[b] += q[c];
+          }
         }
-        return sum;
       });
 }
 
