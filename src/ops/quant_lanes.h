@@ -71,7 +71,7 @@ void QuantizeQ8Lanes(const float* rows, int64_t ld, int r0, uint16_t* scales, ui
   const F d = L::RoundToHalf(L::Div(amax, L::Set(127.0f)));
   L::StoreHalves(scales + r0, d);
   const typename L::M positive = L::Greater(d, L::Set(0.0f));
-  const F magic = L::Set(12582912.0f), lo = L::Set(-127.0f), hi = L::Set(127.0f);
+  const F magic = L::Set(kRoundToEvenMagic), lo = L::Set(-127.0f), hi = L::Set(127.0f);
   int32_t grid[kQuantBlock][L::kLanes];
   for (int i = 0; i < kQuantBlock; ++i) {
     const F q = L::Sub(L::Add(L::Div(w[i], d), magic), magic);  // pack::RoundToEven
@@ -145,10 +145,11 @@ void QuantizeQ4Lanes(const float* rows, int64_t ld, int r0, uint16_t* scales, ui
   }
 }
 
-template <class L, void (*kLanes)(const float*, int64_t, int, uint16_t*, uint8_t*)>
+// A QuantizePanelBlockFn from QuantizeQ8Lanes or QuantizeQ4Lanes.
+template <class L, void (*kQuantizeLanes)(const float*, int64_t, int, uint16_t*, uint8_t*)>
 void QuantizePanelBlockWith(const float* rows, int64_t ld, uint16_t* scales, uint8_t* codes) {
   static_assert(kPanelRows % L::kLanes == 0);
-  for (int r0 = 0; r0 < kPanelRows; r0 += L::kLanes) kLanes(rows, ld, r0, scales, codes);
+  for (int r0 = 0; r0 < kPanelRows; r0 += L::kLanes) kQuantizeLanes(rows, ld, r0, scales, codes);
 }
 
 }  // namespace

@@ -10,10 +10,8 @@ namespace qvl::pack {
 
 // Rounds half to even like std::nearbyint for |v| < 2^22, but in two additions the
 // compiler vectorizes (packing a 2B model calls it billions of times).
-inline float RoundToEven(float v) {
-  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-  return (v + kMagic) - kMagic;
-}
+constexpr float kRoundToEvenMagic = 12582912.0f;  // 1.5 * 2^23
+inline float RoundToEven(float v) { return (v + kRoundToEvenMagic) - kRoundToEvenMagic; }
 
 // Values [k0, k0 + n) of row `row` as float; zeros past the matrix (padding).
 void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out);
