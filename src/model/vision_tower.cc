@@ -152,8 +152,7 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   MatMulAdd(attn, n, blk.proj, blk.w->proj_b.data(), h, precision_, pool);
   // h += fc2(gelu_tanh(fc1(LN2(h))))
   LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed, &pool);
-  MatMul(normed, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool);
-  GeluTanh(mlp, n * config_.intermediate_size, &pool);
+  MatMulGeluTanh(normed, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool);
   MatMulAdd(mlp, n, blk.fc2, blk.w->fc2_b.data(), h, precision_, pool);
 }
 

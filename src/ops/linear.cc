@@ -110,10 +110,20 @@ int64_t PanelGrain(int64_t panels, int64_t m, int threads) {
 // Weights of one call: a layer's q, k and v, or its gate and up.
 constexpr size_t kMaxPackedOutputs = 4;
 
-// y_o = x . W_o^T (+ bias_o), added to y_o when `accumulate`, for weights of one packed
-// format and depth: x is converted once for all of them, and one parallel pass covers
-// every weight's panels.
-void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs, bool accumulate,
+// What a packed matmul does with its products: store them, add them to y (a residual),
+// or store them through GELU-tanh (a vision MLP's fc1), applied to each task's block of y
+// while it is still in cache.
+enum class Store { kPlain, kAccumulate, kGeluTanh };
+
+// A multiple of every tier's row tile (2, 4, 6; AMX 32): the unit of a task's rows, and
+// the rows GELU follows the kernel by (their products, at most a panel group of ~1000
+// columns wide, stay in L2).
+constexpr int64_t kRowUnit = 96;
+
+// y_o = x . W_o^T (+ bias_o), stored as `store` says, for weights of one packed format and
+// depth: x is converted once for all of them, and one parallel pass covers every
+// weight's panels.
+void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs, Store store,
                    ThreadPool& pool) {
   const WeightFormat format = outs[0].w->format();
   const int64_t k = outs[0].w->cols();
@@ -164,12 +174,12 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
 
   // Tasks are (weight, panel group, row block): a group's weights (kGroupBytes) and a row
   // block of converted x (kRowBlockBytes) stay in L2 together, and x is read from memory
-  // once per group. Row blocks are multiples of every tier's row tile (2, 4, 6; AMX 32).
+  // once per group. Row blocks are multiples of kRowUnit.
   // Groups are multiples of every tier's panel tile (1, 2, 3, 4): a group of 8 panels ran
   // a quarter of them in 2-panel tail tiles of the 3-panel q8 tile, and the model's
   // matmuls ran 3-14 % slower. With few rows, which stream the weights, one block of rows
   // and panel runs per thread.
-  constexpr int64_t kGroupBytes = 1 << 20, kRowBlockBytes = 512 << 10, kRowUnit = 96;
+  constexpr int64_t kGroupBytes = 1 << 20, kRowBlockBytes = 512 << 10;
   constexpr int64_t kPanelUnit = 12;
   const int64_t x_row_bytes = kp * (format == WeightFormat::kBF16Packed ? 2 : 1);
   const int64_t row_block =
@@ -206,21 +216,30 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
     r.bias = out.bias ? out.bias + p0 * kPanelRows : nullptr;
     r.ldy = n;
     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
-    r.accumulate = accumulate;
-    r.y = out.y + i0 * n + p0 * kPanelRows;
-    switch (format) {
-      case WeightFormat::kBF16Packed:
-        kern.bf16(xb + i0 * kp, rows, r);
-        break;
-      case WeightFormat::kQ8:
-        kern.q8(q.Offset(i0), rows, r);
-        break;
-      case WeightFormat::kW8A8:
-        kern.w8a8(rq.Offset(i0), rows, r);
-        break;
-      default:
-        kern.q4(q.Offset(i0), rows, r);
-        break;
+    r.accumulate = store == Store::kAccumulate;
+    // GELU follows the kernel kRowUnit rows at a time, so their products are still in L2
+    // (a task's whole block of y can be larger).
+    const int64_t chunk = store == Store::kGeluTanh ? kRowUnit : rows;
+    for (int64_t c0 = i0; c0 < i0 + rows; c0 += chunk) {
+      const int64_t c = std::min(chunk, i0 + rows - c0);
+      r.y = out.y + c0 * n + p0 * kPanelRows;
+      switch (format) {
+        case WeightFormat::kBF16Packed:
+          kern.bf16(xb + c0 * kp, c, r);
+          break;
+        case WeightFormat::kQ8:
+          kern.q8(q.Offset(c0), c, r);
+          break;
+        case WeightFormat::kW8A8:
+          kern.w8a8(rq.Offset(c0), c, r);
+          break;
+        default:
+          kern.q4(q.Offset(c0), c, r);
+          break;
+      }
+      if (store == Store::kGeluTanh) {
+        for (int64_t i = 0; i < c; ++i) GeluTanh(r.y + i * r.ldy, r.n);
+      }
     }
   };
   pool.ParallelFor(total, 1, [&](int64_t t0, int64_t t1, int) {
@@ -236,9 +255,9 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
 }
 
 void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                  bool accumulate, ThreadPool& pool) {
+                  Store store, ThreadPool& pool) {
   const MatMulOutput out{&w, bias, y};
-  PackedMatMuls(x, m, std::span<const MatMulOutput>(&out, 1), accumulate, pool);
+  PackedMatMuls(x, m, std::span<const MatMulOutput>(&out, 1), store, pool);
 }
 
 }  // namespace
@@ -335,7 +354,7 @@ void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias,
             MatmulPrecision precision, ThreadPool& pool) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, /*accumulate=*/false, pool);
+    PackedMatMul(x, m, w, bias, y, Store::kPlain, pool);
   } else {
     RowMajorMatMul(x, m, w, bias, y, precision, pool);
   }
@@ -355,14 +374,14 @@ void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
     for (const MatMulOutput& out : outs) MatMul(x, m, *out.w, out.bias, out.y, precision, pool);
     return;
   }
-  PackedMatMuls(x, m, outs, /*accumulate=*/false, pool);
+  PackedMatMuls(x, m, outs, Store::kPlain, pool);
 }
 
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                MatmulPrecision precision, ThreadPool& pool) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, /*accumulate=*/true, pool);
+    PackedMatMul(x, m, w, bias, y, Store::kAccumulate, pool);
     return;
   }
   // The row-major kernels store only; they are the f32 reference path, not the fast one.
@@ -371,6 +390,17 @@ void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bi
   float* t = Scratch(buffer, static_cast<size_t>(m * n));
   RowMajorMatMul(x, m, w, bias, t, precision, pool);
   AddInPlace(y, t, m * n, &pool);
+}
+
+void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                    MatmulPrecision precision, ThreadPool& pool) {
+  if (m <= 0 || w.rows() <= 0) return;
+  if (IsPacked(w.format())) {
+    PackedMatMul(x, m, w, bias, y, Store::kGeluTanh, pool);
+    return;
+  }
+  RowMajorMatMul(x, m, w, bias, y, precision, pool);
+  GeluTanh(y, m * w.rows(), &pool);
 }
 
 }  // namespace qvl

@@ -93,4 +93,10 @@ int64_t RowsPerWeightRead(WeightFormat format);
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                MatmulPrecision precision, ThreadPool& pool);
 
+// y = gelu_tanh(x . W^T + bias) (a vision MLP's fc1): for the packed formats GELU runs on
+// each block of y as soon as it is stored, while it is in cache, instead of in a pass over
+// memory after the matmul. Bit for bit MatMul followed by GeluTanh (ops/activation.h).
+void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                    MatmulPrecision precision, ThreadPool& pool);
+
 }  // namespace qvl

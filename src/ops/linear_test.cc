@@ -1,3 +1,4 @@
+#include "ops/activation.h"
 #include "ops/linear.h"
 
 #include <gtest/gtest.h>
@@ -181,6 +182,34 @@ TEST(MatMul, MatMulsAreTheSeparateMatMuls) {
           ASSERT_EQ(0, std::memcmp(got[o].data(), want[o].data(), want[o].size() * 4))
               << "output " << o << (mixed ? " (mixed formats)" : "");
         }
+      }
+    }
+  }
+}
+
+// GELU on each task's rows as they are stored is the separate pass bit for bit: every
+// format, one row, a few, and rows over several row chunks and tasks (with a ragged end),
+// with and without bias.
+TEST(MatMul, MatMulGeluTanhIsMatMulThenGeluTanh) {
+  std::mt19937 rng(7);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t k = 96, n = 200;
+  const auto wb = ToBf16(RandomVector(n * k, rng));
+  const auto bias = RandomVector(n, rng);
+  for (const int64_t m : {1, 5, 333}) {
+    const auto x = RandomVector(m * k, rng);
+    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                           WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
+      const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
+      for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+        SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
+        const MatmulPrecision precision =
+            f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+        std::vector<float> want(m * n), got(m * n, -1.0f);
+        MatMul(x.data(), m, w, b, want.data(), precision, pool);
+        GeluTanh(want.data(), m * n, &pool);
+        MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool);
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
       }
     }
   }
