@@ -1,4 +1,3 @@
-#include "ops/activation.h"
 #include "ops/linear.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +10,7 @@
 #include "base/bf16.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "ops/activation.h"
 #include "ops/matmul_kernels.h"
 
 namespace qvl {
