@@ -105,7 +105,7 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
   const TextConfig& c = config_.text;
   const int64_t d = c.hidden_size, hd = c.head_dim;
   const int heads = c.num_heads, kv_heads = c.num_kv_heads;
-  const int64_t qd = heads * hd, kvd = kv_heads * hd, inter = c.intermediate_size;
+  const int64_t qd = heads * hd, kvd = kv_heads * hd;
   int64_t total = 0;
   for (const DecoderChunk& ch : chunks) total += static_cast<int64_t>(ch.tokens.size());
   if (total == 0) return;
@@ -160,8 +160,7 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
             normed_.data(), &pool);
     const MatMulOutput gate_up[] = {{&layer.gate, nullptr, gate}, {&layer.up, nullptr, up}};
     MatMuls(normed_.data(), total, gate_up, precision_, pool);
-    SiluMul(gate, up, total * inter, gate, &pool);
-    MatMulAdd(gate, total, layer.down, nullptr, x_.data(), precision_, pool);
+    MatMulAddSwiGlu(gate, up, total, layer.down, nullptr, x_.data(), precision_, pool);
 
     // DeepStack: the first layers add the vision tower's intermediate features at the
     // image positions.

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "base/bf16.h"
 #include "base/cpu_features.h"
@@ -122,9 +123,10 @@ constexpr int64_t kRowUnit = 96;
 
 // y_o = x . W_o^T (+ bias_o), stored as `store` says, for weights of one packed format and
 // depth: x is converted once for all of them, and one parallel pass covers every
-// weight's panels.
-void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs, Store store,
-                   ThreadPool& pool) {
+// weight's panels. With `up`, the input is silu(x) * up (SwiGLU), formed row by row as
+// it is converted, so the product never goes through memory.
+void PackedMatMuls(const float* x, const float* up, int64_t m, std::span<const MatMulOutput> outs,
+                   Store store, ThreadPool& pool) {
   const WeightFormat format = outs[0].w->format();
   const int64_t k = outs[0].w->cols();
   const int64_t kp = PackedLayoutFor(format, outs[0].w->rows(), k).padded_k;
@@ -132,6 +134,20 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
   // Converting a row of x takes about a microsecond, as long as waking the pool: decode's
   // few rows are converted on the calling thread.
   const int64_t row_grain = std::max<int64_t>(16, m / (pool.size() * 4));
+  // Calls convert(rows, i, count) for input rows [begin, end) (`count` rows from row i,
+  // k apart): x's rows as they are, or each SwiGLU row formed in a per-thread buffer.
+  const auto for_input_rows = [&](int64_t begin, int64_t end, const auto& convert) {
+    if (up == nullptr) {
+      convert(x + begin * k, begin, end - begin);
+      return;
+    }
+    thread_local std::vector<float> row;  // grows to the widest input once per thread
+    if (row.size() < static_cast<size_t>(k)) row.resize(k);
+    for (int64_t i = begin; i < end; ++i) {
+      kernels::ActiveElementwiseKernels().silu_mul(x + i * k, up + i * k, k, row.data());
+      convert(row.data(), i, 1);
+    }
+  };
 
   kernels::QuantizedRows q;
   kernels::RowCodes rq;
@@ -146,16 +162,20 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
     rq.corr = Scratch(corr, static_cast<size_t>(m));
     rq.kp = kp;
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
-      kern.quantize_w8a8(x + begin * k, k, end - begin, k, rq.Offset(begin));
+      for_input_rows(begin, end, [&](const float* rows, int64_t i, int64_t count) {
+        kern.quantize_w8a8(rows, k, count, k, rq.Offset(i));
+      });
     });
   } else if (format == WeightFormat::kBF16Packed) {
     thread_local LargeVector<uint16_t> buffer;
     uint16_t* dst = Scratch(buffer, static_cast<size_t>(m * kp));
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) {
-        kernels::ActiveElementwiseKernels().to_bf16(x + i * k, k, dst + i * kp);
-        std::fill(dst + i * kp + k, dst + (i + 1) * kp, uint16_t{0});
-      }
+      for_input_rows(begin, end, [&](const float* rows, int64_t i0, int64_t count) {
+        for (int64_t i = i0; i < i0 + count; ++i) {
+          kernels::ActiveElementwiseKernels().to_bf16(rows + (i - i0) * k, k, dst + i * kp);
+          std::fill(dst + i * kp + k, dst + (i + 1) * kp, uint16_t{0});
+        }
+      });
     });
     xb = dst;
   } else {
@@ -168,7 +188,9 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
     q.row_scales = Scratch(row_scales, static_cast<size_t>(m));
     q.kp = kp;
     pool.ParallelFor(m, row_grain, [&](int64_t begin, int64_t end, int) {
-      kern.quantize(x + begin * k, k, end - begin, k, q.Offset(begin));
+      for_input_rows(begin, end, [&](const float* rows, int64_t i, int64_t count) {
+        kern.quantize(rows, k, count, k, q.Offset(i));
+      });
     });
   }
 
@@ -257,7 +279,7 @@ void PackedMatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs
 void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                   Store store, ThreadPool& pool) {
   const MatMulOutput out{&w, bias, y};
-  PackedMatMuls(x, m, std::span<const MatMulOutput>(&out, 1), store, pool);
+  PackedMatMuls(x, nullptr, m, std::span<const MatMulOutput>(&out, 1), store, pool);
 }
 
 }  // namespace
@@ -374,7 +396,7 @@ void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
     for (const MatMulOutput& out : outs) MatMul(x, m, *out.w, out.bias, out.y, precision, pool);
     return;
   }
-  PackedMatMuls(x, m, outs, Store::kPlain, pool);
+  PackedMatMuls(x, nullptr, m, outs, Store::kPlain, pool);
 }
 
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
@@ -401,6 +423,20 @@ void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const floa
   }
   RowMajorMatMul(x, m, w, bias, y, precision, pool);
   GeluTanh(y, m * w.rows(), &pool);
+}
+
+void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const LinearWeight& w,
+                     const float* bias, float* y, MatmulPrecision precision, ThreadPool& pool) {
+  if (m <= 0 || w.rows() <= 0) return;
+  if (IsPacked(w.format())) {
+    const MatMulOutput out{&w, bias, y};
+    PackedMatMuls(gate, up, m, std::span<const MatMulOutput>(&out, 1), Store::kAccumulate, pool);
+    return;
+  }
+  thread_local LargeVector<float> buffer;
+  float* product = Scratch(buffer, static_cast<size_t>(m * w.cols()));
+  SiluMul(gate, up, m * w.cols(), product, &pool);
+  MatMulAdd(product, m, w, bias, y, precision, pool);
 }
 
 }  // namespace qvl

@@ -93,6 +93,13 @@ int64_t RowsPerWeightRead(WeightFormat format);
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                MatmulPrecision precision, ThreadPool& pool);
 
+// y[M, N] += (silu(gate) * up) . W^T (+ bias), gate and up [M, K] (a text MLP's down
+// projection, SwiGLU): for the packed formats each row of the product is formed as the
+// matmul converts its input, never stored. Bit for bit SiluMul (ops/activation.h)
+// followed by MatMulAdd.
+void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const LinearWeight& w,
+                     const float* bias, float* y, MatmulPrecision precision, ThreadPool& pool);
+
 // y = gelu_tanh(x . W^T + bias) (a vision MLP's fc1): for the packed formats GELU runs on
 // each block of y as soon as it is stored, while it is in cache, instead of in a pass over
 // memory after the matmul. Bit for bit MatMul followed by GeluTanh (ops/activation.h).

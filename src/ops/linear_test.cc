@@ -187,6 +187,35 @@ TEST(MatMul, MatMulsAreTheSeparateMatMuls) {
   }
 }
 
+// The SwiGLU product formed row by row as the matmul converts its input is the separate
+// SiluMul bit for bit: every format, one row, a few, and rows over several conversion
+// chunks, with and without bias, added to y.
+TEST(MatMul, MatMulAddSwiGluIsSiluMulThenMatMulAdd) {
+  std::mt19937 rng(8);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t k = 160, n = 72;
+  const auto wb = ToBf16(RandomVector(n * k, rng));
+  const auto bias = RandomVector(n, rng);
+  for (const int64_t m : {1, 5, 300}) {
+    const auto gate = RandomVector(m * k, rng), up = RandomVector(m * k, rng);
+    const auto y0 = RandomVector(m * n, rng);
+    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                           WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
+      const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
+      const MatmulPrecision precision =
+          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+        SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
+        std::vector<float> product(m * k), want = y0, got = y0;
+        SiluMul(gate.data(), up.data(), m * k, product.data(), &pool);
+        MatMulAdd(product.data(), m, w, b, want.data(), precision, pool);
+        MatMulAddSwiGlu(gate.data(), up.data(), m, w, b, got.data(), precision, pool);
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+      }
+    }
+  }
+}
+
 // GELU on each task's rows as they are stored is the separate pass bit for bit: every
 // format, one row, a few, and rows over several row chunks and tasks (with a ragged end),
 // with and without bias.
