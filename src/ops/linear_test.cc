@@ -23,6 +23,11 @@ std::vector<float> RandomVector(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// The precision MatMul accepts for a weight format: f32 weights take the f32 path.
+MatmulPrecision PrecisionFor(WeightFormat f) {
+  return f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+}
+
 std::vector<uint16_t> ToBf16(const std::vector<float>& v) {
   std::vector<uint16_t> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) out[i] = F32ToBf16(v[i]);
@@ -128,8 +133,7 @@ TEST(MatMul, MatMulAddIsMatMulThenAdd) {
                            WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
       SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m));
       const LinearWeight lw = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
-      const MatmulPrecision precision =
-          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      const MatmulPrecision precision = PrecisionFor(f);
       std::vector<float> product(m * n), y = base;
       MatMul(x.data(), m, lw, b.data(), product.data(), precision, pool);
       MatMulAdd(x.data(), m, lw, b.data(), y.data(), precision, pool);
@@ -157,8 +161,7 @@ TEST(MatMul, MatMulsAreTheSeparateMatMuls) {
     for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16Packed, WeightFormat::kQ8,
                            WeightFormat::kQ4, WeightFormat::kW8A8}) {
       SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m));
-      const MatmulPrecision precision =
-          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      const MatmulPrecision precision = PrecisionFor(f);
       // The last weight in another format when f is packed: that call is not fused.
       for (const bool mixed : {false, true}) {
         std::vector<LinearWeight> w;
@@ -202,8 +205,7 @@ TEST(MatMul, MatMulAddSwiGluIsSiluMulThenMatMulAdd) {
     for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
                            WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
       const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
-      const MatmulPrecision precision =
-          f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+      const MatmulPrecision precision = PrecisionFor(f);
       for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
         SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
         std::vector<float> product(m * k), want = y0, got = y0;
@@ -232,8 +234,7 @@ TEST(MatMul, MatMulGeluTanhIsMatMulThenGeluTanh) {
       const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
       for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
         SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
-        const MatmulPrecision precision =
-            f == WeightFormat::kF32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
+        const MatmulPrecision precision = PrecisionFor(f);
         std::vector<float> want(m * n), got(m * n, -1.0f);
         MatMul(x.data(), m, w, b, want.data(), precision, pool);
         GeluTanh(want.data(), m * n, &pool);
