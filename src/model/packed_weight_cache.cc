@@ -106,6 +106,7 @@ class ChunkWriter {
   ~ChunkWriter() { Drain(); }
 
   void Write(const void* data, size_t n) {
+    if (n == 0) return;
     Wait();
     pending_ = std::async(std::launch::async, [this, data, n] {
       WriteAll(f_, data, n, path_);

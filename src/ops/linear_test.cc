@@ -190,6 +190,21 @@ TEST(MatMul, MatMulsAreTheSeparateMatMuls) {
   }
 }
 
+// Calls check(w, bias, precision) for an [n, k] weight in every format, with the bias and
+// without.
+template <typename Check>
+void ForEveryFormatAndBias(const std::vector<uint16_t>& wb, int64_t n, int64_t k,
+                           const std::vector<float>& bias, const Check& check) {
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
+                         WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
+    const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
+    for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), b ? " bias" : ""));
+      check(w, b, PrecisionFor(f));
+    }
+  }
+}
+
 // The SwiGLU product formed row by row as the matmul converts its input is the separate
 // SiluMul bit for bit: every format, one row, a few, and rows over several conversion
 // chunks, with and without bias, added to y.
@@ -200,21 +215,17 @@ TEST(MatMul, MatMulAddSwiGluIsSiluMulThenMatMulAdd) {
   const auto wb = ToBf16(RandomVector(n * k, rng));
   const auto bias = RandomVector(n, rng);
   for (const int64_t m : {1, 5, 300}) {
+    SCOPED_TRACE(StrCat("m=", m));
     const auto gate = RandomVector(m * k, rng), up = RandomVector(m * k, rng);
     const auto y0 = RandomVector(m * n, rng);
-    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
-                           WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
-      const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
-      const MatmulPrecision precision = PrecisionFor(f);
-      for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
-        SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
-        std::vector<float> product(m * k), want = y0, got = y0;
-        SiluMul(gate.data(), up.data(), m * k, product.data(), &pool);
-        MatMulAdd(product.data(), m, w, b, want.data(), precision, pool);
-        MatMulAddSwiGlu(gate.data(), up.data(), m, w, b, got.data(), precision, pool);
-        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
-      }
-    }
+    ForEveryFormatAndBias(
+        wb, n, k, bias, [&](const LinearWeight& w, const float* b, MatmulPrecision precision) {
+          std::vector<float> product(m * k), want = y0, got = y0;
+          SiluMul(gate.data(), up.data(), m * k, product.data(), &pool);
+          MatMulAdd(product.data(), m, w, b, want.data(), precision, pool);
+          MatMulAddSwiGlu(gate.data(), up.data(), m, w, b, got.data(), precision, pool);
+          ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+        });
   }
 }
 
@@ -228,20 +239,16 @@ TEST(MatMul, MatMulGeluTanhIsMatMulThenGeluTanh) {
   const auto wb = ToBf16(RandomVector(n * k, rng));
   const auto bias = RandomVector(n, rng);
   for (const int64_t m : {1, 5, 333}) {
+    SCOPED_TRACE(StrCat("m=", m));
     const auto x = RandomVector(m * k, rng);
-    for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kBF16Packed,
-                           WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
-      const LinearWeight w = LinearWeight::Prepare({DType::kBF16, n, k, wb.data()}, f);
-      for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
-        SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", m, b ? " bias" : ""));
-        const MatmulPrecision precision = PrecisionFor(f);
-        std::vector<float> want(m * n), got(m * n, -1.0f);
-        MatMul(x.data(), m, w, b, want.data(), precision, pool);
-        GeluTanh(want.data(), m * n, &pool);
-        MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool);
-        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
-      }
-    }
+    ForEveryFormatAndBias(wb, n, k, bias,
+                          [&](const LinearWeight& w, const float* b, MatmulPrecision precision) {
+                            std::vector<float> want(m * n), got(m * n, -1.0f);
+                            MatMul(x.data(), m, w, b, want.data(), precision, pool);
+                            GeluTanh(want.data(), m * n, &pool);
+                            MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool);
+                            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+                          });
   }
 }
 

@@ -48,14 +48,14 @@ void PackW8A8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint
   const int64_t block = W8A8RotationBlock(padded_k);
   // W H / block: the division by a power of two is exact.
   const float unit = 1.0f / static_cast<float>(block);
-  std::vector<float> row(padded_k);
+  float* rows = ReadPanel(view, panel, padded_k);
   std::vector<int8_t> q(padded_k);
   float* scales = reinterpret_cast<float*>(dst + padded_k * kPanelRows);
   for (int64_t r = 0; r < kPanelRows; ++r) {
-    ReadRow(view, panel * kPanelRows + r, 0, padded_k, row.data());
-    HadamardBlocks(row.data(), padded_k, block);
-    for (float& v : row) v *= unit;
-    scales[r] = QuantizeW8A8Row(row.data(), padded_k, q.data());
+    float* row = rows + r * padded_k;
+    HadamardBlocks(row, padded_k, block);
+    for (int64_t k = 0; k < padded_k; ++k) row[k] *= unit;
+    scales[r] = QuantizeW8A8Row(row, padded_k, q.data());
     for (int64_t k = 0; k < padded_k; ++k) {
       dst[W8A8CodeOffset(k, r)] = static_cast<uint8_t>(q[k] + 128);
     }

@@ -15,9 +15,9 @@ int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 void PackBf16Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
   uint16_t* out = reinterpret_cast<uint16_t*>(dst);
-  std::vector<float> row(padded_k);
+  const float* rows = pack::ReadPanel(view, panel, padded_k);
   for (int64_t r = 0; r < kPanelRows; ++r) {
-    pack::ReadRow(view, panel * kPanelRows + r, 0, padded_k, row.data());
+    const float* row = rows + r * padded_k;
     for (int64_t k = 0; k < padded_k; ++k) {
       out[(k / 2) * 2 * kPanelRows + r * 2 + (k & 1)] = F32ToBf16(row[k]);
     }
@@ -88,10 +88,12 @@ PackedLayout PackedLayoutFor(WeightFormat format, int64_t rows, int64_t cols) {
 }
 
 namespace pack {
+namespace {
 
-void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out) {
-  const int64_t valid = row < view.rows ? std::clamp<int64_t>(view.cols - k0, 0, n) : 0;
-  const int64_t base = row * view.cols + k0;
+// The first n values of row `row` as float; zeros past the matrix (padding).
+void ReadRow(const WeightView& view, int64_t row, int64_t n, float* out) {
+  const int64_t valid = row < view.rows ? std::min(view.cols, n) : 0;
+  const int64_t base = row * view.cols;
   switch (view.dtype) {
     case DType::kF32:
       for (int64_t i = 0; i < valid; ++i) out[i] = static_cast<const float*>(view.data)[base + i];
@@ -112,8 +114,6 @@ void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* 
   }
   std::fill(out + valid, out + n, 0.0f);
 }
-
-namespace {
 
 template <uint16_t (*kQuantizeBlock)(const float*, uint8_t*)>
 void QuantizePanelBlockScalar(const float* rows, int64_t ld, uint16_t* scales, uint8_t* codes) {
@@ -152,11 +152,11 @@ const PanelBlockQuantizers& ActivePanelBlockQuantizers() {
   return quantizers;
 }
 
-const float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k) {
+float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k) {
   thread_local std::vector<float> rows;
   rows.resize(kPanelRows * padded_k);
   for (int64_t r = 0; r < kPanelRows; ++r) {
-    ReadRow(view, panel * kPanelRows + r, 0, padded_k, rows.data() + r * padded_k);
+    ReadRow(view, panel * kPanelRows + r, padded_k, rows.data() + r * padded_k);
   }
   return rows.data();
 }

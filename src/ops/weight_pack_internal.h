@@ -13,12 +13,11 @@ namespace qvl::pack {
 constexpr float kRoundToEvenMagic = 12582912.0f;  // 1.5 * 2^23
 inline float RoundToEven(float v) { return (v + kRoundToEvenMagic) - kRoundToEvenMagic; }
 
-// Values [k0, k0 + n) of row `row` as float; zeros past the matrix (padding).
-void ReadRow(const WeightView& view, int64_t row, int64_t k0, int64_t n, float* out);
 // The kPanelRows rows of `panel` as float, padded_k apart (zeros past the matrix), in a
-// buffer of the calling thread valid until its next call. Each row is read once, in
-// order: 32 values of 16 rows at a time would touch 16 pages per block.
-const float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k);
+// buffer of the calling thread that the caller may change, valid until its next call.
+// Each row is read once, in order: 32 values of 16 rows at a time would touch 16 pages
+// per block.
+float* ReadPanel(const WeightView& view, int64_t panel, int64_t padded_k);
 
 // Byte offsets inside one 64-K group of a Q8 / Q4 panel.
 constexpr int64_t kQ8GroupBytes = 2 * 512 + 2 * 32;
