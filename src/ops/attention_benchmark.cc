@@ -14,15 +14,17 @@
 #include <random>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "ops/attention.h"
 
 namespace qvl {
 namespace {
 
-std::vector<float> Random(size_t n) {
+// On huge pages, as the model's activations are (base/large_buffer.h).
+LargeVector<float> Random(size_t n) {
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
+  LargeVector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
 }
@@ -44,7 +46,7 @@ void BM_VisionAttention(benchmark::State& state) {
   const int heads = 16, d = 64;
   const int64_t dv = heads * d;
   const auto qkv = Random(n * 3 * dv);
-  std::vector<float> out(n * dv);
+  LargeVector<float> out(n * dv);
   const std::vector<int64_t> segments = {0, n};
   for (auto _ : state) {
     SegmentedFullAttention(qkv.data(), qkv.data() + dv, qkv.data() + 2 * dv, 3 * dv, segments,

@@ -9,6 +9,7 @@
 
 #include "base/cpu_features.h"
 #include "ops/attention_int8_kernels.h"
+#include "ops/elementwise_kernels.h"
 
 namespace qvl {
 namespace {
@@ -29,15 +30,23 @@ const kernels::Int8AttentionKernels& Kernels() {
 
 int64_t Padded(int64_t len) { return (len + kKeyGroup - 1) / kKeyGroup * kKeyGroup; }
 
-// The packed keys and values of every (segment, head), the groups of one pair
-// contiguous; pair (s, h) starts at token slot seg_slot[s] * heads + h * Padded(len s).
+// The packed queries, keys and values of every (segment, head). Keys and values: the
+// groups of one pair contiguous, pair (s, h) from token slot seg_slot[s] * heads +
+// h * Padded(len s). Queries: token-major, token t of segment s at slot seg_slot[s] + t,
+// its heads in order (the quantizer writes one token's heads at once).
 struct Int8Panel {
-  std::vector<int8_t> k, v;       // codes, Int8GroupLayout
-  std::vector<float> k_scale;     // per token slot (0 for padding)
-  std::vector<int32_t> k_corr;    // per token slot: -128 * sum of its codes
-  std::vector<float> v_scale;     // per pair and channel (dp of them)
-  std::vector<float> v_mean;      // per pair and channel
-  std::vector<int64_t> seg_slot;  // per segment: padded tokens before it
+  std::vector<uint8_t> q;          // codes + 128: heads * dp per token slot
+  std::vector<float> q_scale;      // heads per token slot
+  std::vector<int8_t> k, v;        // codes, Int8GroupLayout
+  std::vector<float> k_scale;      // per token slot (0 for padding)
+  std::vector<int32_t> k_corr;     // per token slot: -128 * sum of its codes
+  std::vector<float> k_mean;       // per pair and channel
+  std::vector<float> v_scale;      // per pair and channel (dp of them)
+  std::vector<float> v_inv;        // per pair and channel: 1 / v_scale (0 for a flat channel)
+  std::vector<float> v_mean;       // per pair and channel
+  std::vector<int64_t> seg_slot;   // per segment: padded tokens before it
+  std::vector<int64_t> seg_chunk;  // per segment: statistics chunks before it
+  std::vector<float> stats;        // per chunk: kStats arrays of heads * head_dim columns
 };
 
 Int8Panel& ThreadPanel() {
@@ -50,10 +59,9 @@ void Grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
-// Scratch of one task: the query codes, a score block, its probabilities, the output
-// accumulator and the softmax state.
+// Scratch of one task: a score block, its probabilities, the output accumulator and the
+// softmax state.
 struct Workspace {
-  alignas(64) uint8_t q[kQueryRows * kMaxDp];
   alignas(64) int32_t s[kQueryRows * kKeyBlock];
   alignas(64) uint8_t p[kQueryRows * kKeyBlock];
   alignas(64) float o[kQueryRows * kMaxDp];
@@ -66,97 +74,160 @@ Workspace& ThreadWorkspace() {
   return *ws;
 }
 
-// Where one (segment, head) pair's packed keys and values live.
+// Where one (segment, head) pair's packed queries, keys and values live. Token t's query
+// codes are q[t * heads * dp ..], its scale q_scale[t * heads].
 struct PairView {
+  uint8_t* q;
+  float* q_scale;
   int8_t* k;
   float* k_scale;
   int32_t* k_corr;
+  float* k_mean;
   int8_t* v;
   float* v_scale;
+  float* v_inv;
   float* v_mean;
 };
 
 PairView Pair(Int8Panel& panel, size_t s, int h, int heads, int64_t len, int dp) {
   const int64_t slot = panel.seg_slot[s] * heads + h * Padded(len);
-  const int64_t pair = static_cast<int64_t>(s) * heads + h;
-  return {panel.k.data() + slot * dp,       panel.k_scale.data() + slot,
-          panel.k_corr.data() + slot,       panel.v.data() + slot * dp,
-          panel.v_scale.data() + pair * dp, panel.v_mean.data() + pair * dp};
+  const int64_t q_slot = panel.seg_slot[s] * heads + h;
+  const int64_t pair = (static_cast<int64_t>(s) * heads + h) * dp;
+  return {panel.q.data() + q_slot * dp, panel.q_scale.data() + q_slot, panel.k.data() + slot * dp,
+          panel.k_scale.data() + slot,  panel.k_corr.data() + slot,    panel.k_mean.data() + pair,
+          panel.v.data() + slot * dp,   panel.v_scale.data() + pair,   panel.v_inv.data() + pair,
+          panel.v_mean.data() + pair};
 }
 
-// Quantizes `len` tokens of one head (rows `stride` floats apart) into the pair's groups.
-void PackPair(const float* k, const float* v, int64_t stride, int64_t len, int d, int dp,
-              const PairView& out) {
-  const kernels::Int8AttentionKernels& kern = Kernels();
-  const int64_t padded = Padded(len);
-  const int64_t gb = Int8GroupLayout::GroupBytes(dp);
-  // The quantizers write every token of the panel; only the last group's padding tokens
-  // need their zero codes, scales and corrections.
-  if (padded > len) std::memset(out.k + (padded - kKeyGroup) * dp, 0, gb);
-  std::fill(out.k_scale + len, out.k_scale + padded, 0.0f);
-  std::fill(out.k_corr + len, out.k_corr + padded, 0);
-  std::fill(out.v_scale, out.v_scale + dp, 0.0f);
-  std::fill(out.v_mean, out.v_mean + dp, 0.0f);
-  const float inv_len = 1.0f / static_cast<float>(len);
+// Tokens per statistics chunk: the key means and value ranges are summed per chunk, then
+// over the chunks in order, so the result does not depend on which thread took which.
+constexpr int64_t kStatRows = 256;
+// A chunk's arrays: key sums, value sums, value minima, value maxima.
+enum Stat { kKeySum, kValueSum, kValueLo, kValueHi, kStats };
 
-  // Keys: any vector subtracted from all keys leaves the probabilities as they are; the
-  // mean leaves the smallest codes' range (a shared offset would dominate it).
-  float mean[kMaxDp] = {};
-  for (int64_t t = 0; t < len; ++t)
-    for (int i = 0; i < d; ++i) mean[i] += k[t * stride + i];
-  for (int i = 0; i < d; ++i) mean[i] *= inv_len;
-  alignas(64) int8_t codes[kKeyGroup * kMaxDp];
-  int32_t sums[kKeyGroup];
-  for (int64_t t0 = 0; t0 < len; t0 += kKeyGroup) {
-    const int n = static_cast<int>(std::min<int64_t>(kKeyGroup, len - t0));
-    kern.quantize_rotated(k + t0 * stride, stride, n, d, dp, mean, codes, out.k_scale + t0, sums);
-    int8_t* group = out.k + t0 / kKeyGroup * gb;
-    for (int j = 0; j < n; ++j) {
-      out.k_corr[t0 + j] = -128 * sums[j];
-      for (int i = 0; i < dp; i += 4) {
-        std::memcpy(group + Int8GroupLayout::Key(j, i), codes + j * dp + i, 4);
+int64_t Chunks(int64_t len) { return (len + kStatRows - 1) / kStatRows; }
+
+// Column statistics of `rows` tokens (rows `stride` floats apart, `width` columns: every
+// head) into one chunk's arrays, whole rows at a time.
+void ChunkStats(const float* k, const float* v, int64_t stride, int64_t rows, int64_t width,
+                float* stats) {
+  const kernels::ElementwiseKernels& kern = kernels::ActiveElementwiseKernels();
+  float* k_sum = stats + kKeySum * width;
+  float* v_sum = stats + kValueSum * width;
+  std::fill(k_sum, k_sum + width, 0.0f);
+  std::fill(v_sum, v_sum + width, 0.0f);
+  std::copy(v, v + width, stats + kValueLo * width);
+  std::copy(v, v + width, stats + kValueHi * width);
+  for (int64_t t = 0; t < rows; ++t) {
+    kern.add(k_sum, k + t * stride, width);
+    kern.add_min_max(v + t * stride, width, v_sum, stats + kValueLo * width,
+                     stats + kValueHi * width);
+  }
+}
+
+// A segment's key means and value scales per head, from its chunks' statistics.
+void SegmentScales(Int8Panel& panel, size_t s, int64_t len, int heads, int d, int dp) {
+  const int64_t width = int64_t{heads} * d;
+  const float* stats = panel.stats.data() + panel.seg_chunk[s] * kStats * width;
+  const int64_t chunks = Chunks(len);
+  const float inv_len = 1.0f / static_cast<float>(len);
+  for (int h = 0; h < heads; ++h) {
+    const PairView out = Pair(panel, s, h, heads, len, dp);
+    std::fill(out.k_mean, out.k_mean + dp, 0.0f);
+    std::fill(out.v_mean, out.v_mean + dp, 0.0f);
+    std::fill(out.v_scale, out.v_scale + dp, 0.0f);
+    std::fill(out.v_inv, out.v_inv + dp, 0.0f);
+    for (int i = 0; i < d; ++i) {
+      const int64_t col = int64_t{h} * d + i;
+      float k_sum = 0.0f, v_sum = 0.0f;
+      float lo = stats[kValueLo * width + col], hi = stats[kValueHi * width + col];
+      for (int64_t c = 0; c < chunks; ++c) {
+        const float* chunk = stats + c * kStats * width;
+        k_sum += chunk[kKeySum * width + col];
+        v_sum += chunk[kValueSum * width + col];
+        lo = std::min(lo, chunk[kValueLo * width + col]);
+        hi = std::max(hi, chunk[kValueHi * width + col]);
+      }
+      out.k_mean[i] = k_sum * inv_len;
+      out.v_mean[i] = v_sum * inv_len;
+      const float amax = std::max(hi - out.v_mean[i], out.v_mean[i] - lo);
+      out.v_inv[i] = amax > 0.0f ? 127.0f / amax : 0.0f;
+      out.v_scale[i] = amax / 127.0f;
+    }
+  }
+}
+
+// Quantizes tokens [t0, t0 + n) (n <= kKeyGroup) of segment s, rows `stride` floats
+// apart, for every head: the queries to unsigned codes, the keys (less their mean) into
+// their groups with scales and corrections, the values into theirs. The quantizer takes
+// a token's heads as rows, so the rows are read in order: head-by-head passes over the
+// tokens read a fraction of a page per row and waited on memory for most of their time.
+void PackGroup(const float* q, const float* k, const float* v, int64_t stride, int64_t t0, int n,
+               Int8Panel& panel, size_t s, int64_t len, int heads, int d, int dp) {
+  const kernels::Int8AttentionKernels& kern = Kernels();
+  const int64_t gb = Int8GroupLayout::GroupBytes(dp);
+  const int64_t width = int64_t{heads} * d, ldq = int64_t{heads} * dp;
+  const PairView first = Pair(panel, s, 0, heads, len, dp);
+  constexpr int kHeadRows = 16;  // heads per quantizer call for the keys
+  alignas(64) int8_t codes[kHeadRows * kMaxDp];
+  float scales[kHeadRows];
+  int32_t sums[kHeadRows];
+  if (n < kKeyGroup) {  // the last group's padding tokens: zero codes, scales, corrections
+    for (int h = 0; h < heads; ++h) {
+      const PairView out = Pair(panel, s, h, heads, len, dp);
+      std::memset(out.k + t0 / kKeyGroup * gb, 0, gb);
+      std::fill(out.k_scale + t0 + n, out.k_scale + t0 + kKeyGroup, 0.0f);
+      std::fill(out.k_corr + t0 + n, out.k_corr + t0 + kKeyGroup, 0);
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    const int64_t t = t0 + j;
+    // The next token's rows while this one's are quantized, and this one's values for
+    // the loop below (a prefetch past the buffer's end is harmless).
+    for (const float* next : {q + (j + 1) * stride, k + (j + 1) * stride, v + j * stride}) {
+      for (int64_t i = 0; i < width; i += 16) __builtin_prefetch(next + i);
+    }
+    kern.quantize_rotated(q + j * stride, d, heads, d, dp, nullptr,
+                          reinterpret_cast<int8_t*>(first.q + t * ldq), first.q_scale + t * heads,
+                          sums);
+    // Keys: any vector subtracted from all keys leaves the probabilities as they are; the
+    // mean leaves the smallest codes' range (a shared offset would dominate it). The
+    // heads' means are dp apart, as the quantizer takes them.
+    for (int h0 = 0; h0 < heads; h0 += kHeadRows) {
+      const int rows = std::min(kHeadRows, heads - h0);
+      kern.quantize_rotated(k + j * stride + h0 * d, d, rows, d, dp, first.k_mean + h0 * dp, codes,
+                            scales, sums);
+      for (int r = 0; r < rows; ++r) {
+        const PairView out = Pair(panel, s, h0 + r, heads, len, dp);
+        out.k_scale[t] = scales[r];
+        out.k_corr[t] = -128 * sums[r];
+        int8_t* group = out.k + t0 / kKeyGroup * gb;
+        for (int i = 0; i < dp; i += 4) {
+          std::memcpy(group + Int8GroupLayout::Key(j, i), codes + r * dp + i, 4);
+        }
       }
     }
   }
-
-  // Values: the probabilities sum to 1, so the mean comes back as an added constant.
-  float lo[kMaxDp], hi[kMaxDp];
-  std::copy(v, v + d, lo);
-  std::copy(v, v + d, hi);
-  for (int64_t t = 0; t < len; ++t) {
-    for (int i = 0; i < d; ++i) {
-      const float x = v[t * stride + i];
-      out.v_mean[i] += x;
-      lo[i] = std::min(lo[i], x);
-      hi[i] = std::max(hi[i], x);
-    }
-  }
-  float inv[kMaxDp];
-  for (int i = 0; i < d; ++i) {
-    out.v_mean[i] *= inv_len;
-    const float amax = std::max(hi[i] - out.v_mean[i], out.v_mean[i] - lo[i]);
-    inv[i] = amax > 0.0f ? 127.0f / amax : 0.0f;
-    out.v_scale[i] = amax / 127.0f;
-  }
-  for (int64_t t0 = 0; t0 < len; t0 += kKeyGroup) {
-    const int n = static_cast<int>(std::min<int64_t>(kKeyGroup, len - t0));
-    kern.quantize_values(v + t0 * stride, stride, n, d, dp, out.v_mean, inv,
+  // Query codes + 128 (vpdpbusd's unsigned operand): flipping the sign bit.
+  uint8_t* qc = first.q + t0 * ldq;
+  for (int64_t i = 0; i < n * ldq; ++i) qc[i] ^= 0x80;
+  for (int h = 0; h < heads; ++h) {
+    const PairView out = Pair(panel, s, h, heads, len, dp);
+    // Values: the probabilities sum to 1, so the mean comes back as an added constant.
+    kern.quantize_values(v + h * d, stride, n, d, dp, out.v_mean, out.v_inv,
                          out.v + t0 / kKeyGroup * gb);
   }
 }
 
-// `rows` queries of one head (rows `q_stride` floats apart) against the pair's `len` keys.
-void AttendRows(const PairView& pair, int64_t len, const float* q, int64_t q_stride, int rows,
-                int d, int dp, float scale_log2, float* out, int64_t out_stride) {
+// Query rows [q0, q0 + rows) of one pair against the pair's `len` keys.
+void AttendRows(const PairView& pair, int64_t len, int64_t q0, int rows, int heads, int d, int dp,
+                float scale_log2, float* out, int64_t out_stride) {
   const kernels::Int8AttentionKernels& kern = Kernels();
   Workspace& ws = ThreadWorkspace();
-  int32_t sums[kQueryRows];
-  kern.quantize_rotated(q, q_stride, rows, d, dp, nullptr, reinterpret_cast<int8_t*>(ws.q),
-                        ws.row_scale, sums);
-  // Codes + 128 (vpdpbusd's unsigned operand): flipping the sign bit.
-  for (int i = 0; i < rows * dp; ++i) ws.q[i] ^= 0x80;
+  const int64_t ldq = int64_t{heads} * dp;
+  const uint8_t* q = pair.q + q0 * ldq;
   for (int r = 0; r < rows; ++r) {
-    ws.row_scale[r] *= scale_log2;
+    ws.row_scale[r] = pair.q_scale[(q0 + r) * heads] * scale_log2;
     ws.m[r] = -std::numeric_limits<float>::infinity();
   }
   std::fill(ws.l, ws.l + rows * kSumLanes, 0.0f);
@@ -167,7 +238,7 @@ void AttendRows(const PairView& pair, int64_t len, const float* q, int64_t q_str
     const int n_groups = (valid + kKeyGroup - 1) / kKeyGroup;
     const int8_t* kg = pair.k + kb / kKeyGroup * gb;
     const int8_t* vg = pair.v + kb / kKeyGroup * gb;
-    kern.qk(ws.q, dp, rows, kg, pair.k_corr + kb, n_groups, dp, ws.s, kKeyBlock);
+    kern.qk(q, ldq, rows, kg, pair.k_corr + kb, n_groups, dp, ws.s, kKeyBlock);
     kern.softmax(ws.s, kKeyBlock, rows, n_groups * kKeyGroup, valid, ws.row_scale,
                  pair.k_scale + kb, ws.m, ws.l, ws.alpha, ws.p_scale, ws.p, kKeyBlock);
     kern.pv(ws.p, kKeyBlock, rows, vg, n_groups, dp, ws.alpha, ws.p_scale, ws.o, dp);
@@ -193,32 +264,66 @@ void SegmentedFullAttentionInt8(const float* q, const float* k, const float* v, 
   const size_t num_segments = segments.size() < 2 ? 0 : segments.size() - 1;
   const int d = head_dim;
   const int dp = (d + 15) / 16 * 16;
+  const int64_t width = int64_t{heads} * d;
   Int8Panel& panel = ThreadPanel();
   Grow(panel.seg_slot, num_segments);
-  int64_t slots = 0;
+  Grow(panel.seg_chunk, num_segments);
+  int64_t slots = 0, chunks = 0;
   for (size_t s = 0; s < num_segments; ++s) {
+    const int64_t len = segments[s + 1] - segments[s];
     panel.seg_slot[s] = slots;
-    slots += Padded(segments[s + 1] - segments[s]);
+    panel.seg_chunk[s] = chunks;
+    slots += Padded(len);
+    chunks += Chunks(len);
   }
   if (slots == 0) return;
+  Grow(panel.q, slots * heads * dp);
+  Grow(panel.q_scale, slots * heads);
   Grow(panel.k, slots * heads * dp);
   Grow(panel.v, slots * heads * dp);
   Grow(panel.k_scale, slots * heads);
   Grow(panel.k_corr, slots * heads);
-  Grow(panel.v_scale, num_segments * heads * dp);
-  Grow(panel.v_mean, num_segments * heads * dp);
+  for (std::vector<float>* per_channel :
+       {&panel.k_mean, &panel.v_scale, &panel.v_inv, &panel.v_mean}) {
+    Grow(*per_channel, num_segments * heads * dp);
+  }
+  Grow(panel.stats, chunks * kStats * width);
 
-  // Pack, one (segment, head) pair per task.
-  const int64_t pairs = static_cast<int64_t>(num_segments) * heads;
-  pool.ParallelFor(pairs, 1, [&](int64_t pb, int64_t pe, int) {
-    for (int64_t pair = pb; pair < pe; ++pair) {
-      const size_t s = static_cast<size_t>(pair / heads);
-      const int h = static_cast<int>(pair % heads);
+  // Calls fn(s, first, count) for the tasks [tb, te) of a split of every segment into
+  // pieces of `rows` tokens.
+  const auto for_pieces = [&](int64_t rows, int64_t tb, int64_t te, const auto& fn) {
+    int64_t before = 0;
+    for (size_t s = 0; s < num_segments && tb < te; ++s) {
       const int64_t len = segments[s + 1] - segments[s];
-      if (len == 0) continue;
-      const int64_t off = segments[s] * stride + static_cast<int64_t>(h) * d;
-      PackPair(k + off, v + off, stride, len, d, dp, Pair(panel, s, h, heads, len, dp));
+      const int64_t pieces = (len + rows - 1) / rows;
+      for (; tb < te && tb < before + pieces; ++tb) {
+        const int64_t first = (tb - before) * rows;
+        fn(s, first, std::min(rows, len - first));
+      }
+      before += pieces;
     }
+  };
+
+  // Statistics per chunk, then per segment and head.
+  pool.ParallelFor(chunks, 1, [&](int64_t cb, int64_t ce, int) {
+    for_pieces(kStatRows, cb, ce, [&](size_t s, int64_t first, int64_t count) {
+      const int64_t row = (segments[s] + first) * stride;
+      ChunkStats(k + row, v + row, stride, count, width,
+                 panel.stats.data() + (panel.seg_chunk[s] + first / kStatRows) * kStats * width);
+    });
+  });
+  for (size_t s = 0; s < num_segments; ++s) {
+    if (segments[s + 1] > segments[s])
+      SegmentScales(panel, s, segments[s + 1] - segments[s], heads, d, dp);
+  }
+
+  // Pack, one group of kKeyGroup tokens of every head per task: a task reads whole rows.
+  pool.ParallelFor(slots / kKeyGroup, 1, [&](int64_t gb, int64_t ge, int) {
+    for_pieces(kKeyGroup, gb, ge, [&](size_t s, int64_t first, int64_t count) {
+      const int64_t off = (segments[s] + first) * stride;
+      PackGroup(q + off, k + off, v + off, stride, first, static_cast<int>(count), panel, s,
+                segments[s + 1] - segments[s], heads, d, dp);
+    });
   });
 
   // Tasks: (segment, head, block of query rows).
@@ -241,10 +346,9 @@ void SegmentedFullAttentionInt8(const float* q, const float* k, const float* v, 
       const int h = static_cast<int>(rest / blocks);
       const int64_t q0 = (rest % blocks) * kQueryRows;
       const int64_t row = segments[s] + q0;
-      const int64_t hoff = static_cast<int64_t>(h) * d;
-      AttendRows(Pair(panel, s, h, heads, len, dp), len, q + row * stride + hoff, stride,
-                 static_cast<int>(std::min<int64_t>(kQueryRows, len - q0)), d, dp, scale_log2,
-                 out + row * out_stride + hoff, out_stride);
+      AttendRows(Pair(panel, s, h, heads, len, dp), len, q0,
+                 static_cast<int>(std::min<int64_t>(kQueryRows, len - q0)), heads, d, dp,
+                 scale_log2, out + row * out_stride + int64_t{h} * d, out_stride);
     }
   });
 }

@@ -235,7 +235,9 @@ void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, co
     for (int b = 0; b < halves; ++b) {
       const __m256i lanes = avx2::FirstLanes(d - 8 * b);
       __m256 v = _mm256_maskload_ps(xr + 8 * b, lanes);
-      if (center != nullptr) v = _mm256_sub_ps(v, _mm256_maskload_ps(center + 8 * b, lanes));
+      if (center != nullptr) {
+        v = _mm256_sub_ps(v, _mm256_maskload_ps(center + r * dp + 8 * b, lanes));
+      }
       y[b] = avx2::Hadamard8(v);
     }
     // Stage h = 8 joins the two halves of each 16-dim block, then the 1/4.

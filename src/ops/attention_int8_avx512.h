@@ -105,7 +105,7 @@ void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, co
       const __mmask16 lanes = avx512::FirstLanes(d - 16 * b);
       __m512 v = _mm512_maskz_loadu_ps(lanes, xr + 16 * b);
       if (center != nullptr) {
-        v = _mm512_maskz_sub_ps(lanes, v, _mm512_maskz_loadu_ps(lanes, center + 16 * b));
+        v = _mm512_maskz_sub_ps(lanes, v, _mm512_maskz_loadu_ps(lanes, center + r * dp + 16 * b));
       }
       v = _mm512_mul_ps(avx512::Hadamard16(v), quarter);
       y[b] = v;

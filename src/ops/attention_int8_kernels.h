@@ -58,7 +58,8 @@ using PvI8Fn = void (*)(const uint8_t* p, int64_t ldp, int rows, const int8_t* v
                         int dp, const float* alpha, const float* p_scale, float* o, int64_t ldo);
 
 // Codes of `rows` query or key rows for the q.k products: row r is x[r * stride + i]
-// minus center[i] (i < d; center may be null), zero-padded to dp, rotated by the
+// minus center[r * dp + i] (i < d; a center per row, dp apart, as the per-head key means
+// of one token's heads; center may be null), zero-padded to dp, rotated by the
 // orthonormal Hadamard matrix H16 / 4 per block of 16 dims (butterflies in the order
 // h = 1, 2, 4, 8, then the factor), and rounded half to even to codes[r * dp + i] in
 // -127 .. 127 with the row's scale[r] = amax / 127; sum[r] is the sum of its codes.

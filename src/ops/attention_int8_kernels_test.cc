@@ -196,7 +196,7 @@ TEST_P(Int8KernelTwins, QuantizersAreBitIdentical) {
     for (const int rows : {1, 5, 16}) {
       SCOPED_TRACE("d=" + std::to_string(d) + " rows=" + std::to_string(rows));
       const auto x = ActivationRows(rows, stride, rng);
-      std::vector<float> center(d);
+      std::vector<float> center(rows * dp);  // one per row, as per head
       for (float& c : center) c = normal(rng);
       for (const float* ctr : {static_cast<const float*>(nullptr), std::as_const(center).data()}) {
         std::vector<int8_t> c_ref(rows * dp, 9), c_simd(rows * dp, -9);

@@ -102,7 +102,7 @@ void QuantizeRotated(const float* x, int64_t stride, int rows, int d, int dp, co
   float y[kMaxDp];
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + r * stride;
-    for (int i = 0; i < d; ++i) y[i] = center ? xr[i] - center[i] : xr[i];
+    for (int i = 0; i < d; ++i) y[i] = center ? xr[i] - center[r * dp + i] : xr[i];
     std::fill(y + d, y + dp, 0.0f);
     RotateBlocks16(y, dp);
     float amax = 0.0f;

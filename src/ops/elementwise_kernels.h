@@ -25,6 +25,9 @@ struct ElementwiseKernels {
   void (*silu_mul)(const float* gate, const float* up, int64_t n, float* out);
   // y += x.
   void (*add)(float* y, const float* x, int64_t n);
+  // sum += x, lo = min(lo, x), hi = max(hi, x): one row of column statistics (a NaN in x
+  // leaves lo and hi as they are).
+  void (*add_min_max)(const float* x, int64_t n, float* sum, float* lo, float* hi);
   // y[i] = F32ToBf16(x[i]) bit for bit (round to nearest even, NaN kept quiet; denormals
   // kept, unlike vcvtneps2bf16, which flushes them).
   void (*to_bf16)(const float* x, int64_t n, uint16_t* y);

@@ -139,6 +139,23 @@ TEST(ElementwiseKernels, ActivationsMatchScalarTwinToRelative1e6) {
       ref.add(want.data(), u.data(), n);
       k.add(got.data(), u.data(), n);
       ExpectClose(got, want, 0.0f, 0.0f, name + " add");
+      // Column statistics over three rows, one with a NaN that min and max skip.
+      std::vector<float> sum(n, 0.5f), lo = x, hi = x, sum2 = sum, lo2 = lo, hi2 = hi;
+      const std::vector<float> nan_row = [&] {
+        std::vector<float> r = u;
+        r[n / 2] = std::nanf("");
+        return r;
+      }();
+      for (const std::vector<float>* row : {&u, &x, &nan_row}) {
+        ref.add_min_max(row->data(), n, sum.data(), lo.data(), hi.data());
+        k.add_min_max(row->data(), n, sum2.data(), lo2.data(), hi2.data());
+      }
+      EXPECT_FALSE(std::isnan(lo[n / 2]) || std::isnan(hi[n / 2])) << name;
+      ExpectClose(lo2, lo, 0.0f, 0.0f, name + " add_min_max lo");
+      ExpectClose(hi2, hi, 0.0f, 0.0f, name + " add_min_max hi");
+      ASSERT_TRUE(std::isnan(sum2[n / 2])) << name;
+      sum[n / 2] = sum2[n / 2] = 0.0f;
+      ExpectClose(sum2, sum, 0.0f, 0.0f, name + " add_min_max sum");
     }
   }
 }

@@ -62,6 +62,14 @@ void Add(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
+void AddMinMax(const float* x, int64_t n, float* sum, float* lo, float* hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    sum[i] += x[i];
+    lo[i] = x[i] < lo[i] ? x[i] : lo[i];
+    hi[i] = x[i] > hi[i] ? x[i] : hi[i];
+  }
+}
+
 void ToBf16(const float* x, int64_t n, uint16_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = F32ToBf16(x[i]);
 }
@@ -69,7 +77,7 @@ void ToBf16(const float* x, int64_t n, uint16_t* y) {
 }  // namespace
 
 ElementwiseKernels ScalarElementwiseKernels() {
-  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul, Add, ToBf16};
+  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul, Add, AddMinMax, ToBf16};
 }
 
 ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {

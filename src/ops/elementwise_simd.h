@@ -138,6 +138,20 @@ void Add(float* y, const float* x, int64_t n) {
   }
 }
 
+// Min(x, lo) and Max(x, hi) return their second operand where x is NaN, as the scalar
+// twin's compares do.
+template <class T>
+void AddMinMax(const float* x, int64_t n, float* sum, float* lo, float* hi) {
+  using S = Simd<T>;
+  using V = Vec<T>;
+  for (int64_t i = 0; i < n; i += S::kLanes) {
+    const V v = S::Load(x + i, n - i);
+    S::Store(sum + i, n - i, S::Add(S::Load(sum + i, n - i), v));
+    S::Store(lo + i, n - i, S::Min(v, S::Load(lo + i, n - i)));
+    S::Store(hi + i, n - i, S::Max(v, S::Load(hi + i, n - i)));
+  }
+}
+
 // F32ToBf16 without its branch, so the compiler vectorizes it for the tier's ISA.
 inline void ToBf16(const float* x, int64_t n, uint16_t* y) {
   for (int64_t i = 0; i < n; ++i) {
@@ -154,8 +168,8 @@ inline void ToBf16(const float* x, int64_t n, uint16_t* y) {
 template <class T>
 ElementwiseKernels ElementwiseKernelsOf() {
   using namespace elementwise;
-  return {RmsNormRow<T>, LayerNormRow<T>, RopeHead<T>, GeluTanh<T>,
-          GeluErf<T>,    SiluMul<T>,      Add<T>,      ToBf16};
+  return {RmsNormRow<T>, LayerNormRow<T>, RopeHead<T>,  GeluTanh<T>, GeluErf<T>,
+          SiluMul<T>,    Add<T>,          AddMinMax<T>, ToBf16};
 }
 
 }  // namespace
