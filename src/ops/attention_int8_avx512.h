@@ -18,14 +18,16 @@
 namespace qvl::kernels {
 namespace {
 
-// Three passes over the rows: block maxima, then the new references and scales of 16
-// rows at a time in vectors (one exp2 per row: one of alpha and 255 p_scale is 1, the
-// other 2^-|m - mb|; a libm call per row and block cost more than the rest), then the
-// probability codes. At most kInt8MaxRows rows.
+// Three passes over the rows: the scaled scores (kept in L1 for the third) and their
+// block maxima, then the new references and scales of 16 rows at a time in vectors (one
+// exp2 per row: one of alpha and 255 p_scale is 1, the other 2^-|m - mb|; a libm call
+// per row and block cost more than the rest), then the probability codes. At most
+// kInt8MaxRows rows.
 void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
                  const float* row_scale, const float* k_scale, float* m, float* l, float* alpha,
                  float* p_scale, uint8_t* p, int64_t ldp) {
   static_assert(kSumLanes == 16);
+  static_assert(kMaxGroups == 4, "a full block's codes are packed from four vectors");
   const int n = valid < cols ? valid : cols;
   const int chunks = cols / 16;
   if (n <= 0) {
@@ -39,12 +41,14 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
   __m512 scale[kMaxGroups];
   for (int c = 0; c < chunks; ++c) scale[c] = _mm512_loadu_ps(k_scale + 16 * c);
   alignas(64) float mb[kInt8MaxRows];
+  alignas(64) float xs[kInt8MaxRows][kKeyBlock];
   for (int r = 0; r < rows; ++r) {
     const __m512 rs = _mm512_set1_ps(row_scale[r]);
     __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
     for (int c = 0; c < chunks; ++c) {
       const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(s + r * lds + 16 * c)),
                                      _mm512_mul_ps(scale[c], rs));
+      _mm512_store_ps(xs[r] + 16 * c, x);
       mx = _mm512_mask_max_ps(mx, avx512::FirstLanes(n - 16 * c), mx, x);
     }
     mb[r] = _mm512_reduce_max_ps(mx);
@@ -67,18 +71,29 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     _mm512_mask_storeu_ps(p_scale + r0, lanes, _mm512_mask_blend_ps(first, ps, inv255));
     _mm512_mask_storeu_ps(m + r0, lanes, _mm512_max_ps(mo, mbv));
   }
+  // Dword j of the two packs' bytes is key quad (j % 4) of chunk j / 4 (packs work within
+  // 128-bit lanes); this puts quad j at dword j.
+  const __m512i quad_order =
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   for (int r = 0; r < rows; ++r) {
     uint8_t* pr = p + r * ldp;
-    const __m512 rs = _mm512_set1_ps(row_scale[r]);
     const __m512 mbv = _mm512_set1_ps(mb[r]);
     __m512i sum = _mm512_setzero_si512();
+    __m512i code[kMaxGroups];
     for (int c = 0; c < chunks; ++c) {
-      const __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_loadu_si512(s + r * lds + 16 * c)),
-                                     _mm512_mul_ps(scale[c], rs));
-      const __m512 e = simd::Exp2NonPositiveTimes255<Avx512>(_mm512_sub_ps(x, mbv));
-      const __m512i code = _mm512_maskz_cvtps_epi32(avx512::FirstLanes(n - 16 * c), e);
-      sum = _mm512_add_epi32(sum, code);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(pr + 16 * c), _mm512_cvtusepi32_epi8(code));
+      const __m512 e =
+          simd::Exp2NonPositiveTimes255<Avx512>(_mm512_sub_ps(_mm512_load_ps(xs[r] + 16 * c), mbv));
+      code[c] = _mm512_maskz_cvtps_epi32(avx512::FirstLanes(n - 16 * c), e);
+      sum = _mm512_add_epi32(sum, code[c]);
+    }
+    if (chunks == kMaxGroups) {  // codes are 0 .. 255, so the saturating packs keep them
+      const __m512i bytes = _mm512_packus_epi16(_mm512_packus_epi32(code[0], code[1]),
+                                                _mm512_packus_epi32(code[2], code[3]));
+      _mm512_storeu_si512(pr, _mm512_permutexvar_epi32(quad_order, bytes));
+    } else {
+      for (int c = 0; c < chunks; ++c) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(pr + 16 * c), _mm512_cvtusepi32_epi8(code[c]));
+      }
     }
     const __m512 lv = _mm512_mul_ps(_mm512_loadu_ps(l + r * kSumLanes), _mm512_set1_ps(alpha[r]));
     _mm512_storeu_ps(l + r * kSumLanes,
