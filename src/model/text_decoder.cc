@@ -64,7 +64,6 @@ void TextDecoder::EnsureCapacity(int64_t tokens) {
   const int64_t d = c.hidden_size, qd = int64_t{c.num_heads} * c.head_dim,
                 kvd = int64_t{c.num_kv_heads} * c.head_dim, inter = c.intermediate_size;
   x_.resize(tokens * d);
-  normed_.resize(tokens * d);
   const int64_t wide = std::max(qd + kvd, inter);
   wide_a_.resize(tokens * wide);
   wide_b_.resize(tokens * wide);
@@ -126,11 +125,11 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& layer = layers_[l];
     // Attention: q [T, H, hd], k/v [T, KV, hd]; q/k normed per head, then rotated.
-    RmsNorm(x_.data(), layer.w->input_norm.data(), total, d, d, c.rms_norm_eps, normed_.data(),
-            &pool);
+    // The RMSNorms run inside the matmuls, row by row.
+    const InputNorm input_norm{layer.w->input_norm.data(), nullptr, c.rms_norm_eps};
     const MatMulOutput qkv[] = {
         {&layer.q, nullptr, q}, {&layer.k, nullptr, k}, {&layer.v, nullptr, v}};
-    MatMuls(normed_.data(), total, qkv, precision_, pool);
+    MatMuls(x_.data(), total, qkv, precision_, pool, &input_norm);
     RmsNormRope(q, layer.w->q_norm.data(), c.rms_norm_eps, total, heads, static_cast<int>(hd), qd,
                 cos_.data(), sin_.data(), &pool);
     RmsNormRope(k, layer.w->k_norm.data(), c.rms_norm_eps, total, kv_heads, static_cast<int>(hd),
@@ -156,10 +155,9 @@ void TextDecoder::Forward(std::span<const DecoderChunk> chunks, KvPool& kv, Thre
     MatMulAdd(attn, total, layer.o, nullptr, x_.data(), precision_, pool);
 
     // MLP: x += down(silu(gate(RMS(x))) * up(RMS(x)))
-    RmsNorm(x_.data(), layer.w->post_attention_norm.data(), total, d, d, c.rms_norm_eps,
-            normed_.data(), &pool);
+    const InputNorm post_norm{layer.w->post_attention_norm.data(), nullptr, c.rms_norm_eps};
     const MatMulOutput gate_up[] = {{&layer.gate, nullptr, gate}, {&layer.up, nullptr, up}};
-    MatMuls(normed_.data(), total, gate_up, precision_, pool);
+    MatMuls(x_.data(), total, gate_up, precision_, pool, &post_norm);
     MatMulAddSwiGlu(gate, up, total, layer.down, nullptr, x_.data(), precision_, pool);
 
     // DeepStack: the first layers add the vision tower's intermediate features at the

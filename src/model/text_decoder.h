@@ -88,7 +88,7 @@ class TextDecoder {
   // take turns in two wide buffers: q and k, then the gate, in wide_a_; v and the
   // attention output, then the up projection, in wide_b_.
   int64_t capacity_ = 0;
-  LargeVector<float> x_, normed_, wide_a_, wide_b_;
+  LargeVector<float> x_, wide_a_, wide_b_;
   std::vector<float> cos_, sin_;
   std::vector<int32_t> pos_[3];
   std::vector<CausalAttentionJob> jobs_;

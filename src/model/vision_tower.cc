@@ -117,7 +117,7 @@ void VisionTower::Begin(const float* pixel_values, std::span<const GridThw> grid
   MatMul(pixel_values, n, patch_embed_, weights_->patch_embed_b.data(), enc->h_.data(), precision_,
          pool);
   enc->normed_.resize(n * dv);
-  float* pos = enc->normed_.data();  // free until the first block's LayerNorm
+  float* pos = enc->normed_.data();  // free until the first block's attention
   InterpolatePositionEmbedding(weights_->pos_embed, grids, merge, pos);
   if (tap != nullptr) (*tap)("vision.pos_embed", pos, {n, dv});
   AddInPlace(enc->h_.data(), pos, n * dv, &pool);
@@ -138,21 +138,20 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   const int hd = static_cast<int>(dv / heads);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   float* h = enc->h_.data();
-  float* normed = enc->normed_.data();
   float* qkv = enc->wide_.data();
-  float* attn = normed;  // LN1's output is dead once qkv is computed
+  float* attn = enc->normed_.data();
   float* mlp = enc->wide_.data();
-  // h += proj(attn(LN1(h)))
-  LayerNorm(h, blk.w->norm1_w.data(), blk.w->norm1_b.data(), n, dv, kLayerNormEps, normed, &pool);
-  MatMul(normed, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool);
+  // h += proj(attn(LN1(h))); the LayerNorms run inside the matmuls, row by row.
+  const InputNorm ln1{blk.w->norm1_w.data(), blk.w->norm1_b.data(), kLayerNormEps};
+  MatMul(h, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool, &ln1);
   // qkv [N, 3Dv] = [q | k | v], each [heads, hd]: q and k rotate as 2*heads heads.
   ApplyRope(qkv, n, 2 * heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data(), &pool);
   SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
                          attention_dtype_, attn, dv, pool);
   MatMulAdd(attn, n, blk.proj, blk.w->proj_b.data(), h, precision_, pool);
   // h += fc2(gelu_tanh(fc1(LN2(h))))
-  LayerNorm(h, blk.w->norm2_w.data(), blk.w->norm2_b.data(), n, dv, kLayerNormEps, normed, &pool);
-  MatMulGeluTanh(normed, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool);
+  const InputNorm ln2{blk.w->norm2_w.data(), blk.w->norm2_b.data(), kLayerNormEps};
+  MatMulGeluTanh(h, n, blk.fc1, blk.w->fc1_b.data(), mlp, precision_, pool, &ln2);
   MatMulAdd(mlp, n, blk.fc2, blk.w->fc2_b.data(), h, precision_, pool);
 }
 

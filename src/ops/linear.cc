@@ -13,6 +13,7 @@
 #include "ops/activation.h"
 #include "ops/elementwise_kernels.h"
 #include "ops/matmul_kernels.h"
+#include "ops/norm.h"
 #include "ops/packed_kernels.h"
 #include "ops/weight_pack.h"
 
@@ -121,12 +122,20 @@ enum class Store { kPlain, kAccumulate, kGeluTanh };
 // columns wide, stay in L2).
 constexpr int64_t kRowUnit = 96;
 
+// The rows a packed matmul converts: x's, or formed from x one row at a time as they are
+// converted, so they never go through memory: silu(x) * up (SwiGLU) with `up`, x's rows
+// normalized with `norm`.
+struct Input {
+  const float* x;
+  const float* up = nullptr;
+  const InputNorm* norm = nullptr;
+};
+
 // y_o = x . W_o^T (+ bias_o), stored as `store` says, for weights of one packed format and
 // depth: x is converted once for all of them, and one parallel pass covers every
-// weight's panels. With `up`, the input is silu(x) * up (SwiGLU), formed row by row as
-// it is converted, so the product never goes through memory.
-void PackedMatMuls(const float* x, const float* up, int64_t m, std::span<const MatMulOutput> outs,
-                   Store store, ThreadPool& pool) {
+// weight's panels.
+void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> outs, Store store,
+                   ThreadPool& pool) {
   const WeightFormat format = outs[0].w->format();
   const int64_t k = outs[0].w->cols();
   const int64_t kp = PackedLayoutFor(format, outs[0].w->rows(), k).padded_k;
@@ -135,16 +144,24 @@ void PackedMatMuls(const float* x, const float* up, int64_t m, std::span<const M
   // few rows are converted on the calling thread.
   const int64_t row_grain = std::max<int64_t>(16, m / (pool.size() * 4));
   // Calls convert(rows, i, count) for input rows [begin, end) (`count` rows from row i,
-  // k apart): x's rows as they are, or each SwiGLU row formed in a per-thread buffer.
+  // k apart): x's rows as they are, or each row formed in a per-thread buffer.
   const auto for_input_rows = [&](int64_t begin, int64_t end, const auto& convert) {
-    if (up == nullptr) {
-      convert(x + begin * k, begin, end - begin);
+    if (in.up == nullptr && in.norm == nullptr) {
+      convert(in.x + begin * k, begin, end - begin);
       return;
     }
+    const kernels::ElementwiseKernels& ew = kernels::ActiveElementwiseKernels();
     thread_local std::vector<float> row;  // grows to the widest input once per thread
     if (row.size() < static_cast<size_t>(k)) row.resize(k);
     for (int64_t i = begin; i < end; ++i) {
-      kernels::ActiveElementwiseKernels().silu_mul(x + i * k, up + i * k, k, row.data());
+      const float* xi = in.x + i * k;
+      if (in.up != nullptr) {
+        ew.silu_mul(xi, in.up + i * k, k, row.data());
+      } else if (in.norm->b != nullptr) {
+        ew.layer_norm_row(xi, in.norm->w, in.norm->b, k, in.norm->eps, row.data());
+      } else {
+        ew.rms_norm_row(xi, in.norm->w, k, in.norm->eps, row.data());
+      }
       convert(row.data(), i, 1);
     }
   };
@@ -276,10 +293,25 @@ void PackedMatMuls(const float* x, const float* up, int64_t m, std::span<const M
   });
 }
 
-void PackedMatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+void PackedMatMul(const Input& in, int64_t m, const LinearWeight& w, const float* bias, float* y,
                   Store store, ThreadPool& pool) {
   const MatMulOutput out{&w, bias, y};
-  PackedMatMuls(x, nullptr, m, std::span<const MatMulOutput>(&out, 1), store, pool);
+  PackedMatMuls(in, m, std::span<const MatMulOutput>(&out, 1), store, pool);
+}
+
+// x, or x's rows normalized into a per-thread buffer: the input of the paths that do not
+// form their rows as they convert them.
+const float* Normalized(const float* x, int64_t m, int64_t k, const InputNorm* norm,
+                        ThreadPool& pool) {
+  if (norm == nullptr) return x;
+  thread_local LargeVector<float> buffer;
+  float* y = Scratch(buffer, static_cast<size_t>(m * k));
+  if (norm->b != nullptr) {
+    LayerNorm(x, norm->w, norm->b, m, k, norm->eps, y, &pool);
+  } else {
+    RmsNorm(x, norm->w, m, k, k, norm->eps, y, &pool);
+  }
+  return y;
 }
 
 }  // namespace
@@ -373,17 +405,17 @@ int64_t RowsPerWeightRead(WeightFormat format) {
 }
 
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-            MatmulPrecision precision, ThreadPool& pool) {
+            MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, Store::kPlain, pool);
+    PackedMatMul({x, nullptr, norm}, m, w, bias, y, Store::kPlain, pool);
   } else {
-    RowMajorMatMul(x, m, w, bias, y, precision, pool);
+    RowMajorMatMul(Normalized(x, m, w.cols(), norm, pool), m, w, bias, y, precision, pool);
   }
 }
 
 void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
-             MatmulPrecision precision, ThreadPool& pool) {
+             MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm) {
   if (m <= 0 || outs.empty()) return;
   // Packed weights of one format and depth share x's conversion and one parallel pass.
   const LinearWeight& first = *outs[0].w;
@@ -393,17 +425,18 @@ void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
             out.w->rows() > 0;
   }
   if (!fused) {
-    for (const MatMulOutput& out : outs) MatMul(x, m, *out.w, out.bias, out.y, precision, pool);
+    const float* xn = Normalized(x, m, first.cols(), norm, pool);
+    for (const MatMulOutput& out : outs) MatMul(xn, m, *out.w, out.bias, out.y, precision, pool);
     return;
   }
-  PackedMatMuls(x, nullptr, m, outs, Store::kPlain, pool);
+  PackedMatMuls({x, nullptr, norm}, m, outs, Store::kPlain, pool);
 }
 
 void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                MatmulPrecision precision, ThreadPool& pool) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, Store::kAccumulate, pool);
+    PackedMatMul({x}, m, w, bias, y, Store::kAccumulate, pool);
     return;
   }
   // The row-major kernels store only; they are the f32 reference path, not the fast one.
@@ -415,13 +448,13 @@ void MatMulAdd(const float* x, int64_t m, const LinearWeight& w, const float* bi
 }
 
 void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                    MatmulPrecision precision, ThreadPool& pool) {
+                    MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm) {
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
-    PackedMatMul(x, m, w, bias, y, Store::kGeluTanh, pool);
+    PackedMatMul({x, nullptr, norm}, m, w, bias, y, Store::kGeluTanh, pool);
     return;
   }
-  RowMajorMatMul(x, m, w, bias, y, precision, pool);
+  RowMajorMatMul(Normalized(x, m, w.cols(), norm, pool), m, w, bias, y, precision, pool);
   GeluTanh(y, m * w.rows(), &pool);
 }
 
@@ -430,7 +463,7 @@ void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const Linear
   if (m <= 0 || w.rows() <= 0) return;
   if (IsPacked(w.format())) {
     const MatMulOutput out{&w, bias, y};
-    PackedMatMuls(gate, up, m, std::span<const MatMulOutput>(&out, 1), Store::kAccumulate, pool);
+    PackedMatMuls({gate, up}, m, std::span<const MatMulOutput>(&out, 1), Store::kAccumulate, pool);
     return;
   }
   thread_local LargeVector<float> buffer;

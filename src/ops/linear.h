@@ -64,10 +64,21 @@ class LinearWeight {
   std::shared_ptr<const void> keep_alive_;
 };
 
-// y[M, N] = x[M, K] . W^T (+ bias[N] when not null). x rows are K apart, y rows N apart.
-// Work is split over the pool's threads. `precision` matters for F32 / BF16 weights only.
+// The norm a layer applies to each row of a matmul's input (its pre-norm): RMSNorm
+// without b, LayerNorm with it (ops/norm.h). Given to a matmul, each row is normalized as
+// the packed formats convert it, so the normalized activations never go through memory;
+// the results are bit for bit the norm followed by the matmul.
+struct InputNorm {
+  const float* w = nullptr;
+  const float* b = nullptr;
+  float eps = 0.0f;
+};
+
+// y[M, N] = x[M, K] . W^T (+ bias[N] when not null), x's rows normalized first when
+// `norm` is given. x rows are K apart, y rows N apart. Work is split over the pool's
+// threads. `precision` matters for F32 / BF16 weights only.
 void MatMul(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-            MatmulPrecision precision, ThreadPool& pool);
+            MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm = nullptr);
 
 // One weight of MatMuls and where its product goes: y = x . W^T (+ bias when not null).
 struct MatMulOutput {
@@ -80,7 +91,7 @@ struct MatMulOutput {
 // Packed weights of one format and depth (at most four) share one conversion of x and
 // one parallel pass over all their panels; results are bit for bit the separate MatMuls'.
 void MatMuls(const float* x, int64_t m, std::span<const MatMulOutput> outs,
-             MatmulPrecision precision, ThreadPool& pool);
+             MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm = nullptr);
 
 // Rows of x one pass over a packed weight's panels serves on this CPU (the active
 // kernels' row tile): a matmul bound by reading the weights (decode) costs about the same
@@ -104,6 +115,6 @@ void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const Linear
 // each block of y as soon as it is stored, while it is in cache, instead of in a pass over
 // memory after the matmul. Bit for bit MatMul followed by GeluTanh (ops/activation.h).
 void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                    MatmulPrecision precision, ThreadPool& pool);
+                    MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm = nullptr);
 
 }  // namespace qvl

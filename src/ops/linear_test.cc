@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "ops/activation.h"
 #include "ops/matmul_kernels.h"
+#include "ops/norm.h"
 
 namespace qvl {
 namespace {
@@ -249,6 +250,48 @@ TEST(MatMul, MatMulGeluTanhIsMatMulThenGeluTanh) {
                             MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool);
                             ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
                           });
+  }
+}
+
+// A pre-norm applied as the matmul converts each row is the separate norm bit for bit:
+// RMSNorm and LayerNorm, every format, one row, a few and many, through MatMul, MatMuls
+// (two weights sharing the input) and MatMulGeluTanh.
+TEST(MatMul, InputNormIsNormThenMatMul) {
+  std::mt19937 rng(9);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t k = 96, n = 80;
+  const auto wb = ToBf16(RandomVector(n * k, rng));
+  const auto bias = RandomVector(n, rng);
+  const auto norm_w = RandomVector(k, rng), norm_b = RandomVector(k, rng);
+  for (const float* nb : {static_cast<const float*>(nullptr), norm_b.data()}) {
+    const InputNorm norm{norm_w.data(), nb, 1e-6f};
+    for (const int64_t m : {1, 5, 300}) {
+      SCOPED_TRACE(StrCat(nb ? "LayerNorm" : "RMSNorm", " m=", m));
+      auto x = RandomVector(m * k, rng);
+      for (float& v : x) v = 3.0f * v + 1.5f;  // an offset and a spread for the norm to remove
+      std::vector<float> normed(m * k);
+      if (nb != nullptr) {
+        LayerNorm(x.data(), norm_w.data(), nb, m, k, norm.eps, normed.data(), &pool);
+      } else {
+        RmsNorm(x.data(), norm_w.data(), m, k, k, norm.eps, normed.data(), &pool);
+      }
+      ForEveryFormatAndBias(
+          wb, n, k, bias, [&](const LinearWeight& w, const float* b, MatmulPrecision precision) {
+            std::vector<float> want(m * n), got(m * n, -1.0f);
+            MatMul(normed.data(), m, w, b, want.data(), precision, pool);
+            MatMul(x.data(), m, w, b, got.data(), precision, pool, &norm);
+            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+            std::vector<float> got2(m * n, -2.0f);
+            const MatMulOutput outs[] = {{&w, b, got.data()}, {&w, nullptr, got2.data()}};
+            MatMuls(x.data(), m, outs, precision, pool, &norm);
+            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+            MatMul(normed.data(), m, w, nullptr, want.data(), precision, pool);
+            ASSERT_EQ(0, std::memcmp(got2.data(), want.data(), want.size() * 4));
+            MatMulGeluTanh(normed.data(), m, w, b, want.data(), precision, pool);
+            MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool, &norm);
+            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+          });
+    }
   }
 }
 
