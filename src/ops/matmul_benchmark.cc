@@ -277,7 +277,7 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 
 void DecodeShapes(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"M"})->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Arg(16)->UseRealTime()->Unit(
+  b->ArgNames({"M"})->Arg(1)->Arg(2)->Arg(4)->Arg(5)->Arg(8)->Arg(16)->Arg(32)->UseRealTime()->Unit(
       benchmark::kMillisecond);
 }
 BENCHMARK_CAPTURE(BM_DecodeStep, bf16, WeightFormat::kBF16)->Apply(DecodeShapes);
