@@ -2,8 +2,11 @@
 // against (bit for bit where the hardware allows, see ops/packed_kernels.h) and the
 // kernels of CPUs without a SIMD tier. Lanes of 16 outputs keep the loops vectorizable.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "base/bf16.h"
 #include "ops/hadamard.h"
@@ -176,39 +179,42 @@ void QuantizeRowsW8A8(const float* x, int64_t ldx, int64_t m, int64_t k, const R
 
 }  // namespace
 
-namespace {
-
-// amax / 127 = mant * 2^exp with mant in [1, 2) (a normal float for quantizable amax).
-void SplitStep(float amax, float* mant, int* exp) {
-  const float step = amax / 127.0f;
-  uint32_t bits;
-  std::memcpy(&bits, &step, 4);
-  *exp = static_cast<int>((bits >> 23) & 0xffu) - 127;
-  bits = (bits & 0x007fffffu) | 0x3f800000u;
-  std::memcpy(mant, &bits, 4);
-}
-
-}  // namespace
-
 int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps) {
   // Block b's step with mantissa c: the least c * 2^e >= amax / 127 = mant * 2^E is
   // c * 2^E when mant <= c, else c * 2^(E + 1); its square is 4^E c^2, or 4 times that.
   // So the row's cost for c_j is c_j^2 (sum of 4^E + 3 * sum of 4^E over blocks with
-  // mant > c_j); blocks are binned by how many mantissas lie below their own.
+  // mant > c_j); blocks are binned by how many mantissas lie below their own. The mantissas
+  // lie in [1, 2), where comparing floats is comparing their 23 fraction bits.
+  constexpr uint32_t kFraction = 0x007fffffu;
+  static constexpr std::array<uint32_t, 8> kRowMantissaFractions = [] {
+    std::array<uint32_t, 8> f{};
+    for (int j = 0; j < 8; ++j) f[j] = std::bit_cast<uint32_t>(kRowMantissa[j]) & kFraction;
+    return f;
+  }();
+  // Grows to the longest row once per thread: each block's bin, -1 for a zero block.
+  thread_local std::vector<int8_t> bins;
+  if (bins.size() < static_cast<size_t>(blocks)) bins.resize(blocks);
   double above[9] = {};  // above[t]: sum of 4^E over blocks with t mantissas below mant
   double total = 0.0;
   for (int64_t b = 0; b < blocks; ++b) {
-    if (!Quantizable(amax[b])) continue;
-    float mant;
-    int exp;
-    SplitStep(amax[b], &mant, &exp);
-    const uint64_t bits = static_cast<uint64_t>(2 * exp + 1023) << 52;  // 4^exp
-    double weight;
-    std::memcpy(&weight, &bits, 8);
+    if (!Quantizable(amax[b])) {
+      bins[b] = -1;
+      exps[b] = 0.0f;
+      continue;
+    }
+    const float step = amax[b] / 127.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &step, 4);
+    const int exp = static_cast<int>(bits >> 23) - 127;  // a normal, positive step
     int below = 0;
-    for (int j = 0; j < 8; ++j) below += mant > kRowMantissa[j];
+    for (int j = 0; j < 8; ++j) below += (bits & kFraction) > kRowMantissaFractions[j];
+    const uint64_t weight_bits = static_cast<uint64_t>(2 * exp + 1023) << 52;  // 4^exp
+    double weight;
+    std::memcpy(&weight, &weight_bits, 8);
     above[below] += weight;
     total += weight;
+    bins[b] = static_cast<int8_t>(below);
+    exps[b] = static_cast<float>(exp);
   }
   int best = 0;
   double best_cost = 0.0, over = total;  // over: sum of 4^E over blocks with mant > c_j
@@ -221,12 +227,8 @@ int ChooseBlockExponents(const float* amax, int64_t blocks, float* exps) {
       best_cost = cost;
     }
   }
-  for (int64_t b = 0; b < blocks; ++b) {
-    float mant;
-    int exp;
-    SplitStep(Quantizable(amax[b]) ? amax[b] : 1.0f, &mant, &exp);
-    exps[b] = Quantizable(amax[b]) ? static_cast<float>(exp + (mant > kRowMantissa[best])) : 0.0f;
-  }
+  // mant > c_best exactly when more than `best` mantissas lie below it.
+  for (int64_t b = 0; b < blocks; ++b) exps[b] += bins[b] > best ? 1.0f : 0.0f;
   return best;
 }
 

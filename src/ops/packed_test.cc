@@ -412,6 +412,54 @@ TEST(WeightPack, Q4LevelsBeatUniformLevelsOnNormalWeights) {
   EXPECT_LT(err, 0.9 * uniform_err);
 }
 
+// The row's mantissa and the blocks' exponents minimize the sum of the squared steps,
+// each block taking the least step c * 2^e >= amax / 127 (found here with frexp and a
+// search over every mantissa); zero, tiny, infinite and NaN blocks take exponent 0.
+TEST(PackedKernels, BlockExponentsGiveTheLeastSquaredSteps) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exp(-30, 12);
+  for (int row = 0; row < 200; ++row) {
+    std::vector<float> amax(1 + row % 70);
+    for (float& a : amax) a = std::ldexp(mant(rng), exp(rng));
+    if (amax.size() > 5) {
+      amax[1] = 0.0f;
+      amax[2] = 1e-38f;
+      amax[3] = std::numeric_limits<float>::infinity();
+      amax[4] = NAN;
+    }
+    auto least_exponent = [](float a, float c) {
+      int e2;
+      const float m = 2.0f * std::frexp(a / 127.0f, &e2);  // a / 127 = m * 2^(e2 - 1)
+      return e2 - 1 + (m > c ? 1 : 0);
+    };
+    int want = 0;
+    double want_cost = 0.0;
+    for (int j = 0; j < 8; ++j) {
+      double cost = 0.0;
+      for (float a : amax) {
+        if (kernels::Quantizable(a)) {
+          cost += std::pow(std::ldexp(double{kernels::kRowMantissa[j]},
+                                      least_exponent(a, kernels::kRowMantissa[j])),
+                           2);
+        }
+      }
+      if (j == 0 || cost < want_cost) {
+        want = j;
+        want_cost = cost;
+      }
+    }
+    std::vector<float> exps(amax.size(), -99.0f);
+    const int got = kernels::ChooseBlockExponents(amax.data(), std::ssize(amax), exps.data());
+    ASSERT_EQ(got, want) << "row " << row;
+    for (size_t b = 0; b < amax.size(); ++b) {
+      const float c = kernels::kRowMantissa[got];
+      EXPECT_EQ(exps[b], kernels::Quantizable(amax[b]) ? least_exponent(amax[b], c) : 0)
+          << "row " << row << " block " << b;
+    }
+  }
+}
+
 TEST(PackedKernels, QuantizeRowsIsTheSameOnEveryTier) {
   std::mt19937 rng(2);
   const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
