@@ -34,9 +34,9 @@ std::vector<CpuTier> CompiledTiers() { return SupportedTiers(); }
 struct Shape {
   int64_t m, n, k;
 };
-// m = 1..4 (Q8 and Q4: 1..8) take the streaming (decode) kernels, larger m the register
-// tiles (Q8's first row tile prefetching up to 32 rows); on AMX, tiles of 16 rows (pairs
-// of them for bf16) and a partial last tile.
+// m = 1..4 (Q8: 1..8, Q4: 1..16 in passes of 8) take the streaming (decode) kernels,
+// larger m the register tiles (Q8's first row tile prefetching up to 32 rows); on AMX,
+// tiles of 16 rows (pairs of them for bf16) and a partial last tile.
 const Shape kShapes[] = {{1, 1, 1},     {1, 7, 13},    {3, 17, 31},   {5, 33, 65},  {8, 64, 64},
                          {9, 130, 257}, {13, 50, 100}, {2, 16, 128},  {4, 40, 200}, {27, 40, 96},
                          {11, 70, 320}, {16, 16, 64},  {37, 35, 160}, {50, 48, 129}};
