@@ -6,7 +6,8 @@
 // run.
 //
 // Two ways through the panels, chosen by the number of rows of x:
-//  - Streaming (decode, m <= kStreamRows): the weights are read from memory once and the
+//  - Streaming (decode, m <= kStreamRows; Q8 and Q4 up to kQuantStreamRows, in
+//    packed_avx512_int8.h): the weights are read from memory once and the
 //    arithmetic is cheap, so the kernel walks the panels in order (the int8 kernels one
 //    at a time, bf16 four at a time so a row's dependent multiply-adds overlap), with
 //    software prefetches kPrefetchBytes ahead.
