@@ -9,7 +9,6 @@
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/norm.h"
-#include "ops/rope.h"
 
 namespace qvl {
 namespace {
@@ -143,9 +142,10 @@ void VisionTower::RunBlock(const Block& blk, VisionEncoding* enc, ThreadPool& po
   float* mlp = enc->wide_.data();
   // h += proj(attn(LN1(h))); the LayerNorms run inside the matmuls, row by row.
   const InputNorm ln1{blk.w->norm1_w.data(), blk.w->norm1_b.data(), kLayerNormEps};
-  MatMul(h, n, blk.qkv, blk.w->qkv_b.data(), qkv, precision_, pool, &ln1);
-  // qkv [N, 3Dv] = [q | k | v], each [heads, hd]: q and k rotate as 2*heads heads.
-  ApplyRope(qkv, n, 2 * heads, hd, 3 * dv, enc->cos_.data(), enc->sin_.data(), &pool);
+  // qkv [N, 3Dv] = [q | k | v], each [heads, hd]: q and k rotate as 2*heads heads, as the
+  // matmul stores them.
+  const OutputRope rope{enc->cos_.data(), enc->sin_.data(), 2 * heads, hd};
+  MatMulRope(h, n, blk.qkv, blk.w->qkv_b.data(), qkv, rope, precision_, pool, &ln1);
   SegmentedFullAttention(qkv, qkv + dv, qkv + 2 * dv, 3 * dv, enc->segments_, heads, hd, scale,
                          attention_dtype_, attn, dv, pool);
   MatMulAdd(attn, n, blk.proj, blk.w->proj_b.data(), h, precision_, pool);

@@ -15,6 +15,7 @@
 #include "ops/matmul_kernels.h"
 #include "ops/norm.h"
 #include "ops/packed_kernels.h"
+#include "ops/rope.h"
 #include "ops/weight_pack.h"
 
 namespace qvl {
@@ -133,9 +134,10 @@ struct Input {
 
 // y_o = x . W_o^T (+ bias_o), stored as `store` says, for weights of one packed format and
 // depth: x is converted once for all of them, and one parallel pass covers every
-// weight's panels.
+// weight's panels. With `rope` (one weight, head_dim a multiple of kPanelRows), each
+// task's columns hold whole heads and rotate as they are stored.
 void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> outs, Store store,
-                   ThreadPool& pool) {
+                   ThreadPool& pool, const OutputRope* rope = nullptr) {
   const WeightFormat format = outs[0].w->format();
   const int64_t k = outs[0].w->cols();
   const int64_t kp = PackedLayoutFor(format, outs[0].w->rows(), k).padded_k;
@@ -238,6 +240,10 @@ void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> out
       plan.group = std::clamp<int64_t>(kGroupBytes / plan.layout.panel_bytes, 1, plan.group * 4);
       plan.group = std::max<int64_t>(kPanelUnit, plan.group / kPanelUnit * kPanelUnit);
     }
+    if (rope != nullptr) {
+      const int64_t unit = rope->head_dim / kPanelRows;
+      plan.group = (plan.group + unit - 1) / unit * unit;
+    }
     plan.tasks = (plan.layout.panels + plan.group - 1) / plan.group * row_blocks;
     total += plan.tasks;
   }
@@ -256,9 +262,9 @@ void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> out
     r.ldy = n;
     r.n = std::min(n - p0 * kPanelRows, (p1 - p0) * kPanelRows);
     r.accumulate = store == Store::kAccumulate;
-    // GELU follows the kernel kRowUnit rows at a time, so their products are still in L2
-    // (a task's whole block of y can be larger).
-    const int64_t chunk = store == Store::kGeluTanh ? kRowUnit : rows;
+    // GELU and the rotation follow the kernel kRowUnit rows at a time, so their products
+    // are still in L2 (a task's whole block of y can be larger).
+    const int64_t chunk = store == Store::kGeluTanh || rope != nullptr ? kRowUnit : rows;
     for (int64_t c0 = i0; c0 < i0 + rows; c0 += chunk) {
       const int64_t c = std::min(chunk, i0 + rows - c0);
       r.y = out.y + c0 * n + p0 * kPanelRows;
@@ -279,6 +285,17 @@ void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> out
       if (store == Store::kGeluTanh) {
         for (int64_t i = 0; i < c; ++i) GeluTanh(r.y + i * r.ldy, r.n);
       }
+      if (rope != nullptr) {
+        const int64_t col = p0 * kPanelRows;
+        const int64_t heads =
+            (std::min<int64_t>(col + r.n, int64_t{rope->heads} * rope->head_dim) - col) /
+            rope->head_dim;
+        const int64_t half = rope->head_dim / 2;
+        if (heads > 0) {
+          ApplyRope(r.y, c, static_cast<int>(heads), rope->head_dim, r.ldy, rope->cos + c0 * half,
+                    rope->sin + c0 * half);
+        }
+      }
     }
   };
   pool.ParallelFor(total, 1, [&](int64_t t0, int64_t t1, int) {
@@ -294,9 +311,9 @@ void PackedMatMuls(const Input& in, int64_t m, std::span<const MatMulOutput> out
 }
 
 void PackedMatMul(const Input& in, int64_t m, const LinearWeight& w, const float* bias, float* y,
-                  Store store, ThreadPool& pool) {
+                  Store store, ThreadPool& pool, const OutputRope* rope = nullptr) {
   const MatMulOutput out{&w, bias, y};
-  PackedMatMuls(in, m, std::span<const MatMulOutput>(&out, 1), store, pool);
+  PackedMatMuls(in, m, std::span<const MatMulOutput>(&out, 1), store, pool, rope);
 }
 
 // x, or x's rows normalized into a per-thread buffer: the input of the paths that do not
@@ -456,6 +473,18 @@ void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const floa
   }
   RowMajorMatMul(Normalized(x, m, w.cols(), norm, pool), m, w, bias, y, precision, pool);
   GeluTanh(y, m * w.rows(), &pool);
+}
+
+void MatMulRope(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                const OutputRope& rope, MatmulPrecision precision, ThreadPool& pool,
+                const InputNorm* norm) {
+  if (m <= 0 || w.rows() <= 0) return;
+  if (IsPacked(w.format()) && rope.head_dim % kPanelRows == 0) {
+    PackedMatMul({x, nullptr, norm}, m, w, bias, y, Store::kPlain, pool, &rope);
+    return;
+  }
+  MatMul(x, m, w, bias, y, precision, pool, norm);
+  ApplyRope(y, m, rope.heads, rope.head_dim, w.rows(), rope.cos, rope.sin, &pool);
 }
 
 void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const LinearWeight& w,

@@ -117,4 +117,21 @@ void MatMulAddSwiGlu(const float* gate, const float* up, int64_t m, const Linear
 void MatMulGeluTanh(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
                     MatmulPrecision precision, ThreadPool& pool, const InputNorm* norm = nullptr);
 
+// Rotary embedding of a matmul's output: the first `heads` heads of each row (head_dim
+// columns each, from column 0) rotate as ApplyRope does, with cos and sin [m, head_dim/2].
+struct OutputRope {
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int heads = 0;
+  int head_dim = 0;
+};
+
+// y = x . W^T + bias, its first heads rotated (a vision block's q and k in its qkv): for
+// the packed formats on each block of y as soon as it is stored, while it is in cache,
+// instead of in a pass over memory after the matmul. Bit for bit MatMul followed by
+// ApplyRope (ops/rope.h).
+void MatMulRope(const float* x, int64_t m, const LinearWeight& w, const float* bias, float* y,
+                const OutputRope& rope, MatmulPrecision precision, ThreadPool& pool,
+                const InputNorm* norm = nullptr);
+
 }  // namespace qvl

@@ -13,6 +13,7 @@
 #include "ops/activation.h"
 #include "ops/matmul_kernels.h"
 #include "ops/norm.h"
+#include "ops/rope.h"
 
 namespace qvl {
 namespace {
@@ -250,6 +251,35 @@ TEST(MatMul, MatMulGeluTanhIsMatMulThenGeluTanh) {
                             MatMulGeluTanh(x.data(), m, w, b, got.data(), precision, pool);
                             ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
                           });
+  }
+}
+
+// The rotation of each task's heads as they are stored is the separate ApplyRope bit for
+// bit: every format, one row, a few, and rows over several row chunks and tasks, heads of
+// 16 and 64 columns (a task's panels rounded to whole heads) and of 24 (not a whole
+// number of panels: the separate pass), the rotated heads ending before the last column.
+TEST(MatMul, MatMulRopeIsMatMulThenApplyRope) {
+  std::mt19937 rng(10);
+  ThreadPool pool(2, /*pin=*/false);
+  const int64_t k = 96, n = 432;
+  const auto wb = ToBf16(RandomVector(n * k, rng));
+  const auto bias = RandomVector(n, rng);
+  for (const int64_t m : {1, 5, 333}) {
+    const auto x = RandomVector(m * k, rng);
+    for (const int head_dim : {16, 24, 64}) {
+      SCOPED_TRACE(StrCat("m=", m, " head_dim=", head_dim));
+      const auto cos = RandomVector(m * head_dim / 2, rng),
+                 sin = RandomVector(m * head_dim / 2, rng);
+      const OutputRope rope{cos.data(), sin.data(), static_cast<int>(n / head_dim) - 2, head_dim};
+      ForEveryFormatAndBias(
+          wb, n, k, bias, [&](const LinearWeight& w, const float* b, MatmulPrecision precision) {
+            std::vector<float> want(m * n), got(m * n, -1.0f);
+            MatMul(x.data(), m, w, b, want.data(), precision, pool);
+            ApplyRope(want.data(), m, rope.heads, head_dim, n, cos.data(), sin.data(), &pool);
+            MatMulRope(x.data(), m, w, b, got.data(), rope, precision, pool);
+            ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4));
+          });
+    }
   }
 }
 
