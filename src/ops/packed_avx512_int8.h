@@ -290,10 +290,21 @@ void PackedW8A8(const RowCodes& x, int64_t m, const PanelRange& r) {
 
 // ---- drivers ----------------------------------------------------------------------------
 
+// The m rows of x streamed through r's panels, kQuantStreamRows rows per pass.
+template <typename Products, bool kQ4>
+void QuantStreamPasses(const QuantizedRows& x, int64_t m, const PanelRange& r) {
+  for (int64_t i0 = 0; i0 < m; i0 += kQuantStreamRows) {
+    PanelRange rows = r;
+    rows.y += i0 * r.ldy;
+    WithRows<kQuantStreamRows>(std::min<int64_t>(kQuantStreamRows, m - i0),
+                               [&]<int R>() { QuantStream<Products, R, kQ4>(x.Offset(i0), rows); });
+  }
+}
+
 template <typename Products>
 void PackedQ8(const QuantizedRows& x, int64_t m, const PanelRange& r) {
   if (m <= kQuantStreamRows) {
-    WithRows<kQuantStreamRows>(m, [&]<int R>() { QuantStream<Products, R, false>(x, r); });
+    QuantStreamPasses<Products, false>(x, m, r);
     return;
   }
   ForTiles<kQuantRows, kQuantPanels>(m, r.panels, [&]<int R, int P>(int64_t i, int64_t p) {
@@ -308,13 +319,7 @@ void PackedQ8(const QuantizedRows& x, int64_t m, const PanelRange& r) {
 template <typename Products>
 void PackedQ4(const QuantizedRows& x, int64_t m, const PanelRange& r) {
   if (m <= kQ4StreamPasses * kQuantStreamRows) {
-    for (int64_t i0 = 0; i0 < m; i0 += kQuantStreamRows) {
-      PanelRange rows = r;
-      rows.y += i0 * r.ldy;
-      WithRows<kQuantStreamRows>(std::min<int64_t>(kQuantStreamRows, m - i0), [&]<int R>() {
-        QuantStream<Products, R, true>(x.Offset(i0), rows);
-      });
-    }
+    QuantStreamPasses<Products, true>(x, m, r);
     return;
   }
   // Widen kQuantPanels panels at a time into a per-thread buffer, then run Q8 tiles.
