@@ -87,12 +87,14 @@ void QkI8(const uint8_t* q, int64_t ldq, int rows, const int8_t* k, const int32_
   }
 }
 
-// The vpdpbusd tier's three passes (block maxima; references and scales of 8 rows at a
-// time; probability codes), 8 lanes wide. At most kInt8MaxRows rows.
+// The vpdpbusd tier's three passes (the scaled scores, kept in L1 for the third, and their
+// block maxima; references and scales of 8 rows at a time; probability codes), 8 lanes
+// wide. At most kInt8MaxRows rows.
 void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
                  const float* row_scale, const float* k_scale, float* m, float* l, float* alpha,
                  float* p_scale, uint8_t* p, int64_t ldp) {
   static_assert(kSumLanes == 16);
+  static_assert(kKeyBlock == 64, "a full block's codes are packed 32 at a time");
   const int n = valid < cols ? valid : cols;
   const int chunks = cols / 8;
   if (n <= 0) {
@@ -103,21 +105,24 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     }
     return;
   }
-  // x = s * (k_scale * row_scale) of 8 keys from 8c, as the scalar twin rounds it.
-  auto score = [&](int r, int c, __m256 rs) {
-    const __m256i sv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + r * lds + 8 * c));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(sv),
-                         _mm256_mul_ps(_mm256_loadu_ps(k_scale + 8 * c), rs));
-  };
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   alignas(32) float mb[kInt8MaxRows] = {};
+  alignas(32) float xs[kInt8MaxRows][kKeyBlock];
   for (int r = 0; r < rows; ++r) {
     const __m256 rs = _mm256_set1_ps(row_scale[r]);
     __m256 mx = neg_inf;
-    for (int c = 0; c < chunks && 8 * c < n; ++c) {
-      const __m256 x = score(r, c, rs);
-      const __m256 valid_lanes = _mm256_castsi256_ps(avx2::FirstLanes(n - 8 * c));
-      mx = _mm256_blendv_ps(mx, _mm256_max_ps(mx, x), valid_lanes);
+    for (int c = 0; c < chunks; ++c) {
+      // x = s * (k_scale * row_scale), as the scalar twin rounds it.
+      const __m256i sv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + r * lds + 8 * c));
+      const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(sv),
+                                     _mm256_mul_ps(_mm256_loadu_ps(k_scale + 8 * c), rs));
+      _mm256_store_ps(xs[r] + 8 * c, x);
+      if (8 * c + 8 <= n) {
+        mx = _mm256_max_ps(mx, x);
+      } else if (8 * c < n) {
+        const __m256 valid_lanes = _mm256_castsi256_ps(avx2::FirstLanes(n - 8 * c));
+        mx = _mm256_blendv_ps(mx, _mm256_max_ps(mx, x), valid_lanes);
+      }
     }
     mb[r] = avx2::MaxOf(mx);
   }
@@ -139,23 +144,38 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
     _mm256_maskstore_ps(p_scale + r0, lanes, _mm256_blendv_ps(ps, inv255, first));
     _mm256_maskstore_ps(m + r0, lanes, _mm256_max_ps(mo, mbv));
   }
+  // The packs work within 128-bit lanes: dword c of lane 0 holds chunk c's first four
+  // codes, dword c of lane 1 its last four; this puts chunk c's at dwords 2c and 2c + 1.
+  const __m256i quad_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int r = 0; r < rows; ++r) {
     uint8_t* pr = p + r * ldp;
-    const __m256 rs = _mm256_set1_ps(row_scale[r]);
     const __m256 mbv = _mm256_set1_ps(mb[r]);
     __m256i sum = _mm256_setzero_si256();
+    __m256i code[kKeyBlock / 8];
     for (int c = 0; c < chunks; ++c) {
-      const __m256 x = score(r, c, rs);
       // Padding keys may score above the block maximum: clamp to 0 before the exp2.
-      const __m256 y = _mm256_min_ps(_mm256_sub_ps(x, mbv), _mm256_setzero_ps());
-      const __m256i code = _mm256_and_si256(
-          _mm256_cvtps_epi32(simd::Exp2NonPositiveTimes255<Avx2>(y)), avx2::FirstLanes(n - 8 * c));
-      sum = _mm256_add_epi32(sum, code);
-      const __m256i words = _mm256_packus_epi32(code, code);
-      const __m256i bytes = _mm256_packus_epi16(words, words);
-      _mm_storel_epi64(
-          reinterpret_cast<__m128i*>(pr + 8 * c),
-          _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1)));
+      const __m256 y =
+          _mm256_min_ps(_mm256_sub_ps(_mm256_load_ps(xs[r] + 8 * c), mbv), _mm256_setzero_ps());
+      code[c] = _mm256_and_si256(_mm256_cvtps_epi32(simd::Exp2NonPositiveTimes255<Avx2>(y)),
+                                 avx2::FirstLanes(n - 8 * c));
+      sum = _mm256_add_epi32(sum, code[c]);
+    }
+    if (chunks == kKeyBlock / 8) {  // codes are 0 .. 255, so the saturating packs keep them
+      for (int half = 0; half < 2; ++half) {
+        const __m256i* c4 = code + 4 * half;
+        const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(c4[0], c4[1]),
+                                                  _mm256_packus_epi32(c4[2], c4[3]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pr + 32 * half),
+                            _mm256_permutevar8x32_epi32(bytes, quad_order));
+      }
+    } else {
+      for (int c = 0; c < chunks; ++c) {
+        const __m256i words = _mm256_packus_epi32(code[c], code[c]);
+        const __m256i bytes = _mm256_packus_epi16(words, words);
+        _mm_storel_epi64(
+            reinterpret_cast<__m128i*>(pr + 8 * c),
+            _mm_unpacklo_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1)));
+      }
     }
     const __m256 a = _mm256_set1_ps(alpha[r]);
     float* lr = l + r * kSumLanes;
