@@ -70,7 +70,11 @@ class ConnectionStream : public httplib::Stream {
   bool is_readable() const override {
     return pos_ < buffer_.size() || PollOne(fd_, POLLIN, read_timeout_ms_) > 0;
   }
-  bool is_writable() const override { return PollOne(fd_, POLLOUT, write_timeout_ms_) > 0; }
+  // Also false once the client has hung up (a content provider asks between chunks): an
+  // answer that writes nothing until it is done would otherwise run to its end for no
+  // one. A client that shuts only its sending side counts as gone, as it does for
+  // llama-server; HTTP clients keep both sides open while they wait.
+  bool is_writable() const override { return CanWrite() && !PeerClosed(); }
 
   ssize_t read(char* ptr, size_t size) override {
     if (pos_ == buffer_.size()) {
@@ -92,7 +96,7 @@ class ConnectionStream : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
+    if (!CanWrite()) return -1;
     ssize_t n;
     do {
       n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
@@ -112,6 +116,13 @@ class ConnectionStream : public httplib::Stream {
   std::string TakeUnread() { return buffer_.substr(pos_); }
 
  private:
+  bool CanWrite() const { return PollOne(fd_, POLLOUT, write_timeout_ms_) > 0; }
+  // The peer has sent its FIN (or the connection failed); unread input does not count.
+  bool PeerClosed() const {
+    pollfd p{fd_, POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  }
+
   static constexpr size_t kChunk = 16 << 10;
   int fd_;
   std::string buffer_;

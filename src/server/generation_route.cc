@@ -71,7 +71,13 @@ bool Provide(ResponseState& state, httplib::DataSink& sink) {
       RecordGeneration(state.encoder->summary());
     }
   }
-  if (!out.empty() && !sink.write(out.data(), out.size())) return ClientGone();
+  if (out.empty()) {
+    // A whole answer writes nothing until it is done: without this check it would run to
+    // its end after its client hung up.
+    if (!sink.is_writable()) return ClientGone();
+  } else if (!sink.write(out.data(), out.size())) {
+    return ClientGone();
+  }
   if (state.encoder->finished()) sink.done();
   return true;
 }

@@ -1,6 +1,10 @@
 // Many clients at once over 127.0.0.1 with the tiny fixture model: concurrent image
 // streams, cancelled streams, a full queue and prefix reuse across turns.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -118,6 +122,37 @@ TEST(ServerLoadTest, CancelledStreamFreesItsSlot) {
   const HttpResult r = PostJson(harness, "/v1/chat/completions", c.request.dump());
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.json["choices"][0]["message"]["content"], c.greedy_text);
+}
+
+// A whole (not streamed) answer writes nothing until it is done, so only the server's
+// check for a closed connection can stop it when its client hangs up.
+TEST(ServerLoadTest, HangingUpOnAWholeAnswerCancelsIt) {
+  ServerHarness harness;
+  nlohmann::json body = LongStream();
+  body["stream"] = false;
+  body["max_tokens"] = 4000;  // seconds of decoding on the tiny model
+  const std::string text = body.dump();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(harness.port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string request =
+      StrCat("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n",
+             "Content-Type: application/json\r\nContent-Length: ", text.size(), "\r\n\r\n", text);
+  ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  for (int i = 0; i < 500 && harness.engine()->Stats().active == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(harness.engine()->Stats().active, 1);
+  ::close(fd);
+  WaitIdle(harness);
+  // Run to its end, the answer would finish rather than be cancelled.
+  const EngineStats stats = harness.engine()->Stats();
+  EXPECT_EQ(stats.active, 0);
+  EXPECT_EQ(stats.requests_cancelled, 1);
 }
 
 TEST(ServerLoadTest, FullQueueIs503) {
