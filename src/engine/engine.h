@@ -69,6 +69,7 @@ struct EngineOptions {
   size_t max_image_bytes = size_t{16} << 20;
   int64_t max_image_pixels = int64_t{8192} * 8192;  // decoded pixels, checked before decoding
   VideoLimits video_limits;  // bytes, frame size, frames, seconds, videos per request
+  int decode_slots = 0;      // images or videos decoding at once; 0 = one per core
   // Called on the engine thread once it has had nothing to do for kIdleHookMs after
   // some work: the server hands freed memory back to the system there.
   std::function<void()> on_idle;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/field_error.h"
 #include "base/timer.h"
@@ -75,7 +76,9 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       tokenizer_(tokenizer),
       image_params_(image_params),
       video_params_(video_params),
-      options_(options) {
+      options_(options),
+      decode_slots_(options.decode_slots > 0 ? options.decode_slots
+                                             : GetCpuFeatures().physical_cores) {
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
   image_budget_ = ResolveServerImageBudget(options, image_params);
@@ -173,6 +176,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     Stopwatch image_clock;
     PreprocessedImage pre;
     try {
+      const DecodeSlots::Held slot(decode_slots_);
       pre = PreprocessImage(input.bytes, image_params_,
                             ImageBudgetFor(image_budget_, request.image_budget, input.detail),
                             limits_, input.name, &workspace);
@@ -200,6 +204,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<VideoPromptLayout> layouts;
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
+    const DecodeSlots::Held slot(decode_slots_);
     PreparedVideoInput v = PrepareVideo(
         input, video_params_, VideoBudgetFor(video_budget_, input.budget), options_.video_limits);
     video_grids.push_back(v.visual.grid);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "engine/decode_slots.h"
 #include "engine/engine.h"
 #include "engine/image_budget_policy.h"
 #include "engine/prepared_request.h"
@@ -54,6 +55,7 @@ class RequestPreparer {
   EngineOptions options_;
   int64_t max_text_bytes_ = 0;
   std::vector<int32_t> eos_ids_;
+  mutable DecodeSlots decode_slots_;
 };
 
 }  // namespace qvl
