@@ -45,6 +45,9 @@ struct VideoBudgetRequest {
 // of the clip as an encoded image shown at `fps`, or (frames empty) a video file.
 struct VideoInput {
   std::string name;  // how errors name it: "video 1 (messages[0].content[0])"
+  // The request field it came from ("messages[0].content[0].video"), carried into
+  // FieldError::field() of every error about it; empty when it came from no field.
+  std::string field;
   std::vector<std::vector<uint8_t>> frames;
   double fps = 0;             // of `frames`; a file's comes from its container
   std::vector<uint8_t> file;  // MP4, WebM, ... when frames is empty
@@ -106,6 +109,9 @@ struct GenerationRequest {
   // not fit beside the prompt is refused, naming max_tokens_field.
   int max_tokens = 0;
   std::string max_tokens_field = "max_tokens";
+  // The request's name for its conversation, named when the prompt is too long: an
+  // OpenAI chat's "messages", a Responses request's "input", Ollama's generate "prompt".
+  std::string messages_field = "messages";
   std::vector<std::string> stop;
   bool ignore_eos = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best

@@ -135,9 +135,9 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
   const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
                                                  : MessageTextBytes(request.messages);
   if (text_bytes > max_text_bytes_) {
-    FailField(ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : "messages", "the text is ",
-              text_bytes, " bytes, more than the context of ", options_.context_tokens,
-              " tokens can hold (at most ", max_text_bytes_,
+    FailField(ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : request.messages_field,
+              "the text is ", text_bytes, " bytes, more than the context of ",
+              options_.context_tokens, " tokens can hold (at most ", max_text_bytes_,
               " bytes: ", max_text_bytes_ / options_.context_tokens,
               " per token at the most); shorten the conversation");
   }
@@ -205,8 +205,15 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
     const DecodeSlots::Held slot(decode_slots_);
-    PreparedVideoInput v = PrepareVideo(
-        input, video_params_, VideoBudgetFor(video_budget_, input.budget), options_.video_limits);
+    PreparedVideoInput v;
+    try {
+      v = PrepareVideo(input, video_params_, VideoBudgetFor(video_budget_, input.budget),
+                       options_.video_limits);
+    } catch (const FieldError&) {
+      throw;
+    } catch (const Error& e) {
+      throw FieldError(e.code(), input.field, e.what());
+    }
     video_grids.push_back(v.visual.grid);
     layouts.push_back(std::move(v.layout));
     videos.push_back(std::move(v.visual));
@@ -220,12 +227,21 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     CheckPromptTokens(request.prompt_tokens);
     out.prompt = request.prompt_tokens;
   } else {
-    out.prompt = TokenizePrompt(
-        tokenizer_,
-        request.prompt_text ? *request.prompt_text
-                            : RenderChatTemplate(request.messages, /*add_generation_prompt=*/true,
-                                                 request.tools_json),
-        token_counts, layouts);
+    try {
+      out.prompt =
+          TokenizePrompt(tokenizer_,
+                         request.prompt_text ? *request.prompt_text
+                                             : RenderChatTemplate(request.messages,
+                                                                  /*add_generation_prompt=*/true,
+                                                                  request.tools_json),
+                         token_counts, layouts);
+    } catch (const FieldError&) {
+      throw;
+    } catch (const Error& e) {
+      // The text's own placeholders (a literal "<|image_pad|>") against its images.
+      if (e.code() != ErrorCode::kInvalidArgument) throw;
+      throw FieldError(e.code(), request.prompt_text ? "prompt" : request.messages_field, e.what());
+    }
   }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   int64_t image_tokens = 0;  // of images and videos
@@ -233,9 +249,9 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   if (n + 1 > options_.context_tokens) {
     const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
     FailField(
-        ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : "messages", "the prompt is ", n,
-        " tokens (", image_tokens, " of them image tokens) but the context holds ",
-        options_.context_tokens,
+        ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : request.messages_field,
+        "the prompt is ", n, " tokens (", image_tokens,
+        " of them image tokens) but the context holds ", options_.context_tokens,
         " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
   }
   if (n + request.max_tokens > options_.context_tokens) {

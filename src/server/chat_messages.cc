@@ -120,6 +120,7 @@ class MessageParser {
     ParseVideoSampling(part, frame_list, &video);
     if (frame_list) {
       const std::string frames_field = part.Field("video");
+      video.field = frames_field;
       if (value->empty()) FailField(ErrorCode::kInvalidArgument, frames_field, "has no frames");
       if (static_cast<int64_t>(value->size()) > video_limits.max_input_frames) {
         FailField(ErrorCode::kTooLarge, frames_field, "has ", value->size(),
@@ -143,11 +144,12 @@ class MessageParser {
             LoadImageBytes((*value)[i].get<std::string>(), limits_.media, frame_field));
       }
     } else if (value->is_string()) {
-      video.file = LoadVideoBytes(value->get<std::string>(), limits_.media, part.Field(type));
+      video.field = part.Field(type);
+      video.file = LoadVideoBytes(value->get<std::string>(), limits_.media, video.field);
     } else {
       const RequestObject video_url(*value, part.Field(type));
-      video.file =
-          LoadVideoBytes(video_url.RequiredString("url"), limits_.media, video_url.Field("url"));
+      video.field = video_url.Field("url");
+      video.file = LoadVideoBytes(video_url.RequiredString("url"), limits_.media, video.field);
     }
     videos_->push_back(std::move(video));
     ChatPart out;

@@ -325,6 +325,7 @@ OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy
     FailField(ErrorCode::kInvalidArgument, "tools", "are only offered on /api/chat");
   }
   GenerationRequest& g = out.generation;
+  g.messages_field = "prompt";
   std::string prompt = body.String("prompt").value_or("");
   // Ollama loads the model on an empty prompt; qvl's is always loaded.
   if (prompt.empty()) {

@@ -247,6 +247,7 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
   const nlohmann::json earlier = EarlierConversation(body, stored);
   ParseResponsesInput(body, earlier.is_null() ? nullptr : &earlier, MessageLimitsOf(policy),
                       &g.messages, &g.images);
+  g.messages_field = "input";
   const bool store = body.Bool("store").value_or(true);
   out.store = store && stored;
   if (out.store) {

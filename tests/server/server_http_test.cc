@@ -322,7 +322,7 @@ TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
               "\"tiny-qwen3vl\", \"qwen3-vl\"",
               "model", "invalid_request_error", "model_not_found");
   ExpectError(post({{"prompt", "<|image_pad|>"}}), 400,
-              "the prompt has 1 <|image_pad|> placeholders but 0 images", nullptr,
+              "prompt: the prompt has 1 <|image_pad|> placeholders but 0 images", "prompt",
               "invalid_request_error", "invalid_value");
 }
 
@@ -406,6 +406,19 @@ TEST_F(ServerHttpTest, BadRequestsAre400WithTheField) {
               "messages[0].content[0].image_url.url: image 1 is TIFF, which qvl does not read; "
               "send JPEG, PNG, WebP, GIF or BMP",
               "messages[0].content[0].image_url.url", "invalid_request_error", "invalid_value");
+}
+
+TEST_F(ServerHttpTest, PlaceholderTextAndBadVideosNameTheirField) {
+  ExpectError(Chat(TextRequest("<|image_pad|>")), 400,
+              "messages: the prompt has 1 <|image_pad|> placeholders but 0 images", "messages",
+              "invalid_request_error", "invalid_value");
+  nlohmann::json body = TextRequest("hi");
+  const std::string frame =
+      DataUrl(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/03_two_images/images/first.png");
+  body["messages"][0]["content"] = {{{"type", "video"}, {"video", {frame}}, {"fps", 2}}};
+  const HttpResult r = Chat(body);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.json["error"]["param"], "messages[0].content[0].video") << r.body;
 }
 
 TEST_F(ServerHttpTest, BrokenImageIs400NamingThePart) {

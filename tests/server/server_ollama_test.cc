@@ -122,6 +122,11 @@ TEST_F(ServerOllamaTest, ErrorsAreOllamasShape) {
   body = hi;
   body["messages"][0]["images"] = {"bm90IGFuIGltYWdl"};
   ExpectOllamaError(Post("/api/chat", body), 400, "messages[0].images[0]");
+  std::string long_prompt;
+  for (int i = 0; i < 5000; ++i) long_prompt += "hello ";
+  ExpectOllamaError(
+      Post("/api/generate", {{"model", "qwen3-vl"}, {"prompt", long_prompt}, {"stream", false}}),
+      400, "prompt: ");
   ExpectOllamaError(Post("/api/show", {{"model", "llama3"}}), 404, "model: ");
   ExpectOllamaError(PostJson(*harness_, "/api/chat", "{not json"), 400, "");
   ExpectOllamaError(PostJson(*harness_, "/api/pull", R"({"model": "llama3"})"), 404,

@@ -174,6 +174,11 @@ TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
   body["input"] = nlohmann::json::array();
   EXPECT_EQ(Respond(body).status, 400);
   ExpectError(Respond(nlohmann::json::object()), 400, "input", "required");
+  body = text;
+  std::string long_input;
+  for (int i = 0; i < 5000; ++i) long_input += "hello ";
+  body["input"] = long_input;
+  ExpectError(Respond(body), 400, "input", "context");
 
   ExpectError(Get(*harness_, "/v1/responses/resp_0123"), 404, nullptr,
               "no stored response \"resp_0123\"");
