@@ -83,7 +83,7 @@ std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolic
               reference.substr(0, reference.find("://") + 3),
               "; use a data: URL, an http(s) URL or a file path");
   }
-  return ReadLocalMedia(reference, policy.local, kind.max_bytes, field);
+  return ReadLocalMedia(reference, policy.local, kind.max_bytes, field, kind.noun);
 }
 
 }  // namespace

@@ -68,12 +68,12 @@ bool IsInside(const std::string& path, const std::string& root) {
 }  // namespace
 
 std::vector<uint8_t> ReadLocalMedia(std::string_view path_text, const LocalMediaPolicy& policy,
-                                    int64_t max_bytes, std::string_view field) {
+                                    int64_t max_bytes, std::string_view field,
+                                    std::string_view noun) {
   if (!policy.enabled) {
     FailField(ErrorCode::kInvalidArgument, field,
-              "local files are not allowed on this server; send the image as a "
-              "data:image/...;base64 URL (the operator can allow a folder with "
-              "--allowed-local-media DIR)");
+              "local files are not allowed on this server; send the ", noun, " as a data:", noun,
+              "/...;base64 URL (the operator can allow a folder with --allowed-local-media DIR)");
   }
   std::string_view path = path_text;
   if (path.rfind("file://", 0) == 0) {

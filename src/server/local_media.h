@@ -23,7 +23,9 @@ struct LocalMediaPolicy {
 // naming `field`: kInvalidArgument when local files are off, for `..` components, paths
 // that lead outside the root (symlinks included) and files that are not regular;
 // kNotFound when the file does not exist; kTooLarge over max_bytes (before reading).
+// `noun` ("image", "video") is what the messages call the file.
 std::vector<uint8_t> ReadLocalMedia(std::string_view path, const LocalMediaPolicy& policy,
-                                    int64_t max_bytes, std::string_view field);
+                                    int64_t max_bytes, std::string_view field,
+                                    std::string_view noun = "image");
 
 }  // namespace qvl

@@ -103,6 +103,18 @@ TEST_F(LocalMediaTest, OffUnlessEnabled) {
             "messages[0].content[0].image_url.url: local files are not allowed on this server; "
             "send the image as a data:image/...;base64 URL (the operator can allow a folder "
             "with --allowed-local-media DIR)");
+  EXPECT_THROW(
+      {
+        try {
+          ReadLocalMedia("clip.mp4", policy_, 100, "video_url.url", "video");
+        } catch (const FieldError& e) {
+          EXPECT_NE(std::string(e.what()).find("send the video as a data:video/...;base64 URL"),
+                    std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      FieldError);
 }
 
 TEST_F(LocalMediaTest, WithoutRootAnyFileIsReadable) {
