@@ -58,6 +58,14 @@ std::string_view OllamaEncoder::ContentType(bool stream) const {
 
 std::string OllamaEncoder::Start() { return ""; }
 
+std::string OllamaEncoder::LoadReply() const {
+  nlohmann::json object = Header();
+  SetAnswer("", nlohmann::json::array(), &object);
+  object["done"] = true;
+  object["done_reason"] = "load";
+  return options_.stream ? JsonText(object) + '\n' : JsonText(object);
+}
+
 std::string OllamaEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice != 0) return "";
   out_.clear();

@@ -45,6 +45,10 @@ class OllamaEncoder : public ResponseEncoder {
   // Once finished: the final update without its text (usage, timings, how it ended).
   const GenerationUpdate& summary() const override { return summary_; }
   std::string_view ContentType(bool stream) const override;
+  // The whole body for a request with nothing to answer (no prompt, no messages), which
+  // Ollama clients send to load the model: the final object with empty text and
+  // done_reason "load" (qvl's model is always loaded).
+  std::string LoadReply() const;
 
  private:
   void AddText(std::string_view text);

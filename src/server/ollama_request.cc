@@ -311,6 +311,11 @@ OllamaRequest ParseOllamaChat(std::string_view text, const ChatRequestPolicy& po
   const nlohmann::ordered_json ordered = ParseShared(body, text, policy, &out);
   // Ollama has no tool_choice: offered tools may be called or not, as "auto".
   out.parse_tool_calls = OfferTools(body, ordered, &out.generation);
+  if (const nlohmann::json* messages = body.Find("messages");
+      messages == nullptr || (messages->is_array() && messages->empty())) {
+    out.load_only = true;
+    return out;
+  }
   ParseMessages(body, MessageLimitsOf(policy), &out.generation);
   return out;
 }
@@ -327,9 +332,13 @@ OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy
   GenerationRequest& g = out.generation;
   g.messages_field = "prompt";
   std::string prompt = body.String("prompt").value_or("");
-  // Ollama loads the model on an empty prompt; qvl's is always loaded.
   if (prompt.empty()) {
-    FailField(ErrorCode::kInvalidArgument, "prompt", "is required (qvl's model is always loaded)");
+    const nlohmann::json* images = body.Find("images");
+    if (images == nullptr || (images->is_array() && images->empty())) {
+      out.load_only = true;
+      return out;
+    }
+    FailField(ErrorCode::kInvalidArgument, "prompt", "is required with images");
   }
   const std::optional<std::string> system = body.String("system");
   if (body.Bool("raw").value_or(false)) {

@@ -22,6 +22,9 @@ struct OllamaRequest {
   std::string model;  // as the client named it (Ollama requires it)
   bool stream = true;
   bool parse_tool_calls = false;  // tools are offered: answers are split into tool calls
+  // Nothing to answer (generate without prompt or images, chat without messages): Ollama
+  // loads the model and says so; the route answers at once.
+  bool load_only = false;
 };
 
 // POST /api/chat: {"model", "messages": [{"role", "content", "images"?, "tool_calls"?,

@@ -428,5 +428,19 @@ TEST_F(OllamaRequestTest, GenerateRefusesWhatItCannotHonour) {
   GenerateErrorOf(body, "tools");
 }
 
+// Ollama's clients load a model with a request that asks nothing.
+TEST_F(OllamaRequestTest, RequestsWithNothingToAnswerOnlyLoad) {
+  EXPECT_TRUE(ParseGen({{"model", "qwen3-vl"}}).load_only);
+  EXPECT_TRUE(ParseGen(Generate("")).load_only);
+  EXPECT_FALSE(ParseGen(Generate("hi")).load_only);
+  EXPECT_TRUE(ParseChat({{"model", "qwen3-vl"}}).load_only);
+  EXPECT_TRUE(ParseChat({{"model", "qwen3-vl"}, {"messages", nlohmann::json::array()}}).load_only);
+  nlohmann::json with_image = Generate("");
+  with_image["images"] = {"aGk="};
+  EXPECT_EQ(GenerateErrorOf(with_image, "prompt"), "prompt: is required with images");
+  // The model is still checked.
+  ErrorOf(nlohmann::json{{"model", "llama3"}}, "model", ErrorCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace qvl

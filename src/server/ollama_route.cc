@@ -35,16 +35,20 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
     ReplyError(res, ApiErrorFrom(e), context.errors);
     return;
   }
-  const std::optional<std::string> answer_key =
-      TakeAnswerKey(context, &body, request.generation, *engine);
   OllamaEncoderOptions options;
   options.api = api;
   options.model = request.model;
   options.stream = request.stream;
   options.parse_tool_calls = request.parse_tool_calls;
-  RespondWithGeneration(context, engine, std::move(request.generation),
-                        std::make_unique<OllamaEncoder>(std::move(options)), request.stream, res,
-                        answer_key);
+  auto encoder = std::make_unique<OllamaEncoder>(std::move(options));
+  if (request.load_only) {
+    res.set_content(encoder->LoadReply(), std::string(encoder->ContentType(request.stream)));
+    return;
+  }
+  const std::optional<std::string> answer_key =
+      TakeAnswerKey(context, &body, request.generation, *engine);
+  RespondWithGeneration(context, engine, std::move(request.generation), std::move(encoder),
+                        request.stream, res, answer_key);
 }
 
 std::string Rfc3339(int64_t unix_seconds) {

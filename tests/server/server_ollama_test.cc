@@ -109,6 +109,22 @@ TEST_F(ServerOllamaTest, ListingsDescribeTheServedModel) {
   EXPECT_TRUE(Get(*harness_, "/api/version").json["version"].is_string());
 }
 
+TEST_F(ServerOllamaTest, ALoadRequestAnswersDoneWithReasonLoad) {
+  const HttpResult generate = Post("/api/generate", {{"model", "qwen3-vl"}, {"stream", false}});
+  EXPECT_EQ(generate.status, 200) << generate.body;
+  EXPECT_EQ(generate.json["response"], "") << generate.body;
+  EXPECT_EQ(generate.json["done"], true);
+  EXPECT_EQ(generate.json["done_reason"], "load");
+  EXPECT_EQ(generate.json["model"], "qwen3-vl");
+  const HttpResult chat =
+      Post("/api/chat", {{"model", "qwen3-vl"}, {"messages", nlohmann::json::array()}});
+  EXPECT_EQ(chat.status, 200) << chat.body;
+  ASSERT_EQ(chat.body.back(), '\n');  // streamed by default: one NDJSON line
+  const nlohmann::json line = nlohmann::json::parse(chat.body);
+  EXPECT_EQ(line["message"], nlohmann::json({{"role", "assistant"}, {"content", ""}}));
+  EXPECT_EQ(line["done_reason"], "load");
+}
+
 TEST_F(ServerOllamaTest, ErrorsAreOllamasShape) {
   const nlohmann::json hi = {{"model", "qwen3-vl"},
                              {"messages", {{{"role", "user"}, {"content", "hi"}}}},
