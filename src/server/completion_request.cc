@@ -81,6 +81,20 @@ void RefuseUnsupported(const RequestObject& body) {
       bias != nullptr && !(bias->is_object() && bias->empty())) {
     FailField(ErrorCode::kInvalidArgument, "logit_bias", "is not supported on /v1/completions");
   }
+  // The chat route's: without a chat template there is no place for tools, and a format
+  // that was not honoured would pass for one that was.
+  if (const nlohmann::json* format = body.Find("response_format");
+      format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
+    FailField(ErrorCode::kInvalidArgument, "response_format",
+              "is not supported on /v1/completions; use /v1/chat/completions");
+  }
+  for (const char* key : {"tools", "tool_choice"}) {
+    if (const nlohmann::json* value = body.Find(key);
+        value != nullptr && !(value->is_array() && value->empty())) {
+      FailField(ErrorCode::kInvalidArgument, key,
+                "is not supported on /v1/completions; use /v1/chat/completions");
+    }
+  }
 }
 
 }  // namespace

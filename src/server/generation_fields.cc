@@ -62,6 +62,45 @@ StreamFields ParseStreamFields(const RequestObject& body) {
   return out;
 }
 
+// OpenAI's limits on metadata (16 keys of up to 64 characters, values up to 512).
+constexpr size_t kMaxMetadataKeys = 16;
+constexpr size_t kMaxMetadataKeyChars = 64;
+constexpr size_t kMaxMetadataValueChars = 512;
+
+// Characters of UTF-8 text: bytes that do not continue a character.
+size_t CharCount(const std::string& text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// OpenAI's bookkeeping fields, which change no answer: unused, but a wrong type or size
+// is a 400 on every route, as OpenAI answers it, rather than silently accepted.
+void CheckBookkeepingFields(const RequestObject& body) {
+  for (const char* key : {"user", "safety_identifier", "prompt_cache_key", "service_tier"}) {
+    body.String(key);
+  }
+  body.Bool("store");
+  const nlohmann::json* metadata = body.Find("metadata");
+  if (metadata == nullptr) return;
+  const RequestObject object(*metadata, "metadata");
+  if (metadata->size() > kMaxMetadataKeys) {
+    FailField(ErrorCode::kInvalidArgument, "metadata", "at most ", kMaxMetadataKeys,
+              " keys are allowed, got ", metadata->size());
+  }
+  for (const auto& [key, value] : metadata->items()) {
+    if (CharCount(key) > kMaxMetadataKeyChars) {
+      FailField(ErrorCode::kInvalidArgument, object.Field(key), "keys can be at most ",
+                kMaxMetadataKeyChars, " characters long");
+    }
+    const std::optional<std::string> text = object.String(key);
+    if (text && CharCount(*text) > kMaxMetadataValueChars) {
+      FailField(ErrorCode::kInvalidArgument, object.Field(key), "values can be at most ",
+                kMaxMetadataValueChars, " characters long");
+    }
+  }
+}
+
 }  // namespace
 
 void ParseSamplingFields(const RequestObject& body, SamplingParams* s,
@@ -137,6 +176,7 @@ StreamFields ParseGenerationFields(const RequestObject& body, int max_stop, Gene
   ParseSamplingFields(body, &g->sampling);
   ParseStopField(body, max_stop, &g->stop);
   g->ignore_eos = body.Bool("ignore_eos").value_or(false);
+  CheckBookkeepingFields(body);
   return stream;
 }
 

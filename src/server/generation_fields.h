@@ -47,7 +47,8 @@ void ParseStopField(const RequestObject& object, int max_stop, std::vector<std::
 // limit from `token_limit_fields` (0 when none is given; the name the client used goes to
 // g->max_tokens_field, and the engine checks the value against the prompt), temperature,
 // top_p, top_k, min_p, the penalties, seed, stop (a string or up to `max_stop` strings)
-// and ignore_eos.
+// and ignore_eos; then OpenAI's bookkeeping fields (user, metadata, store, service_tier,
+// ...), which change no answer but are checked for their types and limits.
 StreamFields ParseGenerationFields(
     const RequestObject& body, int max_stop, GenerationRequest* g,
     std::span<const char* const> token_limit_fields = kChatTokenLimitFields);

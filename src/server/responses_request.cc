@@ -22,9 +22,6 @@ constexpr const char* kIgnoredIncludes[] = {
     "code_interpreter_call.outputs", "computer_call_output.output.image_url",
     "message.input_image.image_url",
 };
-constexpr size_t kMaxMetadataKeys = 16;
-constexpr size_t kMaxMetadataKeyChars = 64;
-constexpr size_t kMaxMetadataValueChars = 512;
 
 // Features qvl cannot honour and chat fields with another spelling here: refused rather
 // than silently ignored.
@@ -72,18 +69,8 @@ void RefuseUnsupported(const RequestObject& body) {
   }
 }
 
-// Characters of UTF-8 text: bytes that do not continue a character.
-size_t CharCount(const std::string& text) {
-  size_t n = 0;
-  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 // Fields that change nothing qvl does, checked so that a wrong one is still a 400.
 void CheckIgnoredFields(const RequestObject& body) {
-  for (const char* key : {"user", "safety_identifier", "prompt_cache_key", "service_tier"}) {
-    body.String(key);
-  }
   if (const nlohmann::json* reasoning = body.Find("reasoning")) {
     const RequestObject object(*reasoning, "reasoning");
     object.String("effort");
@@ -95,24 +82,6 @@ void CheckIgnoredFields(const RequestObject& body) {
       if (*verbosity != "low" && *verbosity != "medium" && *verbosity != "high") {
         FailField(ErrorCode::kInvalidArgument, object.Field("verbosity"), "\"", *verbosity,
                   "\" is not one of low, medium, high");
-      }
-    }
-  }
-  if (const nlohmann::json* metadata = body.Find("metadata")) {
-    const RequestObject object(*metadata, "metadata");
-    if (metadata->size() > kMaxMetadataKeys) {
-      FailField(ErrorCode::kInvalidArgument, "metadata", "at most ", kMaxMetadataKeys,
-                " keys are allowed, got ", metadata->size());
-    }
-    for (const auto& [key, value] : metadata->items()) {
-      if (CharCount(key) > kMaxMetadataKeyChars) {
-        FailField(ErrorCode::kInvalidArgument, object.Field(key), "keys can be at most ",
-                  kMaxMetadataKeyChars, " characters long");
-      }
-      const std::optional<std::string> text = object.String(key);
-      if (text && CharCount(*text) > kMaxMetadataValueChars) {
-        FailField(ErrorCode::kInvalidArgument, object.Field(key), "values can be at most ",
-                  kMaxMetadataValueChars, " characters long");
       }
     }
   }

@@ -321,6 +321,14 @@ TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
               "model: the model \"davinci-002\" does not exist; this server serves "
               "\"tiny-qwen3vl\", \"qwen3-vl\"",
               "model", "invalid_request_error", "model_not_found");
+  ExpectError(post({{"response_format", {{"type", "json_object"}}}}), 400,
+              "response_format: is not supported on /v1/completions; use /v1/chat/completions",
+              "response_format", "invalid_request_error", "invalid_value");
+  ExpectError(post({{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}), 400,
+              "tools: is not supported on /v1/completions; use /v1/chat/completions", "tools",
+              "invalid_request_error", "invalid_value");
+  ExpectError(post({{"user", 5}}), 400, "user: expected a string, got integer", "user",
+              "invalid_request_error", "invalid_value");
   ExpectError(post({{"prompt", "<|image_pad|>"}}), 400,
               "prompt: the prompt has 1 <|image_pad|> placeholders but 0 images", "prompt",
               "invalid_request_error", "invalid_value");
@@ -383,6 +391,27 @@ TEST_F(ServerHttpTest, CorsPreflightAndHeaders) {
   const httplib::Result models = client.Get("/v1/models");
   ASSERT_TRUE(models);
   EXPECT_EQ(models->get_header_value("Access-Control-Allow-Origin"), "*");
+}
+
+TEST_F(ServerHttpTest, BookkeepingFieldsAreCheckedOnChatAsOnResponses) {
+  nlohmann::json body = TextRequest("hi");
+  body["user"] = 5;
+  ExpectError(Chat(body), 400, "user: expected a string, got integer", "user",
+              "invalid_request_error", "invalid_value");
+  body = TextRequest("hi");
+  body["store"] = "x";
+  ExpectError(Chat(body), 400, "store: expected true or false, got string", "store",
+              "invalid_request_error", "invalid_value");
+  body = TextRequest("hi");
+  body["metadata"] = 5;
+  ExpectError(Chat(body), 400, "metadata: expected an object, got integer", "metadata",
+              "invalid_request_error", "invalid_value");
+  body = TextRequest("hi");
+  body["user"] = "u1";
+  body["metadata"] = {{"k", "v"}};
+  body["store"] = false;
+  body["max_tokens"] = 2;
+  EXPECT_EQ(Chat(body).status, 200);
 }
 
 TEST_F(ServerHttpTest, BadRequestsAre400WithTheField) {
