@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -144,23 +145,38 @@ size_t HeadEnd(const std::string& text, size_t from) {
 }
 
 // The Content-Length the head announces, 0 when there is none.
-uint64_t ContentLength(const std::string& text, size_t head_bytes) {
-  static constexpr std::string_view kName = "\ncontent-length:";
-  for (size_t i = 0; i + kName.size() <= head_bytes; ++i) {
+// The value of the first header `name` ("\ncontent-length:", lower case, with the line's
+// start and the colon), blanks trimmed; nullopt when the head has none.
+std::optional<std::string_view> HeaderValue(const std::string& text, size_t head_bytes,
+                                            std::string_view name) {
+  for (size_t i = 0; i + name.size() <= head_bytes; ++i) {
     size_t k = 0;
-    while (k < kName.size() && std::tolower(static_cast<unsigned char>(text[i + k])) == kName[k]) {
+    while (k < name.size() && std::tolower(static_cast<unsigned char>(text[i + k])) == name[k]) {
       ++k;
     }
-    if (k < kName.size()) continue;
-    size_t p = i + kName.size();
-    while (p < head_bytes && (text[p] == ' ' || text[p] == '\t')) ++p;
-    uint64_t value = 0;
-    while (p < head_bytes && text[p] >= '0' && text[p] <= '9' && value < (uint64_t{1} << 60)) {
-      value = value * 10 + static_cast<uint64_t>(text[p++] - '0');
-    }
-    return value;
+    if (k < name.size()) continue;
+    size_t begin = i + name.size();
+    size_t end = begin;
+    while (end < head_bytes && text[end] != '\r' && text[end] != '\n') ++end;
+    while (begin < end && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
+    while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+    return std::string_view(text).substr(begin, end - begin);
   }
-  return 0;
+  return std::nullopt;
+}
+
+constexpr std::string_view kContentLength = "\ncontent-length:";
+
+// The Content-Length, saturated at 2^60; 0 when absent or not a number.
+uint64_t ContentLength(const std::string& text, size_t head_bytes) {
+  const std::optional<std::string_view> value = HeaderValue(text, head_bytes, kContentLength);
+  uint64_t n = 0;
+  for (size_t p = 0; value && p < value->size() && (*value)[p] >= '0' && (*value)[p] <= '9' &&
+                     n < (uint64_t{1} << 60);
+       ++p) {
+    n = n * 10 + static_cast<uint64_t>((*value)[p] - '0');
+  }
+  return n;
 }
 
 // Reads and discards what the peer sent, at most 1 MiB per call so that one fast sender
@@ -341,7 +357,42 @@ void GatedHttpServer::Dispatch(Connection c) {
   workers_->enqueue([this, c]() mutable { Serve(std::move(c)); });
 }
 
+std::optional<std::string_view> GatedHttpServer::CheckHead(Connection& c) const {
+  const std::optional<std::string_view> length =
+      HeaderValue(c.received, c.head_bytes, kContentLength);
+  if (length) {
+    // httplib would read "-5" as 2^64 - 5 and wait for that much body.
+    if (length->empty() || length->find_first_not_of("0123456789") != std::string_view::npos) {
+      return "400 Bad Request";
+    }
+    // Refused before the client is told to send it (100 Continue) or it is read.
+    if (HeaderValue(c.received, c.head_bytes, "\nexpect:") &&
+        ContentLength(c.received, c.head_bytes) > payload_max_length_) {
+      return "413 Payload Too Large";
+    }
+    return std::nullopt;
+  }
+  // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. httplib
+  // would read one until the client closed; it gets "Content-Length: 0" instead.
+  const std::string_view head = std::string_view(c.received).substr(0, c.head_bytes);
+  const bool has_body_method =
+      head.rfind("POST ", 0) == 0 || head.rfind("PUT ", 0) == 0 || head.rfind("PATCH ", 0) == 0;
+  if (has_body_method && !HeaderValue(c.received, c.head_bytes, "\ntransfer-encoding:")) {
+    const size_t blank =
+        c.head_bytes >= 4 && c.received.compare(c.head_bytes - 4, 4, "\r\n\r\n") == 0
+            ? c.head_bytes - 2
+            : c.head_bytes - 1;
+    static constexpr std::string_view kEmpty = "Content-Length: 0\r\n";
+    c.received.insert(blank, kEmpty);
+    c.head_bytes += kEmpty.size();
+  }
+  return std::nullopt;
+}
+
 void GatedHttpServer::Serve(Connection c) {
+  if (const std::optional<std::string_view> refusal = CheckHead(c)) {
+    return Refuse(c.fd, std::string(*refusal).c_str());
+  }
   const uint64_t body = ContentLength(c.received, c.head_bytes);
   const uint64_t request_bytes = c.head_bytes + body;
   const int read_ms = static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000);

@@ -115,6 +115,33 @@ TEST_F(GatedHttpServerTest, ServesKeepAliveAndPipelinedRequests) {
   EXPECT_NE(both.find("\r\n\r\nhello"), std::string::npos) << both;
 }
 
+// Each answered at once: before, httplib waited for a body of 2^64 - 5 bytes, for one
+// read until the client closed, and told the client to send one over the limit.
+TEST_F(GatedHttpServerTest, BodyLengthsAreSettledFromTheHead) {
+  server_->set_payload_max_length(size_t{1} << 20);
+  {
+    RawConnection raw(port_);
+    raw.Send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: -5\r\n\r\n");
+    EXPECT_EQ(raw.ReadAll().rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u);
+  }
+  {
+    RawConnection raw(port_);
+    raw.Send("POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    const std::string answer = raw.ReadAll();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
+    EXPECT_NE(answer.find("Content-Length: 0\r\n"), std::string::npos) << answer;
+  }
+  {
+    RawConnection raw(port_);
+    raw.Send(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n"
+        "Expect: 100-continue\r\n\r\n");
+    const std::string answer = raw.ReadAll();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << answer;
+    EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+  }
+}
+
 TEST_F(GatedHttpServerTest, SlowHeadsDoNotHoldTheWorkers) {
   // Far more slow clients than worker threads, each with half a head.
   std::vector<std::unique_ptr<RawConnection>> slow;
