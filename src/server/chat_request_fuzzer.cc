@@ -162,6 +162,10 @@ void FuzzOllama(const Preparation& preparation, const qvl::ChatRequestPolicy& po
       continue;
     }
     const qvl::GenerationRequest& g = request.generation;
+    if (request.load_only) {  // answered at once: nothing may have been read to prepare
+      if (g.prompt_text || !g.messages.empty() || !g.images.empty()) std::abort();
+      continue;
+    }
     if (g.prompt_text) {
       if (g.prompt_text->empty() || !g.messages.empty() || !g.images.empty()) std::abort();
     } else {
