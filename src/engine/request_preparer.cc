@@ -64,6 +64,25 @@ void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_seq
   out->grammar = request.grammar;
 }
 
+// The field that names the request's conversation: its raw prompt, or its messages
+// under the route's name for them.
+std::string ConversationField(const GenerationRequest& request) {
+  const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
+  return raw_prompt ? "prompt" : request.messages_field;
+}
+
+// f(), an error without a field of its own named after the input's request `field`.
+template <typename F>
+auto NamingField(const std::string& field, F&& f) {
+  try {
+    return f();
+  } catch (const FieldError&) {
+    throw;
+  } catch (const Error& e) {
+    throw FieldError(e.code(), field, e.what());
+  }
+}
+
 }  // namespace
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
@@ -135,9 +154,9 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
   const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
                                                  : MessageTextBytes(request.messages);
   if (text_bytes > max_text_bytes_) {
-    FailField(ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : request.messages_field,
-              "the text is ", text_bytes, " bytes, more than the context of ",
-              options_.context_tokens, " tokens can hold (at most ", max_text_bytes_,
+    FailField(ErrorCode::kInvalidArgument, ConversationField(request), "the text is ", text_bytes,
+              " bytes, more than the context of ", options_.context_tokens,
+              " tokens can hold (at most ", max_text_bytes_,
               " bytes: ", max_text_bytes_ / options_.context_tokens,
               " per token at the most); shorten the conversation");
   }
@@ -174,17 +193,12 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   ImageWorkspace workspace;
   for (const ImageInput& input : request.images) {
     Stopwatch image_clock;
-    PreprocessedImage pre;
-    try {
+    PreprocessedImage pre = NamingField(input.field, [&] {
       const DecodeSlots::Held slot(decode_slots_);
-      pre = PreprocessImage(input.bytes, image_params_,
-                            ImageBudgetFor(image_budget_, request.image_budget, input.detail),
-                            limits_, input.name, &workspace);
-    } catch (const FieldError&) {
-      throw;
-    } catch (const Error& e) {
-      throw FieldError(e.code(), input.field, e.what());
-    }
+      return PreprocessImage(input.bytes, image_params_,
+                             ImageBudgetFor(image_budget_, request.image_budget, input.detail),
+                             limits_, input.name, &workspace);
+    });
     PreparedImage img;
     img.SetGeometry(pre.grid_thw, pre.original, pre.resized, merge);
     img.content_hash = ContentHash(input.bytes);
@@ -204,16 +218,11 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<VideoPromptLayout> layouts;
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
-    const DecodeSlots::Held slot(decode_slots_);
-    PreparedVideoInput v;
-    try {
-      v = PrepareVideo(input, video_params_, VideoBudgetFor(video_budget_, input.budget),
-                       options_.video_limits);
-    } catch (const FieldError&) {
-      throw;
-    } catch (const Error& e) {
-      throw FieldError(e.code(), input.field, e.what());
-    }
+    PreparedVideoInput v = NamingField(input.field, [&] {
+      const DecodeSlots::Held slot(decode_slots_);
+      return PrepareVideo(input, video_params_, VideoBudgetFor(video_budget_, input.budget),
+                          options_.video_limits);
+    });
     video_grids.push_back(v.visual.grid);
     layouts.push_back(std::move(v.layout));
     videos.push_back(std::move(v.visual));
@@ -240,18 +249,16 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     } catch (const Error& e) {
       // The text's own placeholders (a literal "<|image_pad|>") against its images.
       if (e.code() != ErrorCode::kInvalidArgument) throw;
-      throw FieldError(e.code(), request.prompt_text ? "prompt" : request.messages_field, e.what());
+      throw FieldError(e.code(), ConversationField(request), e.what());
     }
   }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   int64_t image_tokens = 0;  // of images and videos
   for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
   if (n + 1 > options_.context_tokens) {
-    const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
     FailField(
-        ErrorCode::kInvalidArgument, raw_prompt ? "prompt" : request.messages_field,
-        "the prompt is ", n, " tokens (", image_tokens,
-        " of them image tokens) but the context holds ", options_.context_tokens,
+        ErrorCode::kInvalidArgument, ConversationField(request), "the prompt is ", n, " tokens (",
+        image_tokens, " of them image tokens) but the context holds ", options_.context_tokens,
         " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
   }
   if (n + request.max_tokens > options_.context_tokens) {

@@ -144,7 +144,6 @@ size_t HeadEnd(const std::string& text, size_t from) {
   return 0;
 }
 
-// The Content-Length the head announces, 0 when there is none.
 // The value of the first header `name` ("\ncontent-length:", lower case, with the line's
 // start and the colon), blanks trimmed; nullopt when the head has none.
 std::optional<std::string_view> HeaderValue(const std::string& text, size_t head_bytes,
@@ -167,16 +166,19 @@ std::optional<std::string_view> HeaderValue(const std::string& text, size_t head
 
 constexpr std::string_view kContentLength = "\ncontent-length:";
 
-// The Content-Length, saturated at 2^60; 0 when absent or not a number.
-uint64_t ContentLength(const std::string& text, size_t head_bytes) {
-  const std::optional<std::string_view> value = HeaderValue(text, head_bytes, kContentLength);
+// The number a Content-Length value starts with, saturated at 2^60.
+uint64_t LengthValue(std::string_view digits) {
   uint64_t n = 0;
-  for (size_t p = 0; value && p < value->size() && (*value)[p] >= '0' && (*value)[p] <= '9' &&
-                     n < (uint64_t{1} << 60);
-       ++p) {
-    n = n * 10 + static_cast<uint64_t>((*value)[p] - '0');
+  for (size_t p = 0;
+       p < digits.size() && digits[p] >= '0' && digits[p] <= '9' && n < (uint64_t{1} << 60); ++p) {
+    n = n * 10 + static_cast<uint64_t>(digits[p] - '0');
   }
   return n;
+}
+
+// The Content-Length the head announces, 0 when there is none.
+uint64_t ContentLength(const std::string& text, size_t head_bytes) {
+  return LengthValue(HeaderValue(text, head_bytes, kContentLength).value_or(""));
 }
 
 // Reads and discards what the peer sent, at most 1 MiB per call so that one fast sender
@@ -357,7 +359,7 @@ void GatedHttpServer::Dispatch(Connection c) {
   workers_->enqueue([this, c]() mutable { Serve(std::move(c)); });
 }
 
-std::optional<std::string_view> GatedHttpServer::CheckHead(Connection& c) const {
+const char* GatedHttpServer::CheckHead(Connection& c) const {
   const std::optional<std::string_view> length =
       HeaderValue(c.received, c.head_bytes, kContentLength);
   if (length) {
@@ -367,10 +369,10 @@ std::optional<std::string_view> GatedHttpServer::CheckHead(Connection& c) const 
     }
     // Refused before the client is told to send it (100 Continue) or it is read.
     if (HeaderValue(c.received, c.head_bytes, "\nexpect:") &&
-        ContentLength(c.received, c.head_bytes) > payload_max_length_) {
+        LengthValue(*length) > payload_max_length_) {
       return "413 Payload Too Large";
     }
-    return std::nullopt;
+    return nullptr;
   }
   // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. httplib
   // would read one until the client closed; it gets "Content-Length: 0" instead.
@@ -386,13 +388,11 @@ std::optional<std::string_view> GatedHttpServer::CheckHead(Connection& c) const 
     c.received.insert(blank, kEmpty);
     c.head_bytes += kEmpty.size();
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 void GatedHttpServer::Serve(Connection c) {
-  if (const std::optional<std::string_view> refusal = CheckHead(c)) {
-    return Refuse(c.fd, std::string(*refusal).c_str());
-  }
+  if (const char* refusal = CheckHead(c)) return Refuse(c.fd, refusal);
   const uint64_t body = ContentLength(c.received, c.head_bytes);
   const uint64_t request_bytes = c.head_bytes + body;
   const int read_ms = static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000);

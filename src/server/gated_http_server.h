@@ -19,9 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -78,8 +76,8 @@ class GatedHttpServer : public httplib::Server {
   void Dispatch(Connection c);
   // The status line for a head refused before httplib sees it (a Content-Length that is
   // not a number; one over the body limit with Expect, so no 100 Continue is sent), else
-  // nullopt; gives a body-less POST, PUT or PATCH "Content-Length: 0".
-  std::optional<std::string_view> CheckHead(Connection& c) const;
+  // null; gives a body-less POST, PUT or PATCH "Content-Length: 0".
+  const char* CheckHead(Connection& c) const;
   void Serve(Connection c);  // on a worker: one request, then back to the gate
   void Refuse(int fd, const char* status_line);
   // Closes after the client has had time to read the response: closing a socket with

@@ -22,6 +22,11 @@ namespace {
 
 constexpr char kLatestTag[] = ":latest";
 
+// Absent, null or an empty list: what Ollama treats as not given.
+bool NoneGiven(const nlohmann::json* value) {
+  return value == nullptr || (value->is_array() && value->empty());
+}
+
 // Ollama names models NAME:TAG and its clients add ":latest" to a bare name.
 std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names,
                              std::string_view key = "model") {
@@ -290,8 +295,7 @@ void RefuseUnsupportedGenerate(const RequestObject& body) {
     FailField(ErrorCode::kInvalidArgument, "suffix",
               "is not supported (this model has no fill-in-the-middle)");
   }
-  if (const nlohmann::json* context = body.Find("context");
-      context != nullptr && !(context->is_array() && context->empty())) {
+  if (const nlohmann::json* context = body.Find("context"); !NoneGiven(context)) {
     FailField(ErrorCode::kInvalidArgument, "context",
               "token contexts are not supported; send the conversation to /api/chat");
   }
@@ -311,8 +315,7 @@ OllamaRequest ParseOllamaChat(std::string_view text, const ChatRequestPolicy& po
   const nlohmann::ordered_json ordered = ParseShared(body, text, policy, &out);
   // Ollama has no tool_choice: offered tools may be called or not, as "auto".
   out.parse_tool_calls = OfferTools(body, ordered, &out.generation);
-  if (const nlohmann::json* messages = body.Find("messages");
-      messages == nullptr || (messages->is_array() && messages->empty())) {
+  if (const nlohmann::json* messages = body.Find("messages"); NoneGiven(messages)) {
     out.load_only = true;
     return out;
   }
@@ -334,7 +337,7 @@ OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy
   std::string prompt = body.String("prompt").value_or("");
   if (prompt.empty()) {
     const nlohmann::json* images = body.Find("images");
-    if (images == nullptr || (images->is_array() && images->empty())) {
+    if (NoneGiven(images)) {
       out.load_only = true;
       return out;
     }
@@ -348,8 +351,7 @@ OllamaRequest ParseOllamaGenerate(std::string_view text, const ChatRequestPolicy
       FailField(ErrorCode::kInvalidArgument, "system",
                 "cannot be combined with raw: write it into the prompt");
     }
-    if (const nlohmann::json* images = body.Find("images");
-        images != nullptr && !(images->is_array() && images->empty())) {
+    if (const nlohmann::json* images = body.Find("images"); !NoneGiven(images)) {
       FailField(ErrorCode::kInvalidArgument, "images",
                 "cannot be combined with raw: a raw prompt has no place for images");
     }
