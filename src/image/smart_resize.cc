@@ -19,9 +19,9 @@ ImageSize SmartResizeFrames(ImageSize size, int64_t frames, int64_t rounded_fram
   }
   const double ratio =
       static_cast<double>(std::max(height, width)) / static_cast<double>(std::min(height, width));
-  if (ratio > 200) {
+  if (ratio > kMaxAspectRatio) {
     Fail(ErrorCode::kInvalidArgument, name, " is ", width, "x", height,
-         " pixels; the longer side may be at most 200 times the shorter one");
+         " pixels; the longer side may be at most ", kMaxAspectRatio, " times the shorter one");
   }
   const double f = factor;
   const double area = static_cast<double>(height * width) * static_cast<double>(frames);

@@ -10,6 +10,9 @@
 
 namespace qvl {
 
+// The longest side over the shortest that smart_resize takes (transformers' MAX_RATIO).
+inline constexpr int kMaxAspectRatio = 200;
+
 // transformers' smart_resize, in double precision like the Python original:
 //   h = round(H / factor) * factor, w likewise (round half to even, as Python's round);
 //   if h * w > max_pixels: beta = sqrt(H * W / max_pixels),
@@ -17,7 +20,7 @@ namespace qvl {
 //   else if h * w < min_pixels: beta = sqrt(min_pixels / (H * W)),
 //     h = ceil(H * beta / factor) * factor, w likewise.
 // Throws Error(kInvalidArgument) naming the image when a side is shorter than `factor`
-// or the aspect ratio is over 200:1, and Error(kTooLarge) if the result does not fit
+// or the aspect ratio is over kMaxAspectRatio:1, and Error(kTooLarge) if the result does not fit
 // an int. Requires factor >= 1 and 1 <= min_pixels <= max_pixels.
 ImageSize SmartResize(ImageSize size, int factor, int64_t min_pixels, int64_t max_pixels,
                       const std::string& name);

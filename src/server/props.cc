@@ -4,6 +4,7 @@
 
 #include "engine/request_preparer.h"
 #include "engine/sampler.h"
+#include "image/smart_resize.h"
 #include "model/qwen3vl.h"
 #include "text/chat_template.h"
 
@@ -39,6 +40,8 @@ nlohmann::json ImageLimitsJson(const Engine& engine) {
           {"max_bytes", o.max_image_bytes},
           {"max_decoded_pixels", o.max_image_pixels},
           {"pixels_per_token", per_token},
+          {"min_side", p.image_params().factor()},
+          {"max_aspect_ratio", kMaxAspectRatio},
           {"min_tokens", min_pixels / per_token},
           {"default_max_tokens", b.max_pixels / per_token},
           {"low_detail_tokens", b.low_pixels / per_token},

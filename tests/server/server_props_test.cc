@@ -76,6 +76,8 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
                                              {"max_bytes", 3 << 20},
                                              {"max_decoded_pixels", 2000 * 2000},
                                              {"pixels_per_token", 32 * 32},
+                                             {"min_side", 32},
+                                             {"max_aspect_ratio", 200},
                                              {"min_tokens", 80},
                                              {"default_max_tokens", 512},
                                              {"low_detail_tokens", 256},
