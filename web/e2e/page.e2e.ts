@@ -9,7 +9,6 @@ import {
   ask,
   dropFiles,
   FIRST_PNG,
-  fixtureImage,
   openPage as openDriverPage,
   pasteFiles,
   PHOTO,
@@ -193,18 +192,6 @@ describe("the web page with qvl serve", () => {
     expect(await saved.first().innerText()).toContain("Remember this picture.");
     await saved.first().click();
     await expect.poll(() => answers(page).count()).toBe(1);
-  });
-
-  it("shows the server's error for an image it refuses, with a way to retry", async () => {
-    const page = await openPage();
-    await pickWithCamera(page, [fixtureImage("images/limits/1x10000.png")]);
-    await ask(page, "What is this?");
-    await waitForAnswer(page);
-    const error = answers(page).last().locator(".answer-error");
-    expect(await error.getAttribute("role")).toBe("alert");
-    expect(await error.locator("strong").innerText()).toBe("The server could not use this request.");
-    expect(await error.locator(".answer-error-detail").innerText()).toMatch(/image 1/);
-    expect(await error.getByRole("button", { name: "Try again" }).isVisible()).toBe(true);
   });
 
   it("draws grounding boxes from an answer over the image", async () => {

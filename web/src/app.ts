@@ -34,7 +34,7 @@ import {
 import { countChunk } from "./timings";
 import { formatBytes } from "./videos/formats";
 import { VideoError } from "./videos/prepare";
-import { Composer, type PendingImage, type PendingVideo } from "./ui/composer";
+import { Composer, WAIT_FOR_THE_ANSWER, type PendingImage, type PendingVideo } from "./ui/composer";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
 import { Lightbox } from "./ui/lightbox";
@@ -46,6 +46,8 @@ const DEFAULT_IMAGE_PROMPT = "Describe this image.";
 const DEFAULT_VIDEO_PROMPT = "Describe what happens in this video.";
 // Within this many pixels of the bottom, the view follows a growing answer.
 const FOLLOW_DISTANCE_PX = 80;
+// A streaming answer is saved this often, so that a reload or a closed tab keeps most of it.
+const SAVE_STREAMING_EVERY_MS = 2000;
 // A typed API key is tried once typing pauses, not at every key press.
 const KEY_CHECK_DELAY_MS = 400;
 
@@ -79,7 +81,9 @@ function tooLargeTitle(
 function toAnswerError(error: unknown, body?: ChatRequestBody, conversation?: Conversation): AnswerError {
   if (error instanceof ChatError) {
     const title = error.status === 413 && conversation ? tooLargeTitle(body, conversation, error.param) : undefined;
-    return { title: title ?? error.title, detail: error.detail };
+    const answer: AnswerError = { title: title ?? error.title, detail: error.detail };
+    if (error.status) answer.status = error.status;
+    return answer;
   }
   if (error instanceof ImageError || error instanceof VideoError) return { title: error.message, detail: "" };
   return { title: "Something went wrong in the page.", detail: error instanceof Error ? error.message : String(error) };
@@ -351,6 +355,7 @@ export class App {
         this.model,
       );
       const headers = chatHeaders(this.settings, conversation.id);
+      let savedAt = performance.now();
       for await (const piece of streamChat(body, controller.signal, headers)) {
         if (piece.text) {
           const elapsed = performance.now() - started;
@@ -362,6 +367,10 @@ export class App {
         if (piece.usage) answer.usage = piece.usage;
         if (piece.timings) answer.timings = piece.timings;
         view.update(answer);
+        if (performance.now() - savedAt >= SAVE_STREAMING_EVERY_MS) {
+          savedAt = performance.now();
+          void this.persist(conversation);
+        }
       }
       answer.status = controller.signal.aborted || answer.finishReason === "cancelled" ? "stopped" : "done";
     } catch (error) {
@@ -421,9 +430,7 @@ export class App {
   private resend(questionId: string, text: string): boolean {
     const question = lastQuestion(this.conversation);
     if (this.generation || question?.id !== questionId) {
-      this.composer.showNote(
-        this.generation ? "Wait for the answer, or stop it first." : "Only the latest question can be edited.",
-      );
+      this.composer.showNote(this.generation ? WAIT_FOR_THE_ANSWER : "Only the latest question can be edited.");
       return false;
     }
     const edited = text || defaultPrompt(question.images.length, videosOf(question).length);

@@ -49,6 +49,21 @@ export type AnswerStatus = "streaming" | "done" | "stopped" | "error";
 export interface AnswerError {
   title: string;
   detail: string;
+  /** The HTTP status of a server's refusal; absent for failures of the network or page. */
+  status?: number;
+}
+
+/** Whether the server refused the question as it stands (it is malformed, too large, or
+ * asks for what the server cannot give): asking the same again gets the same answer. */
+export function isRefusal(error: AnswerError | undefined): boolean {
+  return error?.status === 400 || error?.status === 413 || error?.status === 422;
+}
+
+/** A question whose answer is a refusal: later requests leave it out, so that one bad
+ * image or an over-long question does not make every follow-up fail the same way. */
+export function wasRefused(conversation: Conversation, index: number): boolean {
+  const next = conversation.messages[index + 1];
+  return conversation.messages[index]?.role === "user" && next?.role === "assistant" && isRefusal(next.error);
 }
 
 export interface AssistantMessage {
@@ -111,14 +126,21 @@ export function lastQuestion(conversation: Conversation): UserMessage | undefine
   return undefined;
 }
 
-/** Images shown before `index`, oldest first: what grounding boxes can refer to. */
+/** The questions before `index` that a request carries (refused ones are left out). */
+function sentQuestions(conversation: Conversation, index: number): UserMessage[] {
+  return conversation.messages
+    .slice(0, index)
+    .filter((m, i): m is UserMessage => m.role === "user" && !wasRefused(conversation, i));
+}
+
+/** Images sent before `index`, oldest first: what grounding boxes can refer to. */
 export function imagesBefore(conversation: Conversation, index: number): ImageRef[] {
-  return conversation.messages.slice(0, index).flatMap((m) => (m.role === "user" ? m.images : []));
+  return sentQuestions(conversation, index).flatMap((m) => m.images);
 }
 
 /** Videos sent before `index`, in the order of the request (and of `timings.videos`). */
 export function videosBefore(conversation: Conversation, index: number): VideoRef[] {
-  return conversation.messages.slice(0, index).flatMap((m) => (m.role === "user" ? videosOf(m) : []));
+  return sentQuestions(conversation, index).flatMap(videosOf);
 }
 
 /** An answer still marked as streaming after a reload was cut off. */

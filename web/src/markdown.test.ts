@@ -17,6 +17,29 @@ describe("renderMarkdown", () => {
     expect(root.querySelector("pre code")?.textContent).toBe("let x = 1 < 2;\n");
   });
 
+  it("keeps the column alignment of tables", () => {
+    const root = render("| a | b | c |\n|:--|--:|:-:|\n| 1 | 2 | 3 |\n");
+    expect([...root.querySelectorAll("td")].map((td) => td.getAttribute("align"))).toEqual(["left", "right", "center"]);
+  });
+
+  it("shows task list boxes as labelled glyphs, never as form controls", () => {
+    const root = render("- [x] done\n- [ ] todo\n\n1. [x] loose\n\n2. [ ] list\n");
+    expect(root.querySelectorAll("input")).toHaveLength(0);
+    const marks = [...root.querySelectorAll("li > [role=img], li > p > [role=img]")];
+    expect(marks.map((mark) => [mark.textContent, mark.getAttribute("aria-label")])).toEqual([
+      ["☑", "Done"],
+      ["☐", "Not done"],
+      ["☑", "Done"],
+      ["☐", "Not done"],
+    ]);
+    expect([...root.querySelectorAll("li")].map((li) => li.textContent?.trim())).toEqual([
+      "☑ done",
+      "☐ todo",
+      "☑ loose",
+      "☐ list",
+    ]);
+  });
+
   it("strips script, event handlers, javascript: links and remote images", () => {
     const html = renderMarkdown(
       '<script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n<p onclick="alert(3)">hi</p>\n\n' +

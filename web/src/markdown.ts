@@ -2,7 +2,7 @@
 // the HTML, so nothing the model writes can run script, load remote content or
 // restyle the page.
 import DOMPurify from "dompurify";
-import { marked } from "marked";
+import { Marked } from "marked";
 import { readableGroundingMarkup } from "./grounding/parse";
 
 // Images and media would fetch remote URLs chosen by the model; forms and styles could
@@ -23,6 +23,17 @@ const FORBID_TAGS = [
   "math",
 ];
 
+// Task list boxes as glyphs: marked's <input> checkboxes are forbidden above, and would
+// look clickable though nothing they do is kept.
+const markdown = new Marked({
+  gfm: true,
+  breaks: false,
+  renderer: {
+    checkbox: ({ checked }) =>
+      `<span role="img" aria-label="${checked ? "Done" : "Not done"}">${checked ? "☑" : "☐"}</span> `,
+  },
+});
+
 let hooksInstalled = false;
 
 function installHooks(): void {
@@ -38,7 +49,7 @@ function installHooks(): void {
 
 export function renderMarkdown(text: string): string {
   installHooks();
-  const html = marked.parse(readableGroundingMarkup(text), { async: false, gfm: true, breaks: false });
+  const html = markdown.parse(readableGroundingMarkup(text), { async: false });
   return DOMPurify.sanitize(html, {
     FORBID_TAGS,
     FORBID_ATTR: ["style", "class", "id"],

@@ -30,15 +30,27 @@ describe("settings", () => {
 
   it("maps image detail to max_pixels at the server's pixels per token", () => {
     const limits = DEFAULT_SERVER_LIMITS;
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" }, limits)).toEqual({
-      temperature: 0.7,
-      max_tokens: 2048,
-    });
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" }, limits)).toEqual({ temperature: 0.7 });
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "low" }, limits).max_pixels).toBe(262144);
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "medium" }, limits).max_pixels).toBe(1048576);
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }, limits).max_pixels).toBe(4194304);
     const other = { ...limits, imagePixelsPerToken: 28 * 28, imageHighDetailTokens: 8192 };
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }, other).max_pixels).toBe(8192 * 28 * 28);
+  });
+
+  it("leaves the answer's length to the server unless one is chosen", () => {
+    expect(DEFAULT_SETTINGS.maxTokens).toBeNull();
+    expect(normalizeSettings({ maxTokens: null }).maxTokens).toBeNull();
+    expect(normalizeSettings({ maxTokens: 2048 }).maxTokens).toBe(2048);
+    expect(requestOptions({ ...DEFAULT_SETTINGS, maxTokens: 512 }, DEFAULT_SERVER_LIMITS).max_tokens).toBe(512);
+  });
+
+  it("reads the 2048 older pages saved with every change as the server's default", () => {
+    localStorage.setItem("qvl.settings", JSON.stringify({ ...DEFAULT_SETTINGS, maxTokens: 2048, temperature: 0.2 }));
+    expect(loadSettings(localStorage)).toEqual({ ...DEFAULT_SETTINGS, temperature: 0.2 });
+    // Saved by this page, 2048 is a choice.
+    saveSettings(localStorage, { ...DEFAULT_SETTINGS, maxTokens: 2048 });
+    expect(loadSettings(localStorage).maxTokens).toBe(2048);
   });
 
   it("sends the API key as a bearer token only when there is one", () => {

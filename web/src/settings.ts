@@ -8,7 +8,8 @@ export type ImageDetail = "auto" | "low" | "medium" | "high";
 
 export interface Settings {
   temperature: number;
-  maxTokens: number;
+  /** null: the server's own default (`--max-tokens`, or what the context leaves). */
+  maxTokens: number | null;
   detail: ImageDetail;
   systemPrompt: string;
   /** Sent as a bearer token; only needed when the server was started with a key. */
@@ -17,13 +18,18 @@ export interface Settings {
 
 export const DEFAULT_SETTINGS: Settings = {
   temperature: 0.7,
-  maxTokens: 2048,
+  maxTokens: null,
   detail: "auto",
   systemPrompt: "",
   apiKey: "",
 };
 
 const STORAGE_KEY = "qvl.settings";
+// Pages before the server's default was the page's default saved this value with every
+// change of any setting: read as "not chosen", or it would override `--max-tokens` and
+// refuse long prompts the server could still answer.
+const OLD_DEFAULT_MAX_TOKENS = 2048;
+const SETTINGS_VERSION = 2;
 
 /** `maxTokensLimit`: the server's context (`/props`), an answer can be no longer. */
 export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_LIMITS.contextTokens): Settings {
@@ -35,7 +41,7 @@ export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_
     temperature:
       Number.isFinite(temperature) && temperature >= 0 && temperature <= 2 ? temperature : DEFAULT_SETTINGS.temperature,
     maxTokens:
-      Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= maxTokensLimit
+      value.maxTokens !== null && Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= maxTokensLimit
         ? maxTokens
         : DEFAULT_SETTINGS.maxTokens,
     detail:
@@ -50,7 +56,11 @@ export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_
 export function loadSettings(storage: Storage): Settings {
   try {
     const text = storage.getItem(STORAGE_KEY);
-    return normalizeSettings(text ? JSON.parse(text) : {});
+    const stored: unknown = text ? JSON.parse(text) : {};
+    const settings = normalizeSettings(stored);
+    const version = typeof stored === "object" && stored !== null ? (stored as { version?: unknown }).version : 0;
+    if (version !== SETTINGS_VERSION && settings.maxTokens === OLD_DEFAULT_MAX_TOKENS) settings.maxTokens = null;
+    return settings;
   } catch {
     return { ...DEFAULT_SETTINGS };
   }
@@ -58,7 +68,7 @@ export function loadSettings(storage: Storage): Settings {
 
 export function saveSettings(storage: Storage, settings: Settings): void {
   try {
-    storage.setItem(STORAGE_KEY, JSON.stringify(settings));
+    storage.setItem(STORAGE_KEY, JSON.stringify({ ...settings, version: SETTINGS_VERSION }));
   } catch {
     // Storage full or disabled: settings then last for this visit only.
   }
@@ -76,13 +86,13 @@ export function requestOptions(
   limits: ServerLimits,
 ): {
   temperature: number;
-  max_tokens: number;
+  max_tokens?: number;
   max_pixels?: number;
 } {
-  const options: { temperature: number; max_tokens: number; max_pixels?: number } = {
+  const options: { temperature: number; max_tokens?: number; max_pixels?: number } = {
     temperature: settings.temperature,
-    max_tokens: settings.maxTokens,
   };
+  if (settings.maxTokens !== null) options.max_tokens = settings.maxTokens;
   const maxPixels = detailMaxPixels(settings.detail, limits);
   if (maxPixels !== undefined) options.max_pixels = maxPixels;
   return options;

@@ -75,6 +75,22 @@ describe("answerStats", () => {
     ]);
   });
 
+  it("leaves out the vision stage of a text-only answer and names what was read", () => {
+    const stats = answerStats(
+      normalizeTimings({ queue_ms: 0.2, preprocess_ms: 3, vision_encode_ms: 0, prefill_ms: 40, images: [] }),
+    );
+    expect(stats.details).toEqual([
+      ["Waiting in queue", "0 ms"],
+      ["Reading the text", "3 ms"],
+      ["Prompt processing", "40 ms"],
+    ]);
+    // Another server's vision time without a list of images still counts.
+    expect(answerStats({ preprocess_ms: 5, vision_ms: 300 }).details).toEqual([
+      ["Reading images and text", "5 ms"],
+      ["Image encoding", "300 ms"],
+    ]);
+  });
+
   it("says how many drafted tokens speculative decoding kept", () => {
     const stats = answerStats({ decode_ms: 2000, draft_n: 52, draft_n_accepted: 22 }, { completion_tokens: 40 });
     expect(stats.details).toEqual([

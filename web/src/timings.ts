@@ -181,10 +181,14 @@ export function answerStats(
     summary.push(`${what}${tokens ? ` (${tokens} tokens)` : ""}`);
   }
 
+  // qvl reports a vision time (0) for text-only answers too: no stage to show for it.
+  const sawMedia = media.length > 0 || (isNumber(t.vision_ms) && t.vision_ms > 0);
+  const reading =
+    videos.length > 0 ? "Reading media and text" : sawMedia ? "Reading images and text" : "Reading the text";
   const rows: [string, number | undefined, number | undefined][] = [
     ["Waiting in queue", t.queue_ms, undefined],
-    [videos.length > 0 ? "Reading media and text" : "Reading images and text", t.preprocess_ms, undefined],
-    [`${noun[0].toUpperCase()}${noun.slice(1)} encoding`, t.vision_ms, undefined],
+    [reading, t.preprocess_ms, undefined],
+    [`${noun[0].toUpperCase()}${noun.slice(1)} encoding`, sawMedia ? t.vision_ms : undefined, undefined],
     ["Prompt processing", t.prefill_ms, t.prefill_tokens_per_s],
     [
       "Writing the answer",

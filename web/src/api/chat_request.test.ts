@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Conversation, VideoRef } from "../conversation";
+import { imagesBefore, type Conversation, type VideoRef } from "../conversation";
 import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
 import { DEFAULT_SERVER_LIMITS } from "./server_limits";
 import { buildChatRequest, chatHeaders, videoForParam, type MediaUrls } from "./chat_request";
@@ -87,8 +87,40 @@ describe("buildChatRequest", () => {
       stream: true,
       stream_options: { include_usage: true },
       temperature: 0.7,
-      max_tokens: 2048,
     });
+  });
+
+  it("sends max_tokens only when the settings choose a length", async () => {
+    const settings = { ...DEFAULT_SETTINGS, maxTokens: 300 };
+    expect((await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup)).max_tokens).toBe(300);
+  });
+
+  it("leaves out a question the server refused, with its images, and keeps one that failed otherwise", async () => {
+    const history = conversation();
+    history.messages.splice(
+      3,
+      2,
+      { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "", status: 400 } },
+      { id: "u3", role: "user", text: "", images: [{ id: "CCC", name: "c.png", width: 1, height: 1 }] },
+      { id: "a3", role: "assistant", text: "", status: "error", error: { title: "x", detail: "", status: 413 } },
+      { id: "u4", role: "user", text: "Still there?", images: [] },
+    );
+    const body = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    expect(body.messages.slice(1)).toEqual([
+      { role: "assistant", content: "Two squares." },
+      { role: "user", content: "Still there?" },
+    ]);
+    expect(imagesBefore(history, history.messages.length).map((image) => image.id)).toEqual(["AAA", "BBB"]);
+    // A busy server or a lost connection says nothing about the question: it stays.
+    history.messages[3] = {
+      id: "a2",
+      role: "assistant",
+      text: "",
+      status: "error",
+      error: { title: "x", detail: "", status: 503 },
+    };
+    const kept = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    expect(kept.messages.map((m) => m.content)).toContainEqual("Which is larger?");
   });
 
   it("adds the system prompt and the image budget from the settings", async () => {

@@ -1,7 +1,7 @@
 // Turns the conversation into an OpenAI chat-completions request. The whole history,
 // images and videos included, is sent every time: the server's prefix cache makes that
 // cheap (a follow-up about a clip reuses its decoded frames, encoding and KV pages).
-import { lastQuestion, videosBefore, videosOf, type Conversation, type VideoRef } from "../conversation";
+import { lastQuestion, videosBefore, videosOf, wasRefused, type Conversation, type VideoRef } from "../conversation";
 import { apiHeaders, requestOptions, type Settings } from "../settings";
 import type { ServerLimits } from "./server_limits";
 import type { ApiMessage, ApiPart, ChatRequestBody } from "./types";
@@ -19,7 +19,8 @@ export async function buildMessages(
 ): Promise<ApiMessage[]> {
   const messages: ApiMessage[] = [];
   if (systemPrompt.trim()) messages.push({ role: "system", content: systemPrompt.trim() });
-  for (const message of conversation.messages) {
+  for (const [index, message] of conversation.messages.entries()) {
+    if (wasRefused(conversation, index)) continue;
     if (message.role === "assistant") {
       // Failed or empty answers carry nothing the model said.
       if (message.text) messages.push({ role: "assistant", content: message.text });

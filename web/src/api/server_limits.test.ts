@@ -5,10 +5,13 @@ const PROPS = {
   default_generation_settings: { n_ctx: 4096 },
   limits: {
     context_tokens: 4096,
+    default_max_tokens: 512,
     image: {
       max_bytes: 2097152,
       max_decoded_pixels: 4000000,
       max_per_request: 3,
+      min_side: 28,
+      max_aspect_ratio: 100,
       pixels_per_token: 784,
       default_max_tokens: 1024,
       low_detail_tokens: 200,
@@ -32,6 +35,8 @@ describe("parseServerLimits", () => {
       imageBytes: 2097152,
       imagePixels: 4000000,
       imagesPerRequest: 3,
+      imageMinSide: 28,
+      imageMaxAspectRatio: 100,
       imagePixelsPerToken: 784,
       imageDefaultTokens: 1024,
       imageLowDetailTokens: 200,
@@ -40,6 +45,7 @@ describe("parseServerLimits", () => {
       videoSeconds: 30.5,
       videosPerRequest: 1,
       contextTokens: 4096,
+      defaultAnswerTokens: 512,
     });
   });
 

@@ -10,6 +10,10 @@ export interface ServerLimits {
   imagePixels: number;
   /** Images per request (`--max-images`); a request carries the whole conversation. */
   imagesPerRequest: number;
+  /** The shortest side an image may have, in pixels. */
+  imageMinSide: number;
+  /** The most an image's longer side may be, times its shorter side. */
+  imageMaxAspectRatio: number;
   /** Pixels one image token covers (32 x 32). */
   imagePixelsPerToken: number;
   /** An image's budget when the request sets none (`--max-image-tokens`). */
@@ -27,6 +31,9 @@ export interface ServerLimits {
   videosPerRequest: number;
   /** Prompt and answer together (`--ctx-size`): the most an answer could be. */
   contextTokens: number;
+  /** An answer's length when the request sets none (`--max-tokens`; less when the
+   * context has less room left). */
+  defaultAnswerTokens: number;
 }
 
 /** `qvl serve`'s defaults. */
@@ -34,6 +41,8 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   imageBytes: 16 * 1024 * 1024,
   imagePixels: 8192 * 8192,
   imagesPerRequest: 8,
+  imageMinSide: 32,
+  imageMaxAspectRatio: 200,
   imagePixelsPerToken: 32 * 32,
   imageDefaultTokens: 1280,
   imageLowDetailTokens: 256,
@@ -42,6 +51,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   videoSeconds: 600,
   videosPerRequest: 4,
   contextTokens: 16384,
+  defaultAnswerTokens: 2048,
 };
 
 export const PROPS_PATH = "/props";
@@ -73,6 +83,8 @@ export function parseServerLimits(props: unknown): ServerLimits {
     imageBytes: count(image.max_bytes, d.imageBytes, 1),
     imagePixels: count(image.max_decoded_pixels, d.imagePixels, 1),
     imagesPerRequest: count(image.max_per_request, d.imagesPerRequest, 0),
+    imageMinSide: count(image.min_side, d.imageMinSide, 1),
+    imageMaxAspectRatio: count(image.max_aspect_ratio, d.imageMaxAspectRatio, 1),
     imagePixelsPerToken: whole(image.pixels_per_token, d.imagePixelsPerToken),
     imageDefaultTokens: defaultTokens,
     imageLowDetailTokens: Math.min(whole(image.low_detail_tokens, d.imageLowDetailTokens), defaultTokens),
@@ -81,6 +93,7 @@ export function parseServerLimits(props: unknown): ServerLimits {
     videoSeconds: count(video.max_seconds, d.videoSeconds, 0),
     videosPerRequest: count(video.max_per_request, d.videosPerRequest, 0),
     contextTokens: count(limits.context_tokens, d.contextTokens, 1),
+    defaultAnswerTokens: whole(limits.default_max_tokens, d.defaultAnswerTokens),
   };
 }
 

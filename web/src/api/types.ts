@@ -84,7 +84,7 @@ export interface ChatRequestBody {
   stream: true;
   stream_options: { include_usage: true };
   temperature: number;
-  max_tokens: number;
+  max_tokens?: number;
   max_pixels?: number;
   response_format?: { type: "json_object" };
 }

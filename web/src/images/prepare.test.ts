@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SERVER_LIMITS } from "../api/server_limits";
-import { fitWithin, imageSizeProblem, MAX_BYTES, MAX_PIXELS, needsReencode } from "./prepare";
+import { fitWithin, imageShapeProblem, imageSizeProblem, MAX_BYTES, MAX_PIXELS, needsReencode } from "./prepare";
 
 const LIMITS = DEFAULT_SERVER_LIMITS;
 
@@ -45,5 +45,21 @@ describe("fitWithin", () => {
     expect(Math.abs(width / height - 4 / 3)).toBeLessThan(0.001);
     expect(fitWithin(100000, 1, 1000)).toEqual({ width: 1000, height: 1 });
     expect(fitWithin(1, 100000, 1000)).toEqual({ width: 1, height: 1000 });
+  });
+});
+
+describe("imageShapeProblem", () => {
+  it("refuses what the model's preprocessor refuses, naming the server's figures", () => {
+    expect(imageShapeProblem("a.png", 32, 6400, LIMITS)).toBeUndefined();
+    expect(imageShapeProblem("a.png", 1, 10000, LIMITS)).toBe(
+      '"a.png" is 1 x 10000 pixels: the model needs at least 32 pixels on each side. Use a larger picture.',
+    );
+    expect(imageShapeProblem("a.png", 31, 31, LIMITS)).toMatch(/at least 32 pixels/);
+    expect(imageShapeProblem("b.png", 6401, 32, LIMITS)).toBe(
+      '"b.png" is 6401 x 32 pixels: for the model, the longer side may be at most 200 times the shorter one. Crop it.',
+    );
+    const other = { ...LIMITS, imageMinSide: 28, imageMaxAspectRatio: 100 };
+    expect(imageShapeProblem("c.png", 28, 2800, other)).toBeUndefined();
+    expect(imageShapeProblem("c.png", 28, 2801, other)).toMatch(/at most 100 times the shorter/);
   });
 });

@@ -55,21 +55,58 @@ export function fitWithin(width: number, height: number, maxPixels = MAX_PIXELS)
   return { width: Math.min(scaledWidth, Math.floor(maxPixels / scaledHeight)), height: scaledHeight };
 }
 
+/** Why the server's preprocessor would refuse a picture of this size, or undefined. */
+export function imageShapeProblem(
+  name: string,
+  width: number,
+  height: number,
+  limits: ServerLimits,
+): string | undefined {
+  const size = `"${name}" is ${width} x ${height} pixels`;
+  if (Math.min(width, height) < limits.imageMinSide) {
+    return `${size}: the model needs at least ${limits.imageMinSide} pixels on each side. Use a larger picture.`;
+  }
+  if (Math.max(width, height) > limits.imageMaxAspectRatio * Math.min(width, height)) {
+    return `${size}: for the model, the longer side may be at most ${limits.imageMaxAspectRatio} times the shorter one. Crop it.`;
+  }
+  return undefined;
+}
+
 export function isImageFile(file: File): boolean {
   // Files dropped from some file managers arrive without a type; let the decoder judge.
   return file.type === "" || file.type.startsWith("image/");
 }
 
+// createImageBitmap takes no SVG in Chromium, which an <img> draws: the element decodes
+// what createImageBitmap refuses, and gives a bitmap of its intrinsic size.
+async function decodeImage(file: File, name: string): Promise<ImageBitmap> {
+  try {
+    return await createImageBitmap(file);
+  } catch {
+    // Tried through an <img> below.
+  }
+  let url = "";
+  try {
+    url = URL.createObjectURL(file);
+    const element = new Image();
+    element.src = url;
+    await element.decode();
+    if (element.naturalWidth > 0 && element.naturalHeight > 0) return await createImageBitmap(element);
+  } catch {
+    // Not an image at all, or one too large for this browser to decode.
+  } finally {
+    if (url) URL.revokeObjectURL(url);
+  }
+  throw new ImageError(`"${name}" is not an image this browser can read. ${USE_A_SUPPORTED_FILE}`);
+}
+
 export async function prepareImage(file: File, limits: ServerLimits): Promise<PreparedImage> {
   const name = file.name || "pasted image";
-  let bitmap: ImageBitmap;
-  try {
-    bitmap = await createImageBitmap(file);
-  } catch {
-    throw new ImageError(`"${name}" is not an image this browser can read. ${USE_A_SUPPORTED_FILE}`);
-  }
+  const bitmap = await decodeImage(file, name);
   try {
     const { width, height } = bitmap;
+    const shape = imageShapeProblem(name, width, height, limits);
+    if (shape) throw new ImageError(shape);
     if (!needsReencode(file.type, file.size, width, height, limits)) return { blob: file, name, width, height };
     const size = fitWithin(width, height, sendableSize(limits).pixels);
     const canvas = document.createElement("canvas");

@@ -44,9 +44,15 @@ export interface ComposerHandlers {
 }
 
 const NOT_USABLE = `${USE_A_SUPPORTED_FILE.slice(0, -1)}, or an ${VIDEO_FORMAT_NAMES} video.`;
+export const WAIT_FOR_THE_ANSWER = "Wait for the answer, or stop it first.";
 const FILL_THE_BLANK = `Type what to look for in place of "${BLANK}", then press Enter.`;
 
 const MAX_TEXTAREA_PX = 200;
+
+/** Whether typing goes through an on-screen keyboard (a phone or tablet without a mouse). */
+function touchKeyboard(): boolean {
+  return window.matchMedia?.("(pointer: coarse)").matches ?? false;
+}
 
 function perConversation(limit: number, what: "image" | "video"): string {
   return `At most ${limit} ${what}${limit === 1 ? "" : "s"} per conversation (the server's limit for a request, which carries the whole conversation). Start a new conversation for more.`;
@@ -79,10 +85,19 @@ export class Composer {
     });
     this.stopButton.addEventListener("click", () => this.handlers.stop());
     this.prompt.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      // On-screen keyboards have no Shift+Enter: there Enter starts a new line and the
+      // send button sends.
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing && !touchKeyboard()) {
         event.preventDefault();
         this.submit();
       }
+    });
+    // Escape stops an answer being written, unless a dialog takes it to close itself.
+    document.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape" || !this.busy || event.isComposing) return;
+      if (document.querySelector("dialog[open]")) return;
+      event.preventDefault();
+      this.handlers.stop();
     });
     this.prompt.addEventListener("input", () => this.autosize());
     this.bindPicker("camera-button", "camera-input");
@@ -114,10 +129,13 @@ export class Composer {
   }
 
   setBusy(busy: boolean): void {
+    // Hiding the focused stop button would drop focus to the page: asked before hiding.
+    const stopHadFocus = this.stopButton.contains(document.activeElement);
     this.busy = busy;
     this.sendButton.hidden = busy;
     this.stopButton.hidden = !busy;
-    if (!busy && this.stopButton.contains(document.activeElement)) this.prompt.focus();
+    if (!busy && stopHadFocus) this.prompt.focus();
+    if (!busy && this.note.textContent === WAIT_FOR_THE_ANSWER) this.showNote("");
   }
 
   showNote(text: string, kind: "info" | "error" = "info"): void {
@@ -128,10 +146,16 @@ export class Composer {
   /** Adds image and video files from any source, in the order they came; others are reported. */
   addFiles(files: Iterable<File>): Promise<void> {
     const candidates = [...files];
+    if (candidates.length === 0) return this.adding;
+    // A large photo takes seconds to decode: a placeholder per file shows it is coming.
     this.preparing += candidates.length;
+    this.renderAttachments();
     this.adding = this.adding
       .then(() => this.prepareAndAdd(candidates))
-      .finally(() => (this.preparing -= candidates.length));
+      .finally(() => {
+        this.preparing -= candidates.length;
+        this.renderAttachments();
+      });
     return this.adding;
   }
 
@@ -183,7 +207,7 @@ export class Composer {
 
   private submit(): void {
     if (this.busy) {
-      this.showNote("Wait for the answer, or stop it first.");
+      this.showNote(WAIT_FOR_THE_ANSWER);
       return;
     }
     if (this.preparing > 0) {
@@ -247,9 +271,14 @@ export class Composer {
   }
 
   private renderAttachments(): void {
-    this.list.hidden = this.attachments.length === 0;
+    this.list.hidden = this.attachments.length === 0 && this.preparing === 0;
     let images = 0;
     let videos = 0;
+    const placeholders = Array.from({ length: this.preparing }, () => {
+      const li = element("li", "attachment is-preparing");
+      li.append(element("span", "attachment-spinner"), element("span", "visually-hidden", "Reading a file…"));
+      return li;
+    });
     this.list.replaceChildren(
       ...this.attachments.map((item) => {
         const li = element("li", "attachment");
@@ -275,6 +304,7 @@ export class Composer {
         }
         return li;
       }),
+      ...placeholders,
     );
     this.refreshPrompts();
   }

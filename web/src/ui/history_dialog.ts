@@ -12,6 +12,8 @@ export interface HistoryHandlers {
   startNew(): void;
 }
 
+const CONFIRM_MS = 4000;
+
 const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 
 export class HistoryDialog {
@@ -54,14 +56,39 @@ export class HistoryDialog {
       this.dialog.close();
       this.handlers.open(conversation.id);
     });
-    const remove = element("button", "icon-button small");
+    item.append(open, this.removeButton(conversation));
+    return item;
+  }
+
+  // Deleting takes a second click on the same spot (the button asks "Delete?"), as there
+  // is no undo; the question goes away when focus leaves or after a while.
+  private removeButton(conversation: Conversation): HTMLButtonElement {
+    const title = conversation.title || "Untitled";
+    const remove = element("button", "icon-button small history-remove");
     remove.type = "button";
-    remove.setAttribute("aria-label", `Delete “${conversation.title || "Untitled"}”`);
-    remove.innerHTML = iconSvg("trash");
+    let confirming = false;
+    let timer = 0;
+    const reset = () => {
+      confirming = false;
+      clearTimeout(timer);
+      remove.classList.remove("is-confirming");
+      remove.setAttribute("aria-label", `Delete “${title}”`);
+      remove.innerHTML = iconSvg("trash");
+    };
+    reset();
     remove.addEventListener("click", () => {
+      if (!confirming) {
+        confirming = true;
+        remove.classList.add("is-confirming");
+        remove.setAttribute("aria-label", `Delete “${title}” for good: click again`);
+        remove.textContent = "Delete?";
+        timer = window.setTimeout(reset, CONFIRM_MS);
+        return;
+      }
+      reset();
       void this.handlers.remove(conversation.id).then(() => this.render());
     });
-    item.append(open, remove);
-    return item;
+    remove.addEventListener("blur", reset);
+    return remove;
   }
 }

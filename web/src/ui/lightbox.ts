@@ -45,6 +45,9 @@ export class Lightbox {
     this.caption.textContent = description;
     this.close.setAttribute("aria-label", closeLabel);
     this.dialog.showModal();
+    // Left to itself, Chromium focuses the first control in the dialog: the hidden
+    // <video> when an image is shown. The close button is visible in both cases.
+    this.close.focus();
   }
 }
 

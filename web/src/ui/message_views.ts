@@ -4,7 +4,14 @@
 // (code blocks with a copy button, a JSON answer as a JSON block), draws any grounding
 // boxes over the image they refer to, and ends with its speed figures, copy and
 // regenerate buttons, and errors with a retry button.
-import { videosOf, type AssistantMessage, type ImageRef, type UserMessage, type VideoRef } from "../conversation";
+import {
+  isRefusal,
+  videosOf,
+  type AssistantMessage,
+  type ImageRef,
+  type UserMessage,
+  type VideoRef,
+} from "../conversation";
 import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
 import { parseGrounding } from "../grounding/parse";
@@ -156,6 +163,22 @@ export interface AnswerContext {
   onRegenerate(): void;
 }
 
+/** Characters of a streaming answer per millisecond of wait between its renders. */
+const REFUSED_QUESTION = "This question is left out of the conversation from now on: edit it, or ask something else.";
+
+const STREAMING_CHARACTERS_PER_MS = 50;
+const MAX_STREAMING_RENDER_INTERVAL_MS = 2000;
+
+/**
+ * The least time between two renders of a streaming answer. Each render parses and
+ * sanitizes the whole text again (about 3 ms per 1000 characters on a desktop, a few
+ * times that on a phone), so the wait grows with the text and rendering keeps to a
+ * small share of the main thread; a short answer still renders every frame.
+ */
+export function streamingRenderIntervalMs(textLength: number): number {
+  return Math.min(MAX_STREAMING_RENDER_INTERVAL_MS, textLength / STREAMING_CHARACTERS_PER_MS);
+}
+
 export class AnswerView {
   readonly element = element("article", "message assistant");
   private readonly status = element("div", "answer-status");
@@ -166,7 +189,9 @@ export class AnswerView {
   private grounding: GroundingView | null = null;
   private groundingPending = false;
   private frame = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
   private renderedText: string | null = null;
+  private renderedAt = 0;
 
   constructor(
     private message: AssistantMessage,
@@ -178,10 +203,33 @@ export class AnswerView {
     this.render();
   }
 
-  /** Shows a newer state of the message; renders at most once per frame. */
+  /**
+   * Shows a newer state of the message: at once when it has ended; while it streams, at
+   * most once per frame and less often as it grows (streamingRenderIntervalMs).
+   */
   update(message: AssistantMessage): void {
     this.message = message;
-    if (this.frame) return;
+    if (message.status !== "streaming") {
+      cancelAnimationFrame(this.frame);
+      clearTimeout(this.timer);
+      this.frame = 0;
+      this.timer = undefined;
+      this.render();
+      return;
+    }
+    if (this.frame || this.timer !== undefined) return;
+    const wait = this.renderedAt + streamingRenderIntervalMs(message.text.length) - performance.now();
+    if (wait <= 0) {
+      this.renderNextFrame();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.renderNextFrame();
+    }, wait);
+  }
+
+  private renderNextFrame(): void {
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       this.render();
@@ -207,6 +255,7 @@ export class AnswerView {
       this.body.innerHTML = renderMarkdown(source);
       addCodeCopyButtons(this.body);
       this.renderedText = message.text;
+      this.renderedAt = performance.now();
       this.renderGrounding();
     }
     this.renderError();
@@ -249,14 +298,19 @@ export class AnswerView {
     const error = this.message.error;
     this.errorBox.hidden = !error;
     if (!error) return;
-    const retry = element("button", "text-button");
-    retry.type = "button";
-    retry.innerHTML = iconSvg("retry");
-    retry.append("Try again");
-    retry.addEventListener("click", () => this.context.onRegenerate());
     const children: HTMLElement[] = [element("strong", "", error.title)];
     if (error.detail) children.push(element("p", "answer-error-detail", error.detail));
-    children.push(retry);
+    if (isRefusal(error)) {
+      // The same request would be refused again; later requests leave it out.
+      children.push(element("p", "answer-error-detail", REFUSED_QUESTION));
+    } else {
+      const retry = element("button", "text-button");
+      retry.type = "button";
+      retry.innerHTML = iconSvg("retry");
+      retry.append("Try again");
+      retry.addEventListener("click", () => this.context.onRegenerate());
+      children.push(retry);
+    }
     this.errorBox.replaceChildren(...children);
   }
 

@@ -50,4 +50,31 @@ describe("the settings drawer's image detail", () => {
     medium.dispatchEvent(new Event("change", { bubbles: true }));
     expect(changes.at(-1)?.detail).toBe("medium");
   });
+
+  it("leaves the longest answer to the server when empty, and cuts a number to the server's context", () => {
+    const changes: Settings[] = [];
+    const dialog = new SettingsDialog({ ...DEFAULT_SETTINGS }, (s) => changes.push(s));
+    dialog.setServerLimits({ ...DEFAULT_SERVER_LIMITS, contextTokens: 8192, defaultAnswerTokens: 1000 });
+    const box = document.getElementById("max-tokens") as HTMLInputElement;
+    expect(box.value).toBe("");
+    expect(box.placeholder).toBe("Server default (1000)");
+    expect(document.getElementById("max-tokens-hint")?.textContent).toContain(
+      "1000 or what the conversation leaves of its 8192",
+    );
+    const type = (text: string) => {
+      box.value = text;
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+      box.dispatchEvent(new Event("blur"));
+    };
+    type("300");
+    expect(changes.at(-1)?.maxTokens).toBe(300);
+    type("99999");
+    expect(changes.at(-1)?.maxTokens).toBe(8192);
+    expect(box.value).toBe("8192");
+    type("2.5");
+    expect(changes.at(-1)?.maxTokens).toBe(8192);
+    type("");
+    expect(changes.at(-1)?.maxTokens).toBeNull();
+    expect(box.value).toBe("");
+  });
 });

@@ -11,6 +11,7 @@ export class SettingsDialog {
   private readonly temperature = byId<HTMLInputElement>("temperature");
   private readonly temperatureValue = byId<HTMLOutputElement>("temperature-value");
   private readonly maxTokens = byId<HTMLInputElement>("max-tokens");
+  private readonly maxTokensHint = byId<HTMLParagraphElement>("max-tokens-hint");
   private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
   private readonly apiKey = byId<HTMLInputElement>("api-key");
   private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
@@ -25,7 +26,7 @@ export class SettingsDialog {
     this.showDetailLabels();
     this.form.addEventListener("input", () => this.read());
     this.form.addEventListener("change", () => this.read());
-    this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = String(this.settings.maxTokens)));
+    this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = maxTokensText(this.settings)));
     byId<HTMLButtonElement>("settings-reset").addEventListener("click", () => {
       this.show({ ...DEFAULT_SETTINGS });
       this.read();
@@ -37,7 +38,7 @@ export class SettingsDialog {
    * the longest answer it could give (its context), and each image detail's budget. */
   setServerLimits(limits: ServerLimits): void {
     this.limits = limits;
-    this.maxTokens.max = String(limits.contextTokens);
+    this.showMaxTokensLimits();
     this.showDetailLabels();
   }
 
@@ -72,13 +73,22 @@ export class SettingsDialog {
   private show(settings: Settings): void {
     this.temperature.value = String(settings.temperature);
     this.temperatureValue.value = settings.temperature.toFixed(2);
-    this.maxTokens.value = String(settings.maxTokens);
-    this.maxTokens.max = String(this.limits.contextTokens);
+    this.maxTokens.value = maxTokensText(settings);
+    this.showMaxTokensLimits();
     this.systemPrompt.value = settings.systemPrompt;
     this.apiKey.value = settings.apiKey;
     for (const radio of this.detailRadios()) {
       radio.checked = radio.value === settings.detail;
     }
+  }
+
+  private showMaxTokensLimits(): void {
+    const { contextTokens, defaultAnswerTokens } = this.limits;
+    this.maxTokens.max = String(contextTokens);
+    this.maxTokens.placeholder = `Server default (${defaultAnswerTokens})`;
+    this.maxTokensHint.textContent =
+      `About ¾ of a word each; long text extraction may need 2000 or more. Empty: the server's default, ` +
+      `${defaultAnswerTokens} or what the conversation leaves of its ${contextTokens}.`;
   }
 
   private detailRadios(): HTMLInputElement[] {
@@ -96,11 +106,18 @@ export class SettingsDialog {
 
   private read(): void {
     const detail = this.form.querySelector<HTMLInputElement>('input[name="detail"]:checked')?.value;
-    // An unfinished or out-of-range number (an empty box while typing) keeps the
-    // previous value; the box shows the value in force when it loses focus.
-    const typed = Number(this.maxTokens.value);
+    // An empty box is the server's default; a number over the server's context is cut to
+    // it; anything else (a sign or a fraction while typing, which the browser reports as
+    // bad input or an empty value) keeps the value in force. The box shows the value in
+    // force when it loses focus.
+    const text = this.maxTokens.value.trim();
+    const typed = Number(text);
     const maxTokens =
-      Number.isInteger(typed) && typed >= 1 && typed <= this.limits.contextTokens ? typed : this.settings.maxTokens;
+      text === "" && !this.maxTokens.validity.badInput
+        ? null
+        : Number.isInteger(typed) && typed >= 1
+          ? Math.min(typed, this.limits.contextTokens)
+          : this.settings.maxTokens;
     const next = normalizeSettings(
       {
         temperature: Number(this.temperature.value),
@@ -115,6 +132,10 @@ export class SettingsDialog {
     this.temperatureValue.value = next.temperature.toFixed(2);
     this.onChange(next);
   }
+}
+
+function maxTokensText(settings: Settings): string {
+  return settings.maxTokens === null ? "" : String(settings.maxTokens);
 }
 
 /** A click on the dimmed area outside a modal dialog closes it. */

@@ -1,0 +1,165 @@
+// How a conversation survives what goes wrong in it: a question the server refuses, a
+// picture the model cannot take, a reload in the middle of an answer; and the length of
+// answers left to the server unless the settings choose one.
+import type { Page, Route } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PHONE, type Browser } from "./browser";
+import {
+  answers,
+  ask,
+  fixtureImage,
+  openPage as openDriverPage,
+  PHOTO,
+  pickWithCamera,
+  recordChatRequests,
+  setMaxTokens,
+  waitForAnswer,
+} from "./page_driver";
+import { startServer, type RunningServer } from "./qvl_server";
+
+let server: RunningServer;
+let browser: Browser | null = null;
+
+// A short default answer keeps the test that leaves the length to the server quick.
+const SERVER_MAX_TOKENS = 48;
+
+beforeAll(async () => {
+  server = await startServer(["--max-tokens", String(SERVER_MAX_TOKENS)]);
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+afterEach(async () => {
+  await browser?.close();
+  browser = null;
+});
+
+async function openPage(viewport?: { width: number; height: number }, touch = false): Promise<Page> {
+  const opened = await openDriverPage(server.url, viewport, { touch });
+  browser = opened.browser;
+  return opened.page;
+}
+
+const SVG = {
+  name: "drawing.svg",
+  mimeType: "image/svg+xml",
+  buffer: Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><rect width="120" height="80" fill="#36c"/></svg>',
+  ),
+};
+
+/** The text parts of a request's user messages, in order. */
+function questionsOf(body: { messages: { role: string; content: unknown }[] }): string[] {
+  return body.messages
+    .filter((message) => message.role === "user")
+    .map((message) =>
+      typeof message.content === "string"
+        ? message.content
+        : ((message.content as { type: string; text?: string }[]).find((part) => part.type === "text")?.text ?? ""),
+    );
+}
+
+describe("a conversation when something goes wrong", () => {
+  it("leaves a question the server refused out of the follow-ups", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    // The first request is refused as the server refuses a malformed one.
+    let refused = false;
+    await page.route("**/v1/chat/completions", async (route: Route) => {
+      if (refused) return route.continue();
+      refused = true;
+      await route.fulfill({
+        status: 400,
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ error: { message: "messages[0] is not usable", type: "invalid_request_error" } }),
+      });
+    });
+    await setMaxTokens(page, 8);
+    await ask(page, "A question the server refuses.");
+    await waitForAnswer(page);
+    const refusal = answers(page).last().locator(".answer-error");
+    expect(await refusal.locator("strong").innerText()).toBe("The server could not use this request.");
+    // Asking the same again would get the same answer.
+    expect(await refusal.getByRole("button", { name: "Try again" }).count()).toBe(0);
+    expect(await refusal.innerText()).toMatch(/left out of the conversation/);
+
+    await ask(page, "Another question.");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+    expect(questionsOf(requests[1])).toEqual(["Another question."]);
+  });
+
+  it("refuses a picture the model cannot take before sending it, and converts an SVG", async () => {
+    const page = await openPage();
+    await pickWithCamera(page, [fixtureImage("images/limits/1x10000.png")]);
+    await expect
+      .poll(() => page.locator("#composer-note").innerText())
+      .toBe(
+        '"1x10000.png" is 1 x 10000 pixels: the model needs at least 32 pixels on each side. Use a larger picture.',
+      );
+    expect(await page.locator("#attachments .attachment").count()).toBe(0);
+
+    const requests = recordChatRequests(page);
+    await setMaxTokens(page, 4);
+    await pickWithCamera(page, [SVG]);
+    await page.locator("#attachments img").waitFor();
+    await ask(page, "What color is it?");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+    const parts = requests[0].messages[0].content as { type: string; image_url?: { url: string } }[];
+    expect(parts[0].image_url?.url).toMatch(/^data:image\/jpeg;base64,/);
+  });
+
+  it("keeps what a streaming answer had said when the page is reloaded", async () => {
+    const page = await openPage();
+    await setMaxTokens(page, 16000);
+    await pickWithCamera(page, [PHOTO()]);
+    await ask(page, "Describe this image in great detail.");
+    const answer = answers(page).last();
+    // Past the page's first save while streaming.
+    await expect.poll(async () => (await answer.locator(".markdown").innerText()).length).toBeGreaterThan(40);
+    await page.waitForTimeout(2500);
+    expect(await page.getByRole("button", { name: "Stop the answer" }).isVisible()).toBe(true);
+    await page.reload();
+    const kept = answers(page).last();
+    await kept.locator(".answer-flag").waitFor();
+    expect(await kept.locator(".answer-flag").innerText()).toBe("Stopped");
+    expect((await kept.locator(".markdown").innerText()).length).toBeGreaterThan(40);
+  });
+
+  it("leaves the answer's length to the server until the settings choose one", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await page.getByRole("button", { name: "Settings" }).click();
+    const box = page.getByLabel("Longest answer, in tokens");
+    expect(await box.inputValue()).toBe("");
+    expect(await box.getAttribute("placeholder")).toBe(`Server default (${SERVER_MAX_TOKENS})`);
+    await box.fill("99999");
+    await box.blur();
+    expect(await box.inputValue()).toBe("16384");
+    await box.fill("6");
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "One.");
+    await waitForAnswer(page);
+    expect(requests[0].max_tokens).toBe(6);
+
+    await page.getByRole("button", { name: "Settings" }).click();
+    await box.fill("");
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "Two.");
+    await waitForAnswer(page);
+    expect("max_tokens" in requests[1]).toBe(false);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+  });
+
+  it("types a new line with Enter on a touch screen, and sends with the button", async () => {
+    const page = await openPage(PHONE, true);
+    await page.locator("#prompt").fill("line one");
+    await page.locator("#prompt").press("Enter");
+    await page.locator("#prompt").pressSequentially("line two");
+    expect(await page.locator("#prompt").inputValue()).toBe("line one\nline two");
+    expect(await page.locator("article.message").count()).toBe(0);
+  });
+});

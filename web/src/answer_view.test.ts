@@ -1,0 +1,70 @@
+// @vitest-environment jsdom
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { AssistantMessage } from "./conversation";
+import type { BlobCache } from "./storage/blob_cache";
+import { AnswerView, streamingRenderIntervalMs } from "./ui/message_views";
+
+function streaming(text: string): AssistantMessage {
+  return { id: "a1", role: "assistant", text, status: "streaming" };
+}
+
+function newView(message: AssistantMessage): AnswerView {
+  return new AnswerView(message, { images: [], hasVideo: false, cache: {} as BlobCache, onRegenerate: () => {} });
+}
+
+function shownText(view: AnswerView): string {
+  return view.element.querySelector(".markdown")?.textContent?.trim() ?? "";
+}
+
+describe("streamingRenderIntervalMs", () => {
+  it("renders short answers every frame and waits longer as the text grows, up to a limit", () => {
+    expect(streamingRenderIntervalMs(0)).toBe(0);
+    expect(streamingRenderIntervalMs(500)).toBeLessThan(16);
+    expect(streamingRenderIntervalMs(10_000)).toBe(200);
+    expect(streamingRenderIntervalMs(56_000)).toBeGreaterThan(streamingRenderIntervalMs(10_000));
+    expect(streamingRenderIntervalMs(10_000_000)).toBe(2000);
+  });
+});
+
+describe("AnswerView while the answer streams", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame", "performance"],
+    });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("renders a short answer on the next frame", () => {
+    const view = newView(streaming(""));
+    view.update(streaming("Hello"));
+    expect(shownText(view)).toBe("");
+    vi.advanceTimersByTime(20);
+    expect(shownText(view)).toBe("Hello");
+  });
+
+  it("renders a long answer less often, and its end at once", () => {
+    const long = "word ".repeat(10_000).trim();
+    const view = newView(streaming(long));
+    expect(shownText(view)).toBe(long);
+
+    const message = streaming(`${long} more`);
+    view.update(message);
+    vi.advanceTimersByTime(streamingRenderIntervalMs(long.length) - 50);
+    expect(shownText(view)).toBe(long);
+    vi.advanceTimersByTime(100);
+    expect(shownText(view)).toBe(`${long} more`);
+
+    // More text arrives before the next render is due; then the answer ends.
+    message.text += " and the end.";
+    view.update(message);
+    vi.advanceTimersByTime(20);
+    expect(shownText(view)).toBe(`${long} more`);
+    message.status = "done";
+    view.update(message);
+    expect(shownText(view)).toBe(`${long} more and the end.`);
+    expect(view.element.getAttribute("aria-busy")).toBe("false");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
