@@ -61,9 +61,13 @@ class Engine::Impl {
   // Claims KV pages (reusing a cached prefix) and looks up vision encodings.
   bool TryStart(Sequence& seq);
   void Preempt(Sequence& seq);
-  // Vision blocks for `seq` until the next block would end past `deadline` (at least
-  // one).
+  // Vision blocks for `seq` until the next block would end past `deadline` or the engine
+  // has something to look at (at least one block).
   void RunVision(Sequence& seq, double deadline);
+  // Whether a cancellation, a new request or a shutdown waits for the engine thread: a
+  // long encode stops between blocks for them, so that a client who hung up does not
+  // hold everyone behind an image encoded for no one.
+  bool Interrupted() const;
   void BuildFeatures(Sequence& seq);
   // Decode steps of every streaming sequence plus prompt chunks that end by `deadline`;
   // none when not even one chunk fits and the step has done vision work.
@@ -105,6 +109,7 @@ class Engine::Impl {
   double cancel_all_at_ = 0;  // after Shutdown: when to cancel what is still running
   RequestId next_id_ = 1;
   EngineStats stats_;
+  int64_t slots_in_use_ = 0;  // SlotsInUse() as of the last PublishOccupancy
 
   // Engine thread only.
   KvPaging kv_;
@@ -142,6 +147,12 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
   if (model_->config().video_token_id >= 0)
     never_drafted_.push_back(model_->config().video_token_id);
   stats_.kv_pages_total = kv_.pool().num_pages();
+  const int64_t kv_tokens = kv_.pool().num_pages() * kv_.page_tokens();
+  if (kv_tokens < options_.context_tokens) {
+    LogWarn("the KV cache holds ", kv_tokens, " tokens, fewer than the context of ",
+            options_.context_tokens, ": longer prompts are refused and answers cut there; ",
+            "raise --kv-cache-mb or lower --ctx-size");
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -162,8 +173,12 @@ RequestId Engine::Impl::Submit(GenerationRequest request, UpdateSink sink) {
   const double submitted = NowSeconds();
   std::lock_guard<std::mutex> lock(mu_);
   if (!accepting_) Fail(ErrorCode::kUnavailable, "the server is shutting down");
-  if (static_cast<int64_t>(incoming_.size()) + stats_.queued >= options_.max_queue) {
-    Fail(ErrorCode::kUnavailable, "the server is busy: ", options_.max_queue,
+  // Requests not started yet beyond the free slots wait; those that will take a free
+  // slot (the engine thread may not have seen them yet) do not count against --queue.
+  const int64_t not_started = static_cast<int64_t>(incoming_.size()) + stats_.queued;
+  const int64_t waiting = not_started - (options_.max_sequences - slots_in_use_);
+  if (waiting >= options_.max_queue) {
+    Fail(ErrorCode::kUnavailable, "the server is busy: ", waiting,
          " requests are already waiting; retry later");
   }
   const RequestId id = next_id_++;
@@ -336,7 +351,9 @@ void Engine::Impl::PublishOccupancy() {
   int64_t active = 0, queued = 0;
   for (const SequencePtr& seq : active_) active += seq->finished ? 0 : 1;
   for (const SequencePtr& seq : waiting_) queued += seq->finished ? 0 : 1;
+  const int64_t slots = SlotsInUse();
   std::lock_guard<std::mutex> lock(mu_);
+  slots_in_use_ = slots;
   stats_.queued = queued;
   stats_.active = active;
   stats_.kv_pages_used = kv_.pool().num_pages() - kv_.pool().free_pages();
@@ -419,7 +436,7 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   for (double block_start = start; !seq.encoding->done();) {
     model_->vision().Step(seq.encoding.get(), 1, *pool_);
     const double now = NowSeconds();
-    if (now + (now - block_start) > deadline) break;
+    if (now + (now - block_start) > deadline || Interrupted()) break;
     block_start = now;
   }
   const double spent = NowSeconds() - start;
@@ -438,6 +455,11 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
     stats_.vision_seconds += seq.vision_seconds;
   }
   BuildFeatures(seq);
+}
+
+bool Engine::Impl::Interrupted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !cancel_requests_.empty() || !incoming_.empty() || stop_;
 }
 
 void Engine::Impl::Preempt(Sequence& seq) {
@@ -674,17 +696,21 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_.prompt_tokens += update.usage.prompt_tokens;
-    stats_.cached_prompt_tokens += update.usage.cached_tokens;
     stats_.completion_tokens += update.usage.completion_tokens;
     stats_.draft_tokens += seq.drafted;
     stats_.draft_tokens_accepted += seq.draft_accepted;
-    if (reason == FinishReason::kCancelled) {
-      ++stats_.requests_cancelled;
-    } else if (reason == FinishReason::kError) {
-      ++stats_.requests_failed;
-    } else {
-      ++stats_.requests_finished;
+    // The n choices of a request share its prompt, prefilled once: the request, its
+    // prompt and its outcome count with its first choice.
+    if (seq.choice == 0) {
+      stats_.prompt_tokens += update.usage.prompt_tokens;
+      stats_.cached_prompt_tokens += update.usage.cached_tokens;
+      if (reason == FinishReason::kCancelled) {
+        ++stats_.requests_cancelled;
+      } else if (reason == FinishReason::kError) {
+        ++stats_.requests_failed;
+      } else {
+        ++stats_.requests_finished;
+      }
     }
   }
   kv_.Release(seq, reason != FinishReason::kError);

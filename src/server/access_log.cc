@@ -26,7 +26,17 @@ void RecordGeneration(const GenerationUpdate& update) {
   record.image_tokens = 0;
   for (const ImageGrid& image : update.timings.images) record.image_tokens += image.tokens;
   record.ttft_ms = update.timings.ttft_ms;
-  record.error = CutShortReason(update);
+  if (!record.client_gone) record.error = CutShortReason(update);
+}
+
+void RecordClientGone() {
+  AccessRecord& record = CurrentAccessRecord();
+  record.client_gone = true;
+  record.error = "the client closed the connection before the answer was complete";
+}
+
+int RecordedStatus(const httplib::Response& res) {
+  return CurrentAccessRecord().client_gone ? kClientClosedRequest : res.status;
 }
 
 void LogAccess(const httplib::Request& req, const httplib::Response& res) {
@@ -39,7 +49,7 @@ void LogAccess(const httplib::Request& req, const httplib::Response& res) {
       {"client", StrCat(req.remote_addr, ":", req.remote_port)},
       {"method", req.method},
       {"path", req.path},
-      {"status", res.status},
+      {"status", RecordedStatus(res)},
   };
   if (record.generated) {
     fields.emplace_back("prompt_tokens", record.usage.prompt_tokens);

@@ -21,8 +21,14 @@ struct AccessRecord {
   Usage usage;
   int64_t image_tokens = 0;
   double ttft_ms = 0;
-  std::string error;  // why the answer ended early or the client went away; "" if not
+  std::string error;         // why the answer ended early or the client went away; "" if not
+  bool client_gone = false;  // the client closed the connection before the response ended
 };
+
+// nginx's status for a request whose client closed the connection first: what the
+// access line and /metrics record instead of the status already sent, so that an
+// abandoned answer does not count as a success.
+inline constexpr int kClientClosedRequest = 499;
 
 // The record of the request this thread is answering.
 AccessRecord& CurrentAccessRecord();
@@ -32,6 +38,12 @@ void BeginAccessRecord();
 
 // Fills the record from a request's final update.
 void RecordGeneration(const GenerationUpdate& final_update);
+
+// Notes that the client went away before the response was complete.
+void RecordClientGone();
+
+// The status to record for `res`: kClientClosedRequest once the client went away.
+int RecordedStatus(const httplib::Response& res);
 
 // Logs the access line of `req` and clears the thread's record.
 void LogAccess(const httplib::Request& req, const httplib::Response& res);

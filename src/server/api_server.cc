@@ -102,7 +102,7 @@ void ApiServer::AddRoutes() {
     return httplib::Server::HandlerResponse::Handled;
   });
   http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-    metrics_.CountResponse(req.path, res.status);
+    metrics_.CountResponse(req.path, RecordedStatus(res));
     LogAccess(req, res);
   });
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {

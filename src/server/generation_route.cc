@@ -48,7 +48,7 @@ struct ResponseState {
 
 // False, after noting it for the access line: the client is gone.
 bool ClientGone() {
-  CurrentAccessRecord().error = "the client closed the connection before the answer was complete";
+  RecordClientGone();
   return false;
 }
 

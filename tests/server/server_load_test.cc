@@ -153,6 +153,10 @@ TEST(ServerLoadTest, HangingUpOnAWholeAnswerCancelsIt) {
   const EngineStats stats = harness.engine()->Stats();
   EXPECT_EQ(stats.active, 0);
   EXPECT_EQ(stats.requests_cancelled, 1);
+  // Counted as nginx logs it, not as the 200 it would have been.
+  const std::string counted =
+      "qvl_http_responses_total{route=\"/v1/chat/completions\",code=\"499\"} 1";
+  EXPECT_NE(MetricsHolding(harness, counted).find(counted), std::string::npos);
 }
 
 TEST(ServerLoadTest, FullQueueIs503) {

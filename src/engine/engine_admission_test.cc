@@ -1,0 +1,106 @@
+// What the engine admits and counts on the tiny fixture model: --queue counts only
+// requests beyond the free slots, a long image encode stops for a cancellation, and a
+// request with n answers counts once in the statistics, and a KV cache smaller than the
+// context is reported when the engine starts.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/log.h"
+#include "engine/engine_test_cases.h"
+
+namespace qvl {
+namespace {
+
+GenerationRequest Endless(const std::string& name) {
+  GenerationRequest r = LoadCase(name);
+  r.ignore_eos = true;
+  r.max_tokens = 16000;
+  return r;
+}
+
+TEST(EngineAdmission, QueueCountsOnlyRequestsBeyondTheFreeSlots) {
+  EngineOptions options;
+  options.max_sequences = 2;
+  options.max_queue = 0;  // no request may wait
+  auto engine = MakeEngine(options);
+  Collector a, b, c;
+  // Two requests take the two slots, whether or not the engine thread has seen the
+  // first when the second comes.
+  const RequestId first = engine->Submit(Endless("01_text_only"), a.Sink());
+  const RequestId second = engine->Submit(Endless("01_text_only"), b.Sink());
+  try {
+    engine->Submit(LoadCase("01_text_only"), c.Sink());
+    ADD_FAILURE() << "a third request was accepted with both slots taken and --queue 0";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_STREQ(e.what(), "the server is busy: 0 requests are already waiting; retry later");
+  }
+  engine->Cancel(first);
+  engine->Cancel(second);
+  a.Wait();
+  b.Wait();
+  // Both slots are free again: a request runs.
+  engine->Submit(LoadCase("01_text_only"), c.Sink());
+  c.Wait();
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kLength);
+}
+
+TEST(EngineAdmission, CancellingDuringAnImageEncodeStopsIt) {
+  auto engine = MakeEngine();
+  // The fixture photo at 4096 image tokens: four vision blocks over 16,384 patches.
+  GenerationRequest r = LoadCase("02_one_image_jpeg");
+  r.image_budget.min_pixels = 4096 * 32 * 32;
+  r.image_budget.max_pixels = r.image_budget.min_pixels;
+  Collector c;
+  const auto submitted = std::chrono::steady_clock::now();
+  const RequestId id = engine->Submit(std::move(r), c.Sink());
+  while (engine->Stats().active == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  engine->Cancel(id);
+  c.Wait();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kCancelled);
+  // The encode stopped at a block's end instead of finishing the image for no one.
+  EXPECT_EQ(engine->Stats().images_encoded, 0) << "after " << waited << " s";
+}
+
+TEST(EngineAdmission, ARequestWithNAnswersCountsOnceWithItsPromptOnce) {
+  auto engine = MakeEngine();
+  GenerationRequest r = LoadCase("01_text_only");
+  r.n = 3;
+  ChoicesCollector c(3);
+  engine->Submit(std::move(r), c.Sink());
+  c.Wait();
+  const EngineStats s = engine->Stats();
+  EXPECT_EQ(s.requests_finished, 1);
+  EXPECT_EQ(s.prompt_tokens, c.last[0].usage.prompt_tokens);
+  EXPECT_EQ(s.completion_tokens, c.last[0].usage.completion_tokens +
+                                     c.last[1].usage.completion_tokens +
+                                     c.last[2].usage.completion_tokens);
+}
+
+TEST(EngineAdmission, WarnsWhenTheKvCacheHoldsLessThanTheContext) {
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  EngineOptions options;
+  options.context_tokens = 4096;
+  options.kv_page_tokens = 16;
+  options.kv_cache_bytes = 64 << 10;  // two of the tiny model's 32 KiB pages: 32 tokens
+  MakeEngine(options);
+  options.kv_cache_bytes = size_t{256} << 20;
+  MakeEngine(options);
+  SetLogSink({});
+  int warnings = 0;
+  for (const std::string& line : lines) {
+    if (line.find("the KV cache holds 32 tokens, fewer than the context of 4096") !=
+        std::string::npos) {
+      ++warnings;
+    }
+  }
+  EXPECT_EQ(warnings, 1);
+}
+
+}  // namespace
+}  // namespace qvl
