@@ -9,8 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "base/error.h"
@@ -24,19 +22,41 @@ namespace {
        std::strerror(err));
 }
 
+// Opens `path` for reading; returns the descriptor and fills `st`. Folders are refused.
+// O_NONBLOCK while opening: a FIFO with no writer would otherwise wait forever; reads
+// then block as usual.
+int OpenForReading(const std::string& path, struct stat* st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) FailErrno("open", path);
+  if (::fstat(fd, st) != 0 || ::fcntl(fd, F_SETFL, 0) != 0) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    FailErrno("stat", path);
+  }
+  if (S_ISDIR(st->st_mode)) {
+    ::close(fd);
+    Fail(ErrorCode::kInvalidArgument, path, ": is a folder, not a file");
+  }
+  return fd;
+}
+
+// `size`: a regular file's, 0 for a stream read past the limit.
+[[noreturn]] void FailTooLarge(int fd, const std::string& path, uint64_t size, uint64_t max_bytes) {
+  ::close(fd);
+  Fail(ErrorCode::kTooLarge, path, ": ", size > 0 ? StrCat(size, " bytes, ") : std::string(),
+       "more than the ", max_bytes, " bytes allowed here");
+}
+
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) FailErrno("open", path);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    FailErrno("stat", path);
-  }
+  const int fd = OpenForReading(path, &st);
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    Fail(ErrorCode::kIo, "cannot map ", path, ": not a regular file");
+    Fail(ErrorCode::kInvalidArgument, "cannot map ", path,
+         ": not a regular file (a device, pipe or socket)");
   }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
@@ -93,13 +113,32 @@ void MappedFile::Touch() const {
   static_cast<void>(sum);
 }
 
-std::string ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) FailErrno("open", path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) FailErrno("read", path);
-  return out.str();
+std::string ReadFileToString(const std::string& path, uint64_t max_bytes) {
+  struct stat st;
+  const int fd = OpenForReading(path, &st);
+  // A regular file is refused by its size before any of it is read; a pipe or a device
+  // has none and is read until it ends or passes the limit.
+  const bool regular = S_ISREG(st.st_mode);
+  const uint64_t size = regular ? static_cast<uint64_t>(st.st_size) : 0;
+  if (size > max_bytes) FailTooLarge(fd, path, size, max_bytes);
+  std::string out;
+  out.reserve(static_cast<size_t>(size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      FailErrno("read", path);
+    }
+    if (n == 0) break;
+    if (static_cast<uint64_t>(n) > max_bytes - out.size()) FailTooLarge(fd, path, 0, max_bytes);
+    out.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& contents) {

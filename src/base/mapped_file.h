@@ -38,8 +38,11 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-// Reads a whole file into a string; throws Error naming the path on failure.
-std::string ReadFileToString(const std::string& path);
+// Reads a whole file into a string: a regular file, or a pipe or device (/dev/stdin,
+// <(...)) until it ends. Throws Error naming the path: kNotFound when missing,
+// kInvalidArgument for a folder, kTooLarge past `max_bytes` (a regular file before any
+// of it is read), kIo when it cannot be read.
+std::string ReadFileToString(const std::string& path, uint64_t max_bytes = UINT64_MAX);
 
 // Writes `contents` to `path` atomically (temporary file in the same folder, fsync,
 // rename). Throws Error(kIo) naming the path on failure, leaving any old file intact.

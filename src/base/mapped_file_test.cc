@@ -1,12 +1,17 @@
 #include "base/mapped_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "base/error.h"
 
@@ -73,6 +78,58 @@ TEST(MappedFile, MissingFileNamesPath) {
 }
 
 TEST(MappedFile, DirectoryIsRefused) { EXPECT_THROW(MappedFile file("/tmp"), Error); }
+
+// A folder read as "" (0 bytes), /dev/zero until memory ran out, and a FIFO without a
+// writer hung: a folder is refused, and streams are read until they end or pass the limit.
+TEST(ReadFileToString, RefusesAFolderAndReadsStreamsUpToTheLimit) {
+  try {
+    ReadFileToString("/tmp");
+    ADD_FAILURE() << "a folder was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(), "/tmp: is a folder, not a file");
+  }
+  try {
+    ReadFileToString("/dev/zero", 1 << 20);
+    ADD_FAILURE() << "/dev/zero ended";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_STREQ(e.what(), "/dev/zero: more than the 1048576 bytes allowed here");
+  }
+  const std::string fifo = TempPath("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(ReadFileToString(fifo), "");  // no writer: it ends at once
+  std::thread feeder([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "piped", 5), 5);
+    ::close(fd);
+  });
+  std::string read;
+  // The reader may open before or after the writer; before, it may see the end first.
+  for (int i = 0; i < 200 && read.empty(); ++i) {
+    read = ReadFileToString(fifo);
+    if (read.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  feeder.join();
+  EXPECT_EQ(read, "piped");
+  EXPECT_THROW(MappedFile file(fifo), Error);
+  ::unlink(fifo.c_str());
+}
+
+TEST(ReadFileToString, RefusesAFileOverTheLimitBeforeReadingIt) {
+  const std::string path = TempPath("limit");
+  WriteFileAtomically(path, "0123456789");
+  EXPECT_EQ(ReadFileToString(path, 10), "0123456789");
+  try {
+    ReadFileToString(path, 9);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+    EXPECT_EQ(std::string(e.what()), path + ": 10 bytes, more than the 9 bytes allowed here");
+  }
+  ::unlink(path.c_str());
+}
 
 }  // namespace
 }  // namespace qvl

@@ -27,6 +27,7 @@
 #include "base/thread_pool.h"
 #include "base/timer.h"
 #include "cli/bench_request.h"
+#include "cli/flag_ranges.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
 #include "engine/video_budget_policy.h"
@@ -150,7 +151,8 @@ void RunBench(const BenchFlags& flags) {
   }
   if (!(flags.video_fps > 0)) Fail(ErrorCode::kInvalidArgument, "--video-fps must be above 0");
   const ModelOptions options = OptionsFor(flags);
-  ThreadPool pool(flags.threads > 0 ? flags.threads : DefaultThreadCount());
+  ThreadPool pool(flags.threads > 0 ? CapThreads(flags.threads, "--threads")
+                                    : DefaultThreadCount());
   BenchRequest request = LoadRequest(flags);
 
   // Bandwidth first, while the process is small.
@@ -362,7 +364,8 @@ void AddBenchVerb(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--vision-dtype", flags->vision_dtype,
                   "Vision weights, as --dtype (default: as --dtype; bf16-packed on CPUs with AMX)");
-  cmd->add_option("--threads", flags->threads, "Compute threads (default: one per core)");
+  cmd->add_option("--threads", flags->threads, "Compute threads (default: one per core)")
+      ->check(CLI::Range(0, kMaxThreadsFlag));
   cmd->add_option("--runs", flags->runs, "Timed runs after the warm-up (medians reported)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "Print JSON instead of the table");

@@ -1,14 +1,17 @@
 // qvl dump -m DIR --request REQ.json --out OUT.safetensors: every stage of one request
 // under the reference fixtures' tensor names, to check a port against a reference.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "base/mapped_file.h"
+#include "cli/flag_ranges.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
+#include "engine/request_preparer.h"
 #include "engine/tensor_dump.h"
 #include "image/image_budget.h"
 #include "image/preprocessor_config.h"
@@ -45,7 +48,8 @@ void RunDump(const DumpFlags& f) {
   // The reference (transformers) knows no server budget: images and videos get the
   // model's range.
   EngineOptions engine;
-  engine.context_tokens = model.config().text.max_position_embeddings;
+  engine.context_tokens = std::min(model.config().text.max_position_embeddings,
+                                   static_cast<int64_t>(kContextTokens.max));
   engine.max_pixels = image_params.max_pixels;
   const ImageProcessorParams& video_image = loaded.settings.video_params.image;
   const int64_t per_video_token = PixelsPerVideoToken(video_image);
@@ -55,7 +59,7 @@ void RunDump(const DumpFlags& f) {
                                  loaded.settings.tokenizer, image_params,
                                  loaded.settings.video_params, engine);
   DumpOptions dump = f.dump;
-  dump.threads = f.model.threads;
+  dump.threads = f.model.Threads();
   if (!f.teacher.empty()) {
     const SafetensorsFile golden(f.teacher);
     const TensorInfo* t = golden.Find("greedy_tokens");
@@ -83,7 +87,9 @@ void AddDumpVerb(CLI::App& app) {
                    "OpenAI-style chat request (JSON); image paths relative to it")
       ->required();
   verb->add_option("--out", f->out, "output .safetensors file")->required();
-  verb->add_option("--tokens", f->dump.tokens, "greedy decode steps")->capture_default_str();
+  verb->add_option("--tokens", f->dump.tokens, "greedy decode steps")
+      ->check(InRange(request_ranges::kMaxTokens))
+      ->capture_default_str();
   verb->add_option("--teacher", f->teacher,
                    "safetensors with greedy_tokens to feed while decoding (teacher forcing)");
   verb->callback([f] {

@@ -1,8 +1,11 @@
 // Runs `qvl info` on the fixture model and on broken folders.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
@@ -86,6 +89,69 @@ TEST(InfoVerb, TruncatedWeightsAreOneErrorLine) {
                        ": tensor model.visual.pos_embed.weight: data_offsets [20968448, 20986880] "
                        "point past the end of the file (the data section has 20985880 bytes; "
                        "truncated?)\n");
+}
+
+// A preprocessor that cut patches of another size than the vision tower's weights was
+// "valid" here, and `qvl run` overflowed a buffer with it (a video with
+// temporal_patch_size 1) or answered about a wrongly gridded image.
+TEST(InfoVerb, PreprocessorSettingsMustAgreeWithTheVisionConfig) {
+  struct Case {
+    std::string file, field;
+    int value;
+    std::string vision_field;
+    int expected;
+  };
+  for (const Case& c : {
+           Case{"preprocessor_config.json", "patch_size", 14, "patch_size", 16},
+           Case{"preprocessor_config.json", "merge_size", 4, "spatial_merge_size", 2},
+           Case{"video_preprocessor_config.json", "temporal_patch_size", 1, "temporal_patch_size",
+                2},
+           Case{"video_preprocessor_config.json", "patch_size", 14, "patch_size", 16},
+       }) {
+    SCOPED_TRACE(c.file + " " + c.field);
+    ScratchFolder dir("info_preprocessor");
+    dir.LinkTinyModel({c.file});
+    nlohmann::json json = nlohmann::json::parse(ReadFileToString(kTinyModelDir + "/" + c.file));
+    json[c.field] = c.value;
+    dir.Write(c.file, json.dump());
+    const std::string error = "qvl: error: " + dir.File(c.file) + ": " + c.field + " is " +
+                              std::to_string(c.value) + ", but " + dir.File("config.json") +
+                              " has vision_config." + c.vision_field + " " +
+                              std::to_string(c.expected) + "; they must agree\n";
+    const QvlRun r = RunQvl("info -m " + dir.path());
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, error);
+  }
+}
+
+// A tokenizer without a token the chat template writes tokenized it as text: `qvl run`
+// answered a garbled prompt, and the server refused image requests as the client's fault.
+TEST(InfoVerb, TheTokenizerMustHaveEveryTemplateToken) {
+  ScratchFolder dir("info_tokenizer");
+  dir.LinkTinyModel({"tokenizer.json"});
+  nlohmann::json json = nlohmann::json::parse(ReadFileToString(kTinyModelDir + "/tokenizer.json"));
+  nlohmann::json& added = json["added_tokens"];
+  for (size_t i = 0; i < added.size(); ++i) {
+    if (added[i]["content"] == "<|image_pad|>") added.erase(i);
+  }
+  dir.Write("tokenizer.json", json.dump());
+  const QvlRun r = RunQvl("info -m " + dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: " + dir.File("tokenizer.json") +
+                       ": the added token <|image_pad|> is missing (the Qwen3-VL chat template "
+                       "writes it)\n");
+}
+
+// A folder qvl may not read is named as such, not as one missing config.json.
+TEST(InfoVerb, AnUnreadableFolderSaysPermissionDenied) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every folder";
+  ScratchFolder dir("info_unreadable");
+  dir.LinkTinyModel();
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0), 0);
+  const QvlRun r = RunQvl("info -m " + dir.path());
+  ::chmod(dir.path().c_str(), 0700);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: cannot read " + dir.File("config.json") + ": Permission denied\n");
 }
 
 }  // namespace

@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 gives each kind of flag error its own code (105 for a value out of range, 106
+    // for a missing flag, ...); qvl's errors are 1 whatever they are, and --help is 0.
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const qvl::Error& e) {
     // A server asked for JSON logs: its last line is one too.
     if (qvl::GetLogFormat() == qvl::LogFormat::kJson) {

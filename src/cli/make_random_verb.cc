@@ -4,13 +4,16 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 
 #include "base/error.h"
 #include "base/thread_pool.h"
 #include "base/timer.h"
+#include "cli/flag_ranges.h"
 #include "cli/verbs.h"
 #include "model/random_model.h"
 
@@ -20,6 +23,7 @@ namespace {
 struct MakeRandomFlags {
   RandomModelOptions options;
   std::string dtype = "bf16";
+  int64_t seed = 0;  // CLI11 would take -1 for an unsigned flag as 2^64 - 1
   int threads = 0;
 };
 
@@ -46,16 +50,19 @@ void AddMakeRandomVerb(CLI::App& app) {
       ->required();
   verb->add_option("-o,--output", flags->options.output_dir, "folder to write (created)")
       ->required();
-  verb->add_option("--seed", flags->options.seed, "random seed (same seed, same weights)");
+  verb->add_option("--seed", flags->seed, "random seed (same seed, same weights)")
+      ->check(IntegerIn(0, std::numeric_limits<int64_t>::max()));
   verb->add_option("--dtype", flags->dtype, "weight type: bf16 (default), f16 or f32");
   verb->add_option("--tokenizer-from", flags->options.files_from,
                    "folder to copy tokenizer, chat template and preprocessor files from "
                    "(default: the folder of the config)");
-  verb->add_option("-t,--threads", flags->threads, "threads (default: one per core)");
+  verb->add_option("-t,--threads", flags->threads, "threads (default: one per core)")
+      ->check(CLI::Range(0, kMaxThreadsFlag));
   verb->callback([flags] {
     flags->options.dtype = ParseDTypeFlag(flags->dtype);
+    flags->options.seed = static_cast<uint64_t>(flags->seed);
     const Stopwatch watch;
-    ThreadPool pool(flags->threads);
+    ThreadPool pool(CapThreads(flags->threads, "--threads"));
     const RandomModelSummary s = WriteRandomModel(flags->options, pool);
     std::printf(
         "wrote %s: %zu tensors, %lld parameters, model.safetensors %llu bytes, "

@@ -1,6 +1,5 @@
 #include "cli/model_check.h"
 
-#include "image/preprocessor_config.h"
 #include "model/weights.h"
 #include "text/chat_template.h"
 
@@ -12,8 +11,8 @@ CheckedModelFolder CheckModelFolder(const std::string& dir) {
   CheckQwen3VLTensors(store, folder.config);
   const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
   CheckChatTemplate(chat_template.text, chat_template.path);
-  LoadPreprocessorConfig(folder.preprocessor_config_path);
-  return {std::move(folder), std::move(store)};
+  PreprocessorSettings preprocessor = LoadPreprocessorSettings(folder);
+  return {std::move(folder), std::move(store), std::move(preprocessor)};
 }
 
 }  // namespace qvl::cli

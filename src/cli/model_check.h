@@ -1,5 +1,5 @@
 // The checks `qvl info` makes of a model folder, reading only headers and small files
-// (config, every tensor's name, shape and dtype, chat template, preprocessor config):
+// (config, every tensor's name, shape and dtype, chat template, preprocessor configs):
 // shared with `qvl serve`, which makes them before it listens. (The tokenizer, 11 MB of
 // JSON, is left to the engine: parsing it twice would leave its freed heap behind in the
 // serving process.)
@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "engine/loaded_model.h"
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 
@@ -15,6 +16,7 @@ namespace qvl::cli {
 struct CheckedModelFolder {
   ModelFolder folder;
   TensorStore store;  // headers only
+  PreprocessorSettings preprocessor;
 };
 
 // Throws Error naming the file at fault.

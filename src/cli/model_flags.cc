@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/error.h"
+#include "cli/flag_ranges.h"
 #include "hub/model_resolver.h"
 
 namespace qvl::cli {
@@ -36,7 +37,7 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
   verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)")
-      ->check(CLI::Range(0, 4096));
+      ->check(CLI::Range(0, kMaxThreadsFlag));
   verb->add_flag("--no-download", no_download, "never download: ORG/NAME must be in the cache");
 }
 
@@ -63,5 +64,7 @@ ModelOptions ModelFlags::Options() const {
   o.weight_cache_dir = weight_cache;
   return o;
 }
+
+int ModelFlags::Threads() const { return CapThreads(threads, "--threads"); }
 
 }  // namespace qvl::cli

@@ -17,7 +17,7 @@ struct ModelFlags {
   std::string dtype = "q8";       // text decoder: f32 | bf16 | q8 | q4
   std::string vision_dtype = "";  // vision tower; "" = DefaultVisionWeights(--dtype)
   std::string weight_cache;       // packed-weight cache folder; "none" = keep in memory
-  int threads = 0;
+  int threads = 0;                // as given; Threads() is what to use
   bool no_download = false;
 
   void AddTo(CLI::App* verb, bool model_required = true);
@@ -29,6 +29,8 @@ struct ModelFlags {
   // Formats and precision for the chosen dtypes. Throws Error(kInvalidArgument) naming
   // the flag for an unknown dtype.
   ModelOptions Options() const;
+  // --threads capped to this machine's CPUs (CapThreads); 0 = one per physical core.
+  int Threads() const;
 };
 
 }  // namespace qvl::cli

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -148,13 +149,32 @@ TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
       {"-n -5", "--max-tokens: must be between 1 and 1048576, got -5"},
       {"--temperature 9", "--temperature: must be between 0 and 2, got 9"},
       {"--top-p 0", "--top-p: must be greater than 0 and at most 1, got 0"},
+      // serve's range: 0 divided by zero (SIGFPE).
+      {"-c 0", "--ctx-size: must be between 16 and 16777216, got 0"},
+      {"-c 16 -n 16", "--max-tokens (16) must be below --ctx-size (16)"},
+      // The API's checks, which run skipped.
+      {"--seed 18446744073709551615",
+       "--seed: must be an integer between -9223372036854775808 and 9223372036854775807, got "
+       "18446744073709551615"},
+      {"--min-pixels -5", "--min-pixels: Value -5 not in range 0 to 1099511627776"},
+      {"--max-pixels -5", "--max-pixels: Value -5 not in range 0 to 1099511627776"},
+      {"--min-pixels 5000 --max-pixels 4000", "--min-pixels (5000) is larger than --max-pixels"},
+      {"--stop a --stop b --stop c --stop d --stop e",
+       "qvl: error: --stop: at most 4 stop strings are supported, got 5"},
+      {"--stop ''", "qvl: error: --stop: stop strings cannot be empty"},
   };
   QvlRun r;
   for (const auto& [flags, message] : cases) {
     r = RunQvl(run + flags + " hi");
-    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_EQ(r.exit_code, 1) << flags;
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
   }
+  r = RunQvl(run + "--system be-brief --request " + kData +
+             "/tiny-qwen3vl/cases/01_text_only/request.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "qvl: error: give either --request or --system, not both: put the system message in "
+            "the request\n");
   // The engine's own check, with the numbers: a prompt of 9 tokens leaves 87 of 96.
   r = RunQvl(run + "-c 96 -n 90 hi");
   EXPECT_EQ(r.exit_code, 1);
@@ -162,6 +182,66 @@ TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
                        "tokens) and --max-tokens asks for 90, but the context holds 96 tokens "
                        "for prompt and answer; ask for at most 87"),
             std::string::npos)
+      << r.err;
+}
+
+// Input files are checked by size and kind before anything reads them and before the
+// model loads (-m names no model here): a 1.5 GB file was read whole after the load,
+// /dev/zero ran out of memory, and a folder was "empty (0 bytes)".
+TEST(RunVerb, InputFilesAreCheckedBeforeTheModelLoads) {
+  const std::string dir = ::testing::TempDir() + "/qvl_run_inputs_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string big = dir + "/big.jpg";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, (uint64_t{16} << 20) + 1);  // sparse: nothing is written
+  const std::string clip = kData + "/tiny-qwen3vl/cases/07_video_frames/frames/clip.mp4";
+  const std::pair<std::string, std::string> cases[] = {
+      {"-i /dev/zero hi", "qvl: error: -i /dev/zero: more than the 16777216 bytes allowed here\n"},
+      {"-i " + dir + " hi", "qvl: error: -i " + dir + ": is a folder, not a file\n"},
+      {"-v " + dir + " hi", "qvl: error: -v " + dir + ": is a folder, not a file\n"},
+      {"--request " + dir, "qvl: error: --request " + dir + ": is a folder, not a file\n"},
+      {"-i " + big + " hi",
+       "qvl: error: -i " + big + ": 16777217 bytes, more than the 16777216 bytes allowed here\n"},
+      {"-i " + clip + " hi", "qvl: error: -i " + clip + ": this is a video; give it with -v\n"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const QvlRun r = RunQvl("run -m /nonexistent/model " + flags);
+    EXPECT_EQ(r.exit_code, 1) << flags;
+    EXPECT_EQ(r.err, message);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The engine's message for n named `qvl serve --parallel`, which run does not have.
+TEST(RunVerb, ARequestForMoreAnswersThanRunGivesSaysSo) {
+  const std::string dir = ::testing::TempDir() + "/qvl_run_n_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  nlohmann::json request = nlohmann::json::parse(
+      ReadFileToString(kData + "/tiny-qwen3vl/cases/01_text_only/request.json"));
+  request["n"] = 100;
+  std::ofstream(dir + "/request.json") << request.dump();
+  const QvlRun r = RunQvl("run -m " + kModel + " --dtype f32 --weight-cache none -q --request " +
+                          dir + "/request.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: " + dir +
+                       "/request.json: n is 100; qvl run gives at most 8 "
+                       "answers to one request\n");
+  std::filesystem::remove_all(dir);
+}
+
+// More threads than CPUs only take turns: -t 1024 made 8 tokens take 40 s.
+TEST(RunVerb, ThreadsAreCappedAtTheCpuCount) {
+  const QvlRun r = RunQvl("run -m " + kModel +
+                          " --dtype f32 --weight-cache none -q -t 4096 --temperature 0 -n 2 hi");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--threads 4096 is more than the "), std::string::npos) << r.err;
+}
+
+TEST(DumpVerb, TokensOutsideTheirRangeAreRefused) {
+  const QvlRun r =
+      RunQvl("dump -m " + kModel + " --request x.json --out x.safetensors --tokens -1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tokens: must be between 1 and 1048576, got -1"), std::string::npos)
       << r.err;
 }
 

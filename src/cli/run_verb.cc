@@ -6,23 +6,34 @@
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 
+#include "base/field_error.h"
 #include "base/mapped_file.h"
 #include "base/process_memory.h"
 #include "base/timer.h"
+#include "cli/flag_ranges.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/draft_lookup.h"
 #include "engine/engine.h"
+#include "engine/request_preparer.h"
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
+#include "image/image_format.h"
+#include "image/video_decoder.h"
+#include "server/body_limit.h"
 #include "server/chat_request.h"
 #include "server/engine_limits.h"
+#include "server/generation_fields.h"
 #include "server/openai_format.h"
+#include "server/request_fields.h"
 
 namespace qvl::cli {
 namespace {
@@ -40,25 +51,32 @@ struct RunFlags {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   SamplingParams sampling;
+  std::optional<int64_t> seed;  // as the API's seed: any int64, taken as its 64 bits
   int64_t min_pixels = 0, max_pixels = 0;
   int64_t min_video_tokens = 0, max_video_tokens = 0;
   int64_t context = 16384;
   int draft_tokens = EngineOptions().draft_tokens;
 };
 
-// A flag checked against the range its request field has everywhere else.
-CLI::Validator InRange(const ParamRange& range) {
-  return CLI::Validator(
-      [range](std::string& text) -> std::string {
-        double value = 0;
-        try {
-          value = std::stod(text);
-        } catch (const std::exception&) {
-          return "expected a number, got " + text;
-        }
-        return range.Contains(value) ? "" : StrCat("must be ", range.Describe(), ", got ", text);
-      },
-      range.Describe());
+// The input files, read before the model loads: a wrong path or an oversized file is
+// refused in milliseconds, not after the load, and never read whole first.
+struct RunInputs {
+  std::vector<std::string> images;
+  std::vector<std::string> videos;
+  std::string request;
+};
+
+// --stop as the API checks its "stop": how many strings, none empty or too long.
+void CheckStopFlags(const std::vector<std::string>& stop) {
+  if (stop.empty()) return;
+  const nlohmann::json body = {{"stop", stop}};
+  std::vector<std::string> checked;
+  try {
+    ParseStopField(RequestObject(body, ""), ChatRequestPolicy().max_stop_strings, &checked);
+  } catch (const FieldError& e) {
+    const std::string message = e.what();
+    Fail(ErrorCode::kInvalidArgument, "--stop: ", message.substr(e.field().size() + 2));
+  }
 }
 
 void CheckArguments(const RunFlags& f) {
@@ -66,33 +84,80 @@ void CheckArguments(const RunFlags& f) {
     Fail(ErrorCode::kInvalidArgument,
          "give either --request or a prompt with -i images / -v videos, not both");
   }
+  if (!f.request.empty() && !f.system.empty()) {
+    Fail(ErrorCode::kInvalidArgument,
+         "give either --request or --system, not both: put the system message in the request");
+  }
   if (f.request.empty() && f.prompt.empty()) {
     Fail(ErrorCode::kInvalidArgument, "no prompt: give one, or --request FILE");
   }
+  if (f.max_tokens && *f.max_tokens >= f.context) {
+    Fail(ErrorCode::kInvalidArgument, "--max-tokens (", *f.max_tokens,
+         ") must be below --ctx-size (", f.context, "): the prompt and the answer share it");
+  }
+  if (f.min_pixels > 0 && f.max_pixels > 0 && f.min_pixels > f.max_pixels) {
+    Fail(ErrorCode::kInvalidArgument, "--min-pixels (", f.min_pixels,
+         ") is larger than --max-pixels (", f.max_pixels, ")");
+  }
+  CheckStopFlags(f.stop);
 }
 
-GenerationRequest BuildRequest(const RunFlags& f, const Engine& engine) {
+// The bytes of `path`, a file refused by its size before it is read.
+std::string ReadInput(const std::string& flag, const std::string& path, uint64_t max_bytes) {
+  try {
+    return ReadFileToString(path, max_bytes);
+  } catch (const Error& e) {
+    Fail(e.code(), flag, " ", e.what());
+  }
+}
+
+RunInputs ReadInputs(const RunFlags& f, const EngineOptions& options) {
+  RunInputs in;
+  if (!f.request.empty())
+    in.request = ReadInput("--request", f.request, DefaultMaxBodyBytes(options));
+  for (const std::string& path : f.images) {
+    std::string bytes = ReadInput("-i", path, options.max_image_bytes);
+    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                        bytes.size());
+    if (!DetectImageFormat(data) && LooksLikeVideoFile(data)) {
+      Fail(ErrorCode::kInvalidArgument, "-i ", path, ": this is a video; give it with -v");
+    }
+    in.images.push_back(std::move(bytes));
+  }
+  for (const std::string& path : f.videos) {
+    in.videos.push_back(
+        ReadInput("-v", path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes)));
+  }
+  return in;
+}
+
+GenerationRequest BuildRequest(const RunFlags& f, const RunInputs& in, const Engine& engine) {
   if (!f.request.empty()) {
     ChatRequestPolicy policy;
     TakeEngineLimits(engine, &policy);
     policy.media.local.enabled = true;
     policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
-    return ParseChatRequest(ReadFileToString(f.request), policy).generation;
+    GenerationRequest r = ParseChatRequest(in.request, policy).generation;
+    // The engine's own message names `qvl serve --parallel`, which run does not have.
+    if (r.n > engine.options().max_sequences) {
+      Fail(ErrorCode::kInvalidArgument, f.request, ": n is ", r.n, "; qvl run gives at most ",
+           engine.options().max_sequences, " answers to one request");
+    }
+    return r;
   }
   GenerationRequest r;
   if (!f.system.empty())
     r.messages.push_back({"system", {{ChatPart::Kind::kText, f.system}}, true, {}});
   ChatMessage user{"user", {}, false, {}};
-  for (const std::string& path : f.images) {
-    const std::string bytes = ReadFileToString(path);
-    r.images.push_back({path, {bytes.begin(), bytes.end()}, "", ImageDetail::kAuto});
+  for (size_t i = 0; i < f.images.size(); ++i) {
+    const std::string& bytes = in.images[i];
+    r.images.push_back({f.images[i], {bytes.begin(), bytes.end()}, "", ImageDetail::kAuto});
     user.parts.push_back({ChatPart::Kind::kImage, ""});
   }
-  for (const std::string& path : f.videos) {
-    const std::string bytes = ReadFileToString(path);
+  for (size_t i = 0; i < f.videos.size(); ++i) {
     VideoInput video;
-    video.name = path;
-    video.file.assign(bytes.begin(), bytes.end());
+    video.name = f.videos[i];
+    video.file.assign(in.videos[i].begin(), in.videos[i].end());
     r.videos.push_back(std::move(video));
     user.parts.push_back({ChatPart::Kind::kVideo, ""});
   }
@@ -112,7 +177,7 @@ void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
   set(r->sampling.repetition_penalty, f.sampling.repetition_penalty);
   set(r->sampling.presence_penalty, f.sampling.presence_penalty);
   set(r->sampling.frequency_penalty, f.sampling.frequency_penalty);
-  set(r->sampling.seed, f.sampling.seed);
+  if (f.seed) r->sampling.seed = static_cast<uint64_t>(*f.seed);
   if (f.max_tokens) {
     r->max_tokens = *f.max_tokens;
     r->max_tokens_field = "--max-tokens";
@@ -133,18 +198,19 @@ void ApplyVideoBudgetFlags(const RunFlags& f, EngineOptions* options) {
 
 void Run(const RunFlags& f) {
   CheckArguments(f);
-  const std::string dir = f.model.ResolveFolder();
-  Stopwatch load;
   EngineOptions options;
-  options.threads = f.model.threads;
+  options.threads = f.model.Threads();
   // One answer, or the n of a --request, at once.
   options.max_sequences = EngineOptions().max_sequences;
   options.context_tokens = f.context;
   options.draft_tokens = f.draft_tokens;
   ApplyVideoBudgetFlags(f, &options);
+  const RunInputs inputs = ReadInputs(f, options);
+  const std::string dir = f.model.ResolveFolder();
+  Stopwatch load;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
-  GenerationRequest request = BuildRequest(f, engine);
+  GenerationRequest request = BuildRequest(f, inputs, engine);
   ApplyFlags(f, &request);
 
   std::mutex mu;
@@ -258,7 +324,8 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("-n,--max-tokens", f->max_tokens,
                    "most tokens to generate (default 2048, cut to what the context leaves)")
       ->check(InRange(ranges::kMaxTokens));
-  verb->add_option("--stop", f->stop, "stop string (repeat for several)")->allow_extra_args(false);
+  verb->add_option("--stop", f->stop, "stop string (repeat for several, at most 4)")
+      ->allow_extra_args(false);
   verb->add_flag("--ignore-eos", f->ignore_eos, "keep generating past end-of-sequence");
   verb->add_option("--temperature", f->sampling.temperature,
                    "0 = greedy (default: generation_config.json)")
@@ -273,9 +340,12 @@ void AddRunVerb(CLI::App& app) {
       ->check(InRange(ranges::kPresencePenalty));
   verb->add_option("--frequency-penalty", f->sampling.frequency_penalty, "OpenAI frequency penalty")
       ->check(InRange(ranges::kFrequencyPenalty));
-  verb->add_option("--seed", f->sampling.seed, "random seed for reproducible sampling");
-  verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing");
-  verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing");
+  verb->add_option("--seed", f->seed, "random seed for reproducible sampling (as the API's seed)")
+      ->check(IntegerIn(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+  verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing")
+      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
+  verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing")
+      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
   verb->add_option("--min-video-tokens", f->min_video_tokens,
                    "smallest video budget, in video tokens over all frames (default: the "
                    "model's)")
@@ -285,6 +355,7 @@ void AddRunVerb(CLI::App& app) {
                    "frames (default 2048)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   verb->add_option("-c,--ctx-size", f->context, "context: prompt + answer tokens")
+      ->check(InRange(kContextTokens))
       ->capture_default_str();
   verb->add_option("--draft-tokens", f->draft_tokens,
                    "speculative decoding: tokens per step guessed from the prompt and answer "

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,11 +20,15 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/timer.h"
+#include "cli/flag_ranges.h"
 #include "cli/model_check.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/draft_lookup.h"
 #include "engine/engine.h"
+#include "engine/image_budget_policy.h"
+#include "engine/request_preparer.h"
+#include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
 #include "hub/model_resolver.h"
 #include "model/qwen3vl.h"
@@ -41,6 +46,7 @@ struct ServeFlags {
   EngineOptions engine;
   int64_t kv_cache_mb = 1024;
   int64_t image_cache_mb = 256;
+  std::optional<int> max_tokens;
   int64_t max_image_mb = static_cast<int64_t>(EngineOptions().max_image_bytes >> 20);
   int64_t max_video_mb = VideoLimits().max_encoded_bytes >> 20;
   int64_t max_body_mb = 0;
@@ -55,7 +61,7 @@ struct ServeFlags {
 
 void Finish(ServeFlags& f) {
   const std::string id = hub::ServedModelId(f.model.model);
-  f.engine.threads = f.model.threads;
+  f.engine.threads = f.model.Threads();
   f.server.model_names = {id};
   for (const std::string& alias : f.aliases) {
     if (alias != id) f.server.model_names.push_back(alias);
@@ -66,12 +72,27 @@ void Finish(ServeFlags& f) {
   f.engine.max_image_bytes = static_cast<size_t>(f.max_image_mb) << 20;
   f.engine.video_limits.max_encoded_bytes = f.max_video_mb << 20;
   f.server.response_store.max_bytes = static_cast<size_t>(f.response_store_mb) << 20;
-  // The rest of the image budget needs the model's preprocessor config (checked at load);
-  // two flags that contradict each other are caught before the server listens.
-  if (f.engine.min_image_tokens > 0 && f.engine.max_image_tokens > 0 &&
-      f.engine.min_image_tokens > f.engine.max_image_tokens) {
+  if (f.server.host.empty()) {
+    Fail(ErrorCode::kInvalidArgument,
+         "--host is empty: give 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)");
+  }
+  if (f.max_tokens) {
+    if (*f.max_tokens >= f.engine.context_tokens) {
+      Fail(ErrorCode::kInvalidArgument, "--max-tokens (", *f.max_tokens,
+           ") must be below --ctx-size (", f.engine.context_tokens,
+           "): the prompt and the answer share it");
+    }
+    f.engine.default_max_tokens = *f.max_tokens;
+  }
+  // The rest of the image budget needs the model's preprocessor config (checked before
+  // listening when the model is on disk); flags that contradict each other are caught
+  // here, in their own words.
+  const int64_t max_image_tokens =
+      f.engine.max_image_tokens > 0 ? f.engine.max_image_tokens : kDefaultMaxImageTokens;
+  if (f.engine.min_image_tokens > 0 && f.engine.max_pixels == 0 &&
+      f.engine.min_image_tokens > max_image_tokens) {
     Fail(ErrorCode::kInvalidArgument, "--min-image-tokens (", f.engine.min_image_tokens,
-         ") is larger than --max-image-tokens (", f.engine.max_image_tokens, ")");
+         ") is larger than --max-image-tokens (", max_image_tokens, ")");
   }
   if (f.engine.min_pixels > 0 && f.engine.max_pixels > 0 &&
       f.engine.min_pixels > f.engine.max_pixels) {
@@ -121,7 +142,10 @@ void Serve(const ServeFlags& flags) {
   // already (a model still to be downloaded is checked as it loads).
   const ModelOptions model_options = flags.model.Options();
   const std::string local_dir = flags.model.ResolveLocalFolder();
-  if (!local_dir.empty()) CheckModelFolder(local_dir);
+  if (!local_dir.empty()) {
+    const CheckedModelFolder checked = CheckModelFolder(local_dir);
+    CheckEngineOptions(flags.engine, checked.preprocessor.image, checked.preprocessor.video);
+  }
 
   TuneMallocForServing();
   const sigset_t stop_signals = BlockStopSignals();
@@ -221,12 +245,12 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("-c,--ctx-size", f->engine.context_tokens,
                    "tokens per request (prompt + answer)")
-      ->check(CLI::Range(int64_t{16}, int64_t{1} << 24))
+      ->check(InRange(kContextTokens))
       ->capture_default_str();
-  verb->add_option("--max-tokens", f->engine.default_max_tokens,
-                   "answer length when a request sets none")
-      ->check(CLI::Range(1, 1 << 24))
-      ->capture_default_str();
+  verb->add_option("--max-tokens", f->max_tokens,
+                   StrCat("answer length when a request sets none (default ",
+                          EngineOptions().default_max_tokens, ", cut to what the context leaves)"))
+      ->check(InRange(request_ranges::kMaxTokens));
   verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22))
       ->capture_default_str();
@@ -235,10 +259,10 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("--min-pixels", f->engine.min_pixels,
                    "smallest image area after resizing (default: the model's)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
   verb->add_option("--max-pixels", f->engine.max_pixels,
                    "--max-image-tokens in pixels (default 1280 x 32 x 32)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
   verb->add_option("--min-image-tokens", f->engine.min_image_tokens,
                    "--min-pixels in image tokens (32x32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
@@ -267,13 +291,17 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("--max-videos", f->engine.video_limits.max_videos_per_request,
                    "videos per request")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   verb->add_option("--max-video-mb", f->max_video_mb, "encoded size per video file")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}))
       ->capture_default_str();
   verb->add_option("--max-video-frames", f->engine.video_limits.max_input_frames,
                    "frames a clip may have before sampling (a file or a frame list)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
       ->capture_default_str();
   verb->add_option("--max-video-seconds", f->engine.video_limits.max_seconds, "length of a clip")
+      ->check(InRange({"--max-video-seconds", 0, 86400, true}))
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
                    "request body size (default: --max-images images as base64 and the text "
@@ -302,7 +330,7 @@ void AddServeVerb(CLI::App& app) {
       ->check(CLI::Range(0, 4096));
   verb->add_option("--shutdown-grace", f->shutdown_grace,
                    "seconds requests in flight get on SIGINT/SIGTERM")
-      ->check(CLI::Range(0.0, 86400.0))
+      ->check(InRange({"--shutdown-grace", 0, 86400}))
       ->capture_default_str();
   verb->add_option("--redis", f->redis.url,
                    "share image encodings and deterministic answers with other replicas "

@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,7 +31,10 @@ std::string ReadStdin() {
   return input;
 }
 
-std::vector<int32_t> ParseIds(const std::string& input) {
+// The ids of `input`; each must name a token of `tokenizer` (Decode would skip one that
+// does not, printing nothing for it).
+std::vector<int32_t> ParseIds(const std::string& input, const Tokenizer& tokenizer,
+                              const std::string& tokenizer_path) {
   const nlohmann::json json = nlohmann::json::parse(input, nullptr, /*allow_exceptions=*/false);
   if (!json.is_array())
     Fail(ErrorCode::kInvalidArgument, "stdin: expected a JSON array of token ids");
@@ -40,22 +42,31 @@ std::vector<int32_t> ParseIds(const std::string& input) {
   ids.reserve(json.size());
   for (size_t i = 0; i < json.size(); ++i) {
     const nlohmann::json& id = json[i];
-    if (!id.is_number_integer() || id.get<int64_t>() < std::numeric_limits<int32_t>::min() ||
-        id.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+    if (!id.is_number_integer()) {
       Fail(ErrorCode::kInvalidArgument, "stdin: element ", i, " (", id.dump(),
            ") is not a token id");
     }
-    ids.push_back(id.get<int32_t>());
+    // Unsigned JSON numbers above INT64_MAX would wrap in get<int64_t>.
+    const bool in_range =
+        id.is_number_unsigned()
+            ? id.get<uint64_t>() < static_cast<uint64_t>(tokenizer.vocab_size())
+            : id.get<int64_t>() >= 0 && id.get<int64_t>() < tokenizer.vocab_size();
+    if (!in_range || tokenizer.IdToToken(static_cast<int32_t>(id.get<int64_t>())).empty()) {
+      Fail(ErrorCode::kInvalidArgument, "stdin: element ", i, " (", id.dump(),
+           ") is not a token id of ", tokenizer_path, " (0 to ", tokenizer.vocab_size() - 1, ")");
+    }
+    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
   return ids;
 }
 
 void RunTokenize(const TokenizeOptions& options) {
-  const Tokenizer tokenizer =
-      Tokenizer::FromFile((std::filesystem::path(options.model_dir) / "tokenizer.json").string());
+  const std::string path = (std::filesystem::path(options.model_dir) / "tokenizer.json").string();
+  const Tokenizer tokenizer = Tokenizer::FromFile(path);
   const std::string input = ReadStdin();
   if (options.decode) {
-    const std::string text = tokenizer.Decode(ParseIds(input), options.skip_special);
+    const std::string text =
+        tokenizer.Decode(ParseIds(input, tokenizer, path), options.skip_special);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }

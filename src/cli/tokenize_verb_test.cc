@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -66,6 +67,16 @@ TEST(TokenizeVerbTest, ReportsBadInput) {
   r = RunQvl("tokenize -m " + kModel + " --decode", "hello");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.output, "qvl: error: stdin: expected a JSON array of token ids\n");
+
+  // Ids no token has were skipped: exit 0 and no output.
+  for (const auto& [ids, element, id] :
+       {std::tuple{"[-1]", 0, "-1"}, std::tuple{"[9707, 151936]", 1, "151936"},
+        std::tuple{"[1, 2, 18446744073709551615]", 2, "18446744073709551615"}}) {
+    r = RunQvl("tokenize -m " + kModel + " --decode", ids);
+    EXPECT_EQ(r.exit_code, 1) << ids;
+    EXPECT_EQ(r.output, "qvl: error: stdin: element " + std::to_string(element) + " (" + id +
+                            ") is not a token id of " + kModel + "/tokenizer.json (0 to 151668)\n");
+  }
 
   r = RunQvl("tokenize -m /nonexistent", "x");
   EXPECT_EQ(r.exit_code, 1);

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -346,6 +348,34 @@ TEST(Engine, RefusesBadInputBeforeAnyWork) {
     EXPECT_NE(std::string(e.what()).find("image 1"), std::string::npos) << e.what();
   }
   EXPECT_EQ(engine->Stats().requests_finished, 0);
+}
+
+// A context of 0 divided by zero on the first request (SIGFPE), and a video limit below
+// zero refused every request with a video as the client's fault.
+TEST(Engine, RefusesOptionsItCannotWorkWith) {
+  struct Case {
+    std::function<void(EngineOptions&)> set;
+    std::string error;
+  };
+  const Case cases[] = {
+      {[](EngineOptions& o) { o.context_tokens = 0; },
+       "context_tokens: must be between 16 and 16777216, got 0"},
+      {[](EngineOptions& o) { o.video_limits.max_videos_per_request = -1; },
+       "video_limits.max_videos_per_request: must be at least 0, got -1"},
+      {[](EngineOptions& o) { o.video_limits.max_seconds = std::nan(""); },
+       "video_limits.max_seconds: must be a positive number of seconds, got nan"},
+  };
+  for (const Case& c : cases) {
+    EngineOptions options;
+    c.set(options);
+    try {
+      MakeEngine(options);
+      ADD_FAILURE() << c.error;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_EQ(std::string(e.what()), c.error);
+    }
+  }
 }
 
 TEST(Engine, ShutdownCancelsWhatIsLeft) {

@@ -16,14 +16,26 @@
 
 namespace qvl {
 
+struct PreprocessorSettings {
+  ImageProcessorParams image;
+  VideoProcessorParams video;  // video_preprocessor_config.json over image
+};
+
+// The image and video preprocessor settings of `folder` (LoadPreprocessorConfig,
+// VideoParamsOfFolder), each checked against config.json's vision_config: the patch
+// embedding's weights fix patch_size, temporal_patch_size and the merge, and a
+// preprocessor that cut other patches would feed the vision tower rows of the wrong
+// length. Throws Error naming the file and the field.
+PreprocessorSettings LoadPreprocessorSettings(const ModelFolder& folder);
+
 struct ModelSettings {
   Tokenizer tokenizer;
   ImageProcessorParams image_params;
   VideoProcessorParams video_params;  // video_preprocessor_config.json over image_params
 };
 
-// Throws Error naming the file at fault (see Tokenizer::FromFile, CheckChatTemplate,
-// LoadPreprocessorConfig, VideoParamsOfFolder).
+// Throws Error naming the file at fault (see Tokenizer::FromFile, CheckTemplateTokens,
+// CheckChatTemplate, LoadPreprocessorSettings).
 ModelSettings LoadModelSettings(const ModelFolder& folder);
 
 struct LoadedModel {

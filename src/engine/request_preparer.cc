@@ -1,6 +1,7 @@
 #include "engine/request_preparer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "base/cpu_features.h"
@@ -83,7 +84,44 @@ auto NamingField(const std::string& field, F&& f) {
   }
 }
 
+// The checks of CheckEngineOptions that need no model. Without them a context of 0
+// divided by zero, and a limit below zero refused every request as the client's fault.
+void CheckEngineLimits(const EngineOptions& o) {
+  CheckInRange(kContextTokens, static_cast<double>(o.context_tokens));
+  const VideoLimits& v = o.video_limits;
+  const struct {
+    const char* field;
+    int64_t value;
+    int64_t min;
+  } counts[] = {
+      {"max_sequences", o.max_sequences, 1},
+      {"default_max_tokens", o.default_max_tokens, 1},
+      {"max_images_per_request", o.max_images_per_request, 0},
+      {"video_limits.max_videos_per_request", v.max_videos_per_request, 0},
+      {"video_limits.max_encoded_bytes", v.max_encoded_bytes, 1},
+      {"video_limits.max_frame_pixels", v.max_frame_pixels, 1},
+      {"video_limits.max_input_frames", v.max_input_frames, 1},
+  };
+  for (const auto& c : counts) {
+    if (c.value < c.min) {
+      FailField(ErrorCode::kInvalidArgument, c.field, "must be at least ", c.min, ", got ",
+                c.value);
+    }
+  }
+  if (!(v.max_seconds > 0) || !std::isfinite(v.max_seconds)) {
+    FailField(ErrorCode::kInvalidArgument, "video_limits.max_seconds",
+              "must be a positive number of seconds, got ", v.max_seconds);
+  }
+}
+
 }  // namespace
+
+void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params,
+                        const VideoProcessorParams& video_params) {
+  CheckEngineLimits(options);
+  ResolveServerImageBudget(options, image_params);
+  ResolveServerVideoBudget(options, video_params);
+}
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                                  const Tokenizer& tokenizer,
@@ -98,6 +136,7 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       options_(options),
       decode_slots_(options.decode_slots > 0 ? options.decode_slots
                                              : GetCpuFeatures().physical_cores) {
+  CheckEngineLimits(options);
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
   image_budget_ = ResolveServerImageBudget(options, image_params);

@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "engine/image_budget_policy.h"
 #include "engine/prepared_request.h"
+#include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
 #include "image/image_processor.h"
 #include "image/video_processor.h"
@@ -16,8 +17,22 @@
 
 namespace qvl {
 
+// The context of one sequence (EngineOptions::context_tokens): room for at least a short
+// prompt and its answer, and at most what the engine's positions are sized for. `qvl
+// serve -c` and `qvl run -c` take this range.
+inline constexpr ParamRange kContextTokens{"context_tokens", 16, 1 << 24};
+
+// Throws Error(kInvalidArgument) naming the EngineOptions field for options a
+// RequestPreparer cannot work with: a context outside kContextTokens, no sequences, no
+// default answer length, negative or zero limits, and image or video budgets that
+// contradict each other or the model's preprocessor settings. The RequestPreparer checks
+// its options with it; a front end checks them with it before it loads the weights.
+void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params,
+                        const VideoProcessorParams& video_params);
+
 class RequestPreparer {
  public:
+  // Throws what CheckEngineOptions throws.
   RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
                   const VideoProcessorParams& video_params, const EngineOptions& options);

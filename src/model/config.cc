@@ -160,13 +160,20 @@ ModelConfig ParseModelConfig(std::string_view json, const std::string& source) {
   c.image_token_id = static_cast<int32_t>(top.Int("image_token_id", 0, max_id));
   c.video_token_id =
       static_cast<int32_t>(top.OptionalInt("video_token_id", 0, max_id).value_or(-1));
+  // One id for both would make every image placeholder a video's too.
+  if (c.video_token_id == c.image_token_id) {
+    top.FailField("video_token_id", StrCat("is ", c.video_token_id,
+                                           ", the same as image_token_id; they must differ"));
+  }
   c.vision_start_token_id = static_cast<int32_t>(top.Int("vision_start_token_id", 0, max_id));
   c.vision_end_token_id = static_cast<int32_t>(top.Int("vision_end_token_id", 0, max_id));
   // Ids may sit in text_config (the release layout) or at the top level (older writers).
   const JsonFieldReader& ids = text.Has("eos_token_id") || text.Has("bos_token_id") ? text : top;
   c.bos_token_id =
       static_cast<int32_t>(ids.OptionalInt("bos_token_id", 0, kMaxTokenId).value_or(-1));
-  for (int64_t id : ids.IntOrIntList("eos_token_id", 0, kMaxTokenId)) {
+  // An end-of-sequence id outside the vocabulary could never be generated: answers would
+  // run to their token limit.
+  for (int64_t id : ids.IntOrIntList("eos_token_id", 0, max_id)) {
     c.eos_token_ids.push_back(static_cast<int32_t>(id));
   }
   c.tie_word_embeddings =
@@ -228,6 +235,13 @@ GenerationConfig LoadGenerationConfig(const std::string& path, const ModelConfig
   struct stat st;
   GenerationConfig g;
   if (::stat(path.c_str(), &st) == 0) g = ParseGenerationConfig(ReadFileToString(path), path);
+  for (size_t i = 0; i < g.eos_token_ids.size(); ++i) {
+    if (g.eos_token_ids[i] >= model.text.vocab_size) {
+      Fail(ErrorCode::kCorrupt, path, ": eos_token_id ", g.eos_token_ids[i],
+           " is not in the vocabulary (0 to ", model.text.vocab_size - 1,
+           ", text_config.vocab_size of config.json): answers could never end");
+    }
+  }
   if (g.eos_token_ids.empty()) g.eos_token_ids = model.eos_token_ids;
   if (g.bos_token_id < 0) g.bos_token_id = model.bos_token_id;
   return g;

@@ -201,6 +201,16 @@ TEST(ModelConfig, InconsistentValues) {
             "m/config.json: text_config.rms_norm_eps is 0, must be in (0, 1)");
 }
 
+// Both were accepted, and found only at request time or never: one id for image and
+// video placeholders, and an end-of-sequence id no answer could ever produce.
+TEST(ModelConfig, TokenIdsMustBeDistinctAndInTheVocabulary) {
+  EXPECT_EQ(ErrorAfter([](json& j) { j["video_token_id"] = j["image_token_id"]; }),
+            "m/config.json: video_token_id is 151655, the same as image_token_id; they must "
+            "differ");
+  EXPECT_EQ(ErrorAfter([](json& j) { j["text_config"]["eos_token_id"] = 1000000000; }),
+            "m/config.json: text_config.eos_token_id is 1000000000, must be between 0 and 151935");
+}
+
 TEST(GenerationConfig, ReadsFixtureAndFallsBack) {
   const ModelConfig model = LoadModelConfig(kTinyModelDir + "/config.json");
   const GenerationConfig g = LoadGenerationConfig(kTinyModelDir + "/generation_config.json", model);
@@ -212,6 +222,19 @@ TEST(GenerationConfig, ReadsFixtureAndFallsBack) {
   EXPECT_EQ(g.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
   EXPECT_EQ(g.pad_token_id, 151643);
   EXPECT_EQ(g.bos_token_id, 151643);
+
+  ScratchFolder dir("generation_eos");
+  dir.Write("generation_config.json", R"({"eos_token_id": [151645, 151936]})");
+  try {
+    LoadGenerationConfig(dir.File("generation_config.json"), model);
+    ADD_FAILURE() << "an eos id outside the vocabulary was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_EQ(std::string(e.what()),
+              dir.File("generation_config.json") +
+                  ": eos_token_id 151936 is not in the vocabulary (0 to 151935, "
+                  "text_config.vocab_size of config.json): answers could never end");
+  }
 
   const GenerationConfig absent =
       LoadGenerationConfig("/nonexistent/generation_config.json", model);

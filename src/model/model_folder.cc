@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -12,14 +14,28 @@
 namespace qvl {
 namespace {
 
+// False when nothing is at `path`. Throws Error(kIo) naming the path when it cannot be
+// looked at (a folder without permission): "missing" would send the user looking for a
+// file that is there.
+bool Exists(const std::string& path, struct stat* st) {
+  if (::stat(path.c_str(), st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  Fail(ErrorCode::kIo, "cannot read ", path, ": ", std::strerror(errno));
+}
+
 bool IsFile(const std::string& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return Exists(path, &st) && S_ISREG(st.st_mode);
 }
 
 std::string RequireFile(const std::string& dir, const char* name, const char* purpose) {
   const std::string path = dir + "/" + name;
-  if (!IsFile(path)) Fail(ErrorCode::kNotFound, dir, ": ", name, " is missing (", purpose, ")");
+  struct stat st;
+  if (!Exists(path, &st))
+    Fail(ErrorCode::kNotFound, dir, ": ", name, " is missing (", purpose, ")");
+  if (!S_ISREG(st.st_mode)) {
+    Fail(ErrorCode::kCorrupt, path, ": is not a regular file (", purpose, ")");
+  }
   return path;
 }
 
@@ -59,7 +75,7 @@ ModelFolder OpenModelFolder(const std::string& dir_arg) {
   std::string dir = dir_arg;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (!Exists(dir, &st) || !S_ISDIR(st.st_mode)) {
     Fail(ErrorCode::kNotFound, dir, ": no such model folder");
   }
   ModelFolder f;

@@ -1,7 +1,10 @@
 #include "model/model_folder.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -56,6 +59,28 @@ TEST(ModelFolder, NamesEachMissingFile) {
     EXPECT_EQ(OpenError(dir.path()), "not_found: " + dir.path() + c.message);
   }
   EXPECT_EQ(OpenError("/nonexistent/model"), "not_found: /nonexistent/model: no such model folder");
+}
+
+// Said "config.json is missing" for both, sending the user looking for a file that is
+// there.
+TEST(ModelFolder, AnUnreadableFolderOrAFolderInPlaceOfAFileIsNamedAsSuch) {
+  ScratchFolder dir("folder_unreadable");
+  dir.LinkTinyModel({"config.json"});
+  std::filesystem::create_directory(dir.File("config.json"));
+  EXPECT_EQ(OpenError(dir.path()), "corrupt: " + dir.File("config.json") +
+                                       ": is not a regular file (model hyper-parameters)");
+  // Any reason stat gives but "no such file" is named, for root too.
+  std::filesystem::remove(dir.File("config.json"));
+  std::filesystem::create_symlink("config.json", dir.File("config.json"));
+  EXPECT_EQ(OpenError(dir.path()),
+            "io: cannot read " + dir.File("config.json") + ": Too many levels of symbolic links");
+  std::filesystem::remove(dir.File("config.json"));
+  std::filesystem::create_symlink(kTinyModelDir + "/config.json", dir.File("config.json"));
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every folder";
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0), 0);
+  const std::string error = OpenError(dir.path());
+  ::chmod(dir.path().c_str(), 0700);
+  EXPECT_EQ(error, "io: cannot read " + dir.File("config.json") + ": Permission denied");
 }
 
 TEST(ModelFolder, GenerationConfigIsOptional) {

@@ -1,17 +1,20 @@
 #include "model/packed_weight_cache.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
 #include <set>
+#include <string_view>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -136,10 +139,47 @@ class ChunkWriter {
   std::future<void> pending_;
 };
 
+// A cache file <name>.qvlw is written as <name>.qvlw.tmp-<writer's pid>, then renamed
+// into place.
+constexpr std::string_view kExtension = ".qvlw";
+constexpr std::string_view kTempSuffix = ".tmp-";
+// A packing writes its temporary file continuously; one untouched this long is left over.
+constexpr std::chrono::minutes kStaleTemporaryAge{10};
+
+// Removes the temporary files of writers that died before renaming them (Ctrl-C or a kill
+// while packing): each may hold most of a packed model, and nothing else would ever
+// remove it. A writer still alive, or one of another user (kill says EPERM), keeps its
+// file; so does one written to lately, which may be a live writer in another PID
+// namespace (a container sharing the folder), where kill cannot see it.
+void RemoveStaleTemporaries(const std::string& dir) {
+  const auto quiet_since = std::filesystem::file_time_type::clock::now() - kStaleTemporaryAge;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::string mark = StrCat(kExtension, kTempSuffix);
+    const size_t at = name.rfind(mark);
+    if (at == std::string::npos) continue;
+    const std::string digits = name.substr(at + mark.size());
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    if (std::filesystem::last_write_time(it->path(), ignored) > quiet_since || ignored) continue;
+    if (std::filesystem::remove(it->path(), ignored)) {
+      LogInfo("removed ", it->path().string(), ", left by an interrupted packing (process ", pid,
+              ")");
+    }
+  }
+}
+
 void WriteCache(const std::string& path, const std::string& header,
                 const std::vector<PackedWeightCache::Entry>& entries,
                 const std::vector<Placed>& placed, ThreadPool& pool) {
-  const std::string tmp = StrCat(path, ".tmp-", static_cast<long>(::getpid()));
+  const std::string tmp = StrCat(path, kTempSuffix, static_cast<long>(::getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) Fail(ErrorCode::kIo, "cannot create ", tmp, ": ", std::strerror(errno));
   ChunkWriter writer(f, tmp);
@@ -202,7 +242,7 @@ std::string CacheFileName(const std::string& model_dir,
   }
   std::string name = Hex(Fnv1a(abs.data(), abs.size())).substr(0, 12);
   for (const std::string& f : formats) name += "-" + f;
-  return StrCat(name, "-", Hex(h).substr(0, 8), ".qvlw");
+  return StrCat(name, "-", Hex(h).substr(0, 8), kExtension);
 }
 
 }  // namespace
@@ -265,6 +305,7 @@ std::unique_ptr<PackedWeightCache> PackedWeightCache::Open(const std::string& di
   std::shared_ptr<MappedFile> mapped;
   if (!dir.empty() && !entries.empty()) {
     const std::string path = StrCat(dir, "/", CacheFileName(model_dir, entries));
+    RemoveStaleTemporaries(dir);
     try {
       auto file = std::make_shared<MappedFile>(path);
       if (Matches(*file, header, total)) {

@@ -8,7 +8,8 @@
 // A file that is truncated, written by another version, or made for a model that has
 // changed since is rebuilt. Writing goes to a temporary file renamed into place, so a
 // failed write (disk full, read-only folder) leaves any old file usable and qvl packs
-// in memory for this run instead.
+// in memory for this run instead; the temporary file of a writer that was killed is
+// removed by the next Open of the folder.
 #pragma once
 
 #include <cstdint>

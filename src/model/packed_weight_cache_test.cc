@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -134,6 +137,43 @@ TEST_F(PackedWeightCacheTest, WriteFailingMidwayPacksInMemoryAndLeavesNoFile) {
   EXPECT_TRUE(fs::is_empty(dir_));
   EXPECT_EQ(Open(9)->source(), PackedWeightCache::Source::kBuilt);
   OnlyFile();
+}
+
+// An interrupted packing (Ctrl-C, a kill) left its temporary file, as large as the
+// cache, for ever; one of a writer still running is not touched.
+TEST_F(PackedWeightCacheTest, TemporaryFilesOfDeadWritersAreRemoved) {
+  fs::create_directories(dir_);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const fs::path dead = dir_ / ("abc-q8-0123.qvlw.tmp-" + std::to_string(child));
+  const fs::path running = dir_ / ("abc-q8-0123.qvlw.tmp-" + std::to_string(::getppid()));
+  const fs::path other = dir_ / ("notes.txt.tmp-" + std::to_string(child));
+  const fs::path recent = dir_ / ("abc-q4-0123.qvlw.tmp-" + std::to_string(child));
+  const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const fs::path& p : {dead, running, other, recent}) {
+    std::ofstream(p) << "partial";
+    if (p != recent) fs::last_write_time(p, hour_ago);
+  }
+  EXPECT_EQ(Open()->source(), PackedWeightCache::Source::kBuilt);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(running));
+  EXPECT_TRUE(fs::exists(other));
+  // Written to lately: perhaps a writer in another PID namespace.
+  EXPECT_TRUE(fs::exists(recent));
+}
+
+// A FIFO where the cache file goes hung the start for ever (open waits for a writer); it
+// is not a cache, so it is replaced.
+TEST_F(PackedWeightCacheTest, AFifoInPlaceOfTheCacheIsReplaced) {
+  const std::string path = Open()->path();
+  fs::remove(path);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto cache = Open();
+  EXPECT_EQ(cache->source(), PackedWeightCache::Source::kBuilt);
+  ExpectPacked(*cache);
+  EXPECT_TRUE(fs::is_regular_file(OnlyFile()));
 }
 
 // The whole model from the cache computes exactly what the same formats packed in

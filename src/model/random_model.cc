@@ -202,11 +202,23 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
          DTypeName(o.dtype));
   }
   const ModelConfig config = LoadModelConfig(o.config_path);
-  MakeDirectories(o.output_dir);
-  if (IsFile(o.output_dir + "/model.safetensors.index.json")) {
-    Fail(ErrorCode::kInvalidArgument, o.output_dir,
-         " already holds a sharded model (model.safetensors.index.json); choose another folder");
+  // Copying from a folder that is not there would quietly take the config's folder's
+  // files instead.
+  struct stat st;
+  if (!o.files_from.empty() && (::stat(o.files_from.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    Fail(ErrorCode::kNotFound, o.files_from,
+         ": no such folder (to copy the tokenizer and the other companion files from)");
   }
+  // Weights are never overwritten: -o naming a real model's folder replaced its
+  // checkpoint with random numbers.
+  for (const char* name : {"model.safetensors", "model.safetensors.index.json"}) {
+    const std::string path = o.output_dir + "/" + name;
+    if (::lstat(path.c_str(), &st) == 0) {
+      Fail(ErrorCode::kInvalidArgument, path,
+           " already exists; make-random never overwrites weights: choose another folder");
+    }
+  }
+  MakeDirectories(o.output_dir);
   WriteCompanionFiles(o, config);
 
   const std::vector<ExpectedTensor> expected = ExpectedQwen3VLTensors(config);
@@ -237,7 +249,6 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
 
   const ModelFolder folder = OpenModelFolder(o.output_dir);
   CheckQwen3VLTensors(TensorStore::OpenFolder(folder.dir), folder.config);
-  struct stat st;
   if (::stat(weights.c_str(), &st) == 0) summary.file_bytes = static_cast<uint64_t>(st.st_size);
   return summary;
 }

@@ -32,7 +32,9 @@ struct RandomModelSummary {
 // Values are a deterministic function of (seed, tensor name, element index):
 // approximately normal, matrices with std 1/sqrt(fan_in), embeddings 1/sqrt(width),
 // norm gains 1 + N(0, 0.02^2), biases N(0, 0.01^2), which keeps activations finite.
-// The result is checked with the regular loader before returning.
+// The result is checked with the regular loader before returning. Throws, before writing
+// anything, Error(kInvalidArgument) naming the file when output_dir holds weights already
+// and Error(kNotFound) when files_from is not a folder.
 RandomModelSummary WriteRandomModel(const RandomModelOptions& options, ThreadPool& pool);
 
 // The random value generator on its own: a counter-based hash turned into an

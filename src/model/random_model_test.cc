@@ -183,5 +183,35 @@ TEST(RandomModel, MissingTokenizerIsNamedBeforeWritingWeights) {
   EXPECT_FALSE(std::filesystem::exists(out.File("model.safetensors")));
 }
 
+// -o naming a real model's folder replaced its weights with random ones, and a mistyped
+// --tokenizer-from quietly took the config's folder's files.
+TEST(RandomModel, NeverOverwritesWeightsAndRefusesAMissingFilesFolder) {
+  ScratchFolder out("random_existing");
+  WriteTiny(out.path(), 1);
+  const std::string before = ReadFileToString(out.File("model.safetensors"));
+  try {
+    WriteTiny(out.path(), 2);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()),
+              out.File("model.safetensors") +
+                  " already exists; make-random never overwrites weights: choose another folder");
+  }
+  EXPECT_EQ(ReadFileToString(out.File("model.safetensors")), before);
+
+  ScratchFolder fresh("random_no_files_from");
+  try {
+    WriteTiny(fresh.path(), 0, DType::kBF16, kTinyModelDir + "/config.json", "/nonexistent/tok");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/tok: no such folder (to copy the tokenizer and the other companion "
+              "files from)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(fresh.File("config.json")));
+}
+
 }  // namespace
 }  // namespace qvl

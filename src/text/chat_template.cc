@@ -12,6 +12,8 @@ constexpr std::string_view kImagePlaceholder = "<|vision_start|><|image_pad|><|v
 constexpr std::string_view kImagePad = "<|image_pad|>";
 constexpr std::string_view kVideoPlaceholder = "<|vision_start|><|video_pad|><|vision_end|>";
 constexpr std::string_view kVideoPad = "<|video_pad|>";
+constexpr std::string_view kVisionStart = "<|vision_start|>";
+constexpr std::string_view kVisionEnd = "<|vision_end|>";
 
 constexpr std::string_view kToolsPreamble =
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -84,7 +86,7 @@ std::string ExpandVideoPlaceholders(const std::string& rendered,
       char stamp[64];
       // printf's rounding of the binary value, as Python's f"{t:.1f}": 0.25 -> "0.2".
       std::snprintf(stamp, sizeof(stamp), "<%.1f seconds>", seconds);
-      out.append(stamp).append("<|vision_start|>").append(kVideoPad).append("<|vision_end|>");
+      out.append(stamp).append(kVisionStart).append(kVideoPad).append(kVisionEnd);
     }
   }
   out.append(rendered, from, std::string::npos);
@@ -212,6 +214,33 @@ std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::strin
     }
   }
   return expanded;
+}
+
+void CheckTemplateTokens(const Tokenizer& tokenizer, const std::string& tokenizer_path,
+                         const VisionTokenIds& config_ids, const std::string& config_path) {
+  const struct {
+    std::string_view token;
+    const char* config_field;  // nullptr: config.json does not name it
+    int32_t config_id;
+  } tokens[] = {
+      {"<|im_start|>", nullptr, -1},
+      {"<|im_end|>", nullptr, -1},
+      {kVisionStart, "vision_start_token_id", config_ids.vision_start},
+      {kVisionEnd, "vision_end_token_id", config_ids.vision_end},
+      {kImagePad, "image_token_id", config_ids.image_pad},
+      {kVideoPad, "video_token_id", config_ids.video_pad},
+  };
+  for (const auto& t : tokens) {
+    const int32_t id = tokenizer.TokenToId(t.token);
+    if (id < 0) {
+      Fail(ErrorCode::kCorrupt, tokenizer_path, ": the added token ", t.token,
+           " is missing (the Qwen3-VL chat template writes it)");
+    }
+    if (t.config_field != nullptr && t.config_id >= 0 && t.config_id != id) {
+      Fail(ErrorCode::kCorrupt, config_path, ": ", t.config_field, " is ", t.config_id, ", but ",
+           tokenizer_path, " has ", t.token, " as ", id);
+    }
+  }
 }
 
 }  // namespace qvl

@@ -87,4 +87,21 @@ ChatTemplateFile FindChatTemplate(const std::string& model_dir);
 // whitespace aside).
 void CheckChatTemplate(std::string_view template_text, const std::string& source);
 
+// The ids config.json gives the vision markers; -1 for one it does not give.
+struct VisionTokenIds {
+  int32_t image_pad = -1;
+  int32_t video_pad = -1;
+  int32_t vision_start = -1;
+  int32_t vision_end = -1;
+};
+
+// Checks that the tokenizer has every special token the template writes (<|im_start|>,
+// <|im_end|>, the vision markers), each as one token: without them a prompt would be
+// tokenized as plain text, and an image request refused as if the client were at fault.
+// Throws Error(kCorrupt) naming `tokenizer_path` and the token when one is missing, and
+// naming `config_path` and the field when config.json gives a marker another id than the
+// tokenizer does.
+void CheckTemplateTokens(const Tokenizer& tokenizer, const std::string& tokenizer_path,
+                         const VisionTokenIds& config_ids, const std::string& config_path);
+
 }  // namespace qvl

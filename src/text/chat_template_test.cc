@@ -259,6 +259,46 @@ TEST(ChatTemplateTest, RefusesAnyOtherTemplate) {
   }
 }
 
+// The fixture's ids, as its config.json gives them.
+constexpr VisionTokenIds kFixtureIds{151655, 151656, 151652, 151653};
+
+TEST(ChatTemplateTest, TheFixtureTokenizerHasEveryTemplateToken) {
+  EXPECT_NO_THROW(CheckTemplateTokens(Qwen(), "tokenizer.json", kFixtureIds, "config.json"));
+  EXPECT_NO_THROW(CheckTemplateTokens(Qwen(), "tokenizer.json", {}, "config.json"));
+}
+
+// A tokenizer without one of the template's tokens tokenized it as text, found only when
+// an image request came (a 400 blaming the client) or never (`qvl run`).
+TEST(ChatTemplateTest, AMissingTemplateTokenOrAnIdConfigDisagreesWithIsNamed) {
+  const std::string path = kData + "/tiny-qwen3vl/model/tokenizer.json";
+  nlohmann::json json = ReadJson(path);
+  nlohmann::json& added = json["added_tokens"];
+  added.erase(std::remove_if(added.begin(), added.end(),
+                             [](const nlohmann::json& t) { return t["content"] == "<|im_end|>"; }),
+              added.end());
+  const Tokenizer without = Tokenizer::FromJson(json.dump(), "model/tokenizer.json");
+  try {
+    CheckTemplateTokens(without, "model/tokenizer.json", kFixtureIds, "model/config.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_STREQ(e.what(),
+                 "model/tokenizer.json: the added token <|im_end|> is missing (the Qwen3-VL chat "
+                 "template writes it)");
+  }
+  VisionTokenIds swapped = kFixtureIds;
+  std::swap(swapped.image_pad, swapped.video_pad);
+  try {
+    CheckTemplateTokens(Qwen(), "model/tokenizer.json", swapped, "model/config.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_STREQ(e.what(),
+                 "model/config.json: image_token_id is 151656, but model/tokenizer.json has "
+                 "<|image_pad|> as 151655");
+  }
+}
+
 TEST(ChatTemplateTest, FindsTheTemplateWhereTransformersLooks) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("qvl_chat_template_test_" + std::to_string(getpid()));

@@ -1,0 +1,31 @@
+// Checks shared by the verbs' flags: a range owned elsewhere (a request field, an engine
+// option) read from its owner, so that a value is refused alike by every verb and by the
+// API; and the one place a thread count is resolved.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+
+#include "engine/request_ranges.h"
+
+namespace qvl::cli {
+
+// Most compute threads a flag accepts before CapThreads (a typo guard).
+inline constexpr int kMaxThreadsFlag = 4096;
+// Most pixels --min-pixels / --max-pixels take, as the API's min_pixels / max_pixels.
+inline constexpr int64_t kMaxPixelsFlag = int64_t{1} << 40;
+
+// A flag checked against `range`: "FLAG: must be between A and B, got X"; NaN is refused.
+CLI::Validator InRange(const ParamRange& range);
+
+// An integer flag between `min` and `max`, checked on its text: CLI11 2.1 reads a number
+// past the type's range as the type's largest value, silently (a seed of 2^64 - 1 became
+// 2^63 - 1).
+CLI::Validator IntegerIn(int64_t min, int64_t max);
+
+// `requested` compute threads (0: one per physical core) lowered to the CPUs this process
+// may run on, with one log line naming `flag` when lowered: more threads than CPUs only
+// take turns at every barrier (-t 1024 made 8 tokens take 40 s).
+int CapThreads(int requested, const char* flag);
+
+}  // namespace qvl::cli
