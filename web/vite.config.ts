@@ -22,7 +22,7 @@ export default defineConfig({
     },
   },
   server: {
-    proxy: { "/v1": process.env.QVL_URL ?? "http://127.0.0.1:8080" },
+    proxy: Object.fromEntries(["/v1", "/props"].map((path) => [path, process.env.QVL_URL ?? "http://127.0.0.1:8080"])),
   },
   test: {
     include: ["src/**/*.test.ts"],

@@ -1,6 +1,7 @@
 // Answers served by the test in place of the model (Playwright's request routing), for
-// what the tiny random-weight model cannot say: grounding boxes, and a realistic
-// conversation for the README screenshots.
+// what the tiny random-weight model cannot say: grounding boxes, a realistic
+// conversation for the README screenshots, a given token count, and an answer that is
+// still being written while the test looks (slowAnswer).
 import type { Page, Route } from "playwright-core";
 
 export const CANNED_TIMINGS = {
@@ -54,18 +55,24 @@ export const TABLE_ANSWER = [
   "Q4 is the best quarter, **240 units**.",
 ].join("\n");
 
-/** An OpenAI-style event stream that says `text` in small pieces. */
-export function sseBody(text: string, timings: object = CANNED_TIMINGS): string {
+export const CANNED_USAGE = { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 };
+
+/** The events of an OpenAI-style stream that says `text` in small pieces. */
+function sseEvents(text: string, timings: object, usage: object): string[] {
   const pieces = text.match(/[\s\S]{1,12}/g) ?? [];
   const chunk = (choices: object[], extra: object = {}) =>
     `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "qvl", choices, ...extra })}\n\n`;
-  return (
-    chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]) +
-    pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])).join("") +
-    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]) +
-    chunk([], { usage: { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 }, timings }) +
-    "data: [DONE]\n\n"
-  );
+  return [
+    chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
+    ...pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
+    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+    chunk([], { usage, timings }),
+    "data: [DONE]\n\n",
+  ];
+}
+
+export function sseBody(text: string, timings: object = CANNED_TIMINGS, usage: object = CANNED_USAGE): string {
+  return sseEvents(text, timings, usage).join("");
 }
 
 /** What qvl serve reports for the fixture clip (8 frames at 4 fps) with the 2B model. */
@@ -102,7 +109,12 @@ export const VIDEO_ANSWER = [
 ].join("\n");
 
 /** Answers the next chat requests with `answers`, in order; later ones reach the server. */
-export async function cannedAnswers(page: Page, answers: string[], timings: object = CANNED_TIMINGS): Promise<void> {
+export async function cannedAnswers(
+  page: Page,
+  answers: string[],
+  timings: object = CANNED_TIMINGS,
+  usage: object = CANNED_USAGE,
+): Promise<void> {
   const queue = [...answers];
   await page.route("**/v1/chat/completions", async (route: Route) => {
     const answer = queue.shift();
@@ -110,7 +122,45 @@ export async function cannedAnswers(page: Page, answers: string[], timings: obje
     await route.fulfill({
       status: 200,
       headers: { "Content-Type": "text/event-stream" },
-      body: sseBody(answer, timings),
+      body: sseBody(answer, timings, usage),
     });
   });
+}
+
+/**
+ * Answers the page's next chat request with `text`, one event every `everyMs`. Playwright's
+ * routing hands the page a whole body at once, so this answers inside the page, in place
+ * of its fetch; the request never reaches the network. Stopping the answer ends it.
+ */
+export async function slowAnswer(page: Page, text: string, everyMs: number): Promise<void> {
+  const events = sseEvents(text, CANNED_TIMINGS, CANNED_USAGE);
+  await page.evaluate(
+    ({ events, everyMs }) => {
+      const realFetch = window.fetch;
+      window.fetch = async (input, init) => {
+        if (!String(input).endsWith("/v1/chat/completions")) return realFetch(input, init);
+        window.fetch = realFetch;
+        const encoder = new TextEncoder();
+        let timer = 0;
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            let next = 0;
+            timer = window.setInterval(() => {
+              if (next < events.length) controller.enqueue(encoder.encode(events[next++]));
+              else {
+                clearInterval(timer);
+                controller.close();
+              }
+            }, everyMs);
+            init?.signal?.addEventListener("abort", () => {
+              clearInterval(timer);
+              controller.error(new DOMException("The answer was stopped.", "AbortError"));
+            });
+          },
+        });
+        return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+      };
+    },
+    { events, everyMs },
+  );
 }

@@ -286,7 +286,8 @@ describe("a server with a lower video limit", () => {
     expect(await error.locator("strong").innerText()).toBe(
       'The video "long.mp4" (1.1 MB) is too large for this server. Trim or compress it; the server\'s operator can raise the limit.',
     );
-    expect(await error.locator(".answer-error-detail").innerText()).toMatch(
+    // The server's words first, then the note that the question is left out from now on.
+    expect(await error.locator(".answer-error-detail").first().innerText()).toMatch(
       /the video is 1.1 MiB, over the limit of 1 MiB per video/,
     );
   });

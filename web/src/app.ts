@@ -1,5 +1,5 @@
 // Ties the page together: the current conversation, sending and streaming answers,
-// stopping them, and keeping conversations in the browser.
+// stopping them, keeping conversations in the browser, and downloading one.
 import { buildChatRequest, chatHeaders, videoForParam } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
@@ -22,6 +22,7 @@ import {
   type VideoRef,
 } from "./conversation";
 import { byId } from "./dom";
+import { downloadConversation } from "./export";
 import { ImageError } from "./images/prepare";
 import { apiHeaders, loadSettings, saveSettings, type Settings } from "./settings";
 import { BlobCache } from "./storage/blob_cache";
@@ -35,17 +36,17 @@ import { countChunk } from "./timings";
 import { formatBytes } from "./videos/formats";
 import { VideoError } from "./videos/prepare";
 import { Composer, WAIT_FOR_THE_ANSWER, type PendingImage, type PendingVideo } from "./ui/composer";
+import { ContextMeter, contextTokensUsed } from "./ui/context_meter";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
 import { Lightbox } from "./ui/lightbox";
 import { AnswerView, showVideoFacts, userMessageView } from "./ui/message_views";
+import { ScrollFollower } from "./ui/scroll_follow";
 import { SettingsDialog } from "./ui/settings_dialog";
 
 const CURRENT_KEY = "qvl.currentConversation";
 const DEFAULT_IMAGE_PROMPT = "Describe this image.";
 const DEFAULT_VIDEO_PROMPT = "Describe what happens in this video.";
-// Within this many pixels of the bottom, the view follows a growing answer.
-const FOLLOW_DISTANCE_PX = 80;
 // A streaming answer is saved this often, so that a reload or a closed tab keeps most of it.
 const SAVE_STREAMING_EVERY_MS = 2000;
 // A typed API key is tried once typing pauses, not at every key press.
@@ -96,14 +97,14 @@ export class App {
   private readonly settingsDialog: SettingsDialog;
   private readonly lightbox = new Lightbox();
   private readonly messages = byId<HTMLDivElement>("messages");
-  private readonly scroller = byId<HTMLElement>("scroller");
+  private readonly follower: ScrollFollower;
+  private readonly contextMeter = new ContextMeter(() => this.startNew());
   private readonly welcome = byId<HTMLElement>("welcome");
   private conversation = newConversation();
   private settings: Settings = loadSettings(localStorage);
   private model: string | undefined;
   private generation: { controller: AbortController; answerId: string } | null = null;
   private answerViews = new Map<string, AnswerView>();
-  private followBottom = true;
   private modelLoads = 0;
   private limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
   private limitLoads = 0;
@@ -132,35 +133,39 @@ export class App {
       videoCount: () => videosBefore(this.conversation, this.conversation.messages.length).length,
       limits: () => this.limits,
     });
-    this.settingsDialog = new SettingsDialog(this.settings, (settings) => {
-      const keyChanged = settings.apiKey !== this.settings.apiKey;
-      this.settings = settings;
-      saveSettings(localStorage, settings);
-      if (keyChanged) {
-        clearTimeout(this.keyCheck);
-        this.keyCheck = window.setTimeout(() => {
-          void this.loadModelName();
-          void this.loadLimits();
-        }, KEY_CHECK_DELAY_MS);
-      }
-    });
+    this.settingsDialog = new SettingsDialog(
+      this.settings,
+      (settings) => {
+        const keyChanged = settings.apiKey !== this.settings.apiKey;
+        this.settings = settings;
+        saveSettings(localStorage, settings);
+        if (keyChanged) {
+          clearTimeout(this.keyCheck);
+          this.keyCheck = window.setTimeout(() => {
+            void this.loadModelName();
+            void this.loadLimits();
+          }, KEY_CHECK_DELAY_MS);
+        }
+      },
+      () => this.conversation.systemPrompt,
+    );
     const history = new HistoryDialog({
       list: () => this.store.list(),
-      currentId: () => this.conversation.id,
+      current: () => this.conversation,
       open: (id) => void this.openConversation(id),
       remove: (id) => this.removeConversation(id),
       startNew: () => this.startNew(),
+      download: (format) => downloadConversation(this.conversation, format, this.model),
     });
     byId("settings-button").addEventListener("click", () => this.settingsDialog.open());
     byId("history-button").addEventListener("click", () => void history.open());
     byId("new-button").addEventListener("click", () => this.startNew());
-    this.scroller.addEventListener("scroll", () => {
-      const { scrollHeight, scrollTop, clientHeight } = this.scroller;
-      this.followBottom = scrollHeight - scrollTop - clientHeight < FOLLOW_DISTANCE_PX;
-    });
-    new ResizeObserver(() => {
-      if (this.followBottom) this.scrollToEnd();
-    }).observe(this.messages);
+    this.follower = new ScrollFollower(
+      byId("scroller"),
+      this.messages,
+      byId<HTMLButtonElement>("jump-button"),
+      byId("prompt"),
+    );
   }
 
   async start(): Promise<void> {
@@ -185,6 +190,8 @@ export class App {
     } else if (answer.kind === "limits") {
       this.limits = answer.limits;
       this.settingsDialog.setServerLimits(answer.limits);
+      this.settingsDialog.setSamplingDefaults(answer.sampling);
+      this.showContextUse();
     }
   }
 
@@ -240,9 +247,13 @@ export class App {
     conversation.messages.forEach((_, index) => this.appendView(index));
     this.welcome.hidden = conversation.messages.length > 0;
     localStorage.setItem(CURRENT_KEY, conversation.id);
-    this.followBottom = true;
-    this.scrollToEnd();
+    this.follower.follow();
     this.composer.refreshPrompts();
+    this.showContextUse();
+  }
+
+  private showContextUse(): void {
+    this.contextMeter.show(contextTokensUsed(this.conversation), this.limits.contextTokens);
   }
 
   private appendView(index: number): void {
@@ -258,6 +269,7 @@ export class App {
         openImage: (url, description) => this.lightbox.open(url, description),
         openVideo: (url, description) => this.lightbox.openVideo(url, description),
         resend: (text) => this.resend(message.id, text),
+        onUnfold: () => this.follower.hold(),
       });
       this.messages.append(view);
       return;
@@ -297,8 +309,7 @@ export class App {
     this.composer.refreshPrompts();
     this.welcome.hidden = true;
     this.appendView(conversation.messages.length - 1);
-    this.followBottom = true;
-    this.scrollToEnd();
+    this.follower.follow();
     this.setBusy(true);
     try {
       for (const image of images) {
@@ -332,6 +343,7 @@ export class App {
 
   private async generate(): Promise<void> {
     const conversation = this.conversation;
+    conversation.systemPrompt ??= this.settings.systemPrompt;
     const history: Conversation = { ...conversation, messages: [...conversation.messages] };
     const answer: AssistantMessage = { id: newId(), role: "assistant", text: "", status: "streaming" };
     const responseFormat = lastQuestion(conversation)?.responseFormat;
@@ -390,6 +402,7 @@ export class App {
     }
     view.update(answer);
     this.noteVideoTimings(history, answer);
+    if (conversation === this.conversation) this.showContextUse();
     await this.persist(conversation);
   }
 
@@ -439,7 +452,7 @@ export class App {
     if (edited !== question.text) delete question.responseFormat;
     question.text = edited;
     this.removeMessagesFrom(this.conversation.messages.indexOf(question) + 1);
-    this.followBottom = true;
+    this.follower.follow();
     void this.generate();
     return true;
   }
@@ -449,6 +462,7 @@ export class App {
       this.answerViews.get(removed.id)?.element.remove();
       this.answerViews.delete(removed.id);
     }
+    this.showContextUse();
   }
 
   private startNew(): void {
@@ -479,10 +493,6 @@ export class App {
     } catch (error) {
       this.composer.showNote(`This conversation could not be saved in the browser (${String(error)}).`, "error");
     }
-  }
-
-  private scrollToEnd(): void {
-    this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 }
 

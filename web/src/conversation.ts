@@ -91,6 +91,10 @@ export interface Conversation {
   createdAt: number;
   updatedAt: number;
   messages: Message[];
+  /** The instructions (system prompt) it was started with: changing the setting later
+   * changes new conversations only. Absent until its first request; conversations saved
+   * before pages kept it take the setting's at their next. */
+  systemPrompt?: string;
 }
 
 // crypto.randomUUID exists only in secure contexts, and a phone on the local network

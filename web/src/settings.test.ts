@@ -8,6 +8,7 @@ import {
   normalizeSettings,
   requestOptions,
   saveSettings,
+  type Settings,
 } from "./settings";
 
 describe("settings", () => {
@@ -20,8 +21,53 @@ describe("settings", () => {
     expect(normalizeSettings({ maxTokens: 1.5 }).maxTokens).toBe(DEFAULT_SETTINGS.maxTokens);
   });
 
+  it("keeps each sampling setting only within the range qvl accepts", () => {
+    const kept = {
+      temperature: 0,
+      topP: 1,
+      topK: -1,
+      minP: 1,
+      repetitionPenalty: 10,
+      presencePenalty: -2,
+      frequencyPenalty: 2,
+      seed: 0,
+    };
+    expect(normalizeSettings(kept)).toMatchObject(kept);
+    const refused = {
+      temperature: 2.01,
+      topP: 0,
+      topK: 2.5,
+      minP: -0.1,
+      repetitionPenalty: 0,
+      presencePenalty: 2.5,
+      frequencyPenalty: "1",
+      seed: -1,
+    };
+    expect(normalizeSettings(refused)).toEqual(DEFAULT_SETTINGS);
+    expect(normalizeSettings({ topK: 1 << 21, seed: 2 ** 60 })).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it("keeps stop strings that the server takes", () => {
+    expect(normalizeSettings({ stop: ["\n\n", "", 7, "x".repeat(513), "é".repeat(256), "END"] }).stop).toEqual([
+      "\n\n",
+      "é".repeat(256),
+      "END",
+    ]);
+    expect(normalizeSettings({ stop: "END" }).stop).toEqual([]);
+  });
+
   it("round-trips through storage and survives broken JSON", () => {
-    const changed = { temperature: 0, maxTokens: 64, detail: "high" as const, systemPrompt: "Be brief.", apiKey: "k" };
+    const changed: Settings = {
+      ...DEFAULT_SETTINGS,
+      temperature: 0,
+      topK: 5,
+      seed: 7,
+      stop: ["END"],
+      maxTokens: 64,
+      detail: "high",
+      systemPrompt: "Be brief.",
+      apiKey: "k",
+    };
     saveSettings(localStorage, changed);
     expect(loadSettings(localStorage)).toEqual(changed);
     localStorage.setItem("qvl.settings", "{not json");
@@ -30,7 +76,7 @@ describe("settings", () => {
 
   it("maps image detail to max_pixels at the server's pixels per token", () => {
     const limits = DEFAULT_SERVER_LIMITS;
-    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" }, limits)).toEqual({ temperature: 0.7 });
+    expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "auto" }, limits)).toEqual({});
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "low" }, limits).max_pixels).toBe(262144);
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "medium" }, limits).max_pixels).toBe(1048576);
     expect(requestOptions({ ...DEFAULT_SETTINGS, detail: "high" }, limits).max_pixels).toBe(4194304);
@@ -42,15 +88,23 @@ describe("settings", () => {
     expect(DEFAULT_SETTINGS.maxTokens).toBeNull();
     expect(normalizeSettings({ maxTokens: null }).maxTokens).toBeNull();
     expect(normalizeSettings({ maxTokens: 2048 }).maxTokens).toBe(2048);
+    expect(normalizeSettings({ maxTokens: 99_999 }, { ...DEFAULT_SERVER_LIMITS, contextTokens: 8192 }).maxTokens).toBe(
+      8192,
+    );
     expect(requestOptions({ ...DEFAULT_SETTINGS, maxTokens: 512 }, DEFAULT_SERVER_LIMITS).max_tokens).toBe(512);
   });
 
-  it("reads the 2048 older pages saved with every change as the server's default", () => {
-    localStorage.setItem("qvl.settings", JSON.stringify({ ...DEFAULT_SETTINGS, maxTokens: 2048, temperature: 0.2 }));
-    expect(loadSettings(localStorage)).toEqual({ ...DEFAULT_SETTINGS, temperature: 0.2 });
-    // Saved by this page, 2048 is a choice.
-    saveSettings(localStorage, { ...DEFAULT_SETTINGS, maxTokens: 2048 });
-    expect(loadSettings(localStorage).maxTokens).toBe(2048);
+  it("reads the values older pages saved with every change as the server's defaults", () => {
+    // Before version 2 the answer length, before version 3 the temperature 0.7.
+    localStorage.setItem("qvl.settings", JSON.stringify({ temperature: 0.7, maxTokens: 2048, detail: "low" }));
+    expect(loadSettings(localStorage)).toEqual({ ...DEFAULT_SETTINGS, detail: "low" });
+    localStorage.setItem("qvl.settings", JSON.stringify({ temperature: 0.7, maxTokens: 2048, version: 2 }));
+    expect(loadSettings(localStorage)).toEqual({ ...DEFAULT_SETTINGS, maxTokens: 2048 });
+    localStorage.setItem("qvl.settings", JSON.stringify({ temperature: 0.2, version: 2 }));
+    expect(loadSettings(localStorage).temperature).toBe(0.2);
+    // Saved by this page, both are choices.
+    saveSettings(localStorage, { ...DEFAULT_SETTINGS, maxTokens: 2048, temperature: 0.7 });
+    expect(loadSettings(localStorage)).toMatchObject({ maxTokens: 2048, temperature: 0.7 });
   });
 
   it("sends the API key as a bearer token only when there is one", () => {

@@ -2,48 +2,69 @@
 // forgiving: a field that is missing or out of range falls back to its default, so an
 // old or hand-edited entry never breaks the page.
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./api/server_limits";
+import type { ChatRequestBody, SamplingParams } from "./api/types";
 import { detailMaxPixels } from "./image_detail";
+import { inRange, MAX_STOP_BYTES, SAMPLING_FIELDS, stopBytes, type SamplingKey } from "./sampling";
 
 export type ImageDetail = "auto" | "low" | "medium" | "high";
 
-export interface Settings {
-  temperature: number;
+/** null: the server's own default (see sampling.ts). */
+export type SamplingChoices = Record<SamplingKey, number | null>;
+
+export interface Settings extends SamplingChoices {
   /** null: the server's own default (`--max-tokens`, or what the context leaves). */
   maxTokens: number | null;
+  /** Empty: none. Sent up to the server's `max_stop_strings`. */
+  stop: string[];
   detail: ImageDetail;
+  /** The instructions new conversations start with; each conversation keeps its own. */
   systemPrompt: string;
   /** Sent as a bearer token; only needed when the server was started with a key. */
   apiKey: string;
 }
 
-export const DEFAULT_SETTINGS: Settings = {
-  temperature: 0.7,
+export const DEFAULT_SETTINGS: Readonly<Settings> = {
+  temperature: null,
+  topP: null,
+  topK: null,
+  minP: null,
+  repetitionPenalty: null,
+  presencePenalty: null,
+  frequencyPenalty: null,
+  seed: null,
   maxTokens: null,
+  stop: [],
   detail: "auto",
   systemPrompt: "",
   apiKey: "",
 };
 
 const STORAGE_KEY = "qvl.settings";
-// Pages before the server's default was the page's default saved this value with every
-// change of any setting: read as "not chosen", or it would override `--max-tokens` and
-// refuse long prompts the server could still answer.
+// Pages before version 2 saved the page's default answer length, and pages before
+// version 3 its temperature, with every change of any setting: read as "not chosen", or
+// they would override the server's `--max-tokens` and the model's own temperature.
 const OLD_DEFAULT_MAX_TOKENS = 2048;
-const SETTINGS_VERSION = 2;
+const OLD_DEFAULT_TEMPERATURE = 0.7;
+const SETTINGS_VERSION = 3;
 
-/** `maxTokensLimit`: the server's context (`/props`), an answer can be no longer. */
-export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_LIMITS.contextTokens): Settings {
+function usableStop(value: unknown): value is string {
+  return typeof value === "string" && value !== "" && stopBytes(value) <= MAX_STOP_BYTES;
+}
+
+/** `limits`: the server's (`/props`); an answer can be no longer than its context, and
+ * a longer one is cut to it. */
+export function normalizeSettings(raw: unknown, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Settings {
   const value = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
-  const temperature = Number(value.temperature);
   const maxTokens = Number(value.maxTokens);
   const detail = value.detail;
-  return {
-    temperature:
-      Number.isFinite(temperature) && temperature >= 0 && temperature <= 2 ? temperature : DEFAULT_SETTINGS.temperature,
+  const settings: Settings = {
+    ...DEFAULT_SETTINGS,
     maxTokens:
-      value.maxTokens !== null && Number.isInteger(maxTokens) && maxTokens >= 1 && maxTokens <= maxTokensLimit
-        ? maxTokens
+      value.maxTokens !== null && Number.isInteger(maxTokens) && maxTokens >= 1
+        ? Math.min(maxTokens, limits.contextTokens)
         : DEFAULT_SETTINGS.maxTokens,
+    // Kept beyond the server's count, which /props may raise after loading.
+    stop: Array.isArray(value.stop) ? value.stop.filter(usableStop) : [],
     detail:
       detail === "auto" || detail === "low" || detail === "medium" || detail === "high"
         ? detail
@@ -51,6 +72,11 @@ export function normalizeSettings(raw: unknown, maxTokensLimit = DEFAULT_SERVER_
     systemPrompt: typeof value.systemPrompt === "string" ? value.systemPrompt : DEFAULT_SETTINGS.systemPrompt,
     apiKey: typeof value.apiKey === "string" ? value.apiKey.trim() : DEFAULT_SETTINGS.apiKey,
   };
+  for (const field of SAMPLING_FIELDS) {
+    const chosen = value[field.key];
+    settings[field.key] = typeof chosen === "number" && inRange(field, chosen) ? chosen : null;
+  }
+  return settings;
 }
 
 export function loadSettings(storage: Storage): Settings {
@@ -58,8 +84,9 @@ export function loadSettings(storage: Storage): Settings {
     const text = storage.getItem(STORAGE_KEY);
     const stored: unknown = text ? JSON.parse(text) : {};
     const settings = normalizeSettings(stored);
-    const version = typeof stored === "object" && stored !== null ? (stored as { version?: unknown }).version : 0;
-    if (version !== SETTINGS_VERSION && settings.maxTokens === OLD_DEFAULT_MAX_TOKENS) settings.maxTokens = null;
+    const version = Number((stored as { version?: unknown } | null)?.version ?? 0);
+    if (!(version >= 2) && settings.maxTokens === OLD_DEFAULT_MAX_TOKENS) settings.maxTokens = null;
+    if (!(version >= 3) && settings.temperature === OLD_DEFAULT_TEMPERATURE) settings.temperature = null;
     return settings;
   } catch {
     return { ...DEFAULT_SETTINGS };
@@ -79,19 +106,19 @@ export function apiHeaders(settings: Settings): Record<string, string> {
   return settings.apiKey ? { Authorization: `Bearer ${settings.apiKey}` } : {};
 }
 
-/** The request fields that carry the settings (system prompt goes into messages);
- * `limits`: the server's, which size the image detail. */
-export function requestOptions(
-  settings: Settings,
-  limits: ServerLimits,
-): {
-  temperature: number;
-  max_tokens?: number;
-  max_pixels?: number;
-} {
-  const options: { temperature: number; max_tokens?: number; max_pixels?: number } = {
-    temperature: settings.temperature,
-  };
+type RequestOptions = SamplingParams & Pick<ChatRequestBody, "stop" | "max_tokens" | "max_pixels">;
+
+/** The request fields that carry the settings (the system prompt goes into messages):
+ * only those chosen, so the server's defaults apply to the rest; `limits`: the
+ * server's, which size the image detail and cap the stop strings. */
+export function requestOptions(settings: Settings, limits: ServerLimits): RequestOptions {
+  const options: RequestOptions = {};
+  for (const field of SAMPLING_FIELDS) {
+    const value = settings[field.key];
+    if (value !== null) options[field.param] = value;
+  }
+  const stop = settings.stop.slice(0, limits.stopStrings);
+  if (stop.length > 0) options.stop = stop;
   if (settings.maxTokens !== null) options.max_tokens = settings.maxTokens;
   const maxPixels = detailMaxPixels(settings.detail, limits);
   if (maxPixels !== undefined) options.max_pixels = maxPixels;

@@ -86,7 +86,6 @@ describe("buildChatRequest", () => {
       ],
       stream: true,
       stream_options: { include_usage: true },
-      temperature: 0.7,
     });
   });
 
@@ -135,6 +134,49 @@ describe("buildChatRequest", () => {
     expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
     expect(body.max_pixels).toBe(256 * 32 * 32);
     expect(body.temperature).toBe(0);
+  });
+
+  it("sends the sampling settings chosen, and no others, with at most the server's stop strings", async () => {
+    const plain = await buildChatRequest(conversation(), DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    for (const field of ["temperature", "top_p", "top_k", "min_p", "seed", "stop", "repetition_penalty"]) {
+      expect(plain).not.toHaveProperty(field);
+    }
+    const settings = {
+      ...DEFAULT_SETTINGS,
+      topP: 0.5,
+      topK: 0,
+      minP: 0.05,
+      seed: 42,
+      repetitionPenalty: 1.1,
+      presencePenalty: -0.5,
+      frequencyPenalty: 0.25,
+      stop: ["\n\n", "END", "x", "y", "z"],
+    };
+    const body = await buildChatRequest(conversation(), settings, { ...DEFAULT_SERVER_LIMITS, stopStrings: 3 }, lookup);
+    expect(body).toMatchObject({
+      top_p: 0.5,
+      top_k: 0,
+      min_p: 0.05,
+      seed: 42,
+      repetition_penalty: 1.1,
+      presence_penalty: -0.5,
+      frequency_penalty: 0.25,
+      stop: ["\n\n", "END", "x"],
+    });
+    expect(body).not.toHaveProperty("temperature");
+  });
+
+  it("keeps the instructions a conversation started with over the settings' later ones", async () => {
+    const settings = { ...DEFAULT_SETTINGS, systemPrompt: "Be brief." };
+    const started = { ...conversation(), systemPrompt: "Answer in French." };
+    const body = await buildChatRequest(started, settings, DEFAULT_SERVER_LIMITS, lookup);
+    expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
+    // One started without instructions keeps having none.
+    const without = await buildChatRequest({ ...started, systemPrompt: "" }, settings, DEFAULT_SERVER_LIMITS, lookup);
+    expect(without.messages[0].role).toBe("user");
+    // One saved before conversations kept them follows the settings.
+    const older = await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup);
+    expect(older.messages[0]).toEqual({ role: "system", content: "Be brief." });
   });
 
   it("asks for no more image pixels than the server's limits give", async () => {

@@ -53,7 +53,9 @@ export async function buildChatRequest(
   model?: string,
 ): Promise<ChatRequestBody> {
   const body: ChatRequestBody = {
-    messages: await buildMessages(conversation, settings.systemPrompt, media),
+    // A conversation keeps the instructions it started with; one not yet started (or
+    // saved before conversations kept them) gets the settings' own.
+    messages: await buildMessages(conversation, conversation.systemPrompt ?? settings.systemPrompt, media),
     stream: true,
     stream_options: { include_usage: true },
     ...requestOptions(settings, limits),

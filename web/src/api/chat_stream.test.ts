@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS } from "../settings";
 import { streamChat, type StreamPiece } from "./chat_stream";
 import { ChatError } from "./errors";
 import type { ChatRequestBody } from "./types";
@@ -8,7 +7,7 @@ const body: ChatRequestBody = {
   messages: [{ role: "user", content: "hi" }],
   stream: true,
   stream_options: { include_usage: true },
-  temperature: DEFAULT_SETTINGS.temperature,
+  temperature: 0.7,
   max_tokens: 8,
 };
 

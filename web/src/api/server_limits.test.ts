@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SERVER_LIMITS, fetchServerLimits, parseServerLimits } from "./server_limits";
 
 const PROPS = {
-  default_generation_settings: { n_ctx: 4096 },
+  default_generation_settings: { n_ctx: 4096, params: { temperature: 0.6, top_k: 0, repeat_penalty: 1.05 } },
   limits: {
     context_tokens: 4096,
     default_max_tokens: 512,
+    max_stop_strings: 2,
     image: {
       max_bytes: 2097152,
       max_decoded_pixels: 4000000,
@@ -46,6 +47,7 @@ describe("parseServerLimits", () => {
       videosPerRequest: 1,
       contextTokens: 4096,
       defaultAnswerTokens: 512,
+      stopStrings: 2,
     });
   });
 
@@ -55,6 +57,8 @@ describe("parseServerLimits", () => {
     expect(
       parseServerLimits({ limits: { context_tokens: "big", image: { max_bytes: -1, max_per_request: 0 }, video: 7 } }),
     ).toEqual({ ...DEFAULT_SERVER_LIMITS, imagesPerRequest: 0 });
+    expect(parseServerLimits({ limits: { max_stop_strings: 0 } }).stopStrings).toBe(0);
+    expect(parseServerLimits({ limits: { max_stop_strings: 2.5 } }).stopStrings).toBe(4);
     // Token counts are whole numbers: max_pixels is built from them.
     expect(
       parseServerLimits({ limits: { image: { pixels_per_token: 0, default_max_tokens: 1.5, max_tokens: "8192" } } }),
@@ -85,7 +89,11 @@ describe("fetchServerLimits", () => {
     }) as typeof fetch;
     const answer = await fetchServerLimits({ Authorization: "Bearer k" }, fetcher);
     expect(asked).toEqual(["/props", { headers: { Authorization: "Bearer k" } }]);
-    expect(answer).toEqual({ kind: "limits", limits: parseServerLimits(PROPS) });
+    expect(answer).toEqual({
+      kind: "limits",
+      limits: parseServerLimits(PROPS),
+      sampling: { temperature: 0.6, topK: 0, repetitionPenalty: 1.05 },
+    });
   });
 
   it("says when to ask again while the model loads", async () => {

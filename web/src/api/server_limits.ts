@@ -1,7 +1,9 @@
 // What the server accepts, from its GET /props (`limits`), so that the page refuses a
 // file or a count the server would refuse before uploading anything, naming the
 // server's own figure. A server that does not answer /props (an older qvl, a proxy that
-// hides it) gets the limits `qvl serve` has by default.
+// hides it) gets the limits `qvl serve` has by default. The same answer carries the
+// sampling a request gets when it sets none (see sampling.ts).
+import { parseSamplingDefaults, type SamplingDefaults } from "../sampling";
 
 export interface ServerLimits {
   /** Encoded bytes per image (`--max-image-mb`). */
@@ -34,6 +36,8 @@ export interface ServerLimits {
   /** An answer's length when the request sets none (`--max-tokens`; less when the
    * context has less room left). */
   defaultAnswerTokens: number;
+  /** Stop strings per request. */
+  stopStrings: number;
 }
 
 /** `qvl serve`'s defaults. */
@@ -52,6 +56,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   videosPerRequest: 4,
   contextTokens: 16384,
   defaultAnswerTokens: 2048,
+  stopStrings: 4,
 };
 
 export const PROPS_PATH = "/props";
@@ -94,12 +99,15 @@ export function parseServerLimits(props: unknown): ServerLimits {
     videosPerRequest: count(video.max_per_request, d.videosPerRequest, 0),
     contextTokens: count(limits.context_tokens, d.contextTokens, 1),
     defaultAnswerTokens: whole(limits.default_max_tokens, d.defaultAnswerTokens),
+    stopStrings: Number.isInteger(limits.max_stop_strings)
+      ? Math.max(0, limits.max_stop_strings as number)
+      : d.stopStrings,
   };
 }
 
 export type LimitsAnswer =
-  /** The server's limits. */
-  | { kind: "limits"; limits: ServerLimits }
+  /** The server's limits, and its sampling defaults. */
+  | { kind: "limits"; limits: ServerLimits; sampling: SamplingDefaults }
   /** The model is still loading: ask again after `retryMs`. */
   | { kind: "loading"; retryMs: number }
   /** No limits to be had now (no /props, a refused key, no network): keep what is in force. */
@@ -121,7 +129,7 @@ export async function fetchServerLimits(
     if (!response.ok) return { kind: "none" };
     const body: unknown = await response.json();
     if (typeof body !== "object" || body === null || !("limits" in body)) return { kind: "none" };
-    return { kind: "limits", limits: parseServerLimits(body) };
+    return { kind: "limits", limits: parseServerLimits(body), sampling: parseSamplingDefaults(body) };
   } catch {
     return { kind: "none" };
   }

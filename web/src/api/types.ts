@@ -78,12 +78,24 @@ export interface ApiMessage {
   content: string | ApiPart[];
 }
 
-export interface ChatRequestBody {
+/** The sampling fields a request may set; each one absent takes the server's default. */
+export interface SamplingParams {
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  repetition_penalty?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  seed?: number;
+}
+
+export interface ChatRequestBody extends SamplingParams {
   model?: string;
   messages: ApiMessage[];
   stream: true;
   stream_options: { include_usage: true };
-  temperature: number;
+  stop?: string[];
   max_tokens?: number;
   max_pixels?: number;
   response_format?: { type: "json_object" };

@@ -34,10 +34,11 @@ describe("the conversations drawer", () => {
     });
     const dialog = new HistoryDialog({
       list: async () => [...conversations],
-      currentId: () => "",
+      current: () => newConversation(),
       open: () => {},
       remove,
       startNew: () => {},
+      download: () => {},
     });
     await dialog.open();
     const button = () => document.querySelector<HTMLButtonElement>(".history-remove")!;
@@ -60,5 +61,30 @@ describe("the conversations drawer", () => {
     await vi.runAllTimersAsync();
     expect(document.querySelectorAll(".history-item")).toHaveLength(1);
     vi.useRealTimers();
+  });
+
+  it("offers the conversation on screen for download once it has messages", async () => {
+    const download = vi.fn();
+    let current = newConversation();
+    const dialog = new HistoryDialog({
+      list: async () => [],
+      current: () => current,
+      open: () => {},
+      remove: async () => {},
+      startNew: () => {},
+      download,
+    });
+    await dialog.open();
+    expect(document.getElementById("history-export")!.hidden).toBe(true);
+    current = saved("Receipt");
+    await dialog.open();
+    expect(document.getElementById("history-export")!.hidden).toBe(false);
+    const button = (name: string) =>
+      [...document.querySelectorAll<HTMLButtonElement>("#history-export button")].find(
+        (b) => b.getAttribute("aria-label") === name,
+      )!;
+    button("Download this conversation as Markdown").click();
+    button("Download this conversation as JSON").click();
+    expect(download.mock.calls).toEqual([["markdown"], ["json"]]);
   });
 });

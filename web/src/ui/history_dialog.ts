@@ -1,15 +1,18 @@
-// The list of saved conversations: open one, delete one, or start a new one.
+// The list of saved conversations: open one, delete one, or start a new one; and the
+// current one to download (export.ts).
 import type { Conversation } from "../conversation";
+import type { ExportFormat } from "../export";
 import { byId, element } from "../dom";
 import { iconSvg } from "./icons";
 import { closeOnBackdropClick } from "./settings_dialog";
 
 export interface HistoryHandlers {
   list(): Promise<Conversation[]>;
-  currentId(): string;
+  current(): Conversation;
   open(id: string): void;
   remove(id: string): Promise<void>;
   startNew(): void;
+  download(format: ExportFormat): void;
 }
 
 const CONFIRM_MS = 4000;
@@ -19,6 +22,7 @@ const DATE_FORMAT = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", ti
 export class HistoryDialog {
   private readonly dialog = byId<HTMLDialogElement>("history-dialog");
   private readonly list = byId<HTMLUListElement>("history-list");
+  private readonly exportSection = byId<HTMLElement>("history-export");
 
   constructor(private readonly handlers: HistoryHandlers) {
     byId<HTMLButtonElement>("history-close").addEventListener("click", () => this.dialog.close());
@@ -26,11 +30,18 @@ export class HistoryDialog {
       this.dialog.close();
       this.handlers.startNew();
     });
+    for (const [id, format] of [
+      ["export-markdown", "markdown"],
+      ["export-json", "json"],
+    ] as const) {
+      byId<HTMLButtonElement>(id).addEventListener("click", () => this.handlers.download(format));
+    }
     closeOnBackdropClick(this.dialog);
   }
 
   async open(): Promise<void> {
     await this.render();
+    this.exportSection.hidden = this.handlers.current().messages.length === 0;
     this.dialog.showModal();
   }
 
@@ -47,7 +58,7 @@ export class HistoryDialog {
     const item = element("li", "history-item");
     const open = element("button", "history-open");
     open.type = "button";
-    if (conversation.id === this.handlers.currentId()) open.setAttribute("aria-current", "true");
+    if (conversation.id === this.handlers.current().id) open.setAttribute("aria-current", "true");
     open.append(
       element("span", "history-title", conversation.title || "Untitled"),
       element("span", "history-date", DATE_FORMAT.format(conversation.updatedAt)),

@@ -1,6 +1,6 @@
 // How one message looks. A user message shows its images (each opens large), its
 // videos (poster, length, and once answered the frames the model saw; each plays) and
-// text, which can be edited and sent again; an answer renders its Markdown as it streams in
+// text (a long one folded to its first lines), which can be edited and sent again; an answer renders its Markdown as it streams in
 // (code blocks with a copy button, a JSON answer as a JSON block), draws any grounding
 // boxes over the image they refer to, and ends with its speed figures, copy and
 // regenerate buttons, and errors with a retry button.
@@ -22,6 +22,7 @@ import { answerStats, videoFacts } from "../timings";
 import { formatBytes, formatClipDuration } from "../videos/formats";
 import { addCodeCopyButtons } from "./code_blocks";
 import { copyButton } from "./copy_button";
+import { FoldedText } from "./folded_text";
 import { iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
 import { questionEditor } from "./question_editor";
@@ -38,6 +39,8 @@ export interface QuestionContext {
   openVideo(url: string, description: string): void;
   /** Sends the question again with new text; false when that cannot happen now. */
   resend(text: string): boolean;
+  /** A long question was unfolded to be read. */
+  onUnfold(): void;
 }
 
 export function userMessageView(message: UserMessage, context: QuestionContext): HTMLElement {
@@ -66,8 +69,7 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
     videos.forEach((video, i) => strip.append(videoView(video, context.firstVideoNumber + i, context)));
     article.append(strip);
   }
-  const text = element("div", "message-text", message.text);
-  text.hidden = !message.text;
+  const text = new FoldedText(message.text, () => context.onUnfold());
   const edit = element("button", "icon-button small message-edit");
   edit.type = "button";
   edit.setAttribute("aria-label", "Edit the question");
@@ -78,8 +80,7 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
       allowEmpty: message.images.length > 0 || videos.length > 0,
       send: (edited) => {
         if (!context.resend(edited)) return false;
-        text.textContent = message.text;
-        text.hidden = !message.text;
+        text.set(message.text);
         return true;
       },
       close: () => {
@@ -89,9 +90,9 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
       },
     });
     article.classList.add("is-editing");
-    text.after(editor);
+    text.toggle.after(editor);
   });
-  article.append(text, edit);
+  article.append(text.text, text.toggle, edit);
   return article;
 }
 

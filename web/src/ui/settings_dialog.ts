@@ -1,48 +1,85 @@
 // The settings drawer. Every change is applied and saved at once; there is no
-// separate save button to forget.
+// separate save button to forget. Each control changes its own setting only, so that a
+// sampling setting nobody touched stays the server's default, whatever else is typed.
 import { byId } from "../dom";
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "../api/server_limits";
 import { detailLabel } from "../image_detail";
+import { MORE_SAMPLING_FIELDS, QWEN3_VL_SAMPLING, type SamplingDefaults } from "../sampling";
 import { DEFAULT_SETTINGS, normalizeSettings, type ImageDetail, type Settings } from "../settings";
+import { SamplingFields } from "./sampling_fields";
+import { StopStrings } from "./stop_strings";
+
+// Enough of a conversation's instructions to recognise them.
+const QUOTED_PROMPT_CHARACTERS = 120;
 
 export class SettingsDialog {
   private readonly dialog = byId<HTMLDialogElement>("settings-dialog");
   private readonly form = byId<HTMLFormElement>("settings-form");
   private readonly temperature = byId<HTMLInputElement>("temperature");
   private readonly temperatureValue = byId<HTMLOutputElement>("temperature-value");
+  private readonly temperatureDefault = byId<HTMLButtonElement>("temperature-default");
   private readonly maxTokens = byId<HTMLInputElement>("max-tokens");
   private readonly maxTokensHint = byId<HTMLParagraphElement>("max-tokens-hint");
+  private readonly moreSampling = byId<HTMLDetailsElement>("more-sampling");
+  private readonly samplingChanged = byId<HTMLElement>("sampling-changed");
   private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
+  private readonly conversationPromptNote = byId<HTMLParagraphElement>("system-prompt-conversation");
   private readonly apiKey = byId<HTMLInputElement>("api-key");
   private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
+  private readonly sampling: SamplingFields;
+  private readonly stops: StopStrings;
   private askingForKey = false;
   private limits: ServerLimits = DEFAULT_SERVER_LIMITS;
+  private defaults: SamplingDefaults = QWEN3_VL_SAMPLING;
 
+  /** `conversationPrompt`: the instructions of the conversation on screen, once it has
+   * its own (see Conversation.systemPrompt). */
   constructor(
     private settings: Settings,
     private readonly onChange: (settings: Settings) => void,
+    private readonly conversationPrompt: () => string | undefined,
   ) {
+    this.sampling = new SamplingFields(byId("sampling-fields"), () => this.settings);
+    this.stops = new StopStrings(() => this.read(null, true));
     this.show(settings);
     this.showDetailLabels();
-    this.form.addEventListener("input", () => this.read());
-    this.form.addEventListener("change", () => this.read());
+    this.sampling.showDefaults(this.defaults);
+    this.form.addEventListener("input", (event) => this.read(event.target));
+    this.form.addEventListener("change", (event) => this.read(event.target));
     this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = maxTokensText(this.settings)));
+    this.temperatureDefault.addEventListener("click", () => {
+      this.change({ temperature: null });
+      // The button hides once the default is back.
+      this.temperature.focus();
+    });
     byId<HTMLButtonElement>("settings-reset").addEventListener("click", () => {
-      this.show({ ...DEFAULT_SETTINGS });
-      this.read();
+      // The API key is no preference: resetting must not disconnect the page.
+      const defaults = { ...DEFAULT_SETTINGS, apiKey: this.settings.apiKey };
+      this.show(defaults);
+      this.change(defaults);
     });
     closeOnBackdropClick(this.dialog);
   }
 
   /** The server's limits (from /props, which may answer after the drawer was built):
-   * the longest answer it could give (its context), and each image detail's budget. */
+   * the longest answer it could give (its context), each image detail's budget, and how
+   * many stop strings it takes. */
   setServerLimits(limits: ServerLimits): void {
     this.limits = limits;
     this.showMaxTokensLimits();
     this.showDetailLabels();
+    this.stops.show(this.settings.stop, limits.stopStrings);
+  }
+
+  /** The sampling the server gives a request that sets none (/props). */
+  setSamplingDefaults(defaults: SamplingDefaults): void {
+    this.defaults = defaults;
+    this.sampling.showDefaults(defaults);
+    this.showTemperature();
   }
 
   open(): void {
+    this.showConversationPrompt();
     if (!this.dialog.open) this.dialog.showModal();
   }
 
@@ -52,6 +89,7 @@ export class SettingsDialog {
     this.apiKeyStatus.hidden = false;
     this.askingForKey = true;
     if (this.dialog.open) return;
+    this.showConversationPrompt();
     this.dialog.showModal();
     this.apiKey.focus({ preventScroll: true });
     this.apiKey.select();
@@ -71,15 +109,31 @@ export class SettingsDialog {
   }
 
   private show(settings: Settings): void {
-    this.temperature.value = String(settings.temperature);
-    this.temperatureValue.value = settings.temperature.toFixed(2);
+    this.settings = settings;
+    this.showTemperature();
     this.maxTokens.value = maxTokensText(settings);
     this.showMaxTokensLimits();
+    this.sampling.show(settings);
+    this.stops.show(settings.stop, this.limits.stopStrings);
+    if (this.showSamplingChanged() > 0) this.moreSampling.open = true;
     this.systemPrompt.value = settings.systemPrompt;
     this.apiKey.value = settings.apiKey;
     for (const radio of this.detailRadios()) {
       radio.checked = radio.value === settings.detail;
     }
+  }
+
+  private showTemperature(): void {
+    const chosen = this.settings.temperature;
+    const serverDefault = this.defaults.temperature;
+    this.temperature.value = String(chosen ?? serverDefault ?? QWEN3_VL_SAMPLING.temperature);
+    this.temperatureValue.value =
+      chosen !== null
+        ? chosen.toFixed(2)
+        : serverDefault !== undefined
+          ? `${serverDefault.toFixed(2)}, the server's default`
+          : "the server's default";
+    this.temperatureDefault.hidden = chosen === null;
   }
 
   private showMaxTokensLimits(): void {
@@ -89,6 +143,26 @@ export class SettingsDialog {
     this.maxTokensHint.textContent =
       `About ¾ of a word each; long text extraction may need 2000 or more. Empty: the server's default, ` +
       `${defaultAnswerTokens} or what the conversation leaves of its ${contextTokens}.`;
+  }
+
+  /** "2 changed" beside "More sampling settings"; returns the count. */
+  private showSamplingChanged(): number {
+    const changed =
+      MORE_SAMPLING_FIELDS.filter((field) => this.settings[field.key] !== null).length +
+      (this.settings.stop.length > 0 ? 1 : 0);
+    this.samplingChanged.textContent = changed > 0 ? `${changed} changed` : "";
+    return changed;
+  }
+
+  private showConversationPrompt(): void {
+    const own = this.conversationPrompt()?.trim();
+    const differs = own !== undefined && own !== this.settings.systemPrompt.trim();
+    this.conversationPromptNote.hidden = !differs;
+    if (!differs) return;
+    const quoted = own.length > QUOTED_PROMPT_CHARACTERS ? `${own.slice(0, QUOTED_PROMPT_CHARACTERS - 1)}…` : own;
+    this.conversationPromptNote.textContent = own
+      ? `The conversation on screen keeps the instructions it started with: “${quoted}”`
+      : "The conversation on screen started without instructions and keeps it that way.";
   }
 
   private detailRadios(): HTMLInputElement[] {
@@ -104,32 +178,46 @@ export class SettingsDialog {
     }
   }
 
-  private read(): void {
-    const detail = this.form.querySelector<HTMLInputElement>('input[name="detail"]:checked')?.value;
-    // An empty box is the server's default; a number over the server's context is cut to
-    // it; anything else (a sign or a fraction while typing, which the browser reports as
-    // bad input or an empty value) keeps the value in force. The box shows the value in
-    // force when it loses focus.
+  /** Takes what `target` holds into its setting; `stopsChanged`: a stop string box was
+   * added or removed. */
+  private read(target: EventTarget | null, stopsChanged = false): void {
+    if (target === this.temperature) {
+      this.change({ temperature: Number(this.temperature.value) });
+    } else if (target === this.maxTokens) {
+      this.change({ maxTokens: this.typedMaxTokens() });
+    } else if (target === this.systemPrompt) {
+      this.change({ systemPrompt: this.systemPrompt.value });
+    } else if (target === this.apiKey) {
+      this.change({ apiKey: this.apiKey.value });
+    } else if (target instanceof HTMLInputElement && target.name === "detail") {
+      this.change({ detail: target.value as ImageDetail });
+    } else if (this.sampling.keyOf(target)) {
+      const key = this.sampling.keyOf(target)!;
+      const value = this.sampling.read(key);
+      if (value !== undefined) this.change({ [key]: value });
+    } else if (stopsChanged || this.stops.owns(target)) {
+      const stop = this.stops.read();
+      if (stop) this.change({ stop });
+    }
+  }
+
+  // An empty box is the server's default; a number over the server's context is cut to
+  // it; anything else (a sign or a fraction while typing, which the browser reports as
+  // bad input or an empty value) keeps the value in force. The box shows the value in
+  // force when it loses focus.
+  private typedMaxTokens(): number | null {
     const text = this.maxTokens.value.trim();
     const typed = Number(text);
-    const maxTokens =
-      text === "" && !this.maxTokens.validity.badInput
-        ? null
-        : Number.isInteger(typed) && typed >= 1
-          ? Math.min(typed, this.limits.contextTokens)
-          : this.settings.maxTokens;
-    const next = normalizeSettings(
-      {
-        temperature: Number(this.temperature.value),
-        maxTokens,
-        detail,
-        systemPrompt: this.systemPrompt.value,
-        apiKey: this.apiKey.value,
-      },
-      this.limits.contextTokens,
-    );
+    if (text === "" && !this.maxTokens.validity.badInput) return null;
+    return Number.isInteger(typed) && typed >= 1 ? Math.min(typed, this.limits.contextTokens) : this.settings.maxTokens;
+  }
+
+  private change(changes: Partial<Settings>): void {
+    const next = normalizeSettings({ ...this.settings, ...changes }, this.limits);
     this.settings = next;
-    this.temperatureValue.value = next.temperature.toFixed(2);
+    this.showTemperature();
+    this.showSamplingChanged();
+    this.showConversationPrompt();
     this.onChange(next);
   }
 }
