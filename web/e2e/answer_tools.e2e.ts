@@ -2,44 +2,17 @@
 // edit and resend the last question, copy a code block, ask for JSON, open an image
 // large, pick GIF and BMP files, and find the suggestions that scroll off a phone.
 // Answers are canned where their words matter; the server is real.
-import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
 import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES } from "../src/videos/formats";
-import { PHONE, type Browser } from "./browser";
+import { PHONE } from "./browser";
 import { cannedAnswers } from "./canned";
 import { bmpFile, gifFile } from "./image_files";
-import {
-  answers,
-  ask,
-  openPage as openDriverPage,
-  PHOTO,
-  pickWithCamera,
-  recordChatRequests,
-  setMaxTokens,
-  waitForAnswer,
-} from "./page_driver";
-import { startServer, type RunningServer } from "./qvl_server";
+import { answers, ask, PHOTO, pickWithCamera, recordChatRequests, setMaxTokens, waitForAnswer } from "./page_driver";
+import { pageSuite } from "./suite";
 
-let server: RunningServer;
-let browser: Browser | null = null;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(viewport?: { width: number; height: number }, touch = false): Promise<Page> {
-  const opened = await openDriverPage(server.url, viewport, { touch });
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite();
+const openPage = suite.openPage;
 
 function lastUserText(body: { messages: { role: string; content: unknown }[] }): unknown {
   const content = body.messages.at(-1)?.content;
@@ -109,7 +82,7 @@ describe("answers and questions", () => {
 
   it("copies a code block, and the model's own HTML gets no controls", async () => {
     const page = await openPage();
-    await browser!.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await suite.browser().context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: suite.url() });
     const code = "for x in range(3):\n    print(x < 2)";
     await cannedAnswers(page, [
       `Here:\n\n\`\`\`python\n${code}\n\`\`\`\n\n<button onclick="document.title='owned'">Copy code</button>`,
@@ -227,7 +200,7 @@ describe("images", () => {
 
 describe("suggestions", () => {
   it("show on a phone that they scroll, and wrap on a wide screen", async () => {
-    const page = await openPage(PHONE, true);
+    const page = await openPage(PHONE, { touch: true });
     const row = page.locator("#quick-prompts");
     const more = page.locator("#quick-prompts-more");
     const metrics = () =>

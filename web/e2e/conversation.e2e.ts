@@ -1,46 +1,26 @@
 // How a conversation survives what goes wrong in it: a question the server refuses, a
 // picture the model cannot take, a reload in the middle of an answer; and the length of
 // answers left to the server unless the settings choose one.
-import type { Page, Route } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PHONE, type Browser } from "./browser";
+import type { Route } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { PHONE } from "./browser";
 import {
   answers,
   ask,
   fixtureImage,
-  openPage as openDriverPage,
   PHOTO,
   pickWithCamera,
   recordChatRequests,
   setMaxTokens,
   waitForAnswer,
 } from "./page_driver";
-import { startServer, type RunningServer } from "./qvl_server";
-
-let server: RunningServer;
-let browser: Browser | null = null;
+import { pageSuite } from "./suite";
 
 // A short default answer keeps the test that leaves the length to the server quick.
 const SERVER_MAX_TOKENS = 48;
 
-beforeAll(async () => {
-  server = await startServer(["--max-tokens", String(SERVER_MAX_TOKENS)]);
-});
-
-afterAll(async () => {
-  await server?.close();
-});
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(viewport?: { width: number; height: number }, touch = false): Promise<Page> {
-  const opened = await openDriverPage(server.url, viewport, { touch });
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite(["--max-tokens", String(SERVER_MAX_TOKENS)]);
+const openPage = suite.openPage;
 
 const SVG = {
   name: "drawing.svg",
@@ -155,7 +135,7 @@ describe("a conversation when something goes wrong", () => {
   });
 
   it("types a new line with Enter on a touch screen, and sends with the button", async () => {
-    const page = await openPage(PHONE, true);
+    const page = await openPage(PHONE, { touch: true });
     await page.locator("#prompt").fill("line one");
     await page.locator("#prompt").press("Enter");
     await page.locator("#prompt").pressSequentially("line two");

@@ -1,15 +1,13 @@
 // The page in Debian's Chromium against a real `qvl serve` with the tiny fixture model:
 // what a person does, from picking an image to stopping an answer and reloading.
-import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PHONE, type Browser } from "./browser";
+import { describe, expect, it } from "vitest";
+import { PHONE } from "./browser";
 import { BOXES_ANSWER, cannedAnswers } from "./canned";
 import {
   answers,
   ask,
   dropFiles,
   FIRST_PNG,
-  openPage as openDriverPage,
   pasteFiles,
   PHOTO,
   pickWithCamera,
@@ -18,33 +16,14 @@ import {
   setMaxTokens,
   waitForAnswer,
 } from "./page_driver";
-import { startServer, type RunningServer } from "./qvl_server";
+import { pageSuite } from "./suite";
 
-let server: RunningServer;
-let browser: Browser | null = null;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  const opened = await openDriverPage(server.url, viewport);
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite();
+const openPage = suite.openPage;
 
 /** The server's count of requests cancelled because their client went away. */
 async function cancelledRequests(): Promise<number> {
-  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  const metrics = await (await fetch(`${suite.url()}/metrics`)).text();
   const match = /^qvl_requests_total\{outcome="cancelled"\} (\d+)$/m.exec(metrics);
   if (!match) throw new Error(`no cancelled count in /metrics:\n${metrics}`);
   return Number(match[1]);

@@ -4,13 +4,12 @@
 // answers are canned where their words or token counts matter.
 import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PHONE, type Browser } from "./browser";
+import { describe, expect, it } from "vitest";
+import { PHONE } from "./browser";
 import { cannedAnswers, CANNED_TIMINGS, slowAnswer, TABLE_ANSWER } from "./canned";
 import {
   answers,
   ask,
-  openPage as openDriverPage,
   PHOTO,
   pickWithCamera,
   recordChatRequests,
@@ -18,27 +17,10 @@ import {
   waitForAnswer,
   type ChatRequestRecord,
 } from "./page_driver";
-import { startServer, type RunningServer } from "./qvl_server";
+import { pageSuite } from "./suite";
 
-let server: RunningServer;
-let browser: Browser | null = null;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  const opened = await openDriverPage(server.url, viewport);
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite();
+const openPage = suite.openPage;
 
 /** A long answer, several screens tall. */
 const LONG_ANSWER = `${TABLE_ANSWER}\n\n${Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1}: ${"the quick brown fox jumps over the lazy dog. ".repeat(4)}`).join("\n\n")}`;

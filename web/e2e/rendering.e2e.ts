@@ -1,32 +1,14 @@
 // How answers and images are laid out in a real browser: wide and aligned Markdown
 // tables, the opened speed details, and where focus goes when an image opens large.
 // Answers are canned; the server is real.
-import type { Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PHONE, type Browser } from "./browser";
+import { describe, expect, it } from "vitest";
+import { PHONE } from "./browser";
 import { cannedAnswers } from "./canned";
-import { answers, ask, openPage as openDriverPage, PHOTO, pickWithCamera, waitForAnswer } from "./page_driver";
-import { startServer, type RunningServer } from "./qvl_server";
+import { answers, ask, PHOTO, pickWithCamera, waitForAnswer } from "./page_driver";
+import { pageSuite } from "./suite";
 
-let server: RunningServer;
-let browser: Browser | null = null;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(viewport?: { width: number; height: number }): Promise<Page> {
-  const opened = await openDriverPage(server.url, viewport);
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite();
+const openPage = suite.openPage;
 
 const WIDE_TABLE = [
   "| Quarter | Units sold | Average price | Best selling region | Returned units | Notes from the sales team |",

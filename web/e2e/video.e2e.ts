@@ -3,14 +3,12 @@
 // from the server's timings, follow-ups that resend the clip, a reload, and the
 // refusals for files too large for the page and for the server.
 import type { Page, Response } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "./browser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   answers,
   ask,
   CLIP_MP4,
   dropFiles,
-  openPage as openDriverPage,
   PHOTO,
   pickWithCamera,
   recordChatRequests,
@@ -20,28 +18,10 @@ import {
   type ImageFile,
 } from "./page_driver";
 import { startServer, type RunningServer } from "./qvl_server";
+import { pageSuite } from "./suite";
 
-let server: RunningServer;
-let browser: Browser | null = null;
-
-beforeAll(async () => {
-  server = await startServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
-
-afterEach(async () => {
-  await browser?.close();
-  browser = null;
-});
-
-async function openPage(url = server.url): Promise<Page> {
-  const opened = await openDriverPage(url);
-  browser = opened.browser;
-  return opened.page;
-}
+const suite = pageSuite();
+const openPage = suite.openPage;
 
 interface VideoTimingJson {
   frames: number;
@@ -251,7 +231,7 @@ describe("a server with a lower video limit", () => {
   });
 
   it("refuses a video over the server's own limit before sending it, naming that limit", async () => {
-    const page = await openPage(small.url);
+    const page = await openPage(undefined, { url: small.url });
     const requests = recordChatRequests(page);
     // The page has the server's /props once the answer length follows its context.
     await expect.poll(() => page.locator("#max-tokens").getAttribute("max")).toBe("4096");
@@ -272,7 +252,7 @@ describe("a server with a lower video limit", () => {
   });
 
   it("without the server's /props, names the file the server refused as too large", async () => {
-    const page = await openPage(small.url);
+    const page = await openPage(undefined, { url: small.url });
     // An older server, or a proxy that passes only the API: the page assumes the defaults.
     await page.route("**/props", (route) => route.fulfill({ status: 404, body: "" }));
     await page.reload();
