@@ -323,6 +323,7 @@ const counts = {}; // kind -> status -> n
 const routeCounts = {}; // "route code" -> n, as /metrics should count them
 const failures = [];
 let chat200 = 0; // chat responses the engine ran to the end or cancelled
+let abandoned = 0; // streams the client closed before their end
 
 function record(name, result) {
   const kind = kinds[name];
@@ -333,10 +334,12 @@ function record(name, result) {
     : result.status;
   counts[name] ??= {};
   counts[name][status] = (counts[name][status] ?? 0) + 1;
-  const code = status === 'reset' ? kind.resetMeans : status;
+  // The server records a stream its client left as 499 (unless it had ended first).
+  const code = status === 'reset' ? kind.resetMeans : result.abandoned === true ? 499 : status;
+  if (code === 499) abandoned++;
   if (typeof code === 'number')
     routeCounts[`${kind.route} ${code}`] = (routeCounts[`${kind.route} ${code}`] ?? 0) + 1;
-  if (kind.route === chat && code === 200) chat200++;
+  if (kind.route === chat && (code === 200 || code === 499)) chat200++;
   let ok;
   if (result.error) ok = status === 'reset';
   else if (kind.expect) ok = kind.expect.includes(result.status);
@@ -473,6 +476,20 @@ for (const [key, value] of Object.entries(finalMetrics)) {
   const m = /^qvl_http_responses_total\{route="([^"]*)",code="(\d+)"\}$/.exec(key);
   if (m && m[1] !== '/health') serverRoutes[`${m[1]} ${m[2]}`] = value;
 }
+// A stream that ended just before its client left is a 200 on the server: the two
+// counts are compared together, and the server's 499s may not exceed the streams left.
+const chatCount = (tally, code) => tally[`${chat} ${code}`] ?? 0;
+const server499 = chatCount(serverRoutes, 499);
+for (const tally of [serverRoutes, routeCounts]) {
+  tally[`${chat} 200 or 499`] = chatCount(tally, 200) + chatCount(tally, 499);
+  delete tally[`${chat} 200`];
+  delete tally[`${chat} 499`];
+}
+check(
+  'streams the client left are counted as 499',
+  server499 <= abandoned && (abandoned === 0 || server499 > 0),
+  `server 499: ${server499}, streams left: ${abandoned}`,
+);
 const routeKeys = new Set([...Object.keys(serverRoutes), ...Object.keys(routeCounts)]);
 const mismatched = [...routeKeys]
   .filter((k) => (serverRoutes[k] ?? 0) !== (routeCounts[k] ?? 0))
