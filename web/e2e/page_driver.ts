@@ -106,6 +106,11 @@ export async function setMaxTokens(page: Page, tokens: number): Promise<void> {
 
 export async function ask(page: Page, text: string): Promise<void> {
   await page.locator("#prompt").fill(text);
+  // On a touch screen Enter starts a new line: there a person taps Send.
+  if (await page.evaluate(() => matchMedia("(pointer: coarse)").matches)) {
+    await page.getByRole("button", { name: "Send" }).click();
+    return;
+  }
   await page.locator("#prompt").press("Enter");
 }
 
