@@ -12,8 +12,6 @@ namespace qvl::cli {
 
 // Most compute threads a flag accepts before CapThreads (a typo guard).
 inline constexpr int kMaxThreadsFlag = 4096;
-// Most pixels --min-pixels / --max-pixels take, as the API's min_pixels / max_pixels.
-inline constexpr int64_t kMaxPixelsFlag = int64_t{1} << 40;
 
 // A flag checked against `range`: "FLAG: must be between A and B, got X"; NaN is refused.
 CLI::Validator InRange(const ParamRange& range);

@@ -27,6 +27,7 @@
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
 #include "image/image_format.h"
+#include "image/image_limits.h"
 #include "image/video_decoder.h"
 #include "server/body_limit.h"
 #include "server/chat_request.h"
@@ -343,9 +344,9 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("--seed", f->seed, "random seed for reproducible sampling (as the API's seed)")
       ->check(IntegerIn(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
   verb->add_option("--min-pixels", f->min_pixels, "smallest image area after resizing")
-      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelBudget));
   verb->add_option("--max-pixels", f->max_pixels, "largest image area after resizing")
-      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelBudget));
   verb->add_option("--min-video-tokens", f->min_video_tokens,
                    "smallest video budget, in video tokens over all frames (default: the "
                    "model's)")

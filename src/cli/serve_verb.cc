@@ -31,6 +31,7 @@
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
 #include "hub/model_resolver.h"
+#include "image/image_limits.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
 #include "server/body_limit.h"
@@ -259,10 +260,10 @@ void AddServeVerb(CLI::App& app) {
       ->capture_default_str();
   verb->add_option("--min-pixels", f->engine.min_pixels,
                    "smallest image area after resizing (default: the model's)")
-      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelBudget));
   verb->add_option("--max-pixels", f->engine.max_pixels,
                    "--max-image-tokens in pixels (default 1280 x 32 x 32)")
-      ->check(CLI::Range(int64_t{0}, kMaxPixelsFlag));
+      ->check(CLI::Range(int64_t{0}, kMaxPixelBudget));
   verb->add_option("--min-image-tokens", f->engine.min_image_tokens,
                    "--min-pixels in image tokens (32x32)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));

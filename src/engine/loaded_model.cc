@@ -1,7 +1,5 @@
 #include "engine/loaded_model.h"
 
-#include <filesystem>
-
 #include "base/error.h"
 #include "text/chat_template.h"
 
@@ -39,10 +37,8 @@ PreprocessorSettings LoadPreprocessorSettings(const ModelFolder& folder) {
   s.video = VideoParamsOfFolder(folder.dir, s.image);
   // Without a video file of its own the folder's video settings are the image ones,
   // checked above; with one, they came from it.
-  CheckPatchGeometry(
-      s.video.image, folder.config.vision,
-      (std::filesystem::path(folder.dir) / "video_preprocessor_config.json").string(),
-      folder.config_path);
+  CheckPatchGeometry(s.video.image, folder.config.vision, VideoPreprocessorConfigPath(folder.dir),
+                     folder.config_path);
   return s;
 }
 

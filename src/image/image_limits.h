@@ -8,6 +8,11 @@
 
 namespace qvl {
 
+// The largest pixel budget anything names (a preprocessor's size, a request's or a flag's
+// min / max pixels): far above any real image, low enough that products of it stay in
+// range.
+inline constexpr int64_t kMaxPixelBudget = int64_t{1} << 40;
+
 struct ImageLimits {
   // Largest accepted file (encoded bytes).
   int64_t max_encoded_bytes = int64_t{32} << 20;

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/json_fields.h"
 #include "base/mapped_file.h"
+#include "image/image_limits.h"
 
 namespace qvl {
 namespace {
@@ -46,13 +47,12 @@ ImageProcessorParams ParsePreprocessorConfig(std::string_view json_text,
   const Json root = ParseJsonText(json_text, source);
   const JsonFieldReader reader(root, source, "");
   ImageProcessorParams p;
-  constexpr int64_t kMaxPixels = int64_t{1} << 40;
   if (const std::optional<JsonFieldReader> size = reader.OptionalObject("size")) {
-    p.min_pixels = size->Int("shortest_edge", 1, kMaxPixels);
-    p.max_pixels = size->Int("longest_edge", 1, kMaxPixels);
+    p.min_pixels = size->Int("shortest_edge", 1, kMaxPixelBudget);
+    p.max_pixels = size->Int("longest_edge", 1, kMaxPixelBudget);
   }
-  p.min_pixels = reader.OptionalInt("min_pixels", 1, kMaxPixels).value_or(p.min_pixels);
-  p.max_pixels = reader.OptionalInt("max_pixels", 1, kMaxPixels).value_or(p.max_pixels);
+  p.min_pixels = reader.OptionalInt("min_pixels", 1, kMaxPixelBudget).value_or(p.min_pixels);
+  p.max_pixels = reader.OptionalInt("max_pixels", 1, kMaxPixelBudget).value_or(p.max_pixels);
   if (p.min_pixels > p.max_pixels) {
     Fail(ErrorCode::kCorrupt, source, ": the minimum pixel count (", p.min_pixels,
          ") is above the maximum (", p.max_pixels, ")");

@@ -57,9 +57,13 @@ VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path) {
   return ParseVideoPreprocessorConfig(ReadFileToString(path), path);
 }
 
+std::string VideoPreprocessorConfigPath(const std::string& model_dir) {
+  return model_dir + "/video_preprocessor_config.json";
+}
+
 VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,
                                          const ImageProcessorParams& image) {
-  const std::string path = model_dir + "/video_preprocessor_config.json";
+  const std::string path = VideoPreprocessorConfigPath(model_dir);
   if (std::filesystem::exists(path)) return LoadVideoPreprocessorConfig(path);
   VideoProcessorParams p;
   p.image = image;

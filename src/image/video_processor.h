@@ -35,6 +35,9 @@ VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
                                                   const std::string& source);
 VideoProcessorParams LoadVideoPreprocessorConfig(const std::string& path);
 
+// Where a model folder keeps its video_preprocessor_config.json.
+std::string VideoPreprocessorConfigPath(const std::string& model_dir);
+
 // The video settings of a model folder: its video_preprocessor_config.json, or when it
 // has none the image settings with the default frame sampling.
 VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "base/field_error.h"
+#include "image/image_limits.h"
 #include "server/request_fields.h"
 
 namespace qvl {
@@ -182,10 +183,9 @@ class MessageParser {
                   "frame) or total_pixels");
       }
     }
-    constexpr int64_t kMaxPixels = int64_t{1} << 40;
     VideoBudgetRequest& b = video->budget;
-    b.min_frame_pixels = part.Int("min_pixels", 1, kMaxPixels).value_or(0);
-    b.max_frame_pixels = part.Int("max_pixels", 1, kMaxPixels).value_or(0);
+    b.min_frame_pixels = part.Int("min_pixels", 1, kMaxPixelBudget).value_or(0);
+    b.max_frame_pixels = part.Int("max_pixels", 1, kMaxPixelBudget).value_or(0);
     if (b.min_frame_pixels > 0 && b.max_frame_pixels > 0 &&
         b.min_frame_pixels > b.max_frame_pixels) {
       FailField(ErrorCode::kInvalidArgument, part.Field("min_pixels"),
@@ -197,7 +197,7 @@ class MessageParser {
       }
       const int64_t frames_per_pair =
           limits_.pixels_per_video_token / limits_.pixels_per_image_token;
-      if (auto v = part.Int("total_pixels", 1, kMaxPixels / frames_per_pair)) {
+      if (auto v = part.Int("total_pixels", 1, kMaxPixelBudget / frames_per_pair)) {
         b.max_pixels = *v * frames_per_pair;
       }
     }

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "base/field_error.h"
+#include "image/image_limits.h"
 
 namespace qvl {
 namespace {
@@ -31,14 +32,13 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
   if (pixels_per_token <= 0) {
     Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_image_token is not set");
   }
-  constexpr int64_t kMaxPixels = int64_t{1} << 40;
   BudgetBound min_bound;
   BudgetBound max_bound;
   auto read_pixels = [&](const RequestObject& object, const char* key, BudgetBound* bound) {
-    if (auto v = object.Int(key, 1, kMaxPixels)) bound->Set(*v, object.Field(key));
+    if (auto v = object.Int(key, 1, kMaxPixelBudget)) bound->Set(*v, object.Field(key));
   };
   auto read_tokens = [&](const RequestObject& object, const char* key, BudgetBound* bound) {
-    if (auto v = object.Int(key, 1, kMaxPixels / pixels_per_token)) {
+    if (auto v = object.Int(key, 1, kMaxPixelBudget / pixels_per_token)) {
       bound->Set(*v * pixels_per_token, object.Field(key));
     }
   };
@@ -65,7 +65,6 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
 }
 
 VideoInput ParseVideoDefaults(const RequestObject& body, int64_t pixels_per_video_token) {
-  constexpr int64_t kMaxPixels = int64_t{1} << 40;
   BudgetBound min_bound;
   BudgetBound max_bound;
   auto read_tokens = [&](const char* key, BudgetBound* bound) {
@@ -73,7 +72,7 @@ VideoInput ParseVideoDefaults(const RequestObject& body, int64_t pixels_per_vide
     if (pixels_per_video_token <= 0) {
       Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_video_token is not set");
     }
-    if (auto v = body.Int(key, 1, kMaxPixels / pixels_per_video_token)) {
+    if (auto v = body.Int(key, 1, kMaxPixelBudget / pixels_per_video_token)) {
       bound->Set(*v * pixels_per_video_token, body.Field(key));
     }
   };
@@ -84,10 +83,10 @@ VideoInput ParseVideoDefaults(const RequestObject& body, int64_t pixels_per_vide
     const RequestObject mm(*kwargs, "mm_processor_kwargs");
     if (const nlohmann::json* size = mm.Find("size")) {
       const RequestObject size_object(*size, mm.Field("size"));
-      if (auto v = size_object.Int("shortest_edge", 1, kMaxPixels)) {
+      if (auto v = size_object.Int("shortest_edge", 1, kMaxPixelBudget)) {
         min_bound.Set(*v, size_object.Field("shortest_edge"));
       }
-      if (auto v = size_object.Int("longest_edge", 1, kMaxPixels)) {
+      if (auto v = size_object.Int("longest_edge", 1, kMaxPixelBudget)) {
         max_bound.Set(*v, size_object.Field("longest_edge"));
       }
     }

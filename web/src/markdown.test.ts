@@ -23,7 +23,7 @@ describe("renderMarkdown", () => {
   });
 
   it("shows task list boxes as labelled glyphs, never as form controls", () => {
-    const root = render("- [x] done\n- [ ] todo\n\n1. [x] loose\n\n2. [ ] list\n");
+    const root = render("- [x] done\n- [ ] pending\n\n1. [x] loose\n\n2. [ ] list\n");
     expect(root.querySelectorAll("input")).toHaveLength(0);
     const marks = [...root.querySelectorAll("li > [role=img], li > p > [role=img]")];
     expect(marks.map((mark) => [mark.textContent, mark.getAttribute("aria-label")])).toEqual([
@@ -34,7 +34,7 @@ describe("renderMarkdown", () => {
     ]);
     expect([...root.querySelectorAll("li")].map((li) => li.textContent?.trim())).toEqual([
       "☑ done",
-      "☐ todo",
+      "☐ pending",
       "☑ loose",
       "☐ list",
     ]);
