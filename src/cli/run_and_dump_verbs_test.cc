@@ -14,6 +14,7 @@
 #include "cli/qvl_runner.h"
 #include "golden_tensors.h"
 #include "model/safetensors.h"
+#include "model/scratch_folder.h"
 
 namespace qvl::cli {
 namespace {
@@ -210,6 +211,25 @@ TEST(RunVerb, InputFilesAreCheckedBeforeTheModelLoads) {
     EXPECT_EQ(r.err, message);
   }
   std::filesystem::remove_all(dir);
+}
+
+// A preprocessor at odds with the vision tower is named from the headers, as by info and
+// serve, before the weights load: run used to pack the whole model first.
+TEST(RunVerb, AFolderAtFaultIsNamedBeforeTheWeightsLoad) {
+  ScratchFolder dir("run_preprocessor");
+  dir.LinkTinyModel({"preprocessor_config.json"});
+  nlohmann::json json =
+      nlohmann::json::parse(ReadFileToString(kTinyModelDir + "/preprocessor_config.json"));
+  json["patch_size"] = 14;
+  dir.Write("preprocessor_config.json", json.dump());
+  ScratchFolder cache("run_preprocessor_cache");
+  const QvlRun r =
+      RunQvl("run -m " + dir.path() + " --dtype q8 --weight-cache " + cache.path() + " -q -n 2 hi");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: " + dir.File("preprocessor_config.json") +
+                       ": patch_size is 14, but " + dir.File("config.json") +
+                       " has vision_config.patch_size 16; they must agree\n");
+  EXPECT_TRUE(std::filesystem::is_empty(cache.path())) << "the weights were packed";
 }
 
 // The engine's message for n named `qvl serve --parallel`, which run does not have.

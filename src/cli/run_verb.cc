@@ -19,6 +19,7 @@
 #include "base/process_memory.h"
 #include "base/timer.h"
 #include "cli/flag_ranges.h"
+#include "cli/model_check.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/draft_lookup.h"
@@ -208,6 +209,9 @@ void Run(const RunFlags& f) {
   ApplyVideoBudgetFlags(f, &options);
   const RunInputs inputs = ReadInputs(f, options);
   const std::string dir = f.model.ResolveFolder();
+  // The headers first, as serve does: a folder at fault is named before the weights load.
+  const CheckedModelFolder checked = CheckModelFolder(dir);
+  CheckEngineOptions(options, checked.preprocessor.image, checked.preprocessor.video);
   Stopwatch load;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();
