@@ -1,7 +1,8 @@
-// What a person does with answers and images beyond asking: regenerate the last answer,
-// edit and resend the last question, copy a code block, ask for JSON, open an image
+// What a person does with answers and images beyond asking: write an answer again and
+// edit an earlier question (each a version to switch back to), copy a code block, ask for JSON, open an image
 // large, pick GIF and BMP files, and find the suggestions that scroll off a phone.
 // Answers are canned where their words matter; the server is real.
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
 import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES } from "../src/videos/formats";
@@ -19,59 +20,91 @@ function lastUserText(body: { messages: { role: string; content: unknown }[] }):
   return Array.isArray(content) ? content.at(-1)?.text : content;
 }
 
+/** The questions and answers shown, in order. */
+function shownTexts(page: Page): Promise<string[]> {
+  return page.locator("article.message.user .message-text, article.message.assistant .markdown").allInnerTexts();
+}
+
 describe("answers and questions", () => {
-  it("regenerates the last answer and resends the edited last question", async () => {
-    const page = await openPage();
+  it("keeps every answer written again and every edited question as versions to switch between", async () => {
+    const page = await openPage(PHONE);
     const requests = recordChatRequests(page);
-    await cannedAnswers(page, ["First answer.", "Second answer.", "About the colour.", "About the size."]);
+    await cannedAnswers(page, [
+      "First answer.",
+      "Second answer.",
+      "About the colour.",
+      "In short: a photo.",
+      "Welcome.",
+    ]);
     await pickWithCamera(page, [PHOTO()]);
     await ask(page, "What is this?");
     await waitForAnswer(page);
-    expect(await answers(page).last().locator(".markdown").innerText()).toBe("First answer.");
+    expect(await shownTexts(page)).toEqual(["What is this?", "First answer."]);
 
     await page.getByRole("button", { name: "Regenerate the answer" }).click();
     await waitForAnswer(page, 60_000, "Second answer.");
     expect(await answers(page).count()).toBe(1);
-    expect(await answers(page).last().locator(".markdown").innerText()).toBe("Second answer.");
     expect(requests[1].messages).toEqual(requests[0].messages);
+    const answerVersions = answers(page).last().getByRole("group", { name: "Version 2 of 2 of this answer" });
+    expect(await answerVersions.innerText()).toBe("2 / 2");
+    // Within a phone's width, and by keyboard: the focus stays on the switcher.
+    const box = await answerVersions.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
+    await page.getByRole("button", { name: "Show the previous version of this answer" }).focus();
+    await page.keyboard.press("Enter");
+    expect(await shownTexts(page)).toEqual(["What is this?", "First answer."]);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))).toBe(
+      "Show the next version of this answer",
+    );
+    await page.keyboard.press("Enter");
+    expect(await shownTexts(page)).toEqual(["What is this?", "Second answer."]);
 
     await ask(page, "And the colour?");
     await waitForAnswer(page);
-    // Only the latest answer and the latest question offer these.
-    expect(await page.getByRole("button", { name: "Regenerate the answer" }).count()).toBe(1);
-    expect(await page.getByRole("button", { name: "Edit the question" }).count()).toBe(1);
+    expect(await page.getByRole("button", { name: "Edit the question" }).count()).toBe(2);
+    expect(await page.getByRole("button", { name: "Regenerate the answer" }).count()).toBe(2);
 
-    const question = page.locator("article.message.user").last();
-    await question.getByRole("button", { name: "Edit the question" }).click();
-    const box = question.getByRole("textbox", { name: "Your question, edited" });
-    expect(await box.inputValue()).toBe("And the colour?");
-    await box.fill("Never mind");
-    await box.press("Escape");
-    expect(await question.locator(".message-text").innerText()).toBe("And the colour?");
+    // An earlier question edited: sent with what came before it only, as a new branch.
+    const first = page.locator("article.message.user").first();
+    await first.getByRole("button", { name: "Edit the question" }).click();
+    const editBox = first.getByRole("textbox", { name: "Your question, edited" });
+    expect(await editBox.inputValue()).toBe("What is this?");
+    await editBox.fill("Never mind");
+    await editBox.press("Escape");
+    expect(await first.locator(".message-text").innerText()).toBe("What is this?");
     expect(requests).toHaveLength(3);
+    await first.getByRole("button", { name: "Edit the question" }).click();
+    await editBox.fill("What is it, in short?");
+    await editBox.press("Enter");
+    await waitForAnswer(page, 60_000, "In short: a photo.");
+    expect(await shownTexts(page)).toEqual(["What is it, in short?", "In short: a photo."]);
+    expect(requests[3].messages).toHaveLength(1);
+    expect(lastUserText(requests[3])).toBe("What is it, in short?");
+    expect(JSON.stringify(requests[3].messages[0].content)).toContain("image_url");
+    const questionVersions = page.getByRole("group", { name: "Version 2 of 2 of this question" });
+    expect(await questionVersions.innerText()).toBe("2 / 2");
 
-    await question.getByRole("button", { name: "Edit the question" }).click();
-    await box.fill("And the size?");
-    await box.press("Enter");
-    await waitForAnswer(page, 60_000, "About the size.");
-    expect(await question.locator(".message-text").innerText()).toBe("And the size?");
-    expect(await answers(page).count()).toBe(2);
-    expect(await answers(page).last().locator(".markdown").innerText()).toBe("About the size.");
-    expect(requests).toHaveLength(4);
-    expect(requests[3].messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    expect(requests[3].messages[1].content).toBe("Second answer.");
-    expect(lastUserText(requests[3])).toBe("And the size?");
+    await page.getByRole("button", { name: "Show the previous version of this question" }).click();
+    const original = ["What is this?", "Second answer.", "And the colour?", "About the colour."];
+    expect(await shownTexts(page)).toEqual(original);
+
+    // Kept across a reload, on the branch shown; a follow-up carries that branch only.
+    await page.reload();
+    await page.locator("article.message.user").last().waitFor();
+    expect(await shownTexts(page)).toEqual(original);
+    await page.getByRole("button", { name: "Show the next version of this question" }).click();
+    expect(await shownTexts(page)).toEqual(["What is it, in short?", "In short: a photo."]);
+    await page.getByRole("button", { name: "Show the previous version of this question" }).click();
+    await ask(page, "Thanks.");
+    await waitForAnswer(page);
+    expect(
+      requests[4].messages.map((m) => (typeof m.content === "string" ? m.content : lastUserText({ messages: [m] }))),
+    ).toEqual([...original, "Thanks."]);
 
     // Every request of the conversation carries its id; a new conversation has another.
     const sessionIds = requests.headers.map((headers) => headers["x-session-id"]);
     expect(new Set(sessionIds).size).toBe(1);
     expect(sessionIds[0]).toMatch(/^[0-9a-f]{32}$/);
-    await page.reload();
-    await page.locator("article.message.user").last().waitFor();
-    expect(await page.locator("article.message.user .message-text").allInnerTexts()).toEqual([
-      "What is this?",
-      "And the size?",
-    ]);
     await page.getByRole("button", { name: "New conversation" }).click();
     await cannedAnswers(page, ["Hello."]);
     await ask(page, "Hi");

@@ -9,7 +9,14 @@ function streaming(text: string): AssistantMessage {
 }
 
 function newView(message: AssistantMessage): AnswerView {
-  return new AnswerView(message, { images: [], hasVideo: false, cache: {} as BlobCache, onRegenerate: () => {} });
+  return new AnswerView(message, {
+    images: [],
+    hasVideo: false,
+    cache: {} as BlobCache,
+    onRegenerate: () => {},
+    versions: { number: 1, count: 1 },
+    showVersion: () => {},
+  });
 }
 
 function shownText(view: AnswerView): string {

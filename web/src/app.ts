@@ -1,26 +1,27 @@
 // Ties the page together: the current conversation, sending and streaming answers,
 // stopping them, keeping conversations in the browser, and downloading one.
-import { buildChatRequest, chatHeaders, videoForParam } from "./api/chat_request";
+import { toAnswerError, refusesKey } from "./answer_error";
+import { buildChatRequest, chatHeaders } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
 import { DEFAULT_SERVER_LIMITS, fetchServerLimits, type ServerLimits } from "./api/server_limits";
 import type { ChatRequestBody } from "./api/types";
 import {
   imagesBefore,
-  lastQuestion,
   newConversation,
   newId,
   settleInterrupted,
   titleFor,
   videosBefore,
   videosOf,
-  type AnswerError,
   type AssistantMessage,
   type Conversation,
+  type Message,
   type ResponseFormat,
   type UserMessage,
   type VideoRef,
 } from "./conversation";
+import { addMessage, showVersion, visibleBranch } from "./conversation_tree";
 import { byId } from "./dom";
 import { downloadConversation } from "./export";
 import { ImageError } from "./images/prepare";
@@ -35,14 +36,16 @@ import {
 import { countChunk } from "./timings";
 import { formatBytes } from "./videos/formats";
 import { VideoError } from "./videos/prepare";
+import { BranchView } from "./ui/branch_view";
 import { Composer, WAIT_FOR_THE_ANSWER, type PendingImage, type PendingVideo } from "./ui/composer";
 import { ContextMeter, contextTokensUsed } from "./ui/context_meter";
 import { HistoryDialog } from "./ui/history_dialog";
 import { placeIcons } from "./ui/icons";
 import { Lightbox } from "./ui/lightbox";
-import { AnswerView, showVideoFacts, userMessageView } from "./ui/message_views";
+import { showVideoFacts } from "./ui/message_views";
 import { ScrollFollower } from "./ui/scroll_follow";
 import { SettingsDialog } from "./ui/settings_dialog";
+import type { VersionStep } from "./ui/version_switcher";
 
 const CURRENT_KEY = "qvl.currentConversation";
 const DEFAULT_IMAGE_PROMPT = "Describe this image.";
@@ -55,39 +58,8 @@ const KEY_CHECK_DELAY_MS = 400;
 const KEY_NEEDED = "This server needs an API key. Enter it here; the page connects as soon as the server accepts it.";
 const KEY_REFUSED = "The server did not accept this API key. Check it and enter it again.";
 
-function refusesKey(status: number): boolean {
-  return status === 401 || status === 403;
-}
-
 function defaultPrompt(images: number, videos: number): string {
   return videos > 0 ? DEFAULT_VIDEO_PROMPT : images > 0 ? DEFAULT_IMAGE_PROMPT : "";
-}
-
-/** A 413 names the file: the one the server's `param` points at, else the request's videos. */
-function tooLargeTitle(
-  body: ChatRequestBody | undefined,
-  conversation: Conversation,
-  param: string,
-): string | undefined {
-  if (!body) return undefined;
-  const named = videoForParam(body, conversation, param);
-  const videos = named ? [named] : param ? [] : videosBefore(conversation, conversation.messages.length);
-  if (videos.length === 0) return undefined;
-  const names = videos.map((video) => `"${video.name}" (${formatBytes(video.bytes)})`).join(", ");
-  return videos.length === 1
-    ? `The video ${names} is too large for this server. Trim or compress it; the server's operator can raise the limit.`
-    : `The videos ${names} are too large for this server together. Start a new conversation with fewer or smaller videos.`;
-}
-
-function toAnswerError(error: unknown, body?: ChatRequestBody, conversation?: Conversation): AnswerError {
-  if (error instanceof ChatError) {
-    const title = error.status === 413 && conversation ? tooLargeTitle(body, conversation, error.param) : undefined;
-    const answer: AnswerError = { title: title ?? error.title, detail: error.detail };
-    if (error.status) answer.status = error.status;
-    return answer;
-  }
-  if (error instanceof ImageError || error instanceof VideoError) return { title: error.message, detail: "" };
-  return { title: "Something went wrong in the page.", detail: error instanceof Error ? error.message : String(error) };
 }
 
 export class App {
@@ -98,13 +70,13 @@ export class App {
   private readonly lightbox = new Lightbox();
   private readonly messages = byId<HTMLDivElement>("messages");
   private readonly follower: ScrollFollower;
+  private readonly branchView: BranchView;
   private readonly contextMeter = new ContextMeter(() => this.startNew());
   private readonly welcome = byId<HTMLElement>("welcome");
   private conversation = newConversation();
   private settings: Settings = loadSettings(localStorage);
   private model: string | undefined;
   private generation: { controller: AbortController; answerId: string } | null = null;
-  private answerViews = new Map<string, AnswerView>();
   private modelLoads = 0;
   private limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS };
   private limitLoads = 0;
@@ -129,8 +101,8 @@ export class App {
       stop: () => this.stop(),
       openImage: (url, description) => this.lightbox.open(url, description),
       latestMedia: () => this.latestMedia(),
-      imageCount: () => imagesBefore(this.conversation, this.conversation.messages.length).length,
-      videoCount: () => videosBefore(this.conversation, this.conversation.messages.length).length,
+      imageCount: () => imagesBefore(this.branch(), this.branch().length).length,
+      videoCount: () => videosBefore(this.branch(), this.branch().length).length,
       limits: () => this.limits,
     });
     this.settingsDialog = new SettingsDialog(
@@ -166,6 +138,21 @@ export class App {
       byId<HTMLButtonElement>("jump-button"),
       byId("prompt"),
     );
+    this.branchView = new BranchView(this.messages, {
+      cache: this.cache,
+      videos: this.videos,
+      openImage: (url, description) => this.lightbox.open(url, description),
+      openVideo: (url, description) => this.lightbox.openVideo(url, description),
+      onUnfold: () => this.follower.hold(),
+      resend: (questionId, text) => this.resend(questionId, text),
+      regenerate: (answerId) => this.regenerate(answerId),
+      showVersion: (messageId, step) => this.showVersion(messageId, step),
+    });
+  }
+
+  /** The messages shown: what is sent, counted and drawn on. */
+  private branch(): Message[] {
+    return visibleBranch(this.conversation);
   }
 
   async start(): Promise<void> {
@@ -228,7 +215,7 @@ export class App {
   /** The kind of the newest image or video in the conversation (a video where a message has
    * both): what the suggestions are for. */
   private latestMedia(): "image" | "video" | undefined {
-    const messages = this.conversation.messages;
+    const messages = this.branch();
     for (let i = messages.length - 1; i >= 0; i--) {
       const message = messages[i];
       if (message.role !== "user") continue;
@@ -242,9 +229,8 @@ export class App {
     this.cache.releaseAll();
     this.videos.releaseAll();
     this.conversation = conversation;
-    this.answerViews.clear();
-    this.messages.replaceChildren();
-    conversation.messages.forEach((_, index) => this.appendView(index));
+    this.branchView.clear();
+    this.branchView.render(conversation);
     this.welcome.hidden = conversation.messages.length > 0;
     localStorage.setItem(CURRENT_KEY, conversation.id);
     this.follower.follow();
@@ -253,35 +239,7 @@ export class App {
   }
 
   private showContextUse(): void {
-    this.contextMeter.show(contextTokensUsed(this.conversation), this.limits.contextTokens);
-  }
-
-  private appendView(index: number): void {
-    const message = this.conversation.messages[index];
-    const earlierImages = imagesBefore(this.conversation, index);
-    const earlierVideos = videosBefore(this.conversation, index);
-    if (message.role === "user") {
-      const view = userMessageView(message, {
-        cache: this.cache,
-        videos: this.videos,
-        firstImageNumber: earlierImages.length + 1,
-        firstVideoNumber: earlierVideos.length + 1,
-        openImage: (url, description) => this.lightbox.open(url, description),
-        openVideo: (url, description) => this.lightbox.openVideo(url, description),
-        resend: (text) => this.resend(message.id, text),
-        onUnfold: () => this.follower.hold(),
-      });
-      this.messages.append(view);
-      return;
-    }
-    const view = new AnswerView(message, {
-      images: earlierImages,
-      hasVideo: earlierVideos.length > 0,
-      cache: this.cache,
-      onRegenerate: () => void this.regenerate(message.id),
-    });
-    this.answerViews.set(message.id, view);
-    this.messages.append(view.element);
+    this.contextMeter.show(contextTokensUsed(this.branch()), this.limits.contextTokens);
   }
 
   private async send(
@@ -305,10 +263,10 @@ export class App {
       const posterId = user.videos?.[i].posterId;
       if (posterId && video.poster) this.cache.adopt(posterId, video.poster, video.posterUrl);
     }
-    conversation.messages.push(user);
+    addMessage(conversation, user, visibleBranch(conversation).at(-1));
     this.composer.refreshPrompts();
     this.welcome.hidden = true;
-    this.appendView(conversation.messages.length - 1);
+    this.branchView.render(conversation);
     this.follower.follow();
     this.setBusy(true);
     try {
@@ -337,20 +295,22 @@ export class App {
         `${unkept.map((video) => `"${video.name}"`).join(", ")} ${unkept.length === 1 ? "is" : "are"} larger than ${formatBytes(MAX_STORED_VIDEO_BYTES)}: sent, but not kept in this browser, so this conversation cannot go on after a reload.`,
       );
     }
-    if (conversation === this.conversation) await this.generate();
+    if (conversation === this.conversation) await this.generate(user);
     else this.setBusy(false);
   }
 
-  private async generate(): Promise<void> {
+  /** Writes a new answer to `question`, a message of the branch shown, after the ones it has. */
+  private async generate(question: UserMessage): Promise<void> {
     const conversation = this.conversation;
     conversation.systemPrompt ??= this.settings.systemPrompt;
-    const history: Conversation = { ...conversation, messages: [...conversation.messages] };
+    const branch = visibleBranch(conversation);
+    const history = branch.slice(0, branch.indexOf(question) + 1);
     const answer: AssistantMessage = { id: newId(), role: "assistant", text: "", status: "streaming" };
-    const responseFormat = lastQuestion(conversation)?.responseFormat;
-    if (responseFormat) answer.responseFormat = responseFormat;
-    conversation.messages.push(answer);
-    this.appendView(conversation.messages.length - 1);
-    const view = this.answerViews.get(answer.id)!;
+    if (question.responseFormat) answer.responseFormat = question.responseFormat;
+    addMessage(conversation, answer, question);
+    this.branchView.render(conversation, history.length);
+    this.showContextUse();
+    const view = this.branchView.answer(answer.id)!;
     const controller = new AbortController();
     this.generation = { controller, answerId: answer.id };
     this.setBusy(true);
@@ -361,6 +321,7 @@ export class App {
     try {
       body = await buildChatRequest(
         history,
+        conversation.systemPrompt,
         this.settings,
         this.limits,
         { image: (id) => this.cache.dataUrl(id), video: (video) => this.videos.dataUrl(video.id, video.type) },
@@ -407,10 +368,10 @@ export class App {
   }
 
   /** Keeps what the server made of each video (sampled frames, tokens) with the video. */
-  private noteVideoTimings(history: Conversation, answer: AssistantMessage): void {
+  private noteVideoTimings(history: Message[], answer: AssistantMessage): void {
     const timings = answer.timings?.videos;
     if (!timings) return;
-    videosBefore(history, history.messages.length).forEach((video, i) => {
+    videosBefore(history, history.length).forEach((video, i) => {
       const timing = timings[i];
       if (!timing) return;
       video.timing = { ...timing };
@@ -428,41 +389,65 @@ export class App {
     this.messages.classList.toggle("is-busy", busy);
   }
 
-  /** A new answer to the latest question, in place of the one there. */
-  private async regenerate(answerId: string): Promise<void> {
-    const messages = this.conversation.messages;
-    if (this.generation || messages.at(-1)?.id !== answerId) {
-      this.composer.showNote("Only the latest answer can be written again, once it is finished.");
+  /** Another answer to the question of `answerId`, kept beside the ones it had. */
+  private regenerate(answerId: string): void {
+    const answer = this.conversation.messages.find((m) => m.id === answerId);
+    const question = this.conversation.messages.find((m) => m.id === answer?.parentId);
+    if (this.generation || question?.role !== "user") {
+      this.composer.showNote(WAIT_FOR_THE_ANSWER);
       return;
     }
-    this.removeMessagesFrom(messages.length - 1);
-    await this.generate();
+    void this.generate(question);
   }
 
-  /** Sends the latest question again with new text, dropping the answer it had. */
+  /** Sends the question `questionId` with new text as a new version of it, after the
+   * messages before it; returns false when that cannot happen now. */
   private resend(questionId: string, text: string): boolean {
-    const question = lastQuestion(this.conversation);
-    if (this.generation || question?.id !== questionId) {
-      this.composer.showNote(this.generation ? WAIT_FOR_THE_ANSWER : "Only the latest question can be edited.");
+    const question = this.conversation.messages.find((m): m is UserMessage => m.id === questionId && m.role === "user");
+    if (this.generation || !question) {
+      this.composer.showNote(WAIT_FOR_THE_ANSWER);
       return false;
     }
-    const edited = text || defaultPrompt(question.images.length, videosOf(question).length);
-    if (!edited) return false;
+    const edited: UserMessage = {
+      id: newId(),
+      role: "user",
+      text: text || defaultPrompt(question.images.length, videosOf(question).length),
+      images: question.images.map((image) => ({ ...image })),
+    };
+    if (!edited.text) return false;
+    if (question.videos) edited.videos = question.videos.map((video) => ({ ...video }));
     // A suggestion's response format belongs to its own words, as in the composer.
-    if (edited !== question.text) delete question.responseFormat;
-    question.text = edited;
-    this.removeMessagesFrom(this.conversation.messages.indexOf(question) + 1);
+    if (question.responseFormat && edited.text === question.text) edited.responseFormat = question.responseFormat;
+    const conversation = this.conversation;
+    addMessage(
+      conversation,
+      edited,
+      conversation.messages.find((m) => m.id === question.parentId),
+    );
+    this.branchView.render(conversation, visibleBranch(conversation).indexOf(edited));
     this.follower.follow();
-    void this.generate();
+    this.composer.focus();
+    void this.generate(edited);
     return true;
   }
 
-  private removeMessagesFrom(index: number): void {
-    for (const removed of this.conversation.messages.splice(index)) {
-      this.answerViews.get(removed.id)?.element.remove();
-      this.answerViews.delete(removed.id);
+  /** Shows another version of a message, with the branch that follows it. */
+  private showVersion(messageId: string, step: VersionStep): void {
+    const conversation = this.conversation;
+    const message = conversation.messages.find((m) => m.id === messageId);
+    if (this.generation || !message) {
+      this.composer.showNote(WAIT_FOR_THE_ANSWER);
+      return;
     }
+    const shown = showVersion(conversation, message, step);
+    if (!shown) return;
+    const index = visibleBranch(conversation).indexOf(shown);
+    this.branchView.render(conversation, index);
+    this.branchView.focusVersionStep(index, step);
+    this.composer.refreshPrompts();
     this.showContextUse();
+    // Which version is shown is not news: the conversation keeps its place in the history.
+    void this.persist(conversation, false);
   }
 
   private startNew(): void {
@@ -483,8 +468,8 @@ export class App {
     await this.store.remove(id);
   }
 
-  private async persist(conversation: Conversation): Promise<void> {
-    conversation.updatedAt = Date.now();
+  private async persist(conversation: Conversation, changed = true): Promise<void> {
+    if (changed) conversation.updatedAt = Date.now();
     conversation.title = titleFor(conversation);
     try {
       const dropped = await writeMakingRoom(this.store, conversation.id, () => this.store.save(conversation));

@@ -33,6 +33,8 @@ export type ResponseFormat = "json_object";
 export interface UserMessage {
   id: string;
   role: "user";
+  /** The message it follows; absent for a first question (see conversation_tree.ts). */
+  parentId?: string;
   text: string;
   images: ImageRef[];
   /** Absent in conversations saved before the page took videos. */
@@ -59,16 +61,18 @@ export function isRefusal(error: AnswerError | undefined): boolean {
   return error?.status === 400 || error?.status === 413 || error?.status === 422;
 }
 
-/** A question whose answer is a refusal: later requests leave it out, so that one bad
- * image or an over-long question does not make every follow-up fail the same way. */
-export function wasRefused(conversation: Conversation, index: number): boolean {
-  const next = conversation.messages[index + 1];
-  return conversation.messages[index]?.role === "user" && next?.role === "assistant" && isRefusal(next.error);
+/** A question of `branch` whose answer is a refusal: later requests leave it out, so that
+ * one bad image or an over-long question does not make every follow-up fail the same way. */
+export function wasRefused(branch: Message[], index: number): boolean {
+  const next = branch[index + 1];
+  return branch[index]?.role === "user" && next?.role === "assistant" && isRefusal(next.error);
 }
 
 export interface AssistantMessage {
   id: string;
   role: "assistant";
+  /** The question it answers. */
+  parentId?: string;
   text: string;
   status: AnswerStatus;
   finishReason?: string;
@@ -90,7 +94,12 @@ export interface Conversation {
   title: string;
   createdAt: number;
   updatedAt: number;
+  /** Every version of every message, each after the one it follows (conversation_tree.ts
+   * reads the branch shown from them). */
   messages: Message[];
+  /** Which version is shown after a message (by its id; "" for the first question): the
+   * newest where none was chosen. */
+  shownChild: Record<string, string>;
   /** The instructions (system prompt) it was started with: changing the setting later
    * changes new conversations only. Absent until its first request; conversations saved
    * before pages kept it take the setting's at their next. */
@@ -105,11 +114,12 @@ export function newId(): string {
 }
 
 export function newConversation(now = Date.now()): Conversation {
-  return { id: newId(), title: "", createdAt: now, updatedAt: now, messages: [] };
+  return { id: newId(), title: "", createdAt: now, updatedAt: now, messages: [], shownChild: {} };
 }
 
 const TITLE_LENGTH = 60;
 
+/** The first question ever asked names the conversation, whichever version is shown. */
 export function titleFor(conversation: Conversation): string {
   const first = conversation.messages.find((m): m is UserMessage => m.role === "user");
   if (!first) return "New conversation";
@@ -121,30 +131,28 @@ export function titleFor(conversation: Conversation): string {
   return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text;
 }
 
-/** The latest question, or undefined in an empty conversation. */
-export function lastQuestion(conversation: Conversation): UserMessage | undefined {
-  for (let i = conversation.messages.length - 1; i >= 0; i--) {
-    const message = conversation.messages[i];
+/** The latest question of `branch`, or undefined in an empty one. */
+export function lastQuestion(branch: Message[]): UserMessage | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const message = branch[i];
     if (message.role === "user") return message;
   }
   return undefined;
 }
 
-/** The questions before `index` that a request carries (refused ones are left out). */
-function sentQuestions(conversation: Conversation, index: number): UserMessage[] {
-  return conversation.messages
-    .slice(0, index)
-    .filter((m, i): m is UserMessage => m.role === "user" && !wasRefused(conversation, i));
+/** The questions of `branch` before `index` that a request carries (refused ones are left out). */
+function sentQuestions(branch: Message[], index: number): UserMessage[] {
+  return branch.slice(0, index).filter((m, i): m is UserMessage => m.role === "user" && !wasRefused(branch, i));
 }
 
-/** Images sent before `index`, oldest first: what grounding boxes can refer to. */
-export function imagesBefore(conversation: Conversation, index: number): ImageRef[] {
-  return sentQuestions(conversation, index).flatMap((m) => m.images);
+/** Images sent before `index` of `branch`, oldest first: what grounding boxes can refer to. */
+export function imagesBefore(branch: Message[], index: number): ImageRef[] {
+  return sentQuestions(branch, index).flatMap((m) => m.images);
 }
 
-/** Videos sent before `index`, in the order of the request (and of `timings.videos`). */
-export function videosBefore(conversation: Conversation, index: number): VideoRef[] {
-  return sentQuestions(conversation, index).flatMap(videosOf);
+/** Videos sent before `index` of `branch`, in the order of the request (and of `timings.videos`). */
+export function videosBefore(branch: Message[], index: number): VideoRef[] {
+  return sentQuestions(branch, index).flatMap(videosOf);
 }
 
 /** An answer still marked as streaming after a reload was cut off. */

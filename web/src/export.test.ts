@@ -1,6 +1,7 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { newConversation, type Conversation } from "./conversation";
+import { addMessage, chainMessages } from "./conversation_tree";
 import { conversationJson, conversationMarkdown, downloadConversation, exportFileName } from "./export";
 
 const AT = new Date(2025, 11, 4, 9, 5).getTime();
@@ -10,33 +11,35 @@ function sample(): Conversation {
   conversation.title = "What is in *this* picture?";
   conversation.systemPrompt = "Answer in French.";
   conversation.messages.push(
-    {
-      id: "u1",
-      role: "user",
-      text: "What is in *this* picture?",
-      images: [
-        { id: "i1", name: "photo_1.jpg", width: 320, height: 240 },
-        { id: "i2", name: "chart.png", width: 10, height: 10 },
-      ],
-      videos: [{ id: "v1", name: "clip.mp4", type: "video/mp4", bytes: 80_305, durationS: 2, stored: true }],
-    },
-    {
-      id: "a1",
-      role: "assistant",
-      text: "A **red** stop sign.",
-      status: "done",
-      usage: { prompt_tokens: 812, completion_tokens: 8 },
-    },
-    { id: "u2", role: "user", text: "The fields as JSON.", images: [], responseFormat: "json_object" },
-    { id: "a2", role: "assistant", text: '{"sign":"stop"}', status: "stopped", responseFormat: "json_object" },
-    { id: "u3", role: "user", text: "And now?", images: [] },
-    {
-      id: "a3",
-      role: "assistant",
-      text: "",
-      status: "error",
-      error: { title: "The server is busy.", detail: "queue full", status: 503 },
-    },
+    ...chainMessages([
+      {
+        id: "u1",
+        role: "user",
+        text: "What is in *this* picture?",
+        images: [
+          { id: "i1", name: "photo_1.jpg", width: 320, height: 240 },
+          { id: "i2", name: "chart.png", width: 10, height: 10 },
+        ],
+        videos: [{ id: "v1", name: "clip.mp4", type: "video/mp4", bytes: 80_305, durationS: 2, stored: true }],
+      },
+      {
+        id: "a1",
+        role: "assistant",
+        text: "A **red** stop sign.",
+        status: "done",
+        usage: { prompt_tokens: 812, completion_tokens: 8 },
+      },
+      { id: "u2", role: "user", text: "The fields as JSON.", images: [], responseFormat: "json_object" },
+      { id: "a2", role: "assistant", text: '{"sign":"stop"}', status: "stopped", responseFormat: "json_object" },
+      { id: "u3", role: "user", text: "And now?", images: [] },
+      {
+        id: "a3",
+        role: "assistant",
+        text: "",
+        status: "error",
+        error: { title: "The server is busy.", detail: "queue full", status: 503 },
+      },
+    ]),
   );
   return conversation;
 }
@@ -108,8 +111,29 @@ describe("the conversation as JSON", () => {
   it("is the page's own record, which holds no image bytes", () => {
     const conversation = sample();
     const text = conversationJson(conversation);
-    expect(JSON.parse(text)).toEqual(conversation);
+    const { shownChild: _versions, ...record } = conversation;
+    const messages = conversation.messages.map(({ parentId: _parent, ...message }) => message);
+    expect(JSON.parse(text)).toEqual({ ...record, messages });
     expect(text).not.toContain("data:");
+  });
+});
+
+describe("a conversation with versions", () => {
+  it("exports the branch shown only, as one line of messages", () => {
+    const conversation = sample();
+    const question = conversation.messages[2];
+    addMessage(
+      conversation,
+      { id: "u2b", role: "user", text: "Only the colour.", images: [] },
+      conversation.messages[1],
+    );
+    const markdown = conversationMarkdown(conversation, undefined, AT);
+    expect(markdown).toContain("Only the colour.");
+    expect(markdown).not.toContain(question.role === "user" ? question.text : "");
+    expect(markdown).not.toContain("And now?");
+    const record = JSON.parse(conversationJson(conversation));
+    expect(record.messages.map((m: { id: string }) => m.id)).toEqual(["u1", "a1", "u2b"]);
+    expect(JSON.stringify(record)).not.toMatch(/parentId|shownChild/);
   });
 });
 

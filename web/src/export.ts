@@ -1,7 +1,9 @@
-// The current conversation as a file to keep or share: Markdown to read (questions,
-// answers, the names of its images and videos) or JSON, the page's own record (images
-// and videos by name and id: their bytes stay in this browser).
+// The branch shown of the current conversation as a file to keep or share: Markdown to
+// read (questions, answers, the names of its images and videos) or JSON, the page's own
+// record (images and videos by name and id: their bytes stay in this browser), one line
+// of messages as the page kept them before versions.
 import { videosOf, type Conversation, type Message } from "./conversation";
+import { visibleBranch } from "./conversation_tree";
 import { element } from "./dom";
 import { jsonCodeBlock } from "./markdown";
 import { formatBytes, formatClipDuration } from "./videos/formats";
@@ -51,12 +53,14 @@ export function conversationMarkdown(conversation: Conversation, model?: string,
   if (model) about.push(`model ${escapeMarkdown(model)}`);
   const lines = [`# ${escapeMarkdown(conversation.title || "Conversation")}`, "", `*${about.join(" · ")}*`, ""];
   if (conversation.systemPrompt) lines.push("**Instructions (system prompt):**", "", conversation.systemPrompt, "");
-  for (const message of conversation.messages) lines.push("---", "", ...messageMarkdown(message));
+  for (const message of visibleBranch(conversation)) lines.push("---", "", ...messageMarkdown(message));
   return `${lines.join("\n").trimEnd()}\n`;
 }
 
 export function conversationJson(conversation: Conversation): string {
-  return `${JSON.stringify(conversation, null, 2)}\n`;
+  const { shownChild: _versions, ...record } = conversation;
+  const messages = visibleBranch(conversation).map(({ parentId: _parent, ...message }) => message);
+  return `${JSON.stringify({ ...record, messages }, null, 2)}\n`;
 }
 
 /** "qvl-what-is-in-this-picture.md": the title's words, in any script. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { imagesBefore, type Conversation, type VideoRef } from "../conversation";
+import { imagesBefore, newConversation, type Message, type VideoRef } from "../conversation";
+import { addMessage, showVersion, visibleBranch } from "../conversation_tree";
 import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
 import { DEFAULT_SERVER_LIMITS } from "./server_limits";
 import { buildChatRequest, chatHeaders, videoForParam, type MediaUrls } from "./chat_request";
@@ -14,56 +15,45 @@ function video(id: string, name: string, type = "video/mp4"): VideoRef {
 }
 
 /** An image with a question, an answer, then two clips in a follow-up and a third later. */
-function videoConversation(): Conversation {
-  return {
-    id: "v",
-    title: "",
-    createdAt: 0,
-    updatedAt: 0,
-    messages: [
-      {
-        id: "u1",
-        role: "user",
-        text: "What is this?",
-        images: [{ id: "IMG", name: "a.png", width: 2, height: 2 }],
-        videos: [video("V1", "clip.mp4")],
-      },
-      { id: "a1", role: "assistant", text: "A ball.", status: "done" },
-      { id: "u2", role: "user", text: "", images: [], videos: [video("V2", "b.webm", "video/webm")] },
-      { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "" } },
-      { id: "u3", role: "user", text: "And this?", images: [], videos: [video("V3", "c.mkv", "video/x-matroska")] },
-    ],
-  };
+function videoConversation(): Message[] {
+  return [
+    {
+      id: "u1",
+      role: "user",
+      text: "What is this?",
+      images: [{ id: "IMG", name: "a.png", width: 2, height: 2 }],
+      videos: [video("V1", "clip.mp4")],
+    },
+    { id: "a1", role: "assistant", text: "A ball.", status: "done" },
+    { id: "u2", role: "user", text: "", images: [], videos: [video("V2", "b.webm", "video/webm")] },
+    { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "" } },
+    { id: "u3", role: "user", text: "And this?", images: [], videos: [video("V3", "c.mkv", "video/x-matroska")] },
+  ];
 }
 
-function conversation(): Conversation {
-  return {
-    id: "c",
-    title: "",
-    createdAt: 0,
-    updatedAt: 0,
-    messages: [
-      {
-        id: "u1",
-        role: "user",
-        text: "What is this?",
-        images: [
-          { id: "AAA", name: "a.png", width: 2, height: 2 },
-          { id: "BBB", name: "b.png", width: 2, height: 2 },
-        ],
-      },
-      { id: "a1", role: "assistant", text: "Two squares.", status: "done" },
-      { id: "u2", role: "user", text: "Which is larger?", images: [] },
-      { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "" } },
-      { id: "u3", role: "user", text: "", images: [{ id: "CCC", name: "c.png", width: 1, height: 1 }] },
-    ],
-  };
+function conversation(): Message[] {
+  return [
+    {
+      id: "u1",
+      role: "user",
+      text: "What is this?",
+      images: [
+        { id: "AAA", name: "a.png", width: 2, height: 2 },
+        { id: "BBB", name: "b.png", width: 2, height: 2 },
+      ],
+    },
+    { id: "a1", role: "assistant", text: "Two squares.", status: "done" },
+    { id: "u2", role: "user", text: "Which is larger?", images: [] },
+    { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "" } },
+    { id: "u3", role: "user", text: "", images: [{ id: "CCC", name: "c.png", width: 1, height: 1 }] },
+  ];
 }
 
 describe("buildChatRequest", () => {
   it("resends the whole history with images as data URLs before the text", async () => {
     const body = await buildChatRequest(
       conversation(),
+      undefined,
       DEFAULT_SETTINGS,
       DEFAULT_SERVER_LIMITS,
       lookup,
@@ -91,12 +81,14 @@ describe("buildChatRequest", () => {
 
   it("sends max_tokens only when the settings choose a length", async () => {
     const settings = { ...DEFAULT_SETTINGS, maxTokens: 300 };
-    expect((await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup)).max_tokens).toBe(300);
+    expect(
+      (await buildChatRequest(conversation(), undefined, settings, DEFAULT_SERVER_LIMITS, lookup)).max_tokens,
+    ).toBe(300);
   });
 
   it("leaves out a question the server refused, with its images, and keeps one that failed otherwise", async () => {
     const history = conversation();
-    history.messages.splice(
+    history.splice(
       3,
       2,
       { id: "a2", role: "assistant", text: "", status: "error", error: { title: "x", detail: "", status: 400 } },
@@ -104,21 +96,21 @@ describe("buildChatRequest", () => {
       { id: "a3", role: "assistant", text: "", status: "error", error: { title: "x", detail: "", status: 413 } },
       { id: "u4", role: "user", text: "Still there?", images: [] },
     );
-    const body = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    const body = await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.messages.slice(1)).toEqual([
       { role: "assistant", content: "Two squares." },
       { role: "user", content: "Still there?" },
     ]);
-    expect(imagesBefore(history, history.messages.length).map((image) => image.id)).toEqual(["AAA", "BBB"]);
+    expect(imagesBefore(history, history.length).map((image) => image.id)).toEqual(["AAA", "BBB"]);
     // A busy server or a lost connection says nothing about the question: it stays.
-    history.messages[3] = {
+    history[3] = {
       id: "a2",
       role: "assistant",
       text: "",
       status: "error",
       error: { title: "x", detail: "", status: 503 },
     };
-    const kept = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    const kept = await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     expect(kept.messages.map((m) => m.content)).toContainEqual("Which is larger?");
   });
 
@@ -129,7 +121,7 @@ describe("buildChatRequest", () => {
       detail: "low" as const,
       temperature: 0,
     };
-    const body = await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup);
+    const body = await buildChatRequest(conversation(), undefined, settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.model).toBeUndefined();
     expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
     expect(body.max_pixels).toBe(256 * 32 * 32);
@@ -137,7 +129,7 @@ describe("buildChatRequest", () => {
   });
 
   it("sends the sampling settings chosen, and no others, with at most the server's stop strings", async () => {
-    const plain = await buildChatRequest(conversation(), DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    const plain = await buildChatRequest(conversation(), undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     for (const field of ["temperature", "top_p", "top_k", "min_p", "seed", "stop", "repetition_penalty"]) {
       expect(plain).not.toHaveProperty(field);
     }
@@ -152,7 +144,13 @@ describe("buildChatRequest", () => {
       frequencyPenalty: 0.25,
       stop: ["\n\n", "END", "x", "y", "z"],
     };
-    const body = await buildChatRequest(conversation(), settings, { ...DEFAULT_SERVER_LIMITS, stopStrings: 3 }, lookup);
+    const body = await buildChatRequest(
+      conversation(),
+      undefined,
+      settings,
+      { ...DEFAULT_SERVER_LIMITS, stopStrings: 3 },
+      lookup,
+    );
     expect(body).toMatchObject({
       top_p: 0.5,
       top_k: 0,
@@ -168,45 +166,79 @@ describe("buildChatRequest", () => {
 
   it("keeps the instructions a conversation started with over the settings' later ones", async () => {
     const settings = { ...DEFAULT_SETTINGS, systemPrompt: "Be brief." };
-    const started = { ...conversation(), systemPrompt: "Answer in French." };
-    const body = await buildChatRequest(started, settings, DEFAULT_SERVER_LIMITS, lookup);
+    const body = await buildChatRequest(conversation(), "Answer in French.", settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.messages[0]).toEqual({ role: "system", content: "Answer in French." });
     // One started without instructions keeps having none.
-    const without = await buildChatRequest({ ...started, systemPrompt: "" }, settings, DEFAULT_SERVER_LIMITS, lookup);
+    const without = await buildChatRequest(conversation(), "", settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(without.messages[0].role).toBe("user");
     // One saved before conversations kept them follows the settings.
-    const older = await buildChatRequest(conversation(), settings, DEFAULT_SERVER_LIMITS, lookup);
+    const older = await buildChatRequest(conversation(), undefined, settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(older.messages[0]).toEqual({ role: "system", content: "Be brief." });
   });
 
   it("asks for no more image pixels than the server's limits give", async () => {
     const limits = { ...DEFAULT_SERVER_LIMITS, imageDefaultTokens: 512, imageHighDetailTokens: 640 };
     const medium = { ...DEFAULT_SETTINGS, detail: "medium" as const };
-    expect((await buildChatRequest(conversation(), medium, limits, lookup)).max_pixels).toBe(640 * 32 * 32);
+    expect((await buildChatRequest(conversation(), undefined, medium, limits, lookup)).max_pixels).toBe(640 * 32 * 32);
   });
 
   it("asks for a JSON object when the latest question wants one, and only then", async () => {
     const history = conversation();
-    const last = history.messages.at(-1);
+    const last = history.at(-1);
     if (last?.role !== "user") throw new Error("the fixture ends with a question");
     last.responseFormat = "json_object";
-    expect((await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format).toEqual({
+    expect(
+      (await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format,
+    ).toEqual({
       type: "json_object",
     });
 
-    history.messages.push(
+    history.push(
       { id: "a3", role: "assistant", text: "{}", status: "done", responseFormat: "json_object" },
       { id: "u4", role: "user", text: "Now in words.", images: [] },
     );
     expect(
-      (await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format,
+      (await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format,
     ).toBeUndefined();
+  });
+});
+
+describe("a conversation with versions", () => {
+  it("sends only the branch shown, and the one chosen again after switching back", async () => {
+    const conversation = newConversation();
+    const first: Message = { id: "u1", role: "user", text: "Name a colour.", images: [] };
+    const blue: Message = { id: "a1", role: "assistant", text: "Blue.", status: "done" };
+    const red: Message = { id: "a1b", role: "assistant", text: "Red.", status: "done" };
+    const edited: Message = { id: "u1b", role: "user", text: "Name a fruit.", images: [] };
+    addMessage(conversation, first, undefined);
+    addMessage(conversation, blue, first);
+    addMessage(conversation, red, first);
+    addMessage(conversation, { id: "u2", role: "user", text: "Why?", images: [] }, red);
+    const texts = async () =>
+      (
+        await buildChatRequest(visibleBranch(conversation), "", DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)
+      ).messages.map((m) => m.content);
+    expect(await texts()).toEqual(["Name a colour.", "Red.", "Why?"]);
+    showVersion(conversation, red, -1);
+    expect(await texts()).toEqual(["Name a colour.", "Blue."]);
+    addMessage(conversation, edited, undefined);
+    expect(await texts()).toEqual(["Name a fruit."]);
+    showVersion(conversation, edited, -1);
+    expect(await texts()).toEqual(["Name a colour.", "Blue."]);
+    showVersion(conversation, blue, 1);
+    expect(await texts()).toEqual(["Name a colour.", "Red.", "Why?"]);
   });
 });
 
 describe("video parts", () => {
   it("sends each video as a video_url data URL after the images, for every turn of the history", async () => {
-    const body = await buildChatRequest(videoConversation(), DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    const body = await buildChatRequest(
+      videoConversation(),
+      undefined,
+      DEFAULT_SETTINGS,
+      DEFAULT_SERVER_LIMITS,
+      lookup,
+    );
     expect(body.messages).toEqual([
       {
         role: "user",
@@ -230,8 +262,8 @@ describe("video parts", () => {
 
   it("reads a saved conversation from before videos (no videos field) as it was", async () => {
     const history = videoConversation();
-    for (const message of history.messages) if (message.role === "user") delete message.videos;
-    const body = await buildChatRequest(history, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    for (const message of history) if (message.role === "user") delete message.videos;
+    const body = await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
     expect(body.messages[2]).toEqual({ role: "user", content: "" });
     expect(body.messages[3]).toEqual({ role: "user", content: "And this?" });
   });
@@ -239,7 +271,7 @@ describe("video parts", () => {
   it("finds the video a server error points at, system prompt and skipped answers included", async () => {
     const history = videoConversation();
     const settings = { ...DEFAULT_SETTINGS, systemPrompt: "Be brief." };
-    const body = await buildChatRequest(history, settings, DEFAULT_SERVER_LIMITS, lookup);
+    const body = await buildChatRequest(history, undefined, settings, DEFAULT_SERVER_LIMITS, lookup);
     expect(videoForParam(body, history, "messages[1].content[1].video_url.url")?.name).toBe("clip.mp4");
     expect(videoForParam(body, history, "messages[3].content[0].video_url.url")?.name).toBe("b.webm");
     expect(videoForParam(body, history, "messages[4].content[0]")?.name).toBe("c.mkv");

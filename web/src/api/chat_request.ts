@@ -1,7 +1,7 @@
-// Turns the conversation into an OpenAI chat-completions request. The whole history,
-// images and videos included, is sent every time: the server's prefix cache makes that
+// Turns the branch of the conversation shown into an OpenAI chat-completions request. The
+// whole branch, images and videos included, is sent every time: the server's prefix cache makes that
 // cheap (a follow-up about a clip reuses its decoded frames, encoding and KV pages).
-import { lastQuestion, videosBefore, videosOf, wasRefused, type Conversation, type VideoRef } from "../conversation";
+import { lastQuestion, videosBefore, videosOf, wasRefused, type Message, type VideoRef } from "../conversation";
 import { apiHeaders, requestOptions, type Settings } from "../settings";
 import type { ServerLimits } from "./server_limits";
 import type { ApiMessage, ApiPart, ChatRequestBody } from "./types";
@@ -12,15 +12,11 @@ export interface MediaUrls {
   video(video: VideoRef): Promise<string>;
 }
 
-export async function buildMessages(
-  conversation: Conversation,
-  systemPrompt: string,
-  media: MediaUrls,
-): Promise<ApiMessage[]> {
+export async function buildMessages(branch: Message[], systemPrompt: string, media: MediaUrls): Promise<ApiMessage[]> {
   const messages: ApiMessage[] = [];
   if (systemPrompt.trim()) messages.push({ role: "system", content: systemPrompt.trim() });
-  for (const [index, message] of conversation.messages.entries()) {
-    if (wasRefused(conversation, index)) continue;
+  for (const [index, message] of branch.entries()) {
+    if (wasRefused(branch, index)) continue;
     if (message.role === "assistant") {
       // Failed or empty answers carry nothing the model said.
       if (message.text) messages.push({ role: "assistant", content: message.text });
@@ -45,8 +41,11 @@ export async function buildMessages(
   return messages;
 }
 
+/** `branch`: the messages shown, up to the question to answer; `systemPrompt`: the
+ * conversation's own instructions. */
 export async function buildChatRequest(
-  conversation: Conversation,
+  branch: Message[],
+  systemPrompt: string | undefined,
   settings: Settings,
   limits: ServerLimits,
   media: MediaUrls,
@@ -55,13 +54,13 @@ export async function buildChatRequest(
   const body: ChatRequestBody = {
     // A conversation keeps the instructions it started with; one not yet started (or
     // saved before conversations kept them) gets the settings' own.
-    messages: await buildMessages(conversation, conversation.systemPrompt ?? settings.systemPrompt, media),
+    messages: await buildMessages(branch, systemPrompt ?? settings.systemPrompt, media),
     stream: true,
     stream_options: { include_usage: true },
     ...requestOptions(settings, limits),
   };
   // Asked of the latest question only: earlier answers may be prose.
-  const format = lastQuestion(conversation)?.responseFormat;
+  const format = lastQuestion(branch)?.responseFormat;
   if (format) body.response_format = { type: format };
   return model ? { model, ...body } : body;
 }
@@ -80,7 +79,7 @@ export function chatHeaders(settings: Settings, conversationId: string): Record<
  * at, for a message that names the file. Videos appear in the request in conversation
  * order, so the video parts before it say which one it is.
  */
-export function videoForParam(body: ChatRequestBody, conversation: Conversation, param: string): VideoRef | undefined {
+export function videoForParam(body: ChatRequestBody, branch: Message[], param: string): VideoRef | undefined {
   const match = /^messages\[(\d+)\]\.content\[(\d+)\]/.exec(param);
   if (!match) return undefined;
   const [messageIndex, partIndex] = [Number(match[1]), Number(match[2])];
@@ -92,5 +91,5 @@ export function videoForParam(body: ChatRequestBody, conversation: Conversation,
     const parts = i === messageIndex ? message.content.slice(0, partIndex) : message.content;
     before += parts.filter((part) => part.type === "video_url").length;
   });
-  return videosBefore(conversation, conversation.messages.length)[before];
+  return videosBefore(branch, branch.length)[before];
 }

@@ -8,6 +8,7 @@ function conversation(id: string, updatedAt: number, imageId?: string): Conversa
     title: id,
     createdAt: 0,
     updatedAt,
+    shownChild: {},
     messages: [
       {
         id: `${id}-u`,

@@ -2,6 +2,7 @@
 // holds Blobs without the size limits and base64 overhead of localStorage; where it is
 // unavailable (some private modes) everything lives in memory for the visit.
 import { videosOf, type Conversation } from "../conversation";
+import { upgradeStoredConversation } from "../conversation_tree";
 
 export interface ConversationStore {
   list(): Promise<Conversation[]>; // newest first
@@ -31,7 +32,7 @@ const CONVERSATIONS = "conversations";
 const IMAGES = "images";
 const VIDEOS = "videos";
 
-/** Blobs in the image store: images and video posters. */
+/** Blobs in the image store: images and video posters, of every version of every message. */
 export function imageIds(conversation: Conversation): string[] {
   return conversation.messages.flatMap((m) =>
     m.role === "user"
@@ -118,12 +119,13 @@ export class IndexedDbStore implements ConversationStore {
 
   async list() {
     const all = await promised(this.db.transaction(CONVERSATIONS).objectStore(CONVERSATIONS).getAll());
-    return (all as Conversation[]).sort(newestFirst);
+    return (all as Conversation[]).map(upgradeStoredConversation).sort(newestFirst);
   }
 
   async get(id: string) {
-    return (await promised(this.db.transaction(CONVERSATIONS).objectStore(CONVERSATIONS).get(id))) as
+    const stored = (await promised(this.db.transaction(CONVERSATIONS).objectStore(CONVERSATIONS).get(id))) as
       Conversation | undefined;
+    return stored && upgradeStoredConversation(stored);
   }
 
   async save(conversation: Conversation) {

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { newConversation, type AssistantMessage, type Conversation } from "../conversation";
+import type { AssistantMessage, Message } from "../conversation";
 import { ContextMeter, contextTokensUsed } from "./context_meter";
 
 const PAGE = readFileSync(resolve(__dirname, "../../index.html"), "utf8");
@@ -11,15 +11,13 @@ function answer(usage?: AssistantMessage["usage"]): AssistantMessage {
   return { id: String(Math.random()), role: "assistant", text: "x", status: usage ? "done" : "stopped", usage };
 }
 
-function withAnswers(...answers: AssistantMessage[]): Conversation {
-  const conversation = newConversation();
-  for (const a of answers) conversation.messages.push({ id: "q", role: "user", text: "q", images: [] }, a);
-  return conversation;
+function withAnswers(...answers: AssistantMessage[]): Message[] {
+  return answers.flatMap((a): Message[] => [{ id: "q", role: "user", text: "q", images: [] }, a]);
 }
 
 describe("contextTokensUsed", () => {
   it("counts the prompt and answer of the latest answer the server counted", () => {
-    expect(contextTokensUsed(newConversation())).toBeUndefined();
+    expect(contextTokensUsed([])).toBeUndefined();
     expect(contextTokensUsed(withAnswers(answer({ prompt_tokens: 800, completion_tokens: 64 })))).toBe(864);
     const later = withAnswers(
       answer({ prompt_tokens: 800, completion_tokens: 64 }),

@@ -2,18 +2,18 @@
 // of its latest answer, which the next question adds to. Past WARN_SHARE the next answers
 // are cut short and then questions refused (prompt and answer must fit the context), so
 // the meter warns and offers a new conversation.
-import type { Conversation } from "../conversation";
+import type { Message } from "../conversation";
 import { byId, element } from "../dom";
 
 export const WARN_SHARE = 0.85;
 
 const NUMBER = new Intl.NumberFormat("en");
 
-/** Tokens the conversation holds, from the latest answer the server counted (a stopped
+/** Tokens the branch shown holds, from its latest answer the server counted (a stopped
  * or failed answer has no count); undefined before any. */
-export function contextTokensUsed(conversation: Conversation): number | undefined {
-  for (let i = conversation.messages.length - 1; i >= 0; i--) {
-    const message = conversation.messages[i];
+export function contextTokensUsed(branch: Message[]): number | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const message = branch[i];
     if (message.role !== "assistant") continue;
     const prompt = message.usage?.prompt_tokens;
     const answer = message.usage?.completion_tokens;

@@ -18,6 +18,7 @@ const PATHS = {
   retry: '<path d="M20 11a8 8 0 1 0-2.3 5.7"/><path d="M20 5v6h-6"/>',
   edit: '<path d="M4 20h4L19 9a2.1 2.1 0 0 0-4-4L4 16v4z"/><path d="M13.5 6.5l4 4"/>',
   next: '<path d="M9 6l6 6-6 6"/>',
+  previous: '<path d="M15 6l-6 6 6 6"/>',
   down: '<path d="M12 5v14"/><path d="M6 13l6 6 6-6"/>',
   download: '<path d="M12 4v11"/><path d="M7 10.5l5 5 5-5"/><path d="M5 19.5h14"/>',
   video: '<rect x="3" y="5" width="18" height="14" rx="2"/><path d="M10 9.2v5.6l4.8-2.8z"/>',

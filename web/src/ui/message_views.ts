@@ -1,9 +1,10 @@
 // How one message looks. A user message shows its images (each opens large), its
 // videos (poster, length, and once answered the frames the model saw; each plays) and
-// text (a long one folded to its first lines), which can be edited and sent again; an answer renders its Markdown as it streams in
-// (code blocks with a copy button, a JSON answer as a JSON block), draws any grounding
-// boxes over the image they refer to, and ends with its speed figures, copy and
-// regenerate buttons, and errors with a retry button.
+// text (a long one folded to its first lines), which can be edited and sent again as a
+// new version; an answer renders its Markdown as it streams in (code blocks with a copy
+// button, a JSON answer as a JSON block), draws any grounding boxes over the image they
+// refer to, and ends with its speed figures, copy and regenerate buttons, and errors with
+// a retry button. Either shows a switcher between its versions when it has several.
 import {
   isRefusal,
   videosOf,
@@ -12,6 +13,7 @@ import {
   type UserMessage,
   type VideoRef,
 } from "../conversation";
+import type { VersionPosition } from "../conversation_tree";
 import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
 import { parseGrounding } from "../grounding/parse";
@@ -26,6 +28,7 @@ import { FoldedText } from "./folded_text";
 import { iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
 import { questionEditor } from "./question_editor";
+import { versionSwitcher, type VersionStep } from "./version_switcher";
 import { videoThumb } from "./video_thumb";
 
 export interface QuestionContext {
@@ -37,8 +40,10 @@ export interface QuestionContext {
   firstVideoNumber: number;
   openImage(url: string, description: string): void;
   openVideo(url: string, description: string): void;
-  /** Sends the question again with new text; false when that cannot happen now. */
+  /** Sends the question with new text as a new version; false when that cannot happen now. */
   resend(text: string): boolean;
+  versions: VersionPosition;
+  showVersion(step: VersionStep): void;
   /** A long question was unfolded to be read. */
   onUnfold(): void;
 }
@@ -78,21 +83,19 @@ export function userMessageView(message: UserMessage, context: QuestionContext):
   edit.addEventListener("click", () => {
     const editor = questionEditor(message.text, {
       allowEmpty: message.images.length > 0 || videos.length > 0,
-      send: (edited) => {
-        if (!context.resend(edited)) return false;
-        text.set(message.text);
-        return true;
-      },
+      send: (edited) => context.resend(edited),
       close: () => {
         editor.remove();
         article.classList.remove("is-editing");
-        edit.focus();
+        // A sent edit is a new version, drawn in a new view: the app moves the focus.
+        if (article.isConnected) edit.focus();
       },
     });
     article.classList.add("is-editing");
     text.toggle.after(editor);
   });
   article.append(text.text, text.toggle, edit);
+  if (context.versions.count > 1) article.append(versionSwitcher(context.versions, "question", context.showVersion));
   return article;
 }
 
@@ -160,8 +163,10 @@ export interface AnswerContext {
   /** Whether a video was sent before this answer. */
   hasVideo: boolean;
   cache: BlobCache;
-  /** Replaces this answer by a new one to the same question. */
+  /** Writes a new version of this answer to the same question. */
   onRegenerate(): void;
+  versions: VersionPosition;
+  showVersion(step: VersionStep): void;
 }
 
 /** Characters of a streaming answer per millisecond of wait between its renders. */
@@ -335,6 +340,9 @@ export class AnswerView {
     if (message.status !== "streaming") {
       if (message.text) parts.push(copyButton("Copy the answer", () => this.message.text));
       if (!message.error) parts.push(this.regenerateButton());
+    }
+    if (this.context.versions.count > 1) {
+      parts.push(versionSwitcher(this.context.versions, "answer", this.context.showVersion));
     }
     this.meta.hidden = parts.length === 0;
     this.meta.replaceChildren(...parts);
