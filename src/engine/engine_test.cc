@@ -20,6 +20,7 @@
 
 #include "base/field_error.h"
 #include "engine/engine_test_cases.h"
+#include "engine/request_preparer.h"
 
 namespace qvl {
 namespace {
@@ -221,6 +222,46 @@ TEST(Engine, RepeatedConversationReusesCachedPrefixAndImage) {
   EXPECT_GT(second.last.timings.images[0].decode_ms, 0);
   EXPECT_TRUE(second.last.timings.images[0].cached);
   EXPECT_EQ(second.last.timings.images[0].encode_ms, 0);
+}
+
+// An image asked about again behind another prefix (here a system prompt, so nothing of
+// it comes from the prefix cache) is neither decoded nor encoded again: its preparation
+// is recalled with the engine's encoding, and the answer is the one a fresh engine gives.
+TEST(Engine, AnImageAskedAboutAgainIsNeitherDecodedNorEncodedAgain) {
+  GenerationRequest other = LoadCase("02_one_image_jpeg");
+  ChatMessage system;
+  system.role = "system";
+  system.parts.push_back({ChatPart::Kind::kText, "Answer in one word."});
+  other.messages.insert(other.messages.begin(), system);
+  Collector fresh;
+  MakeEngine()->Submit(GenerationRequest(other), fresh.Sink());
+  fresh.Wait();
+
+  auto engine = MakeEngine();
+  Collector first, again;
+  engine->Submit(LoadCase("02_one_image_jpeg"), first.Sink());
+  first.Wait();
+  const PreparedRequest recalled = engine->preparer().Prepare(other, 0);
+  ASSERT_EQ(recalled.images.size(), 1u);
+  EXPECT_TRUE(recalled.images[0].pixels.empty());
+  EXPECT_NE(recalled.images[0].shared_encoding, nullptr);
+  engine->Submit(GenerationRequest(other), again.Sink());
+  again.Wait();
+  ASSERT_NE(again.last.finish_reason, FinishReason::kError) << again.last.error;
+  EXPECT_EQ(again.tokens, fresh.tokens);
+  EXPECT_EQ(again.last.usage.cached_tokens, 0);
+  EXPECT_EQ(again.last.timings.images.at(0).source, ImageSource::kLocalCache);
+  EXPECT_EQ(again.last.timings.images.at(0).tokens, first.last.timings.images.at(0).tokens);
+  EXPECT_EQ(engine->Stats().images_encoded, 1);
+
+  // Without the encoding there is nothing to recall: the image is decoded as before.
+  EngineOptions no_cache;
+  no_cache.image_cache_bytes = 0;
+  auto forgetful = MakeEngine(no_cache);
+  Collector once;
+  forgetful->Submit(LoadCase("02_one_image_jpeg"), once.Sink());
+  once.Wait();
+  EXPECT_FALSE(forgetful->preparer().Prepare(other, 0).images.at(0).pixels.empty());
 }
 
 TEST(Engine, TheSameImageAtAnotherBudgetIsNotTakenFromThePrefixCache) {

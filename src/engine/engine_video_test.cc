@@ -82,7 +82,31 @@ TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
     EXPECT_GT(f.last.usage.cached_tokens, last_pad - EngineOptions().kv_page_tokens);
     EXPECT_TRUE(f.last.timings.videos.at(0).cached);
     EXPECT_EQ(f.last.timings.videos.at(0).encode_ms, 0);
-    EXPECT_GT(f.last.timings.videos.at(0).decode_ms, 0);
+    // Nor is the clip decoded again: its preparation is recalled with its encoding.
+    EXPECT_EQ(f.last.timings.videos.at(0).decoded_frames, 0);
+    EXPECT_EQ(f.last.timings.videos.at(0).sampled_frames, video.sampled_frames);
+  }
+}
+
+// Another sampling of the same clip is another preparation: decoded again, with its own
+// grid; the first sampling asked again is recalled.
+TEST(EngineVideo, TheSameClipSampledOtherwiseIsDecodedAgain) {
+  auto engine = MakeEngine();
+  const struct {
+    int64_t max_frames;
+    bool decoded;
+  } asks[] = {{0, true}, {2, true}, {0, false}};
+  for (const auto& [max_frames, decoded] : asks) {
+    GenerationRequest r = WithMp4("07_video_frames");
+    r.videos[0].max_frames = max_frames;
+    r.max_tokens = 1;
+    Collector c;
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    ASSERT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+    const ImageGrid& video = c.last.timings.videos.at(0);
+    EXPECT_EQ(video.sampled_frames, max_frames == 2 ? 2 : 4);
+    EXPECT_EQ(video.decoded_frames > 0, decoded) << max_frames;
   }
 }
 

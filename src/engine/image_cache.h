@@ -1,11 +1,14 @@
 // Vision encodings kept for reuse: the same image asked about again (a follow-up, or a
 // new question about it) skips the vision tower. Keyed by the image's content hash and
 // the preprocessing that fixed its grid; bounded in bytes, least recently used first out.
+// Thread-safe: the engine thread fills it, and the submitting threads look up the
+// encodings of media they need not decode again (see MediaMemo).
 #pragma once
 
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "model/vision_tower.h"
@@ -25,8 +28,8 @@ class ImageCache {
   std::shared_ptr<const VisionOutput> Find(const ImageKey& key);
   void Insert(const ImageKey& key, std::shared_ptr<const VisionOutput> value);
 
-  size_t bytes() const { return bytes_; }
-  size_t size() const { return entries_.size(); }
+  size_t bytes() const;
+  size_t size() const;
 
  private:
   struct KeyHash {
@@ -40,6 +43,7 @@ class ImageCache {
     size_t bytes;
   };
 
+  mutable std::mutex mu_;
   size_t max_bytes_;
   size_t bytes_ = 0;
   std::list<Entry> lru_;  // most recently used first

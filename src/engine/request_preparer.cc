@@ -9,6 +9,7 @@
 #include "base/field_error.h"
 #include "base/timer.h"
 #include "engine/content_hash.h"
+#include "engine/image_cache.h"
 #include "engine/prefix_cache.h"
 #include "engine/request_ranges.h"
 #include "engine/shared_encoding_store.h"
@@ -127,7 +128,7 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
                                  const Tokenizer& tokenizer,
                                  const ImageProcessorParams& image_params,
                                  const VideoProcessorParams& video_params,
-                                 const EngineOptions& options)
+                                 const EngineOptions& options, ImageCache* encodings)
     : model_(model),
       generation_(generation),
       tokenizer_(tokenizer),
@@ -135,7 +136,9 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       video_params_(video_params),
       options_(options),
       decode_slots_(options.decode_slots > 0 ? options.decode_slots
-                                             : GetCpuFeatures().physical_cores) {
+                                             : GetCpuFeatures().physical_cores),
+      encodings_(encodings),
+      memo_(kMediaMemoEntries) {
   CheckEngineLimits(options);
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
@@ -219,6 +222,26 @@ void RequestPreparer::CheckPromptTokens(const std::vector<int32_t>& ids) const {
   }
 }
 
+std::shared_ptr<const VisionOutput> RequestPreparer::FindShared(const PreparedImage& img) const {
+  if (!options_.shared_encodings) return nullptr;
+  return options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
+}
+
+RequestPreparer::Recalled RequestPreparer::Recall(uint64_t memo_key) const {
+  Recalled out;
+  if (encodings_ == nullptr) return out;
+  std::optional<PreparedMedia> media = memo_.Find(memo_key);
+  if (!media) return out;
+  PreparedImage& img = media->visual;
+  img.shared_encoding = encodings_->Find({img.content_hash, img.grid.h, img.grid.w});
+  if (img.shared_encoding == nullptr) {
+    img.shared_encoding = FindShared(img);
+    out.shared_store_asked = true;
+  }
+  if (img.shared_encoding != nullptr) out.media = std::move(media);
+  return out;
+}
+
 PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
                                          uint64_t fallback_seed) const {
   Stopwatch clock;
@@ -232,20 +255,25 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   ImageWorkspace workspace;
   for (const ImageInput& input : request.images) {
     Stopwatch image_clock;
-    PreprocessedImage pre = NamingField(input.field, [&] {
-      const DecodeSlots::Held slot(decode_slots_);
-      return PreprocessImage(input.bytes, image_params_,
-                             ImageBudgetFor(image_budget_, request.image_budget, input.detail),
-                             limits_, input.name, &workspace);
-    });
+    const ImageBudget budget = ImageBudgetFor(image_budget_, request.image_budget, input.detail);
+    const uint64_t memo_key = ImageMemoKey(input.bytes, budget);
+    Recalled recalled = Recall(memo_key);
     PreparedImage img;
-    img.SetGeometry(pre.grid_thw, pre.original, pre.resized, merge);
-    img.content_hash = ContentHash(input.bytes);
-    img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
-    if (options_.shared_encodings)
-      img.shared_encoding =
-          options_.shared_encodings->Find({img.content_hash, img.grid.h, img.grid.w});
-    img.pixels = std::move(pre.pixel_values);
+    if (recalled.media) {
+      img = std::move(recalled.media->visual);
+      img.info.decode_ms = image_clock.Millis();
+    } else {
+      PreprocessedImage pre = NamingField(input.field, [&] {
+        const DecodeSlots::Held slot(decode_slots_);
+        return PreprocessImage(input.bytes, image_params_, budget, limits_, input.name, &workspace);
+      });
+      img.SetGeometry(pre.grid_thw, pre.original, pre.resized, merge);
+      img.content_hash = ContentHash(input.bytes);
+      img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
+      if (!recalled.shared_store_asked) img.shared_encoding = FindShared(img);
+      img.pixels = std::move(pre.pixel_values);
+      memo_.Insert(memo_key, img, {});
+    }
     token_counts.push_back(static_cast<int>(img.info.tokens));
     grids.push_back(img.grid);
     out.images.push_back(std::move(img));
@@ -257,11 +285,23 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<VideoPromptLayout> layouts;
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
-    PreparedVideoInput v = NamingField(input.field, [&] {
-      const DecodeSlots::Held slot(decode_slots_);
-      return PrepareVideo(input, video_params_, VideoBudgetFor(video_budget_, input.budget),
-                          options_.video_limits);
-    });
+    Stopwatch video_clock;
+    const VideoBudget budget = VideoBudgetFor(video_budget_, input.budget);
+    const uint64_t memo_key = VideoMemoKey(input, budget);
+    Recalled recalled = Recall(memo_key);
+    PreparedVideoInput v;
+    if (recalled.media) {
+      v.visual = std::move(recalled.media->visual);
+      v.layout = std::move(recalled.media->layout);
+      v.visual.info.decoded_frames = 0;
+      v.visual.info.decode_ms = video_clock.Millis();
+    } else {
+      v = NamingField(input.field, [&] {
+        const DecodeSlots::Held slot(decode_slots_);
+        return PrepareVideo(input, video_params_, budget, options_.video_limits);
+      });
+      memo_.Insert(memo_key, v.visual, v.layout);
+    }
     video_grids.push_back(v.visual.grid);
     layouts.push_back(std::move(v.layout));
     videos.push_back(std::move(v.visual));

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 
 #include "engine/decode_slots.h"
 #include "engine/engine.h"
 #include "engine/image_budget_policy.h"
+#include "engine/image_cache.h"
+#include "engine/media_memo.h"
 #include "engine/prepared_request.h"
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
@@ -32,10 +36,13 @@ void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams
 
 class RequestPreparer {
  public:
-  // Throws what CheckEngineOptions throws.
+  // Throws what CheckEngineOptions throws. `encodings`, the engine's, may be null: with
+  // it, an image or video prepared before whose encoding it (or the shared store) still
+  // holds is not decoded again. The request then carries that encoding and no pixels.
   RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
-                  const VideoProcessorParams& video_params, const EngineOptions& options);
+                  const VideoProcessorParams& video_params, const EngineOptions& options,
+                  ImageCache* encodings = nullptr);
 
   // Throws Error: kInvalidArgument for bad images, videos or parameters, prompts over the
   // context and max_tokens that does not fit beside the prompt, kTooLarge for images and
@@ -55,6 +62,13 @@ class RequestPreparer {
   const ServerVideoBudget& video_budget() const { return video_budget_; }
 
  private:
+  struct Recalled {
+    std::optional<PreparedMedia> media;  // with its encoding in visual.shared_encoding
+    bool shared_store_asked = false;     // and it had nothing
+  };
+  // A medium of `memo_key` prepared before, if its encoding is still to be had.
+  Recalled Recall(uint64_t memo_key) const;
+  std::shared_ptr<const VisionOutput> FindShared(const PreparedImage& img) const;
   void CheckSizes(const GenerationRequest& request) const;
   // Throws FieldError naming prompt[i] for an id outside the vocabulary or an image pad.
   void CheckPromptTokens(const std::vector<int32_t>& ids) const;
@@ -71,6 +85,8 @@ class RequestPreparer {
   int64_t max_text_bytes_ = 0;
   std::vector<int32_t> eos_ids_;
   mutable DecodeSlots decode_slots_;
+  ImageCache* encodings_;
+  mutable MediaMemo memo_;
 };
 
 }  // namespace qvl
