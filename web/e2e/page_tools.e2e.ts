@@ -267,7 +267,7 @@ describe("the page's tools", () => {
     expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
     // The same seed, settings and question give the same answer.
     const seeded = await answers(page).last().locator(".markdown").innerText();
-    await page.getByRole("button", { name: "Regenerate the answer" }).click();
+    await answers(page).last().getByRole("button", { name: "Regenerate the answer" }).click();
     await expect.poll(() => requests.length).toBe(3);
     await waitForAnswer(page);
     expect(await answers(page).last().locator(".markdown").innerText()).toBe(seeded);
