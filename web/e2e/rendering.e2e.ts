@@ -1,9 +1,11 @@
 // How answers and images are laid out in a real browser: wide and aligned Markdown
-// tables, the opened speed details, and where focus goes when an image opens large.
+// tables, syntax colours in code blocks, maths drawn in KaTeX's fonts (also while the
+// answer is still coming), the opened speed details, and where focus goes when an
+// image opens large.
 // Answers are canned; the server is real.
 import { describe, expect, it } from "vitest";
 import { PHONE } from "./browser";
-import { cannedAnswers } from "./canned";
+import { cannedAnswers, slowAnswer } from "./canned";
 import { answers, ask, PHOTO, pickWithCamera, waitForAnswer } from "./page_driver";
 import { pageSuite } from "./suite";
 
@@ -52,6 +54,63 @@ describe("answers", () => {
       ["left", "right", "center"],
       ["left", "right", "center"],
     ]);
+  });
+
+  it("colour code in the page's theme, light or dark", async () => {
+    const page = await openPage();
+    await cannedAnswers(page, ["```python\ndef area(r):\n    return 3.14 * r ** 2\n```"]);
+    await ask(page, "Write a function.");
+    await waitForAnswer(page);
+    const keyword = answers(page).last().locator("pre code.language-python .hljs-keyword").first();
+    expect(await keyword.innerText()).toBe("def");
+    const colour = () => keyword.evaluate((node) => getComputedStyle(node).color);
+    const plain = await answers(page)
+      .last()
+      .locator("pre code")
+      .evaluate((node) => getComputedStyle(node).color);
+    const light = await colour();
+    expect(light).not.toBe(plain);
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await colour()).not.toBe(light);
+  });
+
+  it("draw maths with KaTeX's fonts, prices and code left alone", async () => {
+    const page = await openPage();
+    await cannedAnswers(page, [
+      "The roots of $ax^2+bx+c=0$ are\n\n$$x = \\frac{-b \\pm \\sqrt{b^2-4ac}}{2a}$$\n\nIt costs $5 and $10; `$x$` is code.",
+    ]);
+    await ask(page, "Solve it.");
+    await waitForAnswer(page);
+    const markdown = answers(page).last().locator(".markdown");
+    expect(await markdown.locator(".maths").count()).toBe(2);
+    expect(await markdown.locator(".maths-display .katex-display .mfrac").count()).toBe(1);
+    expect(await markdown.locator(".maths").first().getAttribute("aria-label")).toBe("ax^2+bx+c=0");
+    expect(await markdown.locator("p").last().innerText()).toBe("It costs $5 and $10; $x$ is code.");
+    expect(await markdown.locator("p").last().locator("code").innerText()).toBe("$x$");
+    // The fonts come from the server, as woff2.
+    await expect
+      .poll(() =>
+        page.evaluate(() => document.fonts.check("16px KaTeX_Main") && document.fonts.check("16px KaTeX_Math")),
+      )
+      .toBe(true);
+    const loaded = await page.evaluate(
+      () => [...document.fonts].filter((font) => font.family.startsWith("KaTeX") && font.status === "loaded").length,
+    );
+    expect(loaded).toBeGreaterThan(0);
+  });
+
+  it("show a formula still being written as text, never a broken drawing", async () => {
+    const page = await openPage();
+    await slowAnswer(page, "Here: $$\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}$$ done.", 120);
+    await ask(page, "Sum it.");
+    const answer = answers(page).last();
+    const seen = new Set<string>();
+    while ((await answer.getAttribute("aria-busy")) !== "false") {
+      seen.add(await answer.locator(".markdown").innerHTML());
+      await page.waitForTimeout(40);
+    }
+    for (const html of seen) expect(html).not.toContain("maths-error");
+    expect(await answer.locator(".maths-display").count()).toBe(1);
   });
 
   it("show the opened speed details on their own row below the buttons", async () => {
