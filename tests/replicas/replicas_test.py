@@ -3,7 +3,8 @@
 deploy/nginx configuration, rendered for loopback ports), sharing one redis-server; a
 fourth replica without Redis computes the reference answers. Checks stickiness, shared
 image encodings and answers, a corrupted Redis value, Redis killed under load and one
-replica killed with SIGKILL under load.
+replica killed with SIGKILL under load, and that nginx's own errors (every replica down,
+a body over its limit) are JSON in qvl's error shapes.
 
 Usage: replicas_test.py --qvl build/qvl --data tests/data --source .
 Exits 0 on success, 77 (skipped) when redis-server or nginx is missing."""
@@ -135,6 +136,11 @@ class Cluster:
             site = f.read()
         check("/etc/nginx/qvl/replicas.conf" in site and "listen 8080;" in site,
               "deploy/nginx/qvl.conf changed its include or listen line")
+        # The header naming the replica that answered is off by default (it shows internal
+        # addresses); the test turns it on to see where each request went.
+        replica_header = "# add_header X-Qvl-Replica $upstream_addr always;"
+        check(replica_header in site, "deploy/nginx/qvl.conf lost its X-Qvl-Replica line")
+        site = site.replace(replica_header, replica_header[2:])
         site = site.replace("/etc/nginx/qvl/replicas.conf", replicas)
         site = site.replace("listen 8080;", f"listen 127.0.0.1:{self.nginx_port};")
         with open(os.path.join(conf_dir, "qvl.conf"), "w") as f:
@@ -465,6 +471,57 @@ def run(cluster, args):
     status, _, where = stored(path, sessions[0][0])
     check(status == 404 and where == 0, f"deleted response still on replica {where}: {status}")
     print("ok: stored responses are continued, read and deleted on any replica")
+
+    # 8. nginx's own errors are JSON in qvl's shapes, never its HTML pages.
+    status, headers, raw = too_large(n, "/v1/chat/completions")
+    check(status == 413 and headers.get("content-type") == "application/json"
+          and json_error(raw).get("code") == "too_large",
+          f"body over nginx's limit: {status} {headers} {raw!r}")
+    status, headers, raw = too_large(n, "/api/chat")
+    check(status == 413 and isinstance(json_error(raw), str),
+          f"Ollama body over nginx's limit: {status} {raw!r}")
+    # Every replica down: refused connections first, then "no live upstreams" once nginx
+    # has taken them all out (max_fails): both answer a JSON 503 with Retry-After.
+    for i in range(3):
+        cluster.kill_replica(i)
+    for k in range(8):
+        path = "/api/chat" if k % 2 else "/v1/chat/completions"
+        status, headers, raw = Http.call(n, "POST", path, chat([{"role": "user", "content": "hi"}]),
+                                         {"X-Session-Id": f"down-{k}"} if k % 4 < 2 else {})
+        check(status == 503 and headers.get("content-type") == "application/json"
+              and headers.get("retry-after") == "5", f"all replicas down, {path}: {status} {headers} {raw!r}")
+        error = json_error(raw)
+        if path == "/api/chat":
+            check(isinstance(error, str), f"Ollama error shape: {raw!r}")
+        else:
+            check(error.get("type") == "server_error" and error.get("code") == "unavailable",
+                  f"OpenAI error shape: {raw!r}")
+    status, headers, raw = Http.call(n, "GET", "/health")
+    check(status == 503 and json_error(raw), f"/health with every replica down: {status} {raw!r}")
+    print("ok: every replica down gives a JSON 503 with Retry-After in the route's shape; an oversized body a JSON 413")
+
+
+def json_error(raw):
+    """The "error" member of a JSON body; {} when the body is not JSON (an HTML page)."""
+    try:
+        return json.loads(raw)["error"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def too_large(port, path):
+    """A request whose Content-Length is over nginx's client_max_body_size: nginx refuses it
+    from the headers alone, before any body is sent."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest("POST", path)
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(600 << 20))
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
 
 
 if __name__ == "__main__":
