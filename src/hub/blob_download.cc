@@ -316,7 +316,7 @@ void BlobDownload::Finish() {
   if (fdatasync(fd_) != 0) FailWrite(errno);
   const DigestKind kind = DigestKindOfEtag(file.etag);
   const std::string digest = DigestOfFile(kind, target_.partial_path, file.size);
-  if (digest != file.etag && kind != DigestKind::kNone) {
+  if (kind != DigestKind::kNone && !DigestMatchesEtag(digest, file.etag)) {
     unlink(target_.partial_path.c_str());
     unlink(StatePath().c_str());
     Fail(ErrorCode::kCorrupt, "checksum mismatch for ", file.name, ": the hub publishes ",

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -14,11 +15,9 @@
 namespace qvl::hub {
 namespace {
 
-bool IsLowerHex(const std::string& text) {
+bool IsHex(const std::string& text) {
   for (char c : text) {
-    if (!std::isxdigit(static_cast<unsigned char>(c)) ||
-        std::isupper(static_cast<unsigned char>(c)))
-      return false;
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
   }
   return true;
 }
@@ -26,9 +25,17 @@ bool IsLowerHex(const std::string& text) {
 }  // namespace
 
 DigestKind DigestKindOfEtag(const std::string& etag) {
-  if (etag.size() == 64 && IsLowerHex(etag)) return DigestKind::kSha256;
-  if (etag.size() == 40 && IsLowerHex(etag)) return DigestKind::kGitBlobSha1;
+  if (etag.size() == 64 && IsHex(etag)) return DigestKind::kSha256;
+  if (etag.size() == 40 && IsHex(etag)) return DigestKind::kGitBlobSha1;
   return DigestKind::kNone;
+}
+
+bool DigestMatchesEtag(const std::string& digest, const std::string& etag) {
+  return digest.size() == etag.size() &&
+         std::equal(digest.begin(), digest.end(), etag.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         });
 }
 
 const char* DigestKindName(DigestKind kind) {

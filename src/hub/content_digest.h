@@ -14,7 +14,11 @@ enum class DigestKind {
   kNone,         // any other ETag: only the size can be checked
 };
 
+// Hex digits in either case: mirrors and proxies rewrite ETags in upper case.
 DigestKind DigestKindOfEtag(const std::string& etag);
+
+// `digest` (lowercase hex) is the one `etag` publishes, whatever the ETag's case.
+bool DigestMatchesEtag(const std::string& digest, const std::string& etag);
 const char* DigestKindName(DigestKind kind);
 
 // Incremental digest of `total_size` bytes (the git blob header needs the size up front).

@@ -25,7 +25,14 @@ TEST(ContentDigestTest, GitBlobSha1MatchesGitHashObject) {
 TEST(ContentDigestTest, KindFollowsEtagShape) {
   EXPECT_EQ(DigestKindOfEtag(std::string(64, 'a')), DigestKind::kSha256);
   EXPECT_EQ(DigestKindOfEtag(std::string(40, '0')), DigestKind::kGitBlobSha1);
-  EXPECT_EQ(DigestKindOfEtag(std::string(40, 'A')), DigestKind::kNone);
+  // Mirrors and proxies rewrite ETags in upper case; the digest is the same.
+  EXPECT_EQ(DigestKindOfEtag(std::string(40, 'A')), DigestKind::kGitBlobSha1);
+  EXPECT_EQ(DigestKindOfEtag(std::string(64, 'F')), DigestKind::kSha256);
+  EXPECT_EQ(DigestKindOfEtag(std::string(40, 'g')), DigestKind::kNone);
+  EXPECT_TRUE(DigestMatchesEtag("ce013625030ba8dba906f756967f9e9ca394464a",
+                                "CE013625030BA8DBA906F756967F9E9CA394464A"));
+  EXPECT_FALSE(DigestMatchesEtag("ce013625030ba8dba906f756967f9e9ca394464a",
+                                 "CE013625030BA8DBA906F756967F9E9CA394464B"));
   EXPECT_EQ(DigestKindOfEtag("abc-123"), DigestKind::kNone);
 }
 

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,18 @@ struct MockHubServer::Impl {
   std::map<std::string, Fault> faults;                                // by file name
   std::vector<std::pair<std::string, std::pair<int, int>>> failures;  // prefix -> status, times
   std::vector<MockRequest> log;
+  EtagStyle etag_style = EtagStyle::kLowerHex;
+
+  // The ETag header of a file whose digest is `hex`, in the server's style.
+  std::string Etag(const std::string& hex) const {
+    std::string etag = hex;
+    if (etag_style == EtagStyle::kUpperHex) {
+      for (char& c : etag) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else if (etag_style == EtagStyle::kOpaque) {
+      etag = "mirror-" + hex.substr(0, 12);
+    }
+    return Quoted(etag);
+  }
 
   bool Authorized(const MockRepo& repo, const httplib::Request& req) {
     return repo.token.empty() || req.get_header_value("Authorization") == "Bearer " + repo.token;
@@ -127,13 +140,13 @@ struct MockHubServer::Impl {
         res.status = 302;
         res.set_header("Location",
                        "http://127.0.0.1:" + std::to_string(cdn_port) + "/cdn/" + sha + "?sig=1");
-        res.set_header("X-Linked-Etag", Quoted(sha));
+        res.set_header("X-Linked-Etag", Etag(sha));
         res.set_header("X-Linked-Size", std::to_string(file.content.size()));
-        res.set_header("ETag", Quoted(DigestOf(DigestKind::kGitBlobSha1, "pointer " + sha)));
+        res.set_header("ETag", Etag(DigestOf(DigestKind::kGitBlobSha1, "pointer " + sha)));
         res.set_content("Found. Redirecting to the CDN", "text/plain");
         return;
       }
-      res.set_header("ETag", Quoted(DigestOf(DigestKind::kGitBlobSha1, file.content)));
+      res.set_header("ETag", Etag(DigestOf(DigestKind::kGitBlobSha1, file.content)));
       ServeBody(file, req, res);
       return;
     }
@@ -258,6 +271,11 @@ void MockHubServer::StallAfter(const std::string& file, uint64_t bytes, int seco
 void MockHubServer::Corrupt(const std::string& file) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->faults[file].corrupt = true;
+}
+
+void MockHubServer::SetEtagStyle(EtagStyle style) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->etag_style = style;
 }
 
 void MockHubServer::FailRequests(const std::string& prefix, int status, int times) {

@@ -37,6 +37,10 @@ struct MockRequest {
   std::string authorization;
 };
 
+// How the hub writes its ETags: as huggingface.co (lowercase hex), as some mirrors and
+// proxies rewrite them (uppercase), or as a server that publishes no digest at all.
+enum class EtagStyle { kLowerHex, kUpperHex, kOpaque };
+
 class MockHubServer {
  public:
   MockHubServer();
@@ -52,6 +56,7 @@ class MockHubServer {
   void CutAfter(const std::string& file, uint64_t bytes, int times = 1);
   void StallAfter(const std::string& file, uint64_t bytes, int seconds, int times = 1);
   void Corrupt(const std::string& file);
+  void SetEtagStyle(EtagStyle style);
   // The next `times` requests whose path starts with `prefix` get HTTP `status`.
   void FailRequests(const std::string& prefix, int status, int times);
 

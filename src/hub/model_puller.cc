@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "hub/blob_download.h"
+#include "hub/content_digest.h"
 #include "hub/hub_environment.h"
 #include "hub/pull_destination.h"
 #include "hub/repo_cache.h"
@@ -129,6 +130,11 @@ class Puller {
       if (destination_->HasContent(file)) continue;
       BlobTarget target = destination_->Target(file);
       if (by_path.count(target.final_path)) continue;
+      if (DigestKindOfEtag(file.etag) == DigestKind::kNone) {
+        LogWarn("no checksum for ", file.name, " of ", options_.repo, ": ", access_.endpoint,
+                " gives its ETag as '", file.etag,
+                "', neither a sha256 nor a git blob id, so only its size will be checked");
+      }
       const int max_segments = 4 * std::max(1, options_.jobs);
       auto download =
           std::make_unique<BlobDownload>(target, max_segments, options_.min_segment_bytes);

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "hub/content_digest.h"
 #include "hub/mock_hub_server.h"
 #include "hub/test_folder.h"
@@ -23,6 +24,7 @@ using ::testing::HasSubstr;
 using testing::MockFile;
 using testing::MockRepo;
 using testing::MockRequest;
+using ::testing::Not;
 using testing::ReadBytes;
 using ::testing::StartsWith;
 
@@ -240,6 +242,52 @@ TEST_F(ModelPullerTest, CorruptedDownloadIsRejectedAndNothingIsPlaced) {
   EXPECT_FALSE(fs::exists(RepoDir() + "/blobs/" + etag + ".qvl.incomplete"));
   EXPECT_FALSE(fs::exists(RepoDir() + "/snapshots"));
   EXPECT_FALSE(fs::exists(RepoDir() + "/refs/main"));
+}
+
+// Mirrors and proxies rewrite ETags in upper case: the checksum is still checked.
+TEST_F(ModelPullerTest, UppercaseEtagsAreStillChecked) {
+  server_.SetEtagStyle(testing::EtagStyle::kUpperHex);
+  server_.Corrupt("model.safetensors");
+  try {
+    PullModel(Options());
+    FAIL() << "expected a checksum error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_THAT(e.what(), StartsWith("checksum mismatch for model.safetensors"));
+  }
+  EXPECT_FALSE(fs::exists(RepoDir() + "/snapshots"));
+  EXPECT_FALSE(fs::exists(RepoDir() + "/refs/main"));
+}
+
+TEST_F(ModelPullerTest, UppercaseEtagsOfGoodFilesVerify) {
+  server_.SetEtagStyle(testing::EtagStyle::kUpperHex);
+  std::vector<std::string> warnings;
+  SetLogSink([&](const std::string& line) { warnings.push_back(line); });
+  const PullResult result = PullModel(Options());
+  SetLogSink(nullptr);
+  EXPECT_EQ(result.files_downloaded, 8);
+  for (const std::string& name : kPulledFiles) {
+    EXPECT_TRUE(ReadBytes(result.path + "/" + name) == File(name).content) << name;
+  }
+  for (const std::string& line : warnings) EXPECT_THAT(line, Not(HasSubstr("no checksum")));
+}
+
+// A server whose ETags are no digest: the files are placed, each named in a warning.
+TEST_F(ModelPullerTest, FilesWithoutADigestAreNamedInAWarning) {
+  server_.SetEtagStyle(testing::EtagStyle::kOpaque);
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  const PullResult result = PullModel(Options());
+  SetLogSink(nullptr);
+  for (const std::string& name : kPulledFiles) {
+    int warned = 0;
+    for (const std::string& line : lines) {
+      warned += line.find("no checksum for " + name + " of Qwen/Tiny-VL: ") != std::string::npos &&
+                line.find("only its size will be checked") != std::string::npos;
+    }
+    EXPECT_EQ(warned, 1) << name;
+    EXPECT_TRUE(ReadBytes(result.path + "/" + name) == File(name).content) << name;
+  }
 }
 
 TEST_F(ModelPullerTest, UnknownRepoIsNotFound) {
