@@ -4,14 +4,18 @@ cluster:
   - every manifest parses, and every field it uses exists in the Kubernetes API (the
     models of Debian's python3-kubernetes, generated from the Kubernetes 1.22 OpenAPI
     spec; autoscaling/v2 is checked against v2beta2, whose fields it kept);
-  - the pieces fit: selectors and labels, Service and Ingress ports, probes on /health,
-    the grace period against --shutdown-grace and preStop, the Secret keys, the ingress
-    hash key, the autoscaler's target and metric, every `qvl serve` flag in the
-    Deployment against `qvl serve --help`;
-  - the Dockerfile builds with `make build`'s own commands, runs non-root on
-    0.0.0.0, and installs a package for every shared library the binary needs.
-Usage: validate.py [--qvl build/qvl]. Exit 0 when all pass, 1 on a finding, 77 when
-python3-yaml is missing."""
+  - the pieces fit: selectors and labels, Service ports, probes on /health, the grace
+    period against --shutdown-grace and preStop, the Secret keys, the autoscaler's
+    target and metric, every `qvl serve` flag in the StatefulSet against
+    `qvl serve --help`; deploy/kustomization.yaml (its files, its image names), the nginx
+    Deployment's ConfigMap mounts against deploy/nginx/qvl.conf's include, and the
+    Kubernetes replica list against the StatefulSet's pod names and maxReplicas;
+  - the Dockerfile builds with `make build`'s own commands and a Node.js the locked web
+    packages accept, runs non-root on 0.0.0.0, and installs a package for every shared
+    library the binary needs.
+Usage: validate.py [--qvl build/qvl]. Exit 0 when all pass, 1 on a finding, 77 (could
+not check) when python3-yaml or python3-kubernetes is missing: a python3 without them
+runs Debian's /usr/bin/python3 instead when that has them."""
 
 import argparse
 import glob
@@ -37,7 +41,8 @@ KINDS = {
     ("v1", "ConfigMap"): "V1ConfigMap",
     ("v1", "Secret"): "V1Secret",
     ("apps/v1", "Deployment"): "V1Deployment",
-    ("networking.k8s.io/v1", "Ingress"): "V1Ingress",
+    ("apps/v1", "StatefulSet"): "V1StatefulSet",
+    ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "V2beta2HorizontalPodAutoscaler",
 }
 
@@ -88,7 +93,7 @@ def flag_value(args, flag):
 
 
 def check_deployment(doc, docs, flags):
-    where = f"Deployment {doc['metadata']['name']}"
+    where = f"{doc['kind']} {doc['metadata']['name']}"
     spec = doc["spec"]
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"].get("labels", {})
@@ -97,6 +102,8 @@ def check_deployment(doc, docs, flags):
             finding(where, f"selector {k}={v} does not match the pod labels")
     if doc["metadata"]["name"] != "qvl":
         return
+    if doc["kind"] != "StatefulSet":
+        finding(where, "qvl runs as a StatefulSet: nginx hashes sessions to its pods' names")
     c = next(c for c in pod["containers"] if c["name"] == "qvl")
     args = [str(a) for a in c["args"]]
     if args[0] != "serve":
@@ -143,7 +150,7 @@ def check_deployment(doc, docs, flags):
 def check_service(doc, docs):
     where = f"Service {doc['metadata']['name']}"
     selector = doc["spec"]["selector"]
-    pods = [d for d in docs if d["kind"] == "Deployment" and
+    pods = [d for d in docs if d["kind"] in ("Deployment", "StatefulSet") and
             all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in selector.items())]
     if not pods:
         return finding(where, "selects no Deployment's pods")
@@ -154,23 +161,88 @@ def check_service(doc, docs):
             finding(where, f"targetPort {port['targetPort']} is no container port name")
 
 
-def check_ingress(doc, docs):
-    where = f"Ingress {doc['metadata']['name']}"
-    for rule in doc["spec"]["rules"]:
-        for p in rule["http"]["paths"]:
-            s = p["backend"]["service"]
-            svc = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == s["name"]]
-            if not svc:
-                finding(where, f"no Service {s['name']}")
-            elif s["port"]["name"] not in {x["name"] for x in svc[0]["spec"]["ports"]}:
-                finding(where, f"Service {s['name']} has no port {s['port']['name']}")
-    annotations = doc["metadata"]["annotations"]
-    key = annotations.get("nginx.ingress.kubernetes.io/upstream-hash-by", "")
-    snippets = "".join(d.get("data", {}).get("http-snippet", "") for d in docs if d["kind"] == "ConfigMap")
-    if key.startswith("$qvl") and f"map $http_x_session_id {key}" not in snippets:
-        finding(where, f"{key} is defined by no http-snippet")
-    if annotations.get("nginx.ingress.kubernetes.io/proxy-buffering") != "off":
-        finding(where, "streams must pass unbuffered")
+def check_kustomization(docs):
+    """deploy/kustomization.yaml: its files exist, every image is named in images:, the
+    nginx Deployment mounts the generated ConfigMap where qvl.conf includes the list."""
+    import yaml
+    where = "kustomization.yaml"
+    with open(os.path.join(HERE, "kustomization.yaml")) as f:
+        k = yaml.safe_load(f)
+    resources = set(k.get("resources", []))
+    for r in resources:
+        if not os.path.exists(os.path.join(HERE, r)):
+            finding(where, f"no file {r}")
+    for path in glob.glob(os.path.join(HERE, "kubernetes", "*.yaml")):
+        name = os.path.relpath(path, HERE)
+        if name not in resources and os.path.basename(path) != "prometheus.yaml":
+            finding(where, f"{name} is not among the resources")
+    generated = {}
+    for g in k.get("configMapGenerator", []):
+        for entry in g.get("files", []):
+            key, _, file = entry.partition("=")
+            if not os.path.exists(os.path.join(HERE, file or key)):
+                finding(where, f"no file {file or key}")
+            generated.setdefault(g["name"], {})[key] = file or key
+    nginx = generated.get("qvl-nginx", {})
+    if nginx.get("qvl.conf") != "nginx/qvl.conf":
+        finding(where, "the nginx ConfigMap's qvl.conf should be deploy/nginx/qvl.conf itself")
+    named = {i["name"] for i in k.get("images", [])}
+    for d in docs:
+        if d["kind"] not in ("Deployment", "StatefulSet"):
+            continue
+        pod = d["spec"]["template"]["spec"]
+        for c in pod["containers"] + pod.get("initContainers", []):
+            image = c["image"].rsplit(":", 1)[0]
+            if image not in named and not image.startswith("redis"):
+                finding(where, f"image {image} of {d['metadata']['name']} is not in images:")
+    # The nginx pods: qvl.conf in conf.d, the replica list where qvl.conf includes it.
+    with open(os.path.join(HERE, "nginx", "qvl.conf")) as f:
+        site = f.read()
+    include = re.search(r"include (/\S+)/replicas\.conf;", site)
+    front = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "qvl-nginx"]
+    if not front:
+        return finding(where, "no Deployment qvl-nginx")
+    pod = front[0]["spec"]["template"]["spec"]
+    mounts = {m["name"]: m["mountPath"] for c in pod["containers"] for m in c.get("volumeMounts", [])}
+    wanted = {"qvl.conf": "/etc/nginx/conf.d", "replicas.conf": include.group(1) if include else None}
+    for v in pod["volumes"]:
+        cm = v.get("configMap")
+        if not cm:
+            continue
+        if cm["name"] not in generated:
+            finding("Deployment qvl-nginx", f"ConfigMap {cm['name']} is generated by no configMapGenerator")
+        for item in cm.get("items", []):
+            if mounts.get(v["name"]) != wanted.get(item["key"]):
+                finding("Deployment qvl-nginx", f"{item['key']} is mounted at {mounts.get(v['name'])}, "
+                                                f"not {wanted.get(item['key'])}")
+    image = pod["containers"][0]["image"]
+    tag = next((i.get("newTag") for i in k.get("images", []) if image.startswith(i["name"])), None)
+    version = re.match(r"(\d+)\.(\d+)", str(tag or image.rsplit(":", 1)[-1]))
+    if not version or (int(version.group(1)), int(version.group(2))) < (1, 28):
+        finding("Deployment qvl-nginx", f"nginx {tag or image} has no `resolve` in upstream servers "
+                                        "(nginx >= 1.27.3; stable 1.28 and later)")
+    # The replica list names every pod the autoscaler may make, on the qvl port.
+    sts = next((d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == "qvl"), None)
+    hpa = next((d for d in docs if d["kind"] == "HorizontalPodAutoscaler"), None)
+    if not sts or not hpa:
+        return finding(where, "no StatefulSet qvl or no autoscaler")
+    headless = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == sts["spec"]["serviceName"]]
+    if not headless or headless[0]["spec"].get("clusterIP") != "None":
+        finding("StatefulSet qvl", f"serviceName {sts['spec']['serviceName']} is no headless Service")
+    with open(os.path.join(HERE, nginx.get("replicas.conf", "kubernetes/nginx-replicas.conf"))) as f:
+        servers = re.findall(r"^server (\S+)(.*);", f.read(), flags=re.M)
+    port = next(p["containerPort"] for c in sts["spec"]["template"]["spec"]["containers"]
+                for p in c["ports"] if p["name"] == "http")
+    names = [f"{sts['metadata']['name']}-{i}.{sts['spec']['serviceName']}." for i in
+             range(hpa["spec"]["maxReplicas"])]
+    listed = [s for s, _ in servers]
+    for n in names:
+        if not any(s.startswith(n) and s.endswith(f".svc.cluster.local:{port}") for s in listed):
+            finding("nginx-replicas.conf", f"no server {n}NAMESPACE.svc.cluster.local:{port} "
+                                           f"(maxReplicas {hpa['spec']['maxReplicas']})")
+    for s, params in servers:
+        if "resolve" not in params.split():
+            finding("nginx-replicas.conf", f"{s} without resolve: its address would never change")
 
 
 def check_autoscaler(doc, docs):
@@ -178,6 +250,8 @@ def check_autoscaler(doc, docs):
     ref = doc["spec"]["scaleTargetRef"]
     if not any(d["kind"] == ref["kind"] and d["metadata"]["name"] == ref["name"] for d in docs):
         finding(where, f"no {ref['kind']} {ref['name']}")
+    if any(m["type"] == "Resource" and m["resource"]["name"] == "cpu" for m in doc["spec"]["metrics"]):
+        finding(where, "scales on CPU: one decoding stream keeps a replica's threads busy")
     with open(os.path.join(ROOT, "src/server/server_metrics.cc")) as f:
         exported = f.read()
     for m in doc["spec"]["metrics"]:
@@ -207,11 +281,30 @@ def check_dockerfile(qvl):
     with open(path) as f:
         text = f.read()
     stages = re.split(r"^FROM ", text, flags=re.M)[1:]
-    if len(stages) != 2:
-        return finding("Dockerfile", "expected two stages (build, run)")
-    build, run = stages
+    if len(stages) != 3:
+        return finding("Dockerfile", "expected three stages (node, build, run)")
+    node, build, run = stages
     if not build.startswith("debian:") or not run.startswith("debian:"):
-        finding("Dockerfile", "both stages should be Debian")
+        finding("Dockerfile", "the build and run stages should be Debian")
+    # Node.js: the highest "node >= N" any locked package that is not only for
+    # development asks for (npm only warns, but the build may then fail).
+    import json
+    with open(os.path.join(ROOT, "web", "package-lock.json")) as f:
+        lock = json.load(f)
+    need = 0
+    for pkg in lock["packages"].values():
+        engines = pkg.get("engines")
+        floor = re.match(r"\s*>=\s*v?(\d+)", engines.get("node", "")) if isinstance(engines, dict) else None
+        if floor and not pkg.get("dev"):
+            need = max(need, int(floor.group(1)))
+    tag = re.match(r"node:(\d+)-(\w+)", node)
+    release = re.match(r"debian:(\w+)", build)
+    if not tag or int(tag.group(1)) < need:
+        finding("Dockerfile", f"the node stage ({node.split()[0]}) should be Node.js >= {need}")
+    elif not release or not tag.group(2).startswith(release.group(1)):
+        finding("Dockerfile", "the node stage should be built on the build stage's Debian release")
+    if "COPY --from=node" not in build:
+        finding("Dockerfile", "the build stage should take node and npm from the node stage")
     if "RUN scripts/setup.sh" not in build or "RUN make build" not in build:
         finding("Dockerfile", "the build stage should run scripts/setup.sh and make build")
     with open(os.path.join(ROOT, "Makefile")) as f:
@@ -251,8 +344,13 @@ def main():
     try:
         import kubernetes.client as client
     except ImportError:
+        # Another python3 first on PATH (pyenv, a venv): Debian's has python3-kubernetes.
+        debian = "/usr/bin/python3"
+        if os.path.exists(debian) and os.path.realpath(sys.executable) != os.path.realpath(debian) \
+                and not os.environ.get("QVL_VALIDATE_REEXEC"):
+            os.environ["QVL_VALIDATE_REEXEC"] = "1"
+            os.execv(debian, [debian, os.path.abspath(__file__)] + sys.argv[1:])
         client = None
-        print("note: python3-kubernetes is not installed: fields are not checked against the API")
     docs = []
     for path in sorted(glob.glob(os.path.join(HERE, "kubernetes", "*.yaml"))):
         with open(path) as f:
@@ -269,15 +367,22 @@ def main():
     flags = serve_flags(args.qvl) if args.qvl else None
     for d in docs:
         {"Deployment": lambda d: check_deployment(d, docs, flags),
+         "StatefulSet": lambda d: check_deployment(d, docs, flags),
          "Service": lambda d: check_service(d, docs),
-         "Ingress": lambda d: check_ingress(d, docs),
          "HorizontalPodAutoscaler": lambda d: check_autoscaler(d, docs)}.get(d["kind"], lambda d: None)(d)
+    check_kustomization(docs)
     check_secret_keys(docs)
     check_dockerfile(args.qvl)
     for f in findings:
         print(f"FAIL {f}")
     print(f"{len(docs)} manifests, {len(findings)} findings")
-    return 1 if findings else 0
+    if findings:
+        return 1
+    if client is None:
+        print(f"COULD NOT CHECK: {sys.executable} has no kubernetes module (Debian: python3-kubernetes), "
+              "so no field was checked against the Kubernetes API; the other checks passed")
+        return 77
+    return 0
 
 
 if __name__ == "__main__":
