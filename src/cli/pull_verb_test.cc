@@ -81,6 +81,23 @@ TEST_F(PullVerbTest, MissingModelErrorNamesEndpoint) {
   }
 }
 
+// Without a scheme libcurl would use plain http and send HF_TOKEN in cleartext.
+TEST_F(PullVerbTest, EndpointWithoutSchemeIsRefusedBeforeAnyRequest) {
+  setenv("HF_ENDPOINT", "hf-mirror.com", 1);
+  setenv("HF_TOKEN", "hf_secret", 1);
+  try {
+    RunPull({"Qwen/Tiny-VL"});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "HF_ENDPOINT=hf-mirror.com is not an http:// or https:// URL: set "
+              "HF_ENDPOINT=https://hf-mirror.com");
+  }
+  unsetenv("HF_ENDPOINT");
+  unsetenv("HF_TOKEN");
+  EXPECT_FALSE(fs::exists(home_ / "hub/models--Qwen--Tiny-VL"));
+}
+
 TEST_F(PullVerbTest, RejectsBadJobs) {
   EXPECT_THROW(RunPull({"Qwen/Tiny-VL", "--jobs", "0"}), CLI::ValidationError);
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -57,6 +58,43 @@ HttpResponse SendWithRetries(HttpSession& session, const HttpRequest& request,
 
 }  // namespace
 
+bool IsLoopbackUrl(const std::string& url) {
+  const std::string origin = UrlOrigin(url);  // lowercase scheme://host:port
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string::npos) return false;
+  std::string host = origin.substr(scheme_end + 3);
+  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+  if (host.rfind("[", 0) == 0) return host.rfind("[::1]", 0) == 0;
+  host = host.substr(0, host.find(':'));
+  if (host == "localhost" ||
+      (host.size() > 10 && host.compare(host.size() - 10, 10, ".localhost") == 0)) {
+    return true;
+  }
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  char rest = 0;
+  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &rest) == 4 && a == 127 &&
+         b < 256 && c < 256 && d < 256;
+}
+
+void SetHubToken(HubAccess* access, const std::string& token) {
+  access->token.clear();
+  access->token_withheld = false;
+  if (token.empty()) return;
+  // Withheld rather than refused: a plain-http mirror (say on the LAN) still serves public
+  // models to a user whose HF_TOKEN or `hf auth login` token is set for other reasons, and
+  // the token never crosses the network in cleartext, where anyone on the path could
+  // read it. A mere warning would still give it away; a gated model fails with a 401 that
+  // says why no token was sent.
+  if (UrlOrigin(access->endpoint).rfind("http://", 0) == 0 && !IsLoopbackUrl(access->endpoint)) {
+    access->token_withheld = true;
+    LogWarn("not sending the access token to ", access->endpoint,
+            ": plain http would expose it to the network; use an https:// endpoint for gated "
+            "or private models");
+    return;
+  }
+  access->token = token;
+}
+
 std::vector<std::string> HubHeaders(const HubAccess& access, bool with_token) {
   // Identity encoding keeps Content-Length equal to the file size, as huggingface_hub asks.
   std::vector<std::string> headers = {"Accept-Encoding: identity"};
@@ -110,6 +148,11 @@ void FailForResponse(const HttpResponse& response, const HubAccess& access, cons
          status, "); run the command again for a fresh download link");
   }
   if (status == 401 || status == 403) {
+    if (access.token_withheld) {
+      Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " answered HTTP ", status,
+           ": it is gated, private or does not exist, and the access token was not sent because ",
+           access.endpoint, " is plain http; use an https:// endpoint");
+    }
     if (access.token.empty()) {
       Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " answered HTTP ", status,
            ": it is gated, private or does not exist; set HF_TOKEN (or --token) to an access "

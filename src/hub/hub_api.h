@@ -21,9 +21,18 @@ struct RetryPolicy {
 struct HubAccess {
   std::string endpoint;  // e.g. https://huggingface.co, no trailing slash
   std::string token;     // sent as "Authorization: Bearer" to the endpoint only
+  // A token was set but is not sent: the endpoint is plain http on another machine.
+  bool token_withheld = false;
   NetworkSettings network;
   RetryPolicy retry;
 };
+
+// True for an http(s) URL whose host is this machine: localhost, 127.0.0.0/8 or [::1].
+bool IsLoopbackUrl(const std::string& url);
+
+// Sets access->token to `token`, unless access->endpoint is plain http to a host other
+// than this machine: then the token stays home (token_withheld), with one warning line.
+void SetHubToken(HubAccess* access, const std::string& token);
 
 struct RepoRevision {
   std::string commit;              // 40 hex digits

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/error.h"
+
 namespace qvl::hub {
 namespace {
 
@@ -49,6 +51,22 @@ std::string HubEndpoint(const std::string& flag) {
   std::string endpoint = !flag.empty() ? flag : Env("HF_ENDPOINT");
   if (endpoint.empty()) endpoint = kDefaultEndpoint;
   while (endpoint.size() > 1 && endpoint.back() == '/') endpoint.pop_back();
+  // Without a scheme libcurl guesses plain http, which would send the token in cleartext.
+  std::string lower = endpoint;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.rfind("https://", 0) != 0 && lower.rfind("http://", 0) != 0) {
+    const std::string suggestion =
+        endpoint.find("://") == std::string::npos ? "https://" + endpoint : std::string();
+    if (!flag.empty()) {
+      Fail(ErrorCode::kInvalidArgument, "--endpoint ", endpoint,
+           " is not an http:// or https:// URL",
+           suggestion.empty() ? std::string() : StrCat(": use --endpoint ", suggestion));
+    }
+    Fail(ErrorCode::kInvalidArgument, "HF_ENDPOINT=", endpoint,
+         " is not an http:// or https:// URL",
+         suggestion.empty() ? std::string() : StrCat(": set HF_ENDPOINT=", suggestion));
+  }
   return endpoint;
 }
 

@@ -13,6 +13,8 @@ inline constexpr const char kDefaultEndpoint[] = "https://huggingface.co";
 std::string HubCacheDir();
 
 // `flag` when non-empty, else $HF_ENDPOINT, else https://huggingface.co; no trailing slash.
+// Throws kInvalidArgument, naming --endpoint or HF_ENDPOINT and the fix, unless it starts
+// with http:// or https:// (libcurl would take "hf-mirror.com" for plain http).
 std::string HubEndpoint(const std::string& flag);
 
 // `flag` when non-empty, else $HF_TOKEN, else $HUGGING_FACE_HUB_TOKEN, else the token file

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "base/error.h"
 #include "hub/test_folder.h"
 
 namespace qvl::hub {
@@ -70,6 +71,30 @@ TEST_F(HubEnvironmentTest, EndpointFlagBeatsEnvironment) {
   env_.Set("HF_ENDPOINT", "https://hf-mirror.example/");
   EXPECT_EQ(HubEndpoint(""), "https://hf-mirror.example");
   EXPECT_EQ(HubEndpoint("http://127.0.0.1:9"), "http://127.0.0.1:9");
+}
+
+// libcurl takes "hf-mirror.com" for plain http, which would send HF_TOKEN in cleartext.
+TEST_F(HubEnvironmentTest, EndpointWithoutSchemeIsRefusedWithTheFix) {
+  env_.Set("HF_ENDPOINT", "hf-mirror.com");
+  try {
+    HubEndpoint("");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(std::string(e.what()),
+              "HF_ENDPOINT=hf-mirror.com is not an http:// or https:// URL: set "
+              "HF_ENDPOINT=https://hf-mirror.com");
+  }
+  try {
+    HubEndpoint("mirror.example:8080/");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--endpoint mirror.example:8080 is not an http:// or https:// URL: use --endpoint "
+              "https://mirror.example:8080");
+  }
+  EXPECT_THROW(HubEndpoint("ftp://mirror.example"), Error);
+  EXPECT_EQ(HubEndpoint("HTTPS://Mirror.example"), "HTTPS://Mirror.example");
 }
 
 TEST_F(HubEnvironmentTest, TokenFromFlagEnvironmentOrLoginFile) {

@@ -56,7 +56,7 @@ class Puller {
  public:
   explicit Puller(const PullOptions& options) : options_(options) {
     access_.endpoint = HubEndpoint(options.endpoint);
-    access_.token = HubToken(options.token);
+    SetHubToken(&access_, HubToken(options.token));
     access_.network = options.network;
     access_.retry = options.retry;
     destination_ =
