@@ -27,6 +27,9 @@ namespace {
 constexpr char kMagic[8] = {'Q', 'V', 'L', 'P', 'A', 'C', 'K', '\0'};
 // Bumped whenever a packed layout or the quantizers change.
 constexpr uint32_t kLayoutVersion = 2;
+// CheckpointKey's samples of each weight file's data.
+constexpr uint64_t kSampledWindows = 256;
+constexpr uint64_t kWindowBytes = 64;
 constexpr uint64_t kAlign = 4096;
 // Panels are packed and written in chunks of about this size, two of them in flight.
 constexpr int64_t kChunkBytes = 32 << 20;
@@ -286,7 +289,17 @@ uint64_t CheckpointKey(const TensorStore& store) {
     const MappedFile& m = file->mapped();
     uint64_t header_len = 0;
     if (m.size() >= 8) std::memcpy(&header_len, m.data(), 8);
-    h = Fnv1a(m.data(), static_cast<size_t>(std::min<uint64_t>(m.size(), 8 + header_len)), h);
+    const uint64_t data_begin = std::min<uint64_t>(m.size(), 8 + header_len);
+    h = Fnv1a(m.data(), static_cast<size_t>(data_begin), h);
+    // Windows spread over the data: another checkpoint of the same shapes (a fine-tune
+    // copied with its file times kept, by cp -p, rsync -a or tar) differs in all of them,
+    // and they cost a few hundred page reads, not the file.
+    const uint64_t data_bytes = m.size() - data_begin;
+    for (uint64_t i = 0; i < kSampledWindows && data_bytes > 0; ++i) {
+      const uint64_t offset = data_begin + data_bytes * i / kSampledWindows;
+      h = Fnv1a(m.data() + offset, static_cast<size_t>(std::min(kWindowBytes, m.size() - offset)),
+                h);
+    }
   }
   return h;
 }

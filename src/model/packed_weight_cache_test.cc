@@ -1,5 +1,6 @@
 #include "model/packed_weight_cache.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include "base/bf16.h"
 #include "model/qwen3vl.h"
+#include "model/safetensors.h"
 #include "ops/weight_pack.h"
 
 namespace qvl {
@@ -104,6 +106,37 @@ TEST_F(PackedWeightCacheTest, ChangedCheckpointIsRebuilt) {
   EXPECT_EQ(Open(8)->source(), PackedWeightCache::Source::kBuilt);
   EXPECT_EQ(Open(8)->source(), PackedWeightCache::Source::kMapped);
   OnlyFile();
+}
+
+// Other weights of the same shapes copied in with the old file's times (cp -p, rsync -a)
+// packed nothing again: the old matrices were served beside the new norms and
+// embeddings, a garbled answer with no word in the log.
+TEST_F(PackedWeightCacheTest, OtherWeightsUnderTheSameFileTimesAreAnotherCheckpoint) {
+  fs::create_directories(dir_);
+  const fs::path model = dir_ / "model.safetensors";
+  fs::copy_file(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/model/model.safetensors", model);
+  struct stat before;
+  ASSERT_EQ(::stat(model.c_str(), &before), 0);
+  const uint64_t key = CheckpointKey(TensorStore::OpenFolder(dir_.string()));
+  {
+    uint64_t header_len = 0;
+    std::fstream f(model, std::ios::in | std::ios::out | std::ios::binary);
+    f.read(reinterpret_cast<char*>(&header_len), 8);
+    const uint64_t data = fs::file_size(model) - 8 - header_len;
+    std::vector<char> bytes(data);
+    f.seekg(static_cast<std::streamoff>(8 + header_len));
+    f.read(bytes.data(), static_cast<std::streamsize>(data));
+    for (size_t i = 0; i < bytes.size(); i += 2) bytes[i] = static_cast<char>(bytes[i] ^ 0x40);
+    f.seekp(static_cast<std::streamoff>(8 + header_len));
+    f.write(bytes.data(), static_cast<std::streamsize>(data));
+  }
+  const struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, model.c_str(), times, 0), 0);
+  struct stat after;
+  ASSERT_EQ(::stat(model.c_str(), &after), 0);
+  ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  ASSERT_EQ(after.st_size, before.st_size);
+  EXPECT_NE(CheckpointKey(TensorStore::OpenFolder(dir_.string())), key);
 }
 
 TEST_F(PackedWeightCacheTest, UnwritableFolderPacksInMemory) {
