@@ -167,6 +167,53 @@ describe("answers and questions", () => {
   });
 });
 
+describe("the answer format in the settings", () => {
+  it("asks for JSON following a pasted schema, which the server's answer parses as", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await setMaxTokens(page, 48);
+    await page.getByRole("button", { name: "Settings" }).click();
+    await page.getByRole("radio", { name: "JSON with a schema" }).check();
+    const box = page.getByLabel("JSON schema");
+    await box.fill('{"type": "object",');
+    const error = page.locator("#json-schema-error");
+    expect(await error.innerText()).toMatch(/^This is not JSON: /);
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "Which colour?");
+    expect(await page.locator("#composer-note").innerText()).toMatch(/^Fix the JSON schema in the settings first\./);
+    expect(requests).toHaveLength(0);
+
+    const schema = {
+      type: "object",
+      properties: { colour: { enum: ["red", "blue"] } },
+      required: ["colour"],
+      additionalProperties: false,
+    };
+    await page.getByRole("button", { name: "Settings" }).click();
+    await box.fill(JSON.stringify(schema));
+    expect(await error.isHidden()).toBe(true);
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "Which colour?");
+    await waitForAnswer(page);
+    expect(requests[0].response_format).toEqual({
+      type: "json_schema",
+      json_schema: { name: "answer", schema, strict: true },
+    });
+    const block = answers(page).last().locator(".markdown pre code.language-json");
+    expect(JSON.parse((await block.textContent()) ?? "")).toMatchObject({
+      colour: expect.stringMatching(/^(red|blue)$/),
+    });
+    expect(await answers(page).last().getByRole("button", { name: "Copy code" }).count()).toBe(1);
+
+    await page.getByRole("button", { name: "Settings" }).click();
+    await page.getByRole("radio", { name: "JSON", exact: true }).check();
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "And now?");
+    await waitForAnswer(page);
+    expect(requests[1].response_format).toEqual({ type: "json_object" });
+  });
+});
+
 describe("images", () => {
   it("opens an image large, closed with Escape or its button", async () => {
     const page = await openPage();

@@ -1,5 +1,6 @@
 // What an answer that failed says: the server's words for its refusal, or the page's.
 import { videoForParam } from "./api/chat_request";
+import { SchemaError } from "./answer_format";
 import { ChatError } from "./api/errors";
 import type { ChatRequestBody } from "./api/types";
 import { videosBefore, type AnswerError, type Message } from "./conversation";
@@ -32,6 +33,7 @@ export function toAnswerError(error: unknown, body?: ChatRequestBody, branch?: M
     if (error.status) answer.status = error.status;
     return answer;
   }
-  if (error instanceof ImageError || error instanceof VideoError) return { title: error.message, detail: "" };
+  if (error instanceof ImageError || error instanceof VideoError || error instanceof SchemaError)
+    return { title: error.message, detail: "" };
   return { title: "Something went wrong in the page.", detail: error instanceof Error ? error.message : String(error) };
 }

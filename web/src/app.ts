@@ -1,6 +1,7 @@
 // Ties the page together: the current conversation, sending and streaming answers,
 // stopping them, keeping conversations in the browser, and downloading one.
 import { toAnswerError, refusesKey } from "./answer_error";
+import { answerFormatFor, answerFormatProblem } from "./answer_format";
 import { buildChatRequest, chatHeaders } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
@@ -104,6 +105,7 @@ export class App {
       imageCount: () => imagesBefore(this.branch(), this.branch().length).length,
       videoCount: () => videosBefore(this.branch(), this.branch().length).length,
       limits: () => this.limits,
+      sendProblem: () => answerFormatProblem(this.settings.answerFormat, this.settings.jsonSchema),
     });
     this.settingsDialog = new SettingsDialog(
       this.settings,
@@ -306,7 +308,8 @@ export class App {
     const branch = visibleBranch(conversation);
     const history = branch.slice(0, branch.indexOf(question) + 1);
     const answer: AssistantMessage = { id: newId(), role: "assistant", text: "", status: "streaming" };
-    if (question.responseFormat) answer.responseFormat = question.responseFormat;
+    const format = answerFormatFor(this.settings.answerFormat, question.responseFormat);
+    if (format) answer.responseFormat = format;
     addMessage(conversation, answer, question);
     this.branchView.render(conversation, history.length);
     this.showContextUse();

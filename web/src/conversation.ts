@@ -27,8 +27,9 @@ export interface VideoRef {
   timing?: VideoTiming;
 }
 
-/** What the answer should be; sent as the request's response_format. */
-export type ResponseFormat = "json_object";
+/** What the answer should be (any JSON object, or JSON following the settings' schema);
+ * sent as the request's response_format. */
+export type ResponseFormat = "json_object" | "json_schema";
 
 export interface UserMessage {
   id: string;

@@ -37,7 +37,7 @@ function messageMarkdown(message: Message): string[] {
     return lines;
   }
   const lines = ["## Answer", ""];
-  const text = message.responseFormat === "json_object" ? jsonCodeBlock(message.text) : message.text;
+  const text = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
   if (text) lines.push(text, "");
   if (message.status === "stopped") lines.push("*Stopped.*", "");
   if (message.finishReason === "length") lines.push("*Cut off at the length limit.*", "");

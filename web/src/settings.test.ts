@@ -47,6 +47,18 @@ describe("settings", () => {
     expect(normalizeSettings({ topK: 1 << 21, seed: 2 ** 60 })).toEqual(DEFAULT_SETTINGS);
   });
 
+  it("keeps an answer format it knows, and the schema as typed", () => {
+    expect(normalizeSettings({ answerFormat: "json", jsonSchema: "{oops" })).toMatchObject({
+      answerFormat: "json",
+      jsonSchema: "{oops",
+    });
+    expect(normalizeSettings({ answerFormat: "json_schema" }).answerFormat).toBe("json_schema");
+    expect(normalizeSettings({ answerFormat: "xml", jsonSchema: 5 })).toMatchObject({
+      answerFormat: "text",
+      jsonSchema: "",
+    });
+  });
+
   it("keeps stop strings that the server takes", () => {
     expect(normalizeSettings({ stop: ["\n\n", "", 7, "x".repeat(513), "é".repeat(256), "END"] }).stop).toEqual([
       "\n\n",

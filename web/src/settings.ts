@@ -3,6 +3,7 @@
 // old or hand-edited entry never breaks the page.
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./api/server_limits";
 import type { ChatRequestBody, SamplingParams } from "./api/types";
+import type { AnswerFormat } from "./answer_format";
 import { detailMaxPixels } from "./image_detail";
 import { inRange, MAX_STOP_BYTES, SAMPLING_FIELDS, stopBytes, type SamplingKey } from "./sampling";
 
@@ -21,6 +22,10 @@ export interface Settings extends SamplingChoices {
   systemPrompt: string;
   /** Sent as a bearer token; only needed when the server was started with a key. */
   apiKey: string;
+  /** What every answer is asked to be (answer_format.ts). */
+  answerFormat: AnswerFormat;
+  /** The schema for "json_schema", as pasted: checked when sent. */
+  jsonSchema: string;
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = {
@@ -37,6 +42,8 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = {
   detail: "auto",
   systemPrompt: "",
   apiKey: "",
+  answerFormat: "text",
+  jsonSchema: "",
 };
 
 const STORAGE_KEY = "qvl.settings";
@@ -71,6 +78,8 @@ export function normalizeSettings(raw: unknown, limits: ServerLimits = DEFAULT_S
         : DEFAULT_SETTINGS.detail,
     systemPrompt: typeof value.systemPrompt === "string" ? value.systemPrompt : DEFAULT_SETTINGS.systemPrompt,
     apiKey: typeof value.apiKey === "string" ? value.apiKey.trim() : DEFAULT_SETTINGS.apiKey,
+    answerFormat: value.answerFormat === "json" || value.answerFormat === "json_schema" ? value.answerFormat : "text",
+    jsonSchema: typeof value.jsonSchema === "string" ? value.jsonSchema : DEFAULT_SETTINGS.jsonSchema,
   };
   for (const field of SAMPLING_FIELDS) {
     const chosen = value[field.key];

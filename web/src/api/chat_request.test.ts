@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { SchemaError } from "../answer_format";
 import { imagesBefore, newConversation, type Message, type VideoRef } from "../conversation";
 import { addMessage, showVersion, visibleBranch } from "../conversation_tree";
 import { DEFAULT_SETTINGS, normalizeSettings } from "../settings";
@@ -200,6 +201,32 @@ describe("buildChatRequest", () => {
     expect(
       (await buildChatRequest(history, undefined, DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup)).response_format,
     ).toBeUndefined();
+  });
+});
+
+describe("the answer format in the settings", () => {
+  it("asks every question for JSON, or JSON following the schema, over the question's own format", async () => {
+    const json = { ...DEFAULT_SETTINGS, answerFormat: "json" as const };
+    const body = await buildChatRequest(conversation(), undefined, json, DEFAULT_SERVER_LIMITS, lookup);
+    expect(body.response_format).toEqual({ type: "json_object" });
+    const schema = { ...DEFAULT_SETTINGS, answerFormat: "json_schema" as const, jsonSchema: '{"type": "object"}' };
+    const history = conversation();
+    const last = history.at(-1);
+    if (last?.role !== "user") throw new Error("the fixture ends with a question");
+    last.responseFormat = "json_object";
+    expect((await buildChatRequest(history, undefined, schema, DEFAULT_SERVER_LIMITS, lookup)).response_format).toEqual(
+      {
+        type: "json_schema",
+        json_schema: { name: "answer", schema: { type: "object" }, strict: true },
+      },
+    );
+  });
+
+  it("sends nothing when the schema is not JSON", async () => {
+    const broken = { ...DEFAULT_SETTINGS, answerFormat: "json_schema" as const, jsonSchema: "{type: object}" };
+    await expect(buildChatRequest(conversation(), undefined, broken, DEFAULT_SERVER_LIMITS, lookup)).rejects.toThrow(
+      SchemaError,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 // Turns the branch of the conversation shown into an OpenAI chat-completions request. The
 // whole branch, images and videos included, is sent every time: the server's prefix cache makes that
 // cheap (a follow-up about a clip reuses its decoded frames, encoding and KV pages).
+import { answerFormatFor, responseFormatBody } from "../answer_format";
 import { lastQuestion, videosBefore, videosOf, wasRefused, type Message, type VideoRef } from "../conversation";
 import { apiHeaders, requestOptions, type Settings } from "../settings";
 import type { ServerLimits } from "./server_limits";
@@ -60,8 +61,8 @@ export async function buildChatRequest(
     ...requestOptions(settings, limits),
   };
   // Asked of the latest question only: earlier answers may be prose.
-  const format = lastQuestion(branch)?.responseFormat;
-  if (format) body.response_format = { type: format };
+  const format = answerFormatFor(settings.answerFormat, lastQuestion(branch)?.responseFormat);
+  if (format) body.response_format = responseFormatBody(format, settings.jsonSchema);
   return model ? { model, ...body } : body;
 }
 

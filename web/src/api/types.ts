@@ -1,3 +1,5 @@
+import type { ResponseFormatBody } from "../answer_format";
+
 // The parts of the OpenAI chat-completions schema (plus qvl's `timings`) that the
 // page reads. Every field is optional: the page must cope with servers that omit any.
 
@@ -98,5 +100,5 @@ export interface ChatRequestBody extends SamplingParams {
   stop?: string[];
   max_tokens?: number;
   max_pixels?: number;
-  response_format?: { type: "json_object" };
+  response_format?: ResponseFormatBody;
 }

@@ -16,6 +16,7 @@ function composer(stop = () => {}): Composer {
     imageCount: () => 0,
     videoCount: () => 0,
     limits: () => DEFAULT_SERVER_LIMITS,
+    sendProblem: () => undefined,
   });
 }
 

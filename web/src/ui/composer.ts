@@ -41,6 +41,8 @@ export interface ComposerHandlers {
   videoCount(): number;
   /** What the server accepts. */
   limits(): ServerLimits;
+  /** Why no question can be sent as the settings stand, if so. */
+  sendProblem(): string | undefined;
 }
 
 const NOT_USABLE = `${USE_A_SUPPORTED_FILE.slice(0, -1)}, or an ${VIDEO_FORMAT_NAMES} video.`;
@@ -223,6 +225,11 @@ export class Composer {
     if (this.chosen && hasBlank(this.chosen) && text.includes(BLANK)) {
       this.showNote(FILL_THE_BLANK);
       this.selectBlank();
+      return;
+    }
+    const problem = this.handlers.sendProblem();
+    if (problem) {
+      this.showNote(problem, "error");
       return;
     }
     const images = this.attachments.filter((item): item is PendingImage => item.kind === "image");

@@ -257,7 +257,7 @@ export class AnswerView {
           : "Thinking…",
     );
     if (message.text !== this.renderedText) {
-      const source = message.responseFormat === "json_object" ? jsonCodeBlock(message.text) : message.text;
+      const source = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
       this.body.innerHTML = renderMarkdown(source);
       addCodeCopyButtons(this.body);
       this.renderedText = message.text;

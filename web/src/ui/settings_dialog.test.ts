@@ -266,3 +266,46 @@ describe("the settings drawer's sampling", () => {
     expect(note.textContent).toBe("The conversation on screen started without instructions and keeps it that way.");
   });
 });
+
+describe("the settings drawer's answer format", () => {
+  beforeEach(() => {
+    document.documentElement.innerHTML = new DOMParser().parseFromString(PAGE, "text/html").documentElement.innerHTML;
+  });
+
+  it("shows the schema box for JSON with a schema only, and says what is wrong with its text", () => {
+    const changes: Settings[] = [];
+    new SettingsDialog(
+      { ...DEFAULT_SETTINGS },
+      (s) => changes.push(s),
+      () => undefined,
+    );
+    const field = document.getElementById("json-schema-field")!;
+    const box = document.getElementById("json-schema") as HTMLTextAreaElement;
+    const error = document.getElementById("json-schema-error")!;
+    const choose = (value: string) => {
+      const radio = document.querySelector<HTMLInputElement>(`input[name="answer-format"][value="${value}"]`)!;
+      radio.checked = true;
+      radio.dispatchEvent(new Event("change", { bubbles: true }));
+    };
+    expect(document.querySelector<HTMLInputElement>('input[name="answer-format"]:checked')?.value).toBe("text");
+    expect(field.hidden).toBe(true);
+
+    choose("json_schema");
+    expect(field.hidden).toBe(false);
+    expect(error.hidden).toBe(false);
+    expect(error.textContent).toBe("Paste a JSON schema, or choose another answer format.");
+    box.value = '{"type": "object",';
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+    expect(error.textContent).toMatch(/^This is not JSON: /);
+    expect(box.getAttribute("aria-invalid")).toBe("true");
+    box.value = '{"type": "object"}';
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+    expect(error.hidden).toBe(true);
+    expect(box.getAttribute("aria-invalid")).toBe("false");
+    expect(changes.at(-1)).toMatchObject({ answerFormat: "json_schema", jsonSchema: '{"type": "object"}' });
+
+    choose("json");
+    expect(field.hidden).toBe(true);
+    expect(changes.at(-1)).toMatchObject({ answerFormat: "json", jsonSchema: '{"type": "object"}' });
+  });
+});

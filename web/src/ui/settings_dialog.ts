@@ -1,6 +1,7 @@
 // The settings drawer. Every change is applied and saved at once; there is no
 // separate save button to forget. Each control changes its own setting only, so that a
 // sampling setting nobody touched stays the server's default, whatever else is typed.
+import { checkJsonSchema, type AnswerFormat } from "../answer_format";
 import { byId } from "../dom";
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "../api/server_limits";
 import { detailLabel } from "../image_detail";
@@ -24,6 +25,9 @@ export class SettingsDialog {
   private readonly samplingChanged = byId<HTMLElement>("sampling-changed");
   private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
   private readonly conversationPromptNote = byId<HTMLParagraphElement>("system-prompt-conversation");
+  private readonly jsonSchemaField = byId<HTMLElement>("json-schema-field");
+  private readonly jsonSchema = byId<HTMLTextAreaElement>("json-schema");
+  private readonly jsonSchemaError = byId<HTMLParagraphElement>("json-schema-error");
   private readonly apiKey = byId<HTMLInputElement>("api-key");
   private readonly apiKeyStatus = byId<HTMLParagraphElement>("api-key-status");
   private readonly sampling: SamplingFields;
@@ -121,6 +125,22 @@ export class SettingsDialog {
     for (const radio of this.detailRadios()) {
       radio.checked = radio.value === settings.detail;
     }
+    for (const radio of this.form.querySelectorAll<HTMLInputElement>('input[name="answer-format"]')) {
+      radio.checked = radio.value === settings.answerFormat;
+    }
+    this.jsonSchema.value = settings.jsonSchema;
+    this.showJsonSchema();
+  }
+
+  /** The schema box, for "JSON with a schema" only, with what is wrong with its text. */
+  private showJsonSchema(): void {
+    const wanted = this.settings.answerFormat === "json_schema";
+    this.jsonSchemaField.hidden = !wanted;
+    const check = checkJsonSchema(this.settings.jsonSchema);
+    const error = wanted && "error" in check ? check.error : "";
+    this.jsonSchemaError.textContent = error;
+    this.jsonSchemaError.hidden = !error;
+    this.jsonSchema.setAttribute("aria-invalid", String(Boolean(error)));
   }
 
   private showTemperature(): void {
@@ -187,6 +207,10 @@ export class SettingsDialog {
       this.change({ maxTokens: this.typedMaxTokens() });
     } else if (target === this.systemPrompt) {
       this.change({ systemPrompt: this.systemPrompt.value });
+    } else if (target === this.jsonSchema) {
+      this.change({ jsonSchema: this.jsonSchema.value });
+    } else if (target instanceof HTMLInputElement && target.name === "answer-format") {
+      this.change({ answerFormat: target.value as AnswerFormat });
     } else if (target === this.apiKey) {
       this.change({ apiKey: this.apiKey.value });
     } else if (target instanceof HTMLInputElement && target.name === "detail") {
@@ -218,6 +242,7 @@ export class SettingsDialog {
     this.showTemperature();
     this.showSamplingChanged();
     this.showConversationPrompt();
+    this.showJsonSchema();
     this.onChange(next);
   }
 }
