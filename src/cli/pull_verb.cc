@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/error.h"
 #include "cli/verbs.h"
 #include "hub/model_puller.h"
 
@@ -15,6 +16,7 @@ namespace {
 // Ctrl-C stops the transfers cleanly so that the next pull resumes them; a second Ctrl-C
 // kills the process at once.
 std::atomic<bool> g_interrupted{false};
+constexpr int kExitInterrupted = 130;
 
 extern "C" void OnInterrupt(int) {
   g_interrupted = true;
@@ -48,6 +50,15 @@ void AddPullVerb(CLI::App& app) {
     hub::PullResult result;
     try {
       result = hub::PullModel(run);
+    } catch (const Error& e) {
+      std::signal(SIGINT, previous);
+      if (!g_interrupted) throw;
+      // Stopped by Ctrl-C: 130 (128 + SIGINT), what a shell reports for a command that
+      // SIGINT killed, such as `qvl run`; the transfers stopped cleanly, so the next pull
+      // resumes them.
+      std::fprintf(stderr, "qvl: interrupted: %s\n", e.what());
+      SetExitCode(kExitInterrupted);
+      return;
     } catch (...) {
       std::signal(SIGINT, previous);
       throw;

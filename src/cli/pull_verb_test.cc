@@ -1,10 +1,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/error.h"
@@ -21,6 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Runs `qvl pull ARGS...` and returns what it printed on stdout.
 std::string RunPull(std::vector<std::string> args) {
@@ -96,6 +101,37 @@ TEST_F(PullVerbTest, EndpointWithoutSchemeIsRefusedBeforeAnyRequest) {
   unsetenv("HF_ENDPOINT");
   unsetenv("HF_TOKEN");
   EXPECT_FALSE(fs::exists(home_ / "hub/models--Qwen--Tiny-VL"));
+}
+
+// Ctrl-C stops the transfers, says how much was fetched (never "downloaded"), prints no
+// folder and exits 130, as a command killed by SIGINT.
+TEST_F(PullVerbTest, CtrlCExits130WithoutClaimingADownload) {
+  server_.StallAfter("model.safetensors", 1'000'000, 3);
+  std::thread interrupt([this] {
+    while (server_.CountRequests("/cdn/") == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(getpid(), SIGINT);
+  });
+  ::testing::internal::CaptureStderr();
+  std::string printed;
+  try {
+    printed = RunPull({"Qwen/Tiny-VL", "--endpoint", server_.endpoint()});
+  } catch (...) {
+    interrupt.join();
+    ::testing::internal::GetCapturedStderr();
+    throw;
+  }
+  interrupt.join();
+  const std::string errors = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(g_exit_code, 130);
+  EXPECT_EQ(printed, "");
+  EXPECT_THAT(errors, HasSubstr("pull of Qwen/Tiny-VL stopped, incomplete: fetched "));
+  EXPECT_THAT(errors, HasSubstr("qvl: interrupted: download of model.safetensors was "
+                                "interrupted; run the command again to resume it"));
+  EXPECT_THAT(errors, Not(HasSubstr("downloaded")));
+  EXPECT_FALSE(fs::exists(home_ / "hub/models--Qwen--Tiny-VL/refs/main"));
 }
 
 TEST_F(PullVerbTest, RejectsBadJobs) {

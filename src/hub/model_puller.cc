@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <map>
@@ -67,6 +68,7 @@ class Puller {
   }
 
   PullResult Run() {
+    const auto start = std::chrono::steady_clock::now();
     HttpSession session(options_.network, CancelFlags{options_.cancel, nullptr});
     const RepoRevision revision =
         FetchRepoRevision(session, access_, options_.repo, options_.revision);
@@ -93,6 +95,15 @@ class Puller {
     if (!missing.empty()) {
       Fail(ErrorCode::kCorrupt, result_.path, " lacks ", missing.front(), " after downloading ",
            options_.repo);
+    }
+    // Only here, with every file verified and placed, is the pull "downloaded".
+    if (options_.progress != ProgressStyle::kQuiet && result_.files_downloaded > 0) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double bytes = static_cast<double>(result_.bytes_downloaded);
+      LogInfo("downloaded ", options_.repo, ": ", result_.files_downloaded, " files, ",
+              FormatBytes(bytes), " in ", FormatDuration(seconds), " (",
+              FormatBytes(seconds > 0 ? bytes / seconds : 0), "/s)");
     }
     return result_;
   }

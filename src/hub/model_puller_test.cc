@@ -205,6 +205,42 @@ TEST_F(ModelPullerTest, InterruptedPullLeavesNoSnapshotAndResumesWithRange) {
   EXPECT_FALSE(fs::exists(blob + ".qvl.incomplete.segments"));
 }
 
+// A pull that fails half-way never says "downloaded"; it says how much it fetched.
+TEST_F(ModelPullerTest, AFailedPullSaysItStoppedAndNeverDownloaded) {
+  server_.CutAfter("model.safetensors", 3'000'000);
+  PullOptions options = Options();
+  options.retry.max_attempts = 1;
+  options.progress = ProgressStyle::kLog;
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  EXPECT_THROW(PullModel(options), Error);
+  server_.Corrupt("model.safetensors");
+  EXPECT_THROW(PullModel(options), Error);
+  SetLogSink(nullptr);
+  int stopped = 0;
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, Not(HasSubstr("downloaded"))) << "a failed pull is no download";
+    stopped += line.find("pull of Qwen/Tiny-VL stopped, incomplete: fetched ") != std::string::npos;
+  }
+  EXPECT_EQ(stopped, 2);
+}
+
+TEST_F(ModelPullerTest, OnlyACompletePullSaysDownloaded) {
+  PullOptions options = Options();
+  options.progress = ProgressStyle::kLog;
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  PullModel(options);
+  SetLogSink(nullptr);
+  std::vector<std::string> downloaded;
+  for (const std::string& line : lines) {
+    EXPECT_THAT(line, Not(HasSubstr("stopped")));
+    if (line.find("downloaded") != std::string::npos) downloaded.push_back(line);
+  }
+  ASSERT_EQ(downloaded.size(), 1u);
+  EXPECT_THAT(downloaded[0], HasSubstr("downloaded Qwen/Tiny-VL: 8 files, "));
+}
+
 TEST_F(ModelPullerTest, CutConnectionIsRetriedWithRangeInTheSameRun) {
   server_.CutAfter("model.safetensors", 3'000'000);
   PullModel(Options());

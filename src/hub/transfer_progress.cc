@@ -21,6 +21,12 @@ int TerminalWidth() {
   return 100;
 }
 
+}  // namespace
+
+ProgressStyle DefaultProgressStyle() {
+  return isatty(STDERR_FILENO) ? ProgressStyle::kBar : ProgressStyle::kLog;
+}
+
 std::string FormatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0 || seconds > 99 * 3600) return "--:--";
   const long total = std::lround(seconds);
@@ -31,12 +37,6 @@ std::string FormatDuration(double seconds) {
     std::snprintf(text, sizeof(text), "%ld:%02ld", total / 60, total % 60);
   }
   return text;
-}
-
-}  // namespace
-
-ProgressStyle DefaultProgressStyle() {
-  return isatty(STDERR_FILENO) ? ProgressStyle::kBar : ProgressStyle::kLog;
 }
 
 std::string FormatBytes(double bytes) {
@@ -76,14 +76,20 @@ TransferProgress::TransferProgress(ProgressStyle style, std::string title, uint6
   ticker_ = std::thread([this] { Run(); });
 }
 
-TransferProgress::~TransferProgress() { Finish(); }
+TransferProgress::~TransferProgress() {
+  try {
+    Stop();
+  } catch (...) {
+    // Runs while an error unwinds: the error is what the user must see.
+  }
+}
 
 void TransferProgress::Add(int64_t bytes) { received_.fetch_add(bytes); }
 
 void TransferProgress::FileDone(const std::string& name, uint64_t size) {
   files_done_.fetch_add(1);
   if (style_ == ProgressStyle::kLog) {
-    LogInfo("downloaded ", name, " (", FormatBytes(static_cast<double>(size)), ")");
+    LogInfo("fetched ", name, " (", FormatBytes(static_cast<double>(size)), ")");
   }
 }
 
@@ -99,15 +105,34 @@ void TransferProgress::Note(const std::string& message) {
   }
 }
 
-void TransferProgress::Finish() {
+bool TransferProgress::EndTicker() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (finished_) return;
+    if (finished_) return false;
     finished_ = true;
   }
   wake_.notify_all();
   if (ticker_.joinable()) ticker_.join();
-  if (style_ != ProgressStyle::kQuiet) Draw(true);
+  return true;
+}
+
+void TransferProgress::Finish() {
+  if (EndTicker() && style_ == ProgressStyle::kBar) Draw(true);
+}
+
+void TransferProgress::Stop() {
+  if (!EndTicker() || style_ == ProgressStyle::kQuiet) return;
+  if (style_ == ProgressStyle::kBar) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fputs(Line(false).c_str(), stderr);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+  LogWarn("pull of ", title_, " stopped, incomplete: fetched ",
+          FormatBytes(static_cast<double>(received_.load())), " of ",
+          FormatBytes(static_cast<double>(total_bytes_ - resumed_bytes_)), " in ",
+          FormatDuration(elapsed), ", ", files_done_.load(), " of ", total_files_, " files");
 }
 
 void TransferProgress::Run() {
@@ -139,10 +164,6 @@ std::string TransferProgress::Line(bool final) {
   const std::string rate = StrCat(FormatBytes(speed), "/s");
   const std::string files = StrCat(files_done_.load(), "/", total_files_, " files");
   if (style_ == ProgressStyle::kLog) {
-    if (final) {
-      return StrCat("downloaded ", title_, ": ", FormatBytes(received), " in ",
-                    FormatDuration(elapsed), " (", rate, ")");
-    }
     return StrCat("downloading ", title_, ": ", sizes, " (", std::lround(fraction * 100), "%), ",
                   rate, ", ETA ", FormatDuration((total - done) / speed), ", ", files);
   }

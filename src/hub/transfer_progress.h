@@ -22,6 +22,9 @@ ProgressStyle DefaultProgressStyle();
 // "1.58 GB", "812 kB", "17 B" (decimal units, like the hub's web pages).
 std::string FormatBytes(double bytes);
 
+// "0:15", "1:02:03"; "--:--" when unknown.
+std::string FormatDuration(double seconds);
+
 class TransferProgress {
  public:
   // `resumed_bytes` of `total_bytes` were already on disk from an earlier run.
@@ -36,8 +39,13 @@ class TransferProgress {
   void FileDone(const std::string& name, uint64_t size);
   // A message that must not be garbled by the bar (retries, warnings).
   void Note(const std::string& message);
-  // Prints the final line; later calls do nothing.
+  // Every file arrived: draws the full bar (nothing in log style: the caller says
+  // "downloaded" once the whole pull is complete). Later calls do nothing.
   void Finish();
+  // The transfers stopped early (an error, Ctrl-C): one line saying how much was fetched,
+  // worded so that it cannot be taken for success. The destructor calls it when Finish
+  // was not called.
+  void Stop();
 
   uint64_t received() const { return received_.load(); }
 
@@ -46,6 +54,8 @@ class TransferProgress {
   void Run();
   std::string Line(bool final);
   void Draw(bool final);
+  // Stops the ticker; false when it was stopped already.
+  bool EndTicker();
 
   const ProgressStyle style_;
   const std::string title_;
