@@ -180,7 +180,7 @@ UpdateSink RecordAnswer(SharedCache* cache, const std::optional<std::string>& ke
             return SealValue(kMagic, kAnswerFormatVersion, key, payload);
           },
           [counters](bool written) {
-            if (written) ++counters->answer_stores;
+            ++(written ? counters->answer_stores : counters->answer_dropped);
           });
     }
     sink(std::move(update));

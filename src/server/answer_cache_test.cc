@@ -269,5 +269,31 @@ TEST_F(AnswerKeyTest, TheModelFoldersSamplingDefaultsChangeTheKey) {
   EXPECT_NE(KeyOf(Video(), *slower), Key(Video()));
 }
 
+// An answer the writer could not store (Redis down) is counted as dropped, as images'
+// and stored responses' are, not silently lost.
+TEST(RecordAnswer, AnAnswerRedisDidNotTakeIsCountedAsDropped) {
+  SharedCacheOptions options;
+  options.url = "redis://127.0.0.1:1";  // nothing listens there
+  SharedCache cache(options);
+  int delivered = 0;
+  UpdateSink sink =
+      RecordAnswer(&cache, std::string("qvl:ans:test"), [&](GenerationUpdate&&) { ++delivered; });
+  GenerationUpdate text;
+  text.text = "hello";
+  sink(std::move(text));
+  GenerationUpdate last;
+  last.finished = true;
+  last.finish_reason = FinishReason::kStop;
+  sink(std::move(last));
+  cache.writer().Flush();
+  EXPECT_EQ(delivered, 2);
+  EXPECT_EQ(cache.counters().answer_stores.load(), 0);
+  EXPECT_EQ(cache.counters().answer_dropped.load(), 1);
+  std::string metrics;
+  RenderSharedCacheCounters(cache.counters(), &metrics);
+  EXPECT_NE(metrics.find("\nqvl_shared_cache_answer_dropped_total 1\n"), std::string::npos)
+      << metrics;
+}
+
 }  // namespace
 }  // namespace qvl

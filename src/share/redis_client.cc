@@ -12,11 +12,13 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "share/redis_fault_log.h"
 
 namespace qvl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using Fault = RedisFaultInfo;
 
 // After a connection fails, new ones wait this long: a Redis that is down or
 // black-holed then costs requests nothing instead of a timeout each.
@@ -127,10 +129,11 @@ struct RedisClient::Reply {
 namespace {
 
 // Appends what the socket has (at most `max` bytes) to `buf` before `deadline`.
-bool ReadSome(int fd, Clock::time_point deadline, std::string* buf, size_t max, RedisFault* fault) {
+bool ReadSome(int fd, Clock::time_point deadline, std::string* buf, size_t max, Fault* fault) {
   for (;;) {
     if (!WaitFor(fd, POLLIN, deadline)) {
-      *fault = RedisFault::kTimeout;
+      fault->kind = RedisFault::kTimeout;
+      fault->detail.clear();  // CountFault names the timeout
       return false;
     }
     const size_t old = buf->size();
@@ -139,7 +142,8 @@ bool ReadSome(int fd, Clock::time_point deadline, std::string* buf, size_t max, 
     buf->resize(old + (n > 0 ? static_cast<size_t>(n) : 0));
     if (n > 0) return true;
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    *fault = RedisFault::kUnreachable;  // closed or reset
+    fault->kind = RedisFault::kUnreachable;  // closed or reset
+    fault->detail = n == 0 ? "Redis closed the connection" : std::strerror(errno);
     return false;
   }
 }
@@ -148,12 +152,13 @@ bool ReadSome(int fd, Clock::time_point deadline, std::string* buf, size_t max, 
 // -error, :integer, $bulk or $-1. Read here rather than by hiredis' reader, so that a
 // bulk value of many MiB arrives straight into its string: one copy instead of three.
 bool ReadReply(int fd, Clock::time_point deadline, int* type, std::string* str, long long* integer,
-               RedisFault* fault) {
+               Fault* fault) {
   std::string head;
   size_t eol;
   while ((eol = head.find("\r\n")) == std::string::npos) {
     if (head.size() > kMaxReplyHead) {
-      *fault = RedisFault::kGarbage;
+      fault->kind = RedisFault::kGarbage;
+      fault->detail = StrCat("a reply line of over ", kMaxReplyHead, " bytes");
       return false;
     }
     if (!ReadSome(fd, deadline, &head, kReplyHeadRead, fault)) return false;
@@ -164,7 +169,8 @@ bool ReadReply(int fd, Clock::time_point deadline, int* type, std::string* str, 
     const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), *v);
     return ec == std::errc() && end == line.data() + line.size();
   };
-  *fault = RedisFault::kGarbage;
+  fault->kind = RedisFault::kGarbage;
+  fault->detail = "a reply that is not the Redis protocol";
   switch (head[0]) {
     case '+':
     case '-':
@@ -202,7 +208,7 @@ bool ReadReply(int fd, Clock::time_point deadline, int* type, std::string* str, 
 // Sends one command and reads its reply before `deadline`.
 bool Exchange(redisContext* ctx, const std::vector<std::string_view>& args,
               Clock::time_point deadline, int* type, std::string* str, long long* integer,
-              RedisFault* fault) {
+              Fault* fault) {
   std::vector<const char*> argv;
   std::vector<size_t> lens;
   for (std::string_view a : args) {
@@ -211,22 +217,25 @@ bool Exchange(redisContext* ctx, const std::vector<std::string_view>& args,
   }
   if (redisAppendCommandArgv(ctx, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
       REDIS_OK) {
-    *fault = RedisFault::kUnreachable;
+    fault->kind = RedisFault::kUnreachable;
+    fault->detail = ctx->errstr;
     return false;
   }
   for (int done = 0; !done;) {
     if (redisBufferWrite(ctx, &done) != REDIS_OK) {
-      *fault = RedisFault::kUnreachable;
+      fault->kind = RedisFault::kUnreachable;
+      fault->detail = ctx->errstr;
       return false;
     }
     if (!done && !WaitFor(ctx->fd, POLLOUT, deadline)) {
-      *fault = RedisFault::kTimeout;
+      fault->kind = RedisFault::kTimeout;
       return false;
     }
   }
   if (!ReadReply(ctx->fd, deadline, type, str, integer, fault)) return false;
   if (*type == REDIS_REPLY_ERROR) {
-    *fault = RedisFault::kErrorReply;
+    fault->kind = RedisFault::kErrorReply;
+    fault->detail = *str;  // Redis's own message: "NOPERM this user has no permissions …"
     return false;
   }
   return true;
@@ -236,19 +245,23 @@ bool Exchange(redisContext* ctx, const std::vector<std::string_view>& args,
 
 RedisClient::RedisClient(RedisAddress address, std::chrono::milliseconds timeout,
                          RedisFaultCounters* faults)
-    : address_(std::move(address)), timeout_(timeout), faults_(faults) {}
+    : address_(std::move(address)),
+      timeout_(timeout),
+      faults_(faults),
+      log_(std::make_unique<RedisFaultLog>(StrCat(address_.host, ":", address_.port))) {}
 
 RedisClient::~RedisClient() {
   for (Connection* c : idle_) delete c;
 }
 
-RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, RedisFault* fault,
+RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, Fault* fault,
                                              bool* reused) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // During a back-off idle connections wait too: they lead to the same slow Redis.
     if (Clock::now() < retry_after_) {
-      *fault = RedisFault::kUnreachable;
+      fault->kind = RedisFault::kUnreachable;
+      fault->skipped = true;
       return nullptr;
     }
     if (!idle_.empty()) {
@@ -258,18 +271,23 @@ RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, RedisFa
       return c;
     }
   }
+  const int connect_ms = RemainingMs(deadline);
   auto c = std::make_unique<Connection>();
   c->ctx = redisConnectNonBlock(address_.host.c_str(), address_.port);
   bool ok = c->ctx != nullptr && c->ctx->err == 0;
-  *fault = RedisFault::kUnreachable;
+  fault->kind = RedisFault::kUnreachable;
+  fault->detail = c->ctx == nullptr ? "out of memory" : c->ctx->errstr;
+  std::string command = "connect";
   if (ok) {
     if (!WaitFor(c->ctx->fd, POLLOUT, deadline)) {
       ok = false;
-      *fault = RedisFault::kTimeout;
+      fault->kind = RedisFault::kTimeout;
+      fault->detail = StrCat("no connection within ", connect_ms, " ms");
     } else {
       int error = 0;
       socklen_t len = sizeof(error);
       ok = getsockopt(c->ctx->fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;
+      if (!ok) fault->detail = std::strerror(error != 0 ? error : errno);
     }
   }
   int type = 0;
@@ -279,23 +297,26 @@ RedisClient::Connection* RedisClient::Borrow(Clock::time_point deadline, RedisFa
     std::vector<std::string_view> auth = {"AUTH"};
     if (!address_.user.empty()) auth.push_back(address_.user);
     auth.push_back(address_.password);
+    command = "AUTH";
     ok = Exchange(c->ctx, auth, deadline, &type, &str, &integer, fault);
-    if (!ok && *fault == RedisFault::kErrorReply) LogWarn("redis: AUTH refused: ", str);
   }
+  const std::string db = std::to_string(address_.db);
   if (ok && address_.db != 0) {
-    const std::string db = std::to_string(address_.db);
+    command = StrCat("SELECT ", db);
     ok = Exchange(c->ctx, {"SELECT", db}, deadline, &type, &str, &integer, fault);
   }
   if (!ok) {
+    if (fault->kind == RedisFault::kTimeout && fault->detail.empty())
+      fault->detail = StrCat("no reply within ", connect_ms, " ms");
+    log_->Record(fault->kind, command, fault->detail,
+                 StrCat("caching locally only, connecting again in ", kBackoff.count(), " ms"));
     std::lock_guard<std::mutex> lock(mu_);
-    if (Clock::now() >= retry_after_) {
-      LogWarn("redis ", address_.host, ":", address_.port, ": ", RedisFaultName(*fault),
-              c->ctx && c->ctx->err ? StrCat(" (", c->ctx->errstr, ")") : std::string(),
-              "; caching locally only, retrying in ", kBackoff.count(), " ms");
-    }
     retry_after_ = Clock::now() + kBackoff;
+    fault->logged = true;
     return nullptr;
   }
+  log_->Connected(StrCat(address_.user.empty() ? "" : StrCat(" as ", address_.user),
+                         address_.password.empty() ? "" : " (authenticated)", ", database ", db));
   return c.release();
 }
 
@@ -308,15 +329,32 @@ void RedisClient::Return(Connection* c) {
   }
 }
 
+void RedisClient::CountFault(const std::vector<std::string_view>& args,
+                             std::chrono::milliseconds timeout, Fault* fault) {
+  faults_->Count(fault->kind);
+  // Lookups skipped during a back-off are the logged fault's consequence; Borrow logged
+  // its own.
+  if (fault->skipped || fault->logged) return;
+  if (fault->kind == RedisFault::kTimeout && fault->detail.empty())
+    fault->detail = StrCat("no reply within ", timeout.count(), " ms");
+  const std::string_view command = args.empty() ? std::string_view() : args[0];
+  std::string action = command == "SET"   ? "the value is not stored"
+                       : command == "GET" ? "going on without the shared cache (a miss)"
+                                          : "going on without the shared cache";
+  if (fault->kind == RedisFault::kTimeout || fault->kind == RedisFault::kUnreachable)
+    action += StrCat(", skipping Redis for ", kBackoff.count(), " ms");
+  log_->Record(fault->kind, command, fault->detail, action);
+}
+
 std::optional<RedisClient::Reply> RedisClient::Command(const std::vector<std::string_view>& args,
                                                        std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
-  RedisFault fault = RedisFault::kUnreachable;
   for (int attempt = 0;; ++attempt) {
+    Fault fault;
     bool reused = false;
     Connection* c = Borrow(deadline, &fault, &reused);
     if (c == nullptr) {
-      faults_->Count(fault);
+      CountFault(args, timeout, &fault);
       return std::nullopt;
     }
     Reply reply;
@@ -325,23 +363,23 @@ std::optional<RedisClient::Reply> RedisClient::Command(const std::vector<std::st
       return reply;
     }
     // An error reply leaves the connection in step; anything else may not.
-    if (fault == RedisFault::kErrorReply) {
-      faults_->Count(fault);
+    if (fault.kind == RedisFault::kErrorReply) {
+      CountFault(args, timeout, &fault);
       Return(c);
       return std::nullopt;
     }
     delete c;
     // A kept connection that was closed under it (Redis restarted): the other kept ones
     // are as stale. The commands are idempotent: once more on a new connection.
-    if (reused && fault == RedisFault::kUnreachable && attempt == 0) {
+    if (reused && fault.kind == RedisFault::kUnreachable && attempt == 0) {
       DropIdle();
       continue;
     }
-    faults_->Count(fault);
-    if (fault != RedisFault::kGarbage) {
+    if (fault.kind != RedisFault::kGarbage) {
       std::lock_guard<std::mutex> lock(mu_);
       retry_after_ = Clock::now() + kBackoff;
     }
+    CountFault(args, timeout, &fault);
     return std::nullopt;
   }
 }
@@ -361,7 +399,8 @@ std::optional<std::optional<std::string>> RedisClient::GetWithin(
   if (!reply) return std::nullopt;
   if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>();
   if (reply->type != REDIS_REPLY_STRING) {
-    faults_->Count(RedisFault::kGarbage);
+    Fault fault{RedisFault::kGarbage, "a reply that is not a string or nil", false, false};
+    CountFault({"GET"}, timeout, &fault);
     return std::nullopt;
   }
   return std::optional<std::string>(std::move(reply->str));
@@ -391,7 +430,8 @@ std::optional<bool> RedisClient::Del(std::string_view key) {
   std::optional<Reply> reply = Command({"DEL", key}, timeout_);
   if (!reply) return std::nullopt;
   if (reply->type != REDIS_REPLY_INTEGER) {
-    faults_->Count(RedisFault::kGarbage);
+    Fault fault{RedisFault::kGarbage, "a reply that is not an integer", false, false};
+    CountFault({"DEL"}, timeout_, &fault);
     return std::nullopt;
   }
   return reply->integer > 0;

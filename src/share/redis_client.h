@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,6 +33,16 @@ RedisAddress ParseRedisUrl(const std::string& url);
 // Why a command got no answer; counted per kind for /metrics.
 enum class RedisFault { kUnreachable, kTimeout, kErrorReply, kGarbage, kCount };
 const char* RedisFaultName(RedisFault fault);
+
+// A fault and what went wrong, for the log (RedisFaultLog).
+struct RedisFaultInfo {
+  RedisFault kind = RedisFault::kUnreachable;
+  std::string detail;    // Redis's own message, or "no reply within 300 ms", …
+  bool skipped = false;  // not tried: the client is in its back-off after a fault
+  bool logged = false;   // already given to the log
+};
+
+class RedisFaultLog;
 
 struct RedisFaultCounters {
   std::atomic<int64_t> counts[static_cast<int>(RedisFault::kCount)] = {};
@@ -72,8 +83,12 @@ class RedisClient {
   // Runs one command within `timeout`; null on a fault (counted).
   std::optional<Reply> Command(const std::vector<std::string_view>& args,
                                std::chrono::milliseconds timeout);
-  // A kept connection (*reused = true) or a new one; null on a fault or during a back-off.
-  Connection* Borrow(std::chrono::steady_clock::time_point deadline, RedisFault* fault,
+  // Counts a fault of `args` for /metrics and says it in the log (rate-limited).
+  void CountFault(const std::vector<std::string_view>& args, std::chrono::milliseconds timeout,
+                  RedisFaultInfo* fault);
+  // A kept connection (*reused = true) or a new one; null on a fault (logged) or during a
+  // back-off.
+  Connection* Borrow(std::chrono::steady_clock::time_point deadline, RedisFaultInfo* fault,
                      bool* reused);
   void Return(Connection* c);
   void DropIdle();
@@ -81,6 +96,7 @@ class RedisClient {
   RedisAddress address_;
   std::chrono::milliseconds timeout_;
   RedisFaultCounters* faults_;
+  std::unique_ptr<RedisFaultLog> log_;
   std::mutex mu_;
   std::vector<Connection*> idle_;
   std::chrono::steady_clock::time_point retry_after_{};

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "share/redis_test_server.h"
+#include "share/shared_cache.h"
 
 namespace qvl {
 namespace {
@@ -50,6 +52,33 @@ TEST(ParseRedisUrl, RefusesWhatItCannotUse) {
   EXPECT_NE(message("redis://:1").find("no host"), std::string::npos);
 }
 
+// Captures what is logged while it lives.
+class LogLines {
+ public:
+  LogLines() {
+    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
+  }
+  ~LogLines() { SetLogSink({}); }
+  // The lines holding every one of `parts`.
+  size_t Count(const std::vector<std::string>& parts) const {
+    size_t n = 0;
+    for (const std::string& line : lines_) {
+      bool all = true;
+      for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
+      n += all;
+    }
+    return n;
+  }
+  std::string All() const {
+    std::string all;
+    for (const std::string& line : lines_) all += line + "\n";
+    return all;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+};
+
 TEST(RedisClient, DownServerIsAFaultNotAnError) {
   RedisFaultCounters faults;
   RedisClient client(Loopback(FreeLoopbackPort()), milliseconds(200), &faults);
@@ -58,12 +87,28 @@ TEST(RedisClient, DownServerIsAFaultNotAnError) {
   EXPECT_EQ(faults.Get(RedisFault::kUnreachable), 2);
 }
 
+TEST(RedisClient, ADownServerIsLoggedWithTheReason) {
+  LogLines log;
+  RedisFaultCounters faults;
+  const int port = FreeLoopbackPort();
+  RedisClient client(Loopback(port), milliseconds(200), &faults);
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_EQ(log.Count({StrCat("redis 127.0.0.1:", port, ": unreachable to connect: "), "refused",
+                       "caching locally only"}),
+            1u)
+      << log.All();
+}
+
 TEST(RedisClient, StallingServerTimesOut) {
+  LogLines log;
   FakeRedisServer fake(FakeRedisServer::Mode::kStall);
   RedisFaultCounters faults;
   RedisClient client(Loopback(fake.port()), milliseconds(100), &faults);
   EXPECT_FALSE(client.Get("k"));
   EXPECT_EQ(faults.Get(RedisFault::kTimeout), 1);
+  // A Redis that accepts and never answers says so in the log, not only in /metrics.
+  EXPECT_EQ(log.Count({"timeout to GET: no reply within 100 ms", "skipping Redis for 1000 ms"}), 1u)
+      << log.All();
 }
 
 TEST(RedisClient, GarbageAnswerIsRefused) {
@@ -148,6 +193,94 @@ TEST_F(RedisClientLive, WrongPasswordIsAFault) {
                     milliseconds(1000), &faults);
   EXPECT_TRUE(right.Set("k", "v", 0, milliseconds(1000)));
   EXPECT_EQ(right.Get("k").value_or(""), "v");
+}
+
+std::string PortUrl(const RedisTestServer& server, const std::string& credentials,
+                    const std::string& db = "") {
+  return StrCat("redis://", credentials, "127.0.0.1:", server.port(), db);
+}
+
+TEST_F(RedisClientLive, TheFirstConnectionIsLogged) {
+  LogLines log;
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_FALSE(client.Get("k"));
+  EXPECT_EQ(log.Count({StrCat("redis 127.0.0.1:", server_->port(), ": connected, database 0")}), 1u)
+      << log.All();
+}
+
+// Misconfigurations Redis answers with an error reply: each logged once with Redis's own
+// message and what qvl does, then no more within the minute (still counted).
+TEST_F(RedisClientLive, MisconfigurationsAreLoggedWithRedisOwnMessage) {
+  server_->Cli("ACL SETUSER reader on '>pw' '~other:*' '+@all'");
+  server_->Cli("CONFIG SET requirepass pw");
+  struct Case {
+    std::string url;
+    bool set;  // SET instead of GET
+    std::vector<std::string> parts;
+  };
+  const std::vector<Case> cases = {
+      {PortUrl(*server_, ""),
+       false,
+       {"error_reply NOAUTH to GET: NOAUTH Authentication required", "--redis-password-file",
+        "going on without the shared cache"}},
+      {PortUrl(*server_, "reader:pw@"),
+       false,
+       {"error_reply NOPERM to GET: NOPERM", "no permissions", "going on without"}},
+      {PortUrl(*server_, ":pw@", "/99"),
+       false,
+       {"error_reply ERR to SELECT 99: ERR DB index is out of range", "caching locally only"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.url);
+    LogLines log;
+    RedisFaultCounters faults;
+    RedisClient client(ParseRedisUrl(c.url), milliseconds(1000), &faults);
+    EXPECT_FALSE(client.Get("qvl:k"));
+    EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 1);
+    EXPECT_EQ(log.Count(c.parts), 1u) << log.All();
+    usleep(1100 * 1000);  // past a back-off
+    EXPECT_FALSE(client.Get("qvl:k"));
+    EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 2);
+    EXPECT_EQ(log.Count({"error_reply"}), 1u) << log.All();
+  }
+}
+
+TEST_F(RedisClientLive, AFullRedisThatMayNotEvictIsLogged) {
+  server_->Cli("CONFIG SET maxmemory-policy noeviction");
+  server_->Cli("CONFIG SET maxmemory 1");
+  LogLines log;
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
+  EXPECT_FALSE(client.Set("qvl:k", "v", 0, milliseconds(1000)));
+  EXPECT_EQ(log.Count({"error_reply OOM to SET: OOM command not allowed", "allkeys-lru",
+                       "the value is not stored"}),
+            1u)
+      << log.All();
+  server_->Cli("CONFIG SET maxmemory 0");
+}
+
+// At start the log says whether Redis answers, and if not why: "redis at ..." alone said
+// nothing of a Redis that was never reached.
+TEST_F(RedisClientLive, TheStartProbeSaysWhetherRedisAnswers) {
+  {
+    LogLines log;
+    SharedCacheOptions o;
+    o.url = server_->url();
+    SharedCache cache(o);
+    EXPECT_TRUE(cache.ProbeRedis());
+    EXPECT_EQ(log.Count({"connected, database 0"}), 1u) << log.All();
+  }
+  server_->Cli("CONFIG SET requirepass pw");
+  LogLines log;
+  SharedCacheOptions o;
+  o.url = server_->url();
+  SharedCache cache(o);
+  EXPECT_FALSE(cache.ProbeRedis());
+  EXPECT_EQ(log.Count({"error_reply NOAUTH to GET: NOAUTH Authentication required"}), 1u)
+      << log.All();
+  EXPECT_EQ(log.Count({"did not answer qvl's first lookup", "local caches only"}), 1u) << log.All();
 }
 
 TEST_F(RedisClientLive, ARestartBetweenCommandsCostsNothing) {

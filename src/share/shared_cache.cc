@@ -36,6 +36,7 @@ std::shared_ptr<SharedEncodingStore> SharedCache::AttachModel(const Qwen3VLModel
   model_key_ = ModelIdentity(model);
   LogInfo("shared cache: redis at ", where_, ", model key ", model_key_, " (", ModelNumerics(model),
           ")");
+  ProbeRedis();
   EncodingStoreOptions o;
   o.key_prefix = options_.key_prefix;
   o.model_key = model_key_;
@@ -46,6 +47,19 @@ std::shared_ptr<SharedEncodingStore> SharedCache::AttachModel(const Qwen3VLModel
   o.max_pending_bytes = options_.max_pending_bytes;
   o.write_timeout = options_.write_timeout;
   return std::make_shared<RedisEncodingStore>(client_, o, &counters_);
+}
+
+bool SharedCache::ProbeRedis() {
+  // A lookup of a key under the prefix: it connects, authenticates, selects the database
+  // and reads a key as requests will. The client logs the first connection, or why it
+  // failed (with Redis's own message); either way qvl serves, sharing once Redis answers.
+  const bool answered = client_->Fetch(options_.key_prefix + "probe").has_value();
+  if (!answered) {
+    LogWarn("shared cache: redis at ", where_,
+            " did not answer qvl's first lookup (see the line above); serving with local "
+            "caches only until it does");
+  }
+  return answered;
 }
 
 std::string SharedCache::Key(std::string_view kind, std::string_view id) const {

@@ -35,6 +35,10 @@ class SharedCache {
   // Once the model is loaded, before requests arrive: the store for EngineOptions.
   std::shared_ptr<SharedEncodingStore> AttachModel(const Qwen3VLModel& model);
 
+  // Looks a key up in Redis once, so that the log says at start whether Redis answers
+  // (and if not, why); never throws. AttachModel calls it. Whether Redis answered.
+  bool ProbeRedis();
+
   // PREFIX KIND:MODEL:ID, the key of a value of `kind` ("ans") for this model.
   std::string Key(std::string_view kind, std::string_view id) const;
   const std::string& model_key() const { return model_key_; }

@@ -42,6 +42,9 @@ void RenderSharedCacheCounters(const SharedCacheCounters& c, std::string* out) {
           c.answer_misses.load());
   Counter(out, "qvl_shared_cache_answer_stores_total", "Answers written to the shared answer cache",
           c.answer_stores.load());
+  Counter(out, "qvl_shared_cache_answer_dropped_total",
+          "Answers not written to the shared answer cache (writer behind or Redis failing)",
+          c.answer_dropped.load());
   Counter(out, "qvl_shared_cache_answer_rejected_total",
           "Shared-cache answers refused: other format version or bad checksum",
           c.answer_rejected.load());

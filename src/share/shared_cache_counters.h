@@ -20,6 +20,7 @@ struct SharedCacheCounters {
   std::atomic<int64_t> answer_hits{0};
   std::atomic<int64_t> answer_misses{0};
   std::atomic<int64_t> answer_stores{0};
+  std::atomic<int64_t> answer_dropped{0};  // not written: the writer was behind or failed
   std::atomic<int64_t> answer_rejected{0};
   std::atomic<int64_t> response_hits{0};      // stored responses found in Redis
   std::atomic<int64_t> response_misses{0};    // looked up in Redis, not there
