@@ -27,6 +27,7 @@ extern "C" void OnInterrupt(int) {
 
 void AddPullVerb(CLI::App& app) {
   auto options = std::make_shared<hub::PullOptions>();
+  options->token_hint = "HF_TOKEN (or --token)";
   CLI::App* verb = app.add_subcommand(
       "pull", "Download a model from the Hugging Face hub (resumable, checksummed) into its cache");
   verb->add_option("repo", options->repo, "model repository ORG/NAME")->capture_default_str();

@@ -134,6 +134,22 @@ TEST_F(PullVerbTest, CtrlCExits130WithoutClaimingADownload) {
   EXPECT_FALSE(fs::exists(home_ / "hub/models--Qwen--Tiny-VL/refs/main"));
 }
 
+// pull has --token, so its error names it beside HF_TOKEN.
+TEST_F(PullVerbTest, GatedModelErrorNamesTheTokenFlag) {
+  hub::testing::MockRepo gated =
+      hub::testing::LoadRepoFromFolder("gated/Tiny-VL", QVL_TEST_DATA "/tiny-qwen3vl/model");
+  gated.token = "hf_secret";
+  server_.AddRepo(gated);
+  try {
+    RunPull({"gated/Tiny-VL", "--endpoint", server_.endpoint()});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("set HF_TOKEN (or --token) to an access token"));
+  }
+  RunPull({"gated/Tiny-VL", "--endpoint", server_.endpoint(), "--token", "hf_secret"});
+  EXPECT_EQ(g_exit_code, 0);
+}
+
 TEST_F(PullVerbTest, RejectsBadJobs) {
   EXPECT_THROW(RunPull({"Qwen/Tiny-VL", "--jobs", "0"}), CLI::ValidationError);
 }

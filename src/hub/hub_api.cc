@@ -155,14 +155,13 @@ void FailForResponse(const HttpResponse& response, const HubAccess& access, cons
     }
     if (access.token.empty()) {
       Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " answered HTTP ", status,
-           ": it is gated, private or does not exist; set HF_TOKEN (or --token) to an access "
-           "token with read access, after accepting the model's terms at ",
+           ": it is gated, private or does not exist; set ", access.token_hint,
+           " to an access token with read access, after accepting the model's terms at ",
            access.endpoint, "/", repo);
     }
     Fail(ErrorCode::kUnauthenticated, "model ", repo, " on ", host, " refused the token (HTTP ",
-         status,
-         "): check that HF_TOKEN (or --token) is valid, has read access, and that its "
-         "account accepted the model's terms at ",
+         status, "): check that ", access.token_hint,
+         " is valid, has read access, and that its account accepted the model's terms at ",
          access.endpoint, "/", repo);
   }
   if (status == 404) {

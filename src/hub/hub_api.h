@@ -23,6 +23,8 @@ struct HubAccess {
   std::string token;     // sent as "Authorization: Bearer" to the endpoint only
   // A token was set but is not sent: the endpoint is plain http on another machine.
   bool token_withheld = false;
+  // How the user sets a token, for error messages: what the running verb offers.
+  std::string token_hint = "HF_TOKEN";
   NetworkSettings network;
   RetryPolicy retry;
 };

@@ -57,6 +57,7 @@ class Puller {
  public:
   explicit Puller(const PullOptions& options) : options_(options) {
     access_.endpoint = HubEndpoint(options.endpoint);
+    access_.token_hint = options.token_hint;
     SetHubToken(&access_, HubToken(options.token));
     access_.network = options.network;
     access_.retry = options.retry;

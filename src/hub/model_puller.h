@@ -18,8 +18,10 @@ namespace qvl::hub {
 struct PullOptions {
   std::string repo = kDefaultModelRepo;
   std::string revision = "main";
-  std::string endpoint;   // "" = $HF_ENDPOINT, else https://huggingface.co
-  std::string token;      // "" = $HF_TOKEN, else the `hf auth login` token file
+  std::string endpoint;  // "" = $HF_ENDPOINT, else https://huggingface.co
+  std::string token;     // "" = $HF_TOKEN, else the `hf auth login` token file
+  // How the running verb lets the user set a token, as error messages name it.
+  std::string token_hint = "HF_TOKEN";
   std::string cache_dir;  // "" = HubCacheDir()
   std::string local_dir;  // non-empty: plain files in this folder instead of the cache
   int jobs = 8;           // parallel connections

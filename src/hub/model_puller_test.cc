@@ -351,7 +351,9 @@ TEST_F(ModelPullerTest, GatedRepoAsksForTokenAndKeepsItOffTheCdn) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnauthenticated);
     EXPECT_THAT(e.what(), HasSubstr("HTTP 401"));
-    EXPECT_THAT(e.what(), HasSubstr("set HF_TOKEN (or --token)"));
+    // Only what the running verb offers: serve and run have no --token.
+    EXPECT_THAT(e.what(), HasSubstr("set HF_TOKEN to an access token"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("--token")));
   }
   setenv("HF_TOKEN", "hf_secret", 1);
   server_.ClearRequests();

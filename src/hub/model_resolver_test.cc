@@ -15,6 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const testing::MockRepo& TinyRepo() {
   static const testing::MockRepo* repo = new testing::MockRepo(
@@ -79,6 +80,26 @@ TEST_F(ModelResolverTest, CachedRepoIsFoundWithoutNetwork) {
 TEST_F(ModelResolverTest, MissingRepoIsPulledFirst) {
   EXPECT_EQ(ResolveModel("Qwen/Tiny-VL", Options()), Snapshot());
   EXPECT_TRUE(fs::exists(Snapshot() + "/model.safetensors"));
+}
+
+// serve and run have no --token flag: their errors name only HF_TOKEN.
+TEST_F(ModelResolverTest, GatedModelErrorsNameOnlyWhatServeAndRunOffer) {
+  testing::MockRepo gated = repo_;
+  gated.id = "gated/Tiny-VL";
+  gated.token = "hf_secret";
+  server_.AddRepo(gated);
+  for (const char* token : {"", "hf_wrong"}) {
+    setenv("HF_TOKEN", token, 1);
+    try {
+      ResolveModel(gated.id, Options());
+      FAIL() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kUnauthenticated);
+      EXPECT_THAT(e.what(), HasSubstr(*token ? "check that HF_TOKEN is valid" : "set HF_TOKEN to"));
+      EXPECT_THAT(e.what(), Not(HasSubstr("--token")));
+    }
+  }
+  unsetenv("HF_TOKEN");
 }
 
 TEST_F(ModelResolverTest, NoDownloadSaysHowToGetTheModel) {
