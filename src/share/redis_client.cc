@@ -57,6 +57,33 @@ int ParseInt(std::string_view text, const std::string& url, const char* what) {
   return value;
 }
 
+// RFC 3986 percent-decoding of the URL's user or password ("p%40ss" is "p@ss"), as
+// redis-cli and redis-py read them. The error does not repeat the URL: it holds the
+// password.
+std::string PercentDecode(std::string_view text, const char* what) {
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out.push_back(text[i]);
+      continue;
+    }
+    if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) {
+      Fail(ErrorCode::kInvalidArgument, "--redis: the URL's ", what,
+           " holds a '%' not followed by two hex digits; write a '%' as %25 (user and "
+           "password are percent-encoded: '@' is %40, ':' %3A, '/' %2F)");
+    }
+    out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
+    i += 2;
+  }
+  return out;
+}
+
 }  // namespace
 
 RedisAddress ParseRedisUrl(const std::string& url) {
@@ -77,10 +104,10 @@ RedisAddress ParseRedisUrl(const std::string& url) {
     rest = rest.substr(at + 1);
     const size_t colon = credentials.find(':');
     if (colon == std::string_view::npos) {
-      a.password = std::string(credentials);
+      a.password = PercentDecode(credentials, "password");
     } else {
-      a.user = std::string(credentials.substr(0, colon));
-      a.password = std::string(credentials.substr(colon + 1));
+      a.user = PercentDecode(credentials.substr(0, colon), "user");
+      a.password = PercentDecode(credentials.substr(colon + 1), "password");
     }
   }
   if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {

@@ -36,6 +36,38 @@ TEST(ParseRedisUrl, ReadsEveryPart) {
   EXPECT_EQ(a.host, "redis");
 }
 
+// User and password are percent-encoded in a URL (RFC 3986), as redis-cli and redis-py
+// read them: a password with '@', ':' or '/' must be written so.
+TEST(ParseRedisUrl, DecodesPercentEncodedUserAndPassword) {
+  RedisAddress a = ParseRedisUrl("redis://:p%40ss%3A%2F1@host:6380");
+  EXPECT_EQ(a.user, "");
+  EXPECT_EQ(a.password, "p@ss:/1");
+  EXPECT_EQ(a.host, "host");
+  EXPECT_EQ(a.port, 6380);
+  a = ParseRedisUrl("redis://qvl%2Dapp:%25x%2a@h");
+  EXPECT_EQ(a.user, "qvl-app");
+  EXPECT_EQ(a.password, "%x*");
+  a = ParseRedisUrl("redis://p%40ss@h");  // the password alone
+  EXPECT_EQ(a.password, "p@ss");
+}
+
+TEST(ParseRedisUrl, InvalidEscapesNameRedisAndNotThePassword) {
+  for (const std::string url :
+       {"redis://:50%off@h", "redis://:pw%4@h", "redis://:pw%@h", "redis://us%zzer:pw@h"}) {
+    SCOPED_TRACE(url);
+    try {
+      ParseRedisUrl(url);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      const std::string message = e.what();
+      EXPECT_NE(message.find("--redis"), std::string::npos) << message;
+      EXPECT_NE(message.find("two hex digits"), std::string::npos) << message;
+      EXPECT_EQ(message.find(url), std::string::npos) << "the password stays out: " << message;
+    }
+  }
+}
+
 TEST(ParseRedisUrl, RefusesWhatItCannotUse) {
   auto message = [](const std::string& url) {
     try {
@@ -151,6 +183,11 @@ TEST(RedisClient, ReadsRepliesAndRefusesMalformedOnes) {
   }
 }
 
+std::string PortUrl(const RedisTestServer& server, const std::string& credentials,
+                    const std::string& db = "") {
+  return StrCat("redis://", credentials, "127.0.0.1:", server.port(), db);
+}
+
 class RedisClientLive : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -195,9 +232,13 @@ TEST_F(RedisClientLive, WrongPasswordIsAFault) {
   EXPECT_EQ(right.Get("k").value_or(""), "v");
 }
 
-std::string PortUrl(const RedisTestServer& server, const std::string& credentials,
-                    const std::string& db = "") {
-  return StrCat("redis://", credentials, "127.0.0.1:", server.port(), db);
+TEST_F(RedisClientLive, APercentEncodedPasswordAuthenticates) {
+  server_->Cli("CONFIG SET requirepass 'p@ss:/1'");
+  RedisFaultCounters faults;
+  RedisClient client(ParseRedisUrl(PortUrl(*server_, ":p%40ss%3A%2F1@")), milliseconds(1000),
+                     &faults);
+  EXPECT_TRUE(client.Set("k", "v", 0, milliseconds(1000)));
+  EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 0);
 }
 
 TEST_F(RedisClientLive, TheFirstConnectionIsLogged) {
