@@ -290,12 +290,12 @@ void BlobDownload::FetchRange(int index, const SegmentContext& context) {
       }
       FailForResponse(response, *context.access, context.repo, "file " + name);
     }
-    context.progress->Note(StrCat("retrying ", name, " from byte ", start + done.load(), " (",
-                                  response.transport == Transport::kOk
-                                      ? StrCat("HTTP ", response.status, " ended early")
-                                      : response.transport_error,
-                                  ")"));
-    if (!WaitBeforeRetry(context.access->retry, failures, context.session->cancel())) {
+    const double wait = RetryDelaySeconds(context.access->retry, failures, response);
+    context.progress->Note(StrCat(
+        "retrying ", name, " from byte ", start + done.load(), " in ", FormatWait(wait), " (",
+        cut_short ? StrCat("HTTP ", response.status, " ended early") : DescribeFailure(response),
+        "; attempt ", failures + 1, " of ", context.access->retry.max_attempts, ")"));
+    if (!WaitBeforeRetry(wait, context.session->cancel())) {
       FailInterrupted(name);
     }
   }

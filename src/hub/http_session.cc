@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 #include "base/error.h"
@@ -221,6 +222,76 @@ std::string UrlOrigin(const std::string& url) {
   std::transform(origin.begin(), origin.end(), origin.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return origin;
+}
+
+namespace {
+
+std::string EnvValue(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// no_proxy as libcurl reads it: "*", or host names and domains separated by commas.
+bool Bypassed(const std::string& host) {
+  std::string list = EnvValue("no_proxy");
+  if (list.empty()) list = EnvValue("NO_PROXY");
+  list = Lower(list);
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    std::string entry = TrimSpace(list.substr(begin, end - begin));
+    begin = end + 1;
+    if (entry == "*") return true;
+    if (!entry.empty() && entry.front() == '.') entry.erase(0, 1);
+    if (entry.empty()) continue;
+    if (host == entry || (host.size() > entry.size() &&
+                          host.compare(host.size() - entry.size(), entry.size(), entry) == 0 &&
+                          host[host.size() - entry.size() - 1] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ProxyFor(const std::string& url) {
+  const std::string origin = UrlOrigin(url);
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string::npos) return std::string();
+  const std::string scheme = origin.substr(0, scheme_end);
+  std::string host = origin.substr(scheme_end + 3);
+  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+  if (host.rfind("[", 0) == 0) {
+    host = host.substr(1, host.find(']') - 1);
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  // libcurl reads http_proxy only in lower case (HTTP_PROXY can be set by a CGI client).
+  std::vector<const char*> names = {"http_proxy"};
+  if (scheme == "https") names = {"https_proxy", "HTTPS_PROXY"};
+  names.push_back("all_proxy");
+  names.push_back("ALL_PROXY");
+  for (const char* name : names) {
+    std::string proxy = EnvValue(name);
+    if (proxy.empty()) continue;
+    if (Bypassed(host)) return std::string();
+    // A password in the proxy URL stays out of messages.
+    const size_t start = proxy.find("://") == std::string::npos ? 0 : proxy.find("://") + 3;
+    const size_t at = proxy.find('@', start);
+    if (at != std::string::npos && at < proxy.find('/', start)) {
+      proxy = proxy.substr(0, start) + "***@" + proxy.substr(at + 1);
+    }
+    return StrCat(proxy, " (", name, ")");
+  }
+  return std::string();
 }
 
 std::string PercentEncode(const std::string& text, const std::string& keep) {

@@ -91,6 +91,11 @@ class HttpSession {
 // "scheme://host:port" of a URL, lowercased, for telling the hub apart from a CDN.
 std::string UrlOrigin(const std::string& url);
 
+// The proxy libcurl sends a request for `url` through, from the environment as libcurl
+// reads it (http_proxy; https_proxy or HTTPS_PROXY; all_proxy or ALL_PROXY; no_proxy or
+// NO_PROXY), as "http://proxy:3128 (https_proxy)" with any password hidden; "" for none.
+std::string ProxyFor(const std::string& url);
+
 // Percent-encodes everything but letters, digits, "-._~" and the characters in `keep`.
 std::string PercentEncode(const std::string& text, const std::string& keep);
 

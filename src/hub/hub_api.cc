@@ -1,5 +1,8 @@
 #include "hub/hub_api.h"
 
+#include <curl/curl.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -43,16 +46,21 @@ bool ParseSize(const std::string& text, uint64_t* size) {
 
 bool IsRedirect(long status) { return status >= 300 && status < 400; }
 
-// Sends a request, retrying network failures and 408/429/5xx with backoff.
+// Sends a request, retrying network failures and 408/429/5xx with backoff (or the wait
+// the server's Retry-After asks for), one log line per wait.
 HttpResponse SendWithRetries(HttpSession& session, const HttpRequest& request,
                              const HubAccess& access) {
   for (int failures = 0;;) {
     HttpResponse response = session.Send(request);
     if (!response.Transient() || ++failures >= access.retry.max_attempts) return response;
-    LogDebug("retrying ", request.url, " after ",
-             response.transport == Transport::kOk ? StrCat("HTTP ", response.status)
-                                                  : response.transport_error);
-    if (!WaitBeforeRetry(access.retry, failures, session.cancel())) return response;
+    const double wait = RetryDelaySeconds(access.retry, failures, response);
+    const std::string origin = UrlOrigin(request.url);
+    LogWarn(response.transport == Transport::kOk
+                ? StrCat(origin, " answered HTTP ", response.status)
+                : StrCat("no answer from ", origin, " (", DescribeFailure(response), ")"),
+            "; retrying in ", FormatWait(wait), " (attempt ", failures + 1, " of ",
+            access.retry.max_attempts, ")");
+    if (!WaitBeforeRetry(wait, session.cancel())) return response;
   }
 }
 
@@ -103,9 +111,43 @@ std::vector<std::string> HubHeaders(const HubAccess& access, bool with_token) {
   return headers;
 }
 
-bool WaitBeforeRetry(const RetryPolicy& retry, int failures, const CancelFlags& cancel) {
-  const double seconds =
-      std::min(retry.max_backoff_seconds, retry.backoff_seconds * std::pow(2.0, failures - 1));
+std::optional<double> RetryAfterSeconds(const HttpHeaders& headers, std::time_t now) {
+  const std::string value = headers.Get("Retry-After");
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return value.size() > 9 ? 1e9 : std::stod(value);
+  }
+  const std::time_t date = curl_getdate(value.c_str(), nullptr);  // HTTP-date
+  if (date < 0) return std::nullopt;
+  return std::max(0.0, std::difftime(date, now));
+}
+
+double RetryDelaySeconds(const RetryPolicy& retry, int failures, const HttpResponse& response) {
+  if (response.transport == Transport::kOk && (response.status == 429 || response.status == 503)) {
+    if (const std::optional<double> after = RetryAfterSeconds(response.headers, std::time(nullptr)))
+      return std::min(*after, kMaxRetryAfterSeconds);
+  }
+  return std::min(retry.max_backoff_seconds, retry.backoff_seconds * std::pow(2.0, failures - 1));
+}
+
+std::string DescribeFailure(const HttpResponse& response) {
+  if (response.transport == Transport::kOk) return StrCat("HTTP ", response.status);
+  if (response.transport == Transport::kCannotConnect) {
+    if (const std::string proxy = ProxyFor(response.url); !proxy.empty()) {
+      return StrCat(response.transport_error, " through the proxy ", proxy);
+    }
+  }
+  return response.transport_error;
+}
+
+std::string FormatWait(double seconds) {
+  if (seconds >= 9.5) return StrCat(std::lround(seconds), " s");
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2g s", seconds);
+  return text;
+}
+
+bool WaitBeforeRetry(double seconds, const CancelFlags& cancel) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (cancel.cancelled()) return false;
@@ -127,6 +169,11 @@ void FailForResponse(const HttpResponse& response, const HubAccess& access, cons
     case Transport::kStopped:
       break;
     case Transport::kCannotConnect:
+      if (const std::string proxy = ProxyFor(response.url); !proxy.empty()) {
+        Fail(ErrorCode::kIo, "cannot reach ", host, " through the proxy ", proxy, " (",
+             response.transport_error, ") while fetching ", what, " of ", repo,
+             ": check that the proxy runs, or unset the variable");
+      }
       Fail(ErrorCode::kIo, "cannot reach ", host, " (", response.transport_error,
            ") while fetching ", what, " of ", repo,
            ": check the network connection, or set HF_ENDPOINT to a mirror");

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +61,25 @@ RemoteFile FetchFileMetadata(HttpSession& session, const HubAccess& access, cons
 // Headers every hub request carries (authorization when `with_token` and a token is set).
 std::vector<std::string> HubHeaders(const HubAccess& access, bool with_token);
 
-// Sleeps before retry number `failures` (1, 2, ...); false when cancelled meanwhile.
-bool WaitBeforeRetry(const RetryPolicy& retry, int failures, const CancelFlags& cancel);
+// The longest wait a server's Retry-After gets; a longer one is cut to this.
+inline constexpr double kMaxRetryAfterSeconds = 60;
+
+// Retry-After of a response, in seconds from `now`: a number of seconds or an HTTP date.
+// Absent or unreadable: nullopt.
+std::optional<double> RetryAfterSeconds(const HttpHeaders& headers, std::time_t now);
+
+// How long to wait before retry number `failures` (1, 2, ...) of `response`: its
+// Retry-After for 429 and 503 (at most kMaxRetryAfterSeconds), else the policy's backoff.
+double RetryDelaySeconds(const RetryPolicy& retry, int failures, const HttpResponse& response);
+
+// "HTTP 503" or the network error, for retry lines.
+std::string DescribeFailure(const HttpResponse& response);
+
+// "7 s", "0.5 s".
+std::string FormatWait(double seconds);
+
+// Sleeps `seconds`; false when cancelled meanwhile.
+bool WaitBeforeRetry(double seconds, const CancelFlags& cancel);
 
 // Throws the error a user should see for a failed hub response about `repo`; `what` names
 // the thing requested, e.g. "file config.json".

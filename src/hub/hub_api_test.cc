@@ -79,5 +79,33 @@ TEST(HubApiTest, TokenIsWithheldFromPlainHttpToAnotherHost) {
   }
 }
 
+HttpResponse Answer(long status, const std::string& retry_after) {
+  HttpResponse response;
+  response.status = status;
+  if (!retry_after.empty()) response.headers.Add("Retry-After", retry_after);
+  return response;
+}
+
+TEST(HubApiTest, RetryAfterInSecondsOrAsAnHttpDate) {
+  const std::time_t now = 1445412450;  // Wed, 21 Oct 2015 07:27:30 GMT
+  EXPECT_EQ(RetryAfterSeconds(Answer(429, "7").headers, now), 7.0);
+  EXPECT_EQ(RetryAfterSeconds(Answer(503, "Wed, 21 Oct 2015 07:28:00 GMT").headers, now), 30.0);
+  EXPECT_EQ(RetryAfterSeconds(Answer(503, "Wed, 21 Oct 2015 07:00:00 GMT").headers, now), 0.0);
+  EXPECT_EQ(RetryAfterSeconds(Answer(503, "soon").headers, now), std::nullopt);
+  EXPECT_EQ(RetryAfterSeconds(Answer(503, "").headers, now), std::nullopt);
+}
+
+TEST(HubApiTest, RetryDelayHonoursRetryAfterUpToTheCap) {
+  RetryPolicy retry;  // 1 s doubled per failure
+  EXPECT_EQ(RetryDelaySeconds(retry, 1, Answer(429, "7")), 7.0);
+  EXPECT_EQ(RetryDelaySeconds(retry, 3, Answer(503, "2")), 2.0);
+  EXPECT_EQ(RetryDelaySeconds(retry, 1, Answer(429, "3600")), kMaxRetryAfterSeconds);
+  EXPECT_EQ(RetryDelaySeconds(retry, 3, Answer(429, "")), 4.0);
+  EXPECT_EQ(RetryDelaySeconds(retry, 3, Answer(500, "7")), 4.0);
+  EXPECT_EQ(FormatWait(7), "7 s");
+  EXPECT_EQ(FormatWait(0.01), "0.01 s");
+  EXPECT_EQ(FormatWait(60), "60 s");
+}
+
 }  // namespace
 }  // namespace qvl::hub

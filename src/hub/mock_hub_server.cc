@@ -44,9 +44,15 @@ struct MockHubServer::Impl {
   int cdn_port = 0;
   mutable std::mutex mu;
   std::map<std::string, MockRepo> repos;
-  std::map<std::string, MockFile> by_sha;                             // LFS content for /cdn/
-  std::map<std::string, Fault> faults;                                // by file name
-  std::vector<std::pair<std::string, std::pair<int, int>>> failures;  // prefix -> status, times
+  std::map<std::string, MockFile> by_sha;  // LFS content for /cdn/
+  std::map<std::string, Fault> faults;     // by file name
+  struct Failure {
+    std::string prefix;
+    int status;
+    int times;
+    std::string retry_after;
+  };
+  std::vector<Failure> failures;
   std::vector<MockRequest> log;
   EtagStyle etag_style = EtagStyle::kLowerHex;
 
@@ -181,10 +187,11 @@ MockHubServer::MockHubServer() : impl_(std::make_unique<Impl>()) {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->log.push_back({req.method, req.path, req.get_header_value("Range"),
                          req.get_header_value("Authorization")});
-    for (auto& [prefix, failure] : impl->failures) {
-      if (failure.second > 0 && req.path.rfind(prefix, 0) == 0) {
-        --failure.second;
-        res.status = failure.first;
+    for (Impl::Failure& failure : impl->failures) {
+      if (failure.times > 0 && req.path.rfind(failure.prefix, 0) == 0) {
+        --failure.times;
+        res.status = failure.status;
+        if (!failure.retry_after.empty()) res.set_header("Retry-After", failure.retry_after);
         return httplib::Server::HandlerResponse::Handled;
       }
     }
@@ -278,9 +285,10 @@ void MockHubServer::SetEtagStyle(EtagStyle style) {
   impl_->etag_style = style;
 }
 
-void MockHubServer::FailRequests(const std::string& prefix, int status, int times) {
+void MockHubServer::FailRequests(const std::string& prefix, int status, int times,
+                                 const std::string& retry_after) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->failures.push_back({prefix, {status, times}});
+  impl_->failures.push_back({prefix, status, times, retry_after});
 }
 
 std::vector<MockRequest> MockHubServer::requests() const {

@@ -57,8 +57,10 @@ class MockHubServer {
   void StallAfter(const std::string& file, uint64_t bytes, int seconds, int times = 1);
   void Corrupt(const std::string& file);
   void SetEtagStyle(EtagStyle style);
-  // The next `times` requests whose path starts with `prefix` get HTTP `status`.
-  void FailRequests(const std::string& prefix, int status, int times);
+  // The next `times` requests whose path starts with `prefix` get HTTP `status`, with a
+  // Retry-After header when `retry_after` is not empty.
+  void FailRequests(const std::string& prefix, int status, int times,
+                    const std::string& retry_after = "");
 
   std::vector<MockRequest> requests() const;
   int CountRequests(const std::string& path_prefix) const;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -384,6 +385,47 @@ TEST_F(ModelPullerTest, ServerErrorsAreRetried) {
   PullModel(Options());
   EXPECT_EQ(server_.CountRequests("/api/models/"), 3);
   ExpectSnapshotComplete();
+}
+
+// A hub that asks for a pause gets it, and the wait is one line at the default level.
+TEST_F(ModelPullerTest, RetryAfterIsHonouredAndEachWaitIsLogged) {
+  server_.FailRequests("/api/models/", 429, 1, "2");
+  server_.FailRequests("/cdn/", 503, 1, "1");
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  const auto start = std::chrono::steady_clock::now();
+  PullModel(Options());  // backoff 0.01 s
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SetLogSink(nullptr);
+  EXPECT_GE(seconds, 2.9);
+  int api = 0, cdn = 0;
+  for (const std::string& line : lines) {
+    api += line.find(server_.endpoint() + " answered HTTP 429; retrying in 2 s (attempt 2 of 3)") !=
+           std::string::npos;
+    cdn += line.find(" in 1 s (HTTP 503; attempt 2 of 3)") != std::string::npos &&
+           line.find("retrying ") != std::string::npos;
+  }
+  EXPECT_EQ(api, 1);
+  EXPECT_EQ(cdn, 1);
+  ExpectSnapshotComplete();
+}
+
+// A connection that fails through a proxy names the proxy (without its password).
+TEST_F(ModelPullerTest, UnreachableProxyIsNamed) {
+  for (const char* name : {"no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"}) unsetenv(name);
+  setenv("http_proxy", "http://user:pw@127.0.0.1:1", 1);
+  PullOptions options = Options();
+  options.retry.max_attempts = 1;
+  try {
+    PullModel(options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), StartsWith("cannot reach " + server_.endpoint() +
+                                     " through the proxy http://***@127.0.0.1:1 (http_proxy) ("));
+    EXPECT_THAT(e.what(), Not(HasSubstr("pw")));
+  }
+  unsetenv("http_proxy");
 }
 
 TEST_F(ModelPullerTest, FullDiskNamesThePath) {
