@@ -196,6 +196,7 @@ TEST(RunVerb, InputFilesAreCheckedBeforeTheModelLoads) {
   std::ofstream(big).close();
   std::filesystem::resize_file(big, (uint64_t{16} << 20) + 1);  // sparse: nothing is written
   const std::string clip = kData + "/tiny-qwen3vl/cases/07_video_frames/frames/clip.mp4";
+  const std::string photo = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
   const std::pair<std::string, std::string> cases[] = {
       {"-i /dev/zero hi", "qvl: error: -i /dev/zero: more than the 16777216 bytes allowed here\n"},
       {"-i " + dir + " hi", "qvl: error: -i " + dir + ": is a folder, not a file\n"},
@@ -204,6 +205,7 @@ TEST(RunVerb, InputFilesAreCheckedBeforeTheModelLoads) {
       {"-i " + big + " hi",
        "qvl: error: -i " + big + ": 16777217 bytes, more than the 16777216 bytes allowed here\n"},
       {"-i " + clip + " hi", "qvl: error: -i " + clip + ": this is a video; give it with -v\n"},
+      {"-v " + photo + " hi", "qvl: error: -v " + photo + ": this is an image; give it with -i\n"},
   };
   for (const auto& [flags, message] : cases) {
     const QvlRun r = RunQvl("run -m /nonexistent/model " + flags);

@@ -127,8 +127,14 @@ RunInputs ReadInputs(const RunFlags& f, const EngineOptions& options) {
     in.images.push_back(std::move(bytes));
   }
   for (const std::string& path : f.videos) {
-    in.videos.push_back(
-        ReadInput("-v", path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes)));
+    std::string bytes =
+        ReadInput("-v", path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes));
+    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                        bytes.size());
+    if (DetectImageFormat(data) && !LooksLikeVideoFile(data)) {
+      Fail(ErrorCode::kInvalidArgument, "-v ", path, ": this is an image; give it with -i");
+    }
+    in.videos.push_back(std::move(bytes));
   }
   return in;
 }

@@ -219,6 +219,26 @@ TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {
   }
 }
 
+// A prompt over the context because of a video says how to send fewer frames: the
+// advice for images alone did not name the video's own fields.
+TEST(EngineVideo, AVideoOverTheContextIsToldToSendFewerFrames) {
+  EngineOptions options;
+  options.context_tokens = 128;
+  options.default_max_tokens = 16;
+  auto engine = MakeEngine(options);
+  try {
+    engine->Submit(LoadCase("07_video_frames"), [](GenerationUpdate&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(
+                  "send fewer or smaller images, or fewer video frames (fps, max_frames or "
+                  "num_frames; a lower max_video_tokens), or shorten the conversation"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // The server loads a frame's bytes without looking at them; the decoder refuses a sampled
 // frame that is no image, naming it (frame 0 is always sampled).
 TEST(EngineVideo, FrameThatIsNoImageIsRefusedAtSubmit) {

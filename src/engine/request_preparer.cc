@@ -335,10 +335,16 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   int64_t image_tokens = 0;  // of images and videos
   for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
   if (n + 1 > options_.context_tokens) {
-    FailField(
-        ErrorCode::kInvalidArgument, ConversationField(request), "the prompt is ", n, " tokens (",
-        image_tokens, " of them image tokens) but the context holds ", options_.context_tokens,
-        " tokens for prompt and answer; send fewer or smaller images, or shorten the conversation");
+    // A video's frames also cost their timestamps' text, which its budget does not count.
+    const std::string video_advice =
+        request.videos.empty() ? ""
+                               : " or fewer video frames (fps, max_frames or num_frames; a "
+                                 "lower max_video_tokens),";
+    FailField(ErrorCode::kInvalidArgument, ConversationField(request), "the prompt is ", n,
+              " tokens (", image_tokens, " of them image tokens) but the context holds ",
+              options_.context_tokens,
+              " tokens for prompt and answer; send fewer or smaller images,", video_advice,
+              " or shorten the conversation");
   }
   if (n + request.max_tokens > options_.context_tokens) {
     FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "the prompt is ", n,

@@ -133,6 +133,8 @@ TEST(VideoFileDecoderTest, LimitsAreCheckedBeforeDecoding) {
   limits.max_input_frames = 5;
   e = ErrorOf([&] { VideoFileDecoder(Bytes(Clip()), limits, "video 1"); });
   EXPECT_EQ(e.code(), ErrorCode::kTooLarge);
+  // The count stops one past the limit: the clip's 8 frames were "6 frames".
+  EXPECT_STREQ(e.what(), "video 1 has more than 5 frames, the most accepted");
 
   limits = {};
   limits.max_seconds = 1.5;  // 8 frames at 4 fps: 2 seconds

@@ -7,8 +7,9 @@ namespace qvl {
 void CheckVideoLength(int64_t frames, double fps, const VideoLimits& limits,
                       const std::string& name) {
   if (frames > limits.max_input_frames) {
-    Fail(ErrorCode::kTooLarge, name, " has ", frames, " frames; at most ", limits.max_input_frames,
-         " are accepted");
+    // A file's frames are counted only up to one past the limit.
+    Fail(ErrorCode::kTooLarge, name, " has more than ", limits.max_input_frames,
+         " frames, the most accepted");
   }
   if (fps > 0 && static_cast<double>(frames) / fps > limits.max_seconds) {
     Fail(ErrorCode::kTooLarge, name, " is ", static_cast<double>(frames) / fps,

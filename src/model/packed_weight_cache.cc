@@ -334,6 +334,8 @@ std::unique_ptr<PackedWeightCache> PackedWeightCache::Open(const std::string& di
       try {
         std::error_code ec;
         std::filesystem::create_directories(dir, ec);
+        // The folder's own failure, not the missing file's "No such file or directory" below.
+        if (ec) Fail(ErrorCode::kIo, "cannot create the folder ", dir, ": ", ec.message());
         LogInfo("packing ", entries.size(), " weights (", cache->bytes_ >> 20, " MiB) into ", path);
         WriteCache(path, header, entries, placed, pool);
         auto file = std::make_shared<MappedFile>(path);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/bf16.h"
+#include "base/log.h"
 #include "model/qwen3vl.h"
 #include "model/safetensors.h"
 #include "ops/weight_pack.h"
@@ -143,7 +144,17 @@ TEST_F(PackedWeightCacheTest, UnwritableFolderPacksInMemory) {
   fs::create_directories(dir_);
   const fs::path not_a_dir = dir_ / "file";
   std::ofstream(not_a_dir) << "x";
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
   auto cache = Open(7, (not_a_dir / "sub").string());
+  SetLogSink({});
+  // The folder's own failure is named, not the file's "No such file or directory".
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(
+      lines.back().find("cannot cache packed weights (cannot create the folder " +
+                        (not_a_dir / "sub").string() + ": Not a directory); packing in memory"),
+      std::string::npos)
+      << lines.back();
   EXPECT_EQ(cache->source(), PackedWeightCache::Source::kMemory);
   EXPECT_TRUE(cache->path().empty());
   ExpectPacked(*cache);
