@@ -102,6 +102,9 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   canonical +=
       StrCat(" ", video.sampling.fps, " ", video.sampling.min_frames, " ",
              video.sampling.max_frames, " ", video.image.min_pixels, " ", video.image.max_pixels);
+  // A raw prompt (/v1/completions, Ollama's raw generate) is tokenized as is, without the
+  // chat template: a body that also holds chat fields is another answer on a chat route.
+  if (request.prompt_text || !request.prompt_tokens.empty()) canonical.append("\nraw prompt");
   for (const ImageInput& image : request.images) {
     canonical.push_back('\n');
     canonical.append(

@@ -14,7 +14,11 @@
 #include "model/model_folder_for_test.h"
 #include "model/qwen3vl.h"
 #include "server/chat_request.h"
+#include "server/chat_route.h"
+#include "server/completions_route.h"
 #include "server/engine_limits.h"
+#include "server/generation_route.h"
+#include "share/redis_test_server.h"
 #include "tiny_cases.h"
 
 namespace qvl {
@@ -267,6 +271,93 @@ TEST_F(AnswerKeyTest, TheModelFoldersSamplingDefaultsChangeTheKey) {
                      "temporal_patch_size": 2, "merge_size": 2, "image_mean": [0.5, 0.5, 0.5],
                      "image_std": [0.5, 0.5, 0.5], "fps": 1})"));
   EXPECT_NE(KeyOf(Video(), *slower), Key(Video()));
+}
+
+// The routes over HTTP with a real Redis: a greedy request asked twice is answered the
+// second time from the shared answer cache, on every route that generates.
+class AnswerCacheRouteTest : public AnswerKeyTest {
+ protected:
+  void SetUp() override {
+    if (!RedisTestServer::Available()) GTEST_SKIP() << "redis-server is not installed";
+    redis_ = std::make_unique<RedisTestServer>();
+    SharedCacheOptions o;
+    o.url = redis_->url();
+    cache_ = std::make_unique<SharedCache>(o);
+    engine_ptr_ = engine_;
+    context_.authorized = [](const httplib::Request&) { return true; };
+    context_.engine = &engine_ptr_;
+    context_.shutting_down = &shutting_down_;
+    context_.metrics = &metrics_;
+    context_.in_flight = &in_flight_;
+    context_.shared_cache = cache_.get();
+    server_.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res,
+                                           const httplib::ContentReader& reader) {
+      HandleTextCompletion(context_, req, res, reader);
+    });
+    server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res,
+                                                const httplib::ContentReader& reader) {
+      HandleChatCompletion(context_, req, res, reader);
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  void TearDown() override {
+    if (!thread_.joinable()) return;
+    server_.stop();
+    thread_.join();
+  }
+
+  // The response's status, body and X-Qvl-Answer-Cache header; waits for the answer's
+  // background write so that the next request can find it.
+  std::tuple<int, std::string, std::string> Post(const std::string& path,
+                                                 const nlohmann::json& body) {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(60, 0);
+    auto res = client.Post(path, body.dump(), "application/json");
+    cache_->writer().Flush();
+    if (!res) return {0, "", ""};
+    return {res->status, res->body, res->get_header_value("X-Qvl-Answer-Cache")};
+  }
+
+  std::unique_ptr<RedisTestServer> redis_;
+  std::unique_ptr<SharedCache> cache_;
+  std::atomic<Engine*> engine_ptr_{nullptr};
+  std::atomic<bool> shutting_down_{false};
+  std::atomic<int> in_flight_{0};
+  ServerMetrics metrics_;
+  GenerationRouteContext context_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(AnswerCacheRouteTest, AGreedyTextCompletionAskedAgainComesFromTheCache) {
+  const nlohmann::json body = {{"model", "qwen3-vl"},
+                               {"prompt", "The capital of France is"},
+                               {"max_tokens", 6},
+                               {"temperature", 0}};
+  const auto [status1, body1, header1] = Post("/v1/completions", body);
+  ASSERT_EQ(status1, 200) << body1;
+  EXPECT_EQ(header1, "");
+  EXPECT_EQ(cache_->counters().answer_stores.load(), 1);
+  const auto [status2, body2, header2] = Post("/v1/completions", body);
+  ASSERT_EQ(status2, 200) << body2;
+  EXPECT_EQ(header2, "shared");
+  EXPECT_EQ(cache_->counters().answer_hits.load(), 1);
+  const nlohmann::json a = nlohmann::json::parse(body1), b = nlohmann::json::parse(body2);
+  EXPECT_EQ(a["choices"][0]["text"], b["choices"][0]["text"]);
+  EXPECT_EQ(b["object"], "text_completion");
+  EXPECT_EQ(b["usage"]["completion_tokens"], a["usage"]["completion_tokens"]);
+
+  // The same body with messages, to both routes: a raw prompt and a chat are other
+  // answers, so neither route replays the other's.
+  nlohmann::json both = body;
+  both["messages"] = Text("The capital of France is")["messages"];
+  ASSERT_EQ(std::get<0>(Post("/v1/completions", both)), 200);
+  const auto [status3, body3, header3] = Post("/v1/chat/completions", both);
+  ASSERT_EQ(status3, 200) << body3;
+  EXPECT_EQ(header3, "");
 }
 
 // An answer the writer could not store (Redis down) is counted as dropped, as images'

@@ -21,7 +21,10 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
     ReplyError(res, ApiErrorFrom(e));
     return;
   }
-  std::string().swap(body);
+  // The body is the key, as for chat: everything that shapes the answer is in it or in
+  // what AnswerKey adds (the engine's defaults, a raw prompt's mark).
+  const std::optional<std::string> answer_key =
+      TakeAnswerKey(context, &body, request.generation, *engine);
 
   CompletionIdentity identity;
   identity.id = NewCompletionId("cmpl-");
@@ -33,7 +36,7 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
   options.logprobs = request.logprobs;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<TextCompletionEncoder>(std::move(identity), options),
-                        request.stream, res);
+                        request.stream, res, answer_key);
 }
 
 }  // namespace qvl
