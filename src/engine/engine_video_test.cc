@@ -27,6 +27,17 @@ GenerationRequest WithMp4(const std::string& name) {
   return r;
 }
 
+// The grid and timings of one video request answered with one token; an empty grid
+// (tokens 0) when it failed.
+ImageGrid OneTokenAbout(Engine& engine, GenerationRequest r) {
+  r.max_tokens = 1;
+  Collector c;
+  engine.Submit(std::move(r), c.Sink());
+  c.Wait();
+  EXPECT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+  return c.last.timings.videos.empty() ? ImageGrid() : c.last.timings.videos[0];
+}
+
 TEST(EngineVideo, Mp4GivesTheAnswerOfItsFramesAndFollowUpsReuseTheClip) {
   auto engine = MakeEngine();
   for (const std::string name : {"07_video_frames", "08_video_and_image"}) {
@@ -99,12 +110,7 @@ TEST(EngineVideo, TheSameClipSampledOtherwiseIsDecodedAgain) {
   for (const auto& [max_frames, decoded] : asks) {
     GenerationRequest r = WithMp4("07_video_frames");
     r.videos[0].max_frames = max_frames;
-    r.max_tokens = 1;
-    Collector c;
-    engine->Submit(std::move(r), c.Sink());
-    c.Wait();
-    ASSERT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
-    const ImageGrid& video = c.last.timings.videos.at(0);
+    const ImageGrid video = OneTokenAbout(*engine, std::move(r));
     EXPECT_EQ(video.sampled_frames, max_frames == 2 ? 2 : 4);
     EXPECT_EQ(video.decoded_frames > 0, decoded) << max_frames;
   }
@@ -150,15 +156,10 @@ TEST(EngineVideo, PerVideoSamplingChangesTheGrid) {
   auto engine = MakeEngine();
   GenerationRequest r = WithMp4("07_video_frames");
   r.videos[0].max_frames = 2;
-  r.max_tokens = 1;
-  Collector c;
-  engine->Submit(std::move(r), c.Sink());
-  c.Wait();
-  ASSERT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
-  ASSERT_EQ(c.last.timings.videos.size(), 1u);
-  EXPECT_EQ(c.last.timings.videos[0].sampled_frames, 2);
-  EXPECT_EQ(c.last.timings.videos[0].grid_t, 1);
-  EXPECT_EQ(c.last.timings.videos[0].tokens, 80);
+  const ImageGrid video = OneTokenAbout(*engine, std::move(r));
+  EXPECT_EQ(video.sampled_frames, 2);
+  EXPECT_EQ(video.grid_t, 1);
+  EXPECT_EQ(video.tokens, 80);
 }
 
 // The video budget: clip 07 (4 sampled frames of 320x240, 160 tokens at the model's
@@ -173,12 +174,7 @@ TEST(EngineVideo, TokensFollowTheBudget) {
   auto tokens = [&](const VideoBudgetRequest& budget) {
     GenerationRequest r = WithMp4("07_video_frames");
     r.videos[0].budget = budget;
-    r.max_tokens = 1;
-    Collector c;
-    engine->Submit(std::move(r), c.Sink());
-    c.Wait();
-    EXPECT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
-    return c.last.timings.videos.empty() ? -1 : c.last.timings.videos[0].tokens;
+    return OneTokenAbout(*engine, std::move(r)).tokens;
   };
   const int64_t per_token = engine->pixels_per_video_token();
   const int64_t by_default = tokens({});
