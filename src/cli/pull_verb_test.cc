@@ -150,6 +150,16 @@ TEST_F(PullVerbTest, GatedModelErrorNamesTheTokenFlag) {
   EXPECT_EQ(g_exit_code, 0);
 }
 
+TEST_F(PullVerbTest, OfflinePullOfACachedModelPrintsItsFolder) {
+  const std::string online = RunPull({"Qwen/Tiny-VL", "--endpoint", server_.endpoint()});
+  server_.Stop();
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  const std::string offline = RunPull({"Qwen/Tiny-VL", "--endpoint", server_.endpoint()});
+  unsetenv("HF_HUB_OFFLINE");
+  EXPECT_EQ(offline, online);
+  EXPECT_EQ(g_exit_code, 0);
+}
+
 TEST_F(PullVerbTest, RejectsBadJobs) {
   EXPECT_THROW(RunPull({"Qwen/Tiny-VL", "--jobs", "0"}), CLI::ValidationError);
 }

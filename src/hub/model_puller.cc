@@ -17,6 +17,7 @@
 #include "hub/blob_download.h"
 #include "hub/content_digest.h"
 #include "hub/hub_environment.h"
+#include "hub/model_resolver.h"
 #include "hub/pull_destination.h"
 #include "hub/repo_cache.h"
 
@@ -212,15 +213,41 @@ class Puller {
   PullResult result_;
 };
 
+// HF_HUB_OFFLINE: what is on disk already, without the network (as huggingface_hub's
+// snapshot_download does), so an unreachable hub or a bad token does not matter.
+PullResult FindOffline(const PullOptions& options) {
+  PullResult result;
+  const std::string revision =
+      options.revision == "main" ? std::string() : " (revision " + options.revision + ")";
+  if (!options.local_dir.empty()) {
+    const std::vector<std::string> missing = MissingModelFiles(options.local_dir);
+    if (!missing.empty()) {
+      Fail(ErrorCode::kNotFound, "HF_HUB_OFFLINE is set and ", options.local_dir, " lacks ",
+           missing.front(), " of ", options.repo, revision,
+           ": unset HF_HUB_OFFLINE to download it");
+    }
+    result.path = options.local_dir;
+  } else {
+    const std::string cache_dir = options.cache_dir.empty() ? HubCacheDir() : options.cache_dir;
+    result.path = FindCachedModel(cache_dir, options.repo, options.revision);
+    if (result.path.empty()) {
+      Fail(ErrorCode::kNotFound, "HF_HUB_OFFLINE is set and ", options.repo, revision,
+           " is not complete in the Hugging Face cache at ", cache_dir,
+           ": unset HF_HUB_OFFLINE to download it");
+    }
+    result.commit = result.path.substr(result.path.rfind('/') + 1);
+  }
+  LogInfo("HF_HUB_OFFLINE is set: ", options.repo, revision, " is complete in ", result.path,
+          "; nothing was downloaded");
+  return result;
+}
+
 }  // namespace
 
 PullResult PullModel(const PullOptions& options) {
   ValidateRepoId(options.repo);
   ValidateRevision(options.revision);
-  if (HubOffline()) {
-    Fail(ErrorCode::kUnavailable, "HF_HUB_OFFLINE is set, so ", options.repo,
-         " cannot be downloaded; unset it, or use a model folder that is already on disk");
-  }
+  if (HubOffline()) return FindOffline(options);
   return Puller(options).Run();
 }
 

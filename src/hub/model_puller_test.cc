@@ -497,6 +497,42 @@ TEST_F(ModelPullerTest, ShardedModelIsFetchedInParallelRanges) {
   EXPECT_GE(ranged, 2 * 11) << "3 MB shards in ranges of >= 256 KiB: 11 ranges each";
 }
 
+// HF_HUB_OFFLINE=1: a complete cached model is the answer, whatever the network or token.
+TEST_F(ModelPullerTest, OfflinePullReportsTheCachedSnapshot) {
+  const PullResult online = PullModel(Options());
+  server_.ClearRequests();
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  setenv("HF_TOKEN", "hf_wrong", 1);
+  PullOptions options = Options();
+  options.endpoint = "http://127.0.0.1:1";
+  const PullResult offline = PullModel(options);
+  EXPECT_EQ(offline.path, online.path);
+  EXPECT_EQ(offline.commit, repo_.commit);
+  EXPECT_EQ(offline.files_downloaded, 0);
+  EXPECT_EQ(server_.requests().size(), 0u);
+  options.local_dir = home_ / "plain";
+  try {
+    PullModel(options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), StartsWith("HF_HUB_OFFLINE is set and " + options.local_dir + " lacks "));
+  }
+  options.local_dir.clear();
+  options.repo = "nobody/nothing";
+  try {
+    PullModel(options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_EQ(std::string(e.what()),
+              "HF_HUB_OFFLINE is set and nobody/nothing is not complete in the Hugging Face "
+              "cache at " +
+                  cache_.path() + ": unset HF_HUB_OFFLINE to download it");
+  }
+  unsetenv("HF_HUB_OFFLINE");
+  unsetenv("HF_TOKEN");
+}
+
 TEST_F(ModelPullerTest, CacheFolderFollowsHfHubCacheThenHfHome) {
   PullOptions options = Options();
   options.cache_dir.clear();
