@@ -204,6 +204,18 @@ GatedHttpServer::GatedHttpServer(GateLimits limits) : limits_(limits) {
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_fd_ = fd;
   });
+  // A body over the limit announced with "Expect: 100-continue" (curl's default for big
+  // uploads) is refused before the client is told to send it: httplib then writes the
+  // 413 as any error response, through the error handler (the API's JSON error) and
+  // the logger, instead of an empty one.
+  set_expect_100_continue_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const std::string length = req.get_header_value("Content-Length");
+    if (!length.empty() && LengthValue(length) > payload_max_length_) {
+      res.status = 413;
+      return 413;
+    }
+    return 100;
+  });
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) Fail(ErrorCode::kIo, "cannot create an eventfd: ", std::strerror(errno));
   gate_ = std::thread([this] { GateLoop(); });
@@ -367,11 +379,8 @@ const char* GatedHttpServer::CheckHead(Connection& c) const {
     if (length->empty() || length->find_first_not_of("0123456789") != std::string_view::npos) {
       return "400 Bad Request";
     }
-    // Refused before the client is told to send it (100 Continue) or it is read.
-    if (HeaderValue(c.received, c.head_bytes, "\nexpect:") &&
-        LengthValue(*length) > payload_max_length_) {
-      return "413 Payload Too Large";
-    }
+    // One over the limit with "Expect: 100-continue" is refused by the expect handler
+    // (see the constructor), before any 100 Continue.
     return nullptr;
   }
   // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. httplib

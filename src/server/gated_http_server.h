@@ -75,8 +75,7 @@ class GatedHttpServer : public httplib::Server {
   ReadResult ReadHead(Connection& c) const;
   void Dispatch(Connection c);
   // The status line for a head refused before httplib sees it (a Content-Length that is
-  // not a number; one over the body limit with Expect, so no 100 Continue is sent), else
-  // null; gives a body-less POST, PUT or PATCH "Content-Length: 0".
+  // not a number), else null; gives a body-less POST, PUT or PATCH "Content-Length: 0".
   const char* CheckHead(Connection& c) const;
   void Serve(Connection c);  // on a worker: one request, then back to the gate
   void Refuse(int fd, const char* status_line);

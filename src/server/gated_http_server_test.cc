@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +141,35 @@ TEST_F(GatedHttpServerTest, BodyLengthsAreSettledFromTheHead) {
     EXPECT_EQ(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << answer;
     EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
   }
+}
+
+// With "Expect: 100-continue" (curl's default for big uploads) a body over the limit is
+// refused as one without it is: through the error handler, which writes the API's JSON
+// error, not with an empty body; and logged.
+TEST_F(GatedHttpServerTest, A413BeforeContinueCarriesTheErrorHandlersBody) {
+  server_->set_payload_max_length(size_t{1} << 20);
+  server_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) res.set_content(R"({"error":{"code":"too_large"}})", "application/json");
+  });
+  std::atomic<int> logged{0};
+  server_->set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+    if (req.path == "/echo" && res.status == 413) ++logged;
+  });
+  // Without Expect the body comes at once (httplib reads and discards it).
+  const std::string over(size_t{1} << 20 | 1, 'x');
+  for (const bool expect : {true, false}) {
+    SCOPED_TRACE(expect);
+    RawConnection raw(port_);
+    raw.Send(StrCat("POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\n",
+                    expect ? "Content-Length: 10000000\r\nExpect: 100-continue\r\n\r\n"
+                           : StrCat("Content-Length: ", over.size(), "\r\n\r\n", over)));
+    const std::string answer = raw.ReadAll();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0), 0u) << answer;
+    EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+    EXPECT_NE(answer.find("\r\n\r\n{\"error\":{\"code\":\"too_large\"}}"), std::string::npos)
+        << answer;
+  }
+  EXPECT_EQ(logged.load(), 2);
 }
 
 TEST_F(GatedHttpServerTest, SlowHeadsDoNotHoldTheWorkers) {
