@@ -6,6 +6,18 @@
 #include "server/openai_format.h"
 
 namespace qvl {
+namespace {
+
+// Header values a client chose: logged (quoted by LogEvent when needed), never longer.
+constexpr size_t kMaxLoggedHeader = 128;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s.substr(0, kMaxLoggedHeader);
+}
+
+}  // namespace
 
 AccessRecord& CurrentAccessRecord() {
   thread_local AccessRecord record;
@@ -45,12 +57,17 @@ void LogAccess(const httplib::Request& req, const httplib::Response& res) {
                                                std::chrono::steady_clock::now() - record.start)
                                                .count()
                                          : 0.0;
-  std::vector<LogField> fields = {
-      {"client", StrCat(req.remote_addr, ":", req.remote_port)},
-      {"method", req.method},
-      {"path", req.path},
-      {"status", RecordedStatus(res)},
-  };
+  std::vector<LogField> fields = {{"client", StrCat(req.remote_addr, ":", req.remote_port)}};
+  // Behind a proxy the peer is the proxy: the client it names (the first address of
+  // X-Forwarded-For), for the log only — a client can write anything there.
+  const std::string forwarded = req.get_header_value("X-Forwarded-For");
+  const std::string_view origin = Trim(std::string_view(forwarded).substr(0, forwarded.find(',')));
+  if (!origin.empty()) fields.emplace_back("forwarded_for", origin);
+  const std::string session = req.get_header_value("X-Session-Id");
+  if (!Trim(session).empty()) fields.emplace_back("session", Trim(session));
+  fields.emplace_back("method", req.method);
+  fields.emplace_back("path", req.path);
+  fields.emplace_back("status", RecordedStatus(res));
   if (record.generated) {
     fields.emplace_back("prompt_tokens", record.usage.prompt_tokens);
     fields.emplace_back("image_tokens", record.image_tokens);

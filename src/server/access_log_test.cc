@@ -1,0 +1,78 @@
+#include "server/access_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+
+namespace qvl {
+namespace {
+
+class AccessLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
+  }
+  void TearDown() override {
+    SetLogSink({});
+    SetLogFormat(LogFormat::kText);
+  }
+
+  std::string Line(const httplib::Headers& headers) {
+    httplib::Request req;
+    req.remote_addr = "10.0.0.2";  // nginx
+    req.remote_port = 41000;
+    req.method = "POST";
+    req.path = "/v1/chat/completions";
+    req.headers = headers;
+    httplib::Response res;
+    res.status = 200;
+    lines_.clear();
+    BeginAccessRecord();
+    LogAccess(req, res);
+    return lines_.size() == 1 ? lines_[0] : "";
+  }
+  std::vector<std::string> lines_;
+};
+
+TEST_F(AccessLogTest, BehindAProxyTheForwardedClientAndTheSessionAreLogged) {
+  const std::string line =
+      Line({{"X-Forwarded-For", " 203.0.113.7 , 10.0.0.9"}, {"X-Session-Id", "conv-42"}});
+  EXPECT_NE(line.find(" request client=10.0.0.2:41000 forwarded_for=203.0.113.7 session=conv-42 "
+                      "method=POST path=/v1/chat/completions status=200 "),
+            std::string::npos)
+      << line;
+}
+
+TEST_F(AccessLogTest, WithoutTheHeadersTheLineIsAsBefore) {
+  const std::string line = Line({});
+  EXPECT_NE(line.find(" request client=10.0.0.2:41000 method=POST path=/v1/chat/completions "
+                      "status=200 "),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("forwarded_for"), std::string::npos) << line;
+  EXPECT_EQ(line.find("session"), std::string::npos) << line;
+}
+
+// The headers are the client's words: quoted, cut, and never a line of their own.
+TEST_F(AccessLogTest, ClientChosenValuesCannotForgeFields) {
+  const std::string line = Line(
+      {{"X-Session-Id", "a b status=500\nI forged"}, {"X-Forwarded-For", std::string(500, '1')}});
+  EXPECT_NE(line.find(" session=\"a b status=500\\nI forged\" "), std::string::npos) << line;
+  EXPECT_NE(line.find(" forwarded_for=" + std::string(128, '1') + " "), std::string::npos) << line;
+  EXPECT_EQ(line.find(std::string(129, '1')), std::string::npos) << line;
+}
+
+TEST_F(AccessLogTest, JsonLinesCarryThemAsMembers) {
+  SetLogFormat(LogFormat::kJson);
+  const std::string line = Line({{"X-Forwarded-For", "198.51.100.1"}, {"X-Session-Id", "s1"}});
+  EXPECT_NE(
+      line.find(R"("client":"10.0.0.2:41000","forwarded_for":"198.51.100.1","session":"s1",)"),
+      std::string::npos)
+      << line;
+}
+
+}  // namespace
+}  // namespace qvl
