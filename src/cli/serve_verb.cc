@@ -319,7 +319,9 @@ void AddServeVerb(CLI::App& app) {
   verb->add_flag("--allow-private-image-urls",
                  f->server.request.media.fetch.allow_private_addresses,
                  "also fetch from loopback, private and link-local addresses");
-  verb->add_option("--image-url-timeout", f->image_url_timeout, "seconds per image download")
+  verb->add_option("--image-url-timeout", f->image_url_timeout,
+                   "seconds an image or video URL may take to connect or stay silent; "
+                   "the whole download gets 1 s more per MiB of its limit")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   verb->add_option("--timeout", f->server.io_timeout_seconds,

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
@@ -84,7 +85,12 @@ std::vector<uint8_t> FetchImage(const std::string& url, const ImageFetchOptions&
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, static_cast<long>(options.max_redirects));
   curl_easy_setopt(c, CURLOPT_PROXY, "");
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout_ms));
+  const int64_t total_ms = options.timeout_ms + options.max_bytes * 1000 / kMinFetchBytesPerSecond;
+  const long stall_seconds = std::max<long>(1, (options.timeout_ms + 999) / 1000);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout_ms));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(total_ms));
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall_seconds);
   curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options.max_bytes));
   curl_easy_setopt(c, CURLOPT_USERAGENT, "qvl");
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
@@ -102,8 +108,15 @@ std::vector<uint8_t> FetchImage(const std::string& url, const ImageFetchOptions&
   }
   if (!transfer.refused.empty()) FailField(ErrorCode::kInvalidArgument, field, transfer.refused);
   if (result == CURLE_OPERATION_TIMEDOUT) {
-    FailField(ErrorCode::kInvalidArgument, field, "fetching the ", options.noun,
-              " took longer than ", options.timeout_ms / 1000.0, " s");
+    double seconds = 0;
+    curl_easy_getinfo(c, CURLINFO_TOTAL_TIME, &seconds);
+    if (seconds * 1000 >= static_cast<double>(total_ms)) {
+      FailField(ErrorCode::kInvalidArgument, field, "fetching the ", options.noun,
+                " took longer than ", total_ms / 1000.0, " s, the most given to ",
+                FormatByteSize(options.max_bytes));
+    }
+    FailField(ErrorCode::kInvalidArgument, field, "the server of the ", options.noun,
+              " sent nothing for ", stall_seconds, " s");
   }
   if (result == CURLE_TOO_MANY_REDIRECTS) {
     FailField(ErrorCode::kInvalidArgument, field, "more than ", options.max_redirects,

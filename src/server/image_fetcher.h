@@ -1,5 +1,5 @@
 // Downloads an image or a video from an http(s) URL for a request, when the operator
-// allows it (--allow-image-urls). Bounded in bytes, time and redirects; proxies from the
+// allows it (--allow-image-urls). Bounded in bytes, stalls, time and redirects; proxies from the
 // environment are ignored so that the address checks see the real peer.
 #pragma once
 
@@ -10,9 +10,16 @@
 
 namespace qvl {
 
+// The slowest steady transfer a fetch is given time for: the whole transfer may take
+// timeout_ms plus max_bytes at this rate (a 256 MB video: 10 s + 256 s).
+inline constexpr int64_t kMinFetchBytesPerSecond = 1 << 20;
+
 struct ImageFetchOptions {
   int64_t max_bytes = int64_t{32} << 20;
-  int timeout_ms = 10000;  // whole transfer, connection included
+  // The connection, and any stretch in which the server sends nothing, may take this
+  // long; the whole transfer timeout_ms plus max_bytes at kMinFetchBytesPerSecond. A
+  // total of timeout_ms alone failed videos that were arriving steadily.
+  int timeout_ms = 10000;
   int max_redirects = 3;
   // Allow loopback, private, link-local and other non-public addresses (the operator's
   // own network); off by default because clients could reach internal services.

@@ -31,6 +31,18 @@ class ImageFetcherTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       res.set_content("late", "image/png");
     });
+    // 10 x 100 bytes, one every 150 ms: a steady transfer of 1.5 s.
+    server_.Get("/trickle", [](const httplib::Request&, httplib::Response& res) {
+      res.set_chunked_content_provider("image/png", [](size_t offset, httplib::DataSink& sink) {
+        if (offset >= 1000) {
+          sink.done();
+          return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        const std::string chunk(100, 'x');
+        return sink.write(chunk.data(), chunk.size());
+      });
+    });
     server_.Get("/clip.mp4", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(ReadFileToString(QVL_TEST_DATA "/tiny-qwen3vl/cases/07_video_frames/frames/"
                                                      "clip.mp4"),
@@ -89,12 +101,26 @@ TEST_F(ImageFetcherTest, EnforcesSizeTimeAndStatus) {
   EXPECT_EQ(ErrorOf(Url("/missing"), ErrorCode::kInvalidArgument),
             "image_url.url: fetching the image got HTTP status 404");
   options_.timeout_ms = 300;
+  options_.max_bytes = 8 << 20;  // 8.3 s in all: the stall ends it
   EXPECT_EQ(ErrorOf(Url("/slow"), ErrorCode::kInvalidArgument),
-            "image_url.url: fetching the image took longer than 0.3 s");
+            "image_url.url: the server of the image sent nothing for 1 s");
   options_.max_redirects = 0;
   options_.timeout_ms = 5000;
   EXPECT_EQ(ErrorOf(Url("/redirect"), ErrorCode::kInvalidArgument),
             "image_url.url: more than 0 redirects");
+}
+
+// The timeout bounds stalls, not a transfer that keeps arriving: a 256 MB video needed
+// over 200 Mbit/s to arrive within the 10 s default. The whole transfer gets the
+// timeout plus its size at kMinFetchBytesPerSecond.
+TEST_F(ImageFetcherTest, ASteadyTransferOutlastsTheTimeoutUpToItsSizesShare) {
+  options_.timeout_ms = 1000;
+  options_.max_bytes = 4 << 20;  // 1 s + 4 s in all
+  EXPECT_EQ(FetchImage(Url("/trickle"), options_, "f").size(), 1000u);
+  options_.max_bytes = 2000;  // 1 s + 2 ms in all
+  EXPECT_EQ(ErrorOf(Url("/trickle"), ErrorCode::kInvalidArgument),
+            "image_url.url: fetching the image took longer than 1.001 s, the most given to "
+            "2.0 KiB");
 }
 
 TEST_F(ImageFetcherTest, OnlyHttpAndHttps) {
