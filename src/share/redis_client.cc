@@ -47,11 +47,23 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
   }
 }
 
+// The URL as errors may show it: a password becomes "***" (errors reach logs and
+// terminals).
+std::string WithoutPassword(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.rfind('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  const size_t start = scheme + 3;
+  const size_t colon = url.find(':', start);
+  const size_t password = colon != std::string::npos && colon < at ? colon + 1 : start;
+  return url.substr(0, password) + "***" + url.substr(at);
+}
+
 int ParseInt(std::string_view text, const std::string& url, const char* what) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
-    Fail(ErrorCode::kInvalidArgument, "--redis ", url, ": the ", what, " '", text,
+    Fail(ErrorCode::kInvalidArgument, "--redis ", WithoutPassword(url), ": the ", what, " '", text,
          "' is not a number");
   }
   return value;
@@ -89,12 +101,12 @@ std::string PercentDecode(std::string_view text, const char* what) {
 RedisAddress ParseRedisUrl(const std::string& url) {
   constexpr std::string_view kScheme = "redis://";
   if (url.rfind("rediss://", 0) == 0) {
-    Fail(ErrorCode::kInvalidArgument, "--redis ", url,
+    Fail(ErrorCode::kInvalidArgument, "--redis ", WithoutPassword(url),
          ": TLS (rediss://) is not supported by this build's hiredis; use redis:// on a "
          "private network");
   }
   if (url.rfind(kScheme, 0) != 0) {
-    Fail(ErrorCode::kInvalidArgument, "--redis ", url,
+    Fail(ErrorCode::kInvalidArgument, "--redis ", WithoutPassword(url),
          ": expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]");
   }
   RedisAddress a;
@@ -119,7 +131,8 @@ RedisAddress ParseRedisUrl(const std::string& url) {
     a.port = ParseInt(rest.substr(colon + 1), url, "port");
     rest = rest.substr(0, colon);
   }
-  if (rest.empty()) Fail(ErrorCode::kInvalidArgument, "--redis ", url, ": no host");
+  if (rest.empty())
+    Fail(ErrorCode::kInvalidArgument, "--redis ", WithoutPassword(url), ": no host");
   a.host = std::string(rest);
   return a;
 }

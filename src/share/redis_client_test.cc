@@ -82,6 +82,13 @@ TEST(ParseRedisUrl, RefusesWhatItCannotUse) {
   EXPECT_NE(message("http://h:1").find("expected redis://"), std::string::npos);
   EXPECT_NE(message("redis://h:port").find("port"), std::string::npos);
   EXPECT_NE(message("redis://:1").find("no host"), std::string::npos);
+  // Errors reach logs: a password in the URL is shown as ***.
+  EXPECT_EQ(message("redis://qvl:s3cret@h:port"),
+            "--redis redis://qvl:***@h:port: the port 'port' is not a number");
+  EXPECT_EQ(message("redis://s3cret@h/db"),
+            "--redis redis://***@h/db: the database 'db' is not a number");
+  EXPECT_EQ(message("rediss://:s3cret@h").find("s3cret"), std::string::npos);
+  EXPECT_EQ(message("redis://:s3cret@").find("s3cret"), std::string::npos);
 }
 
 // Captures what is logged while it lives.
