@@ -6,19 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "base/captured_log.h"
+
 namespace qvl {
 namespace {
 
 class LogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
-  }
-  void TearDown() override {
-    SetLogSink({});
-    SetLogFormat(LogFormat::kText);
-  }
-  std::vector<std::string> lines_;
+  void TearDown() override { SetLogFormat(LogFormat::kText); }
+  CapturedLog log_;
+  const std::vector<std::string>& lines_ = log_.lines();
 };
 
 TEST_F(LogTest, TextLinesWithFields) {

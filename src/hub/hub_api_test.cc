@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/captured_log.h"
 #include "base/error.h"
 #include "base/log.h"
 
@@ -14,19 +15,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// Lines logged while an object of this class lives.
-class CapturedLog {
- public:
-  CapturedLog() {
-    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
-  }
-  ~CapturedLog() { SetLogSink(nullptr); }
-  const std::vector<std::string>& lines() const { return lines_; }
-
- private:
-  std::vector<std::string> lines_;
-};
 
 TEST(HubApiTest, LoopbackUrls) {
   for (const char* url : {"http://127.0.0.1:8080", "http://localhost", "http://LOCALHOST:1/x",

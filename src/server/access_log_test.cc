@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/captured_log.h"
 #include "base/log.h"
 
 namespace qvl {
@@ -12,13 +13,7 @@ namespace {
 
 class AccessLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
-  }
-  void TearDown() override {
-    SetLogSink({});
-    SetLogFormat(LogFormat::kText);
-  }
+  void TearDown() override { SetLogFormat(LogFormat::kText); }
 
   std::string Line(const httplib::Headers& headers) {
     httplib::Request req;
@@ -29,12 +24,13 @@ class AccessLogTest : public ::testing::Test {
     req.headers = headers;
     httplib::Response res;
     res.status = 200;
-    lines_.clear();
+    log_.Clear();
     BeginAccessRecord();
     LogAccess(req, res);
     return lines_.size() == 1 ? lines_[0] : "";
   }
-  std::vector<std::string> lines_;
+  CapturedLog log_;
+  const std::vector<std::string>& lines_ = log_.lines();
 };
 
 TEST_F(AccessLogTest, BehindAProxyTheForwardedClientAndTheSessionAreLogged) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "base/captured_log.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "share/redis_test_server.h"
@@ -91,33 +92,6 @@ TEST(ParseRedisUrl, RefusesWhatItCannotUse) {
   EXPECT_EQ(message("redis://:s3cret@").find("s3cret"), std::string::npos);
 }
 
-// Captures what is logged while it lives.
-class LogLines {
- public:
-  LogLines() {
-    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
-  }
-  ~LogLines() { SetLogSink({}); }
-  // The lines holding every one of `parts`.
-  size_t Count(const std::vector<std::string>& parts) const {
-    size_t n = 0;
-    for (const std::string& line : lines_) {
-      bool all = true;
-      for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
-      n += all;
-    }
-    return n;
-  }
-  std::string All() const {
-    std::string all;
-    for (const std::string& line : lines_) all += line + "\n";
-    return all;
-  }
-
- private:
-  std::vector<std::string> lines_;
-};
-
 TEST(RedisClient, DownServerIsAFaultNotAnError) {
   RedisFaultCounters faults;
   RedisClient client(Loopback(FreeLoopbackPort()), milliseconds(200), &faults);
@@ -127,7 +101,7 @@ TEST(RedisClient, DownServerIsAFaultNotAnError) {
 }
 
 TEST(RedisClient, ADownServerIsLoggedWithTheReason) {
-  LogLines log;
+  CapturedLog log;
   RedisFaultCounters faults;
   const int port = FreeLoopbackPort();
   RedisClient client(Loopback(port), milliseconds(200), &faults);
@@ -135,11 +109,11 @@ TEST(RedisClient, ADownServerIsLoggedWithTheReason) {
   EXPECT_EQ(log.Count({StrCat("redis 127.0.0.1:", port, ": unreachable to connect: "), "refused",
                        "caching locally only"}),
             1u)
-      << log.All();
+      << log.Joined();
 }
 
 TEST(RedisClient, StallingServerTimesOut) {
-  LogLines log;
+  CapturedLog log;
   FakeRedisServer fake(FakeRedisServer::Mode::kStall);
   RedisFaultCounters faults;
   RedisClient client(Loopback(fake.port()), milliseconds(100), &faults);
@@ -147,7 +121,7 @@ TEST(RedisClient, StallingServerTimesOut) {
   EXPECT_EQ(faults.Get(RedisFault::kTimeout), 1);
   // A Redis that accepts and never answers says so in the log, not only in /metrics.
   EXPECT_EQ(log.Count({"timeout to GET: no reply within 100 ms", "skipping Redis for 1000 ms"}), 1u)
-      << log.All();
+      << log.Joined();
 }
 
 TEST(RedisClient, GarbageAnswerIsRefused) {
@@ -249,13 +223,13 @@ TEST_F(RedisClientLive, APercentEncodedPasswordAuthenticates) {
 }
 
 TEST_F(RedisClientLive, TheFirstConnectionIsLogged) {
-  LogLines log;
+  CapturedLog log;
   RedisFaultCounters faults;
   RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
   EXPECT_FALSE(client.Get("k"));
   EXPECT_FALSE(client.Get("k"));
   EXPECT_EQ(log.Count({StrCat("redis 127.0.0.1:", server_->port(), ": connected, database 0")}), 1u)
-      << log.All();
+      << log.Joined();
 }
 
 // Misconfigurations Redis answers with an error reply: each logged once with Redis's own
@@ -282,30 +256,30 @@ TEST_F(RedisClientLive, MisconfigurationsAreLoggedWithRedisOwnMessage) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.url);
-    LogLines log;
+    CapturedLog log;
     RedisFaultCounters faults;
     RedisClient client(ParseRedisUrl(c.url), milliseconds(1000), &faults);
     EXPECT_FALSE(client.Get("qvl:k"));
     EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 1);
-    EXPECT_EQ(log.Count(c.parts), 1u) << log.All();
+    EXPECT_EQ(log.Count(c.parts), 1u) << log.Joined();
     usleep(1100 * 1000);  // past a back-off
     EXPECT_FALSE(client.Get("qvl:k"));
     EXPECT_EQ(faults.Get(RedisFault::kErrorReply), 2);
-    EXPECT_EQ(log.Count({"error_reply"}), 1u) << log.All();
+    EXPECT_EQ(log.Count({"error_reply"}), 1u) << log.Joined();
   }
 }
 
 TEST_F(RedisClientLive, AFullRedisThatMayNotEvictIsLogged) {
   server_->Cli("CONFIG SET maxmemory-policy noeviction");
   server_->Cli("CONFIG SET maxmemory 1");
-  LogLines log;
+  CapturedLog log;
   RedisFaultCounters faults;
   RedisClient client(ParseRedisUrl(server_->url()), milliseconds(1000), &faults);
   EXPECT_FALSE(client.Set("qvl:k", "v", 0, milliseconds(1000)));
   EXPECT_EQ(log.Count({"error_reply OOM to SET: OOM command not allowed", "allkeys-lru",
                        "the value is not stored"}),
             1u)
-      << log.All();
+      << log.Joined();
   server_->Cli("CONFIG SET maxmemory 0");
 }
 
@@ -313,22 +287,23 @@ TEST_F(RedisClientLive, AFullRedisThatMayNotEvictIsLogged) {
 // nothing of a Redis that was never reached.
 TEST_F(RedisClientLive, TheStartProbeSaysWhetherRedisAnswers) {
   {
-    LogLines log;
+    CapturedLog log;
     SharedCacheOptions o;
     o.url = server_->url();
     SharedCache cache(o);
     EXPECT_TRUE(cache.ProbeRedis());
-    EXPECT_EQ(log.Count({"connected, database 0"}), 1u) << log.All();
+    EXPECT_EQ(log.Count({"connected, database 0"}), 1u) << log.Joined();
   }
   server_->Cli("CONFIG SET requirepass pw");
-  LogLines log;
+  CapturedLog log;
   SharedCacheOptions o;
   o.url = server_->url();
   SharedCache cache(o);
   EXPECT_FALSE(cache.ProbeRedis());
   EXPECT_EQ(log.Count({"error_reply NOAUTH to GET: NOAUTH Authentication required"}), 1u)
-      << log.All();
-  EXPECT_EQ(log.Count({"did not answer qvl's first lookup", "local caches only"}), 1u) << log.All();
+      << log.Joined();
+  EXPECT_EQ(log.Count({"did not answer qvl's first lookup", "local caches only"}), 1u)
+      << log.Joined();
 }
 
 TEST_F(RedisClientLive, ARestartBetweenCommandsCostsNothing) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/captured_log.h"
 #include "base/log.h"
 
 namespace qvl {
@@ -14,11 +15,8 @@ using std::chrono::seconds;
 
 class RedisFaultLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    SetLogSink([this](const std::string& line) { lines_.push_back(line); });
-  }
-  void TearDown() override { SetLogSink({}); }
-  std::vector<std::string> lines_;
+  CapturedLog log_;
+  const std::vector<std::string>& lines_ = log_.lines();
 };
 
 TEST_F(RedisFaultLogTest, KindsAreFaultsAndRedisErrorCodes) {
