@@ -47,8 +47,8 @@ RunTimes RunBenchRequest(LoadedModel& l, const BenchRequest& request, ThreadPool
   std::vector<GridThw> video_grids;
   std::vector<VideoPromptLayout> layouts;
   if (request.video) {
-    video =
-        PrepareVideo(*request.video, l.settings.video_params, request.video_budget, VideoLimits{});
+    video = PrepareVideo(*request.video, VideoBytesHash(*request.video), l.settings.video_params,
+                         request.video_budget, VideoLimits{});
     t.video_read = video->read_ms;
     t.video_resize = video->visual.info.decode_ms - video->read_ms;
     video_grids.push_back(video->visual.grid);

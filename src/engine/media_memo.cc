@@ -4,25 +4,20 @@
 
 namespace qvl {
 
-uint64_t ImageMemoKey(std::span<const uint8_t> bytes, const ImageBudget& budget) {
+uint64_t ImageMemoKey(uint64_t content_hash, const ImageBudget& budget) {
   ContentHasher hasher;
   hasher.UpdateValue('i');
-  hasher.Update(bytes);
+  hasher.UpdateValue(content_hash);
   hasher.UpdateValue(budget.min_pixels);
   hasher.UpdateValue(budget.max_pixels);
   return hasher.Finish();
 }
 
-uint64_t VideoMemoKey(const VideoInput& input, const VideoBudget& budget) {
+uint64_t VideoMemoKey(uint64_t bytes_hash, const VideoInput& input, const VideoBudget& budget) {
   ContentHasher hasher;
   hasher.UpdateValue('v');
-  hasher.UpdateValue(input.frames.size());
-  for (const std::vector<uint8_t>& frame : input.frames) {
-    hasher.UpdateValue(frame.size());
-    hasher.Update(frame);
-  }
+  hasher.UpdateValue(bytes_hash);
   hasher.UpdateValue(input.fps);
-  hasher.Update(input.file);
   hasher.UpdateValue(input.sample_fps);
   for (const int64_t value :
        {input.min_frames, input.max_frames, input.num_frames, budget.min_pixels, budget.max_pixels,

@@ -10,7 +10,6 @@
 #include <list>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <unordered_map>
 
 #include "engine/prepared_request.h"
@@ -26,11 +25,11 @@ struct PreparedMedia {
   VideoPromptLayout layout;  // a video's; empty for an image
 };
 
-// The key of an image: its bytes and the budget it was resized to.
-uint64_t ImageMemoKey(std::span<const uint8_t> bytes, const ImageBudget& budget);
-// The key of a video: its file or frames (and their rate), its own sampling fields and
+// The key of an image: its ContentHash and the budget it was resized to.
+uint64_t ImageMemoKey(uint64_t content_hash, const ImageBudget& budget);
+// The key of a video: its VideoBytesHash, its frames' rate, its own sampling fields and
 // its budget. The server's settings are the preparer's, fixed for the memo's life.
-uint64_t VideoMemoKey(const VideoInput& input, const VideoBudget& budget);
+uint64_t VideoMemoKey(uint64_t bytes_hash, const VideoInput& input, const VideoBudget& budget);
 
 // Entries are a few hundred bytes (a video's timestamps); the encodings they lead to are
 // what the image cache bounds.

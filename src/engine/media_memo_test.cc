@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/content_hash.h"
+#include "engine/video_preparer.h"
+
 namespace qvl {
 namespace {
 
@@ -40,25 +43,31 @@ TEST(MediaMemo, TheLeastRecentlyUsedGoesFirst) {
 
 TEST(MediaMemo, KeysFollowTheBytesAndWhatShapedThePreparation) {
   const std::vector<uint8_t> bytes = {1, 2, 3}, other = {1, 2, 4};
-  EXPECT_EQ(ImageMemoKey(bytes, {0, 1 << 20}), ImageMemoKey(bytes, {0, 1 << 20}));
-  EXPECT_NE(ImageMemoKey(bytes, {0, 1 << 20}), ImageMemoKey(other, {0, 1 << 20}));
-  EXPECT_NE(ImageMemoKey(bytes, {0, 1 << 20}), ImageMemoKey(bytes, {0, 1 << 19}));
+  const auto image_key = [](const std::vector<uint8_t>& b, const ImageBudget& budget) {
+    return ImageMemoKey(ContentHash(b), budget);
+  };
+  EXPECT_EQ(image_key(bytes, {0, 1 << 20}), image_key(bytes, {0, 1 << 20}));
+  EXPECT_NE(image_key(bytes, {0, 1 << 20}), image_key(other, {0, 1 << 20}));
+  EXPECT_NE(image_key(bytes, {0, 1 << 20}), image_key(bytes, {0, 1 << 19}));
+  const auto video_key = [](const VideoInput& v, const VideoBudget& budget) {
+    return VideoMemoKey(VideoBytesHash(v), v, budget);
+  };
 
   VideoInput clip;
   clip.file = bytes;
-  const uint64_t key = VideoMemoKey(clip, {});
-  EXPECT_EQ(key, VideoMemoKey(clip, {}));
+  const uint64_t key = video_key(clip, {});
+  EXPECT_EQ(key, video_key(clip, {}));
   VideoInput sampled = clip;
   sampled.num_frames = 4;
-  EXPECT_NE(key, VideoMemoKey(sampled, {}));
+  EXPECT_NE(key, video_key(sampled, {}));
   VideoBudget budget;
   budget.max_frame_pixels = 65536;
-  EXPECT_NE(key, VideoMemoKey(clip, budget));
+  EXPECT_NE(key, video_key(clip, budget));
   VideoInput frames;
   frames.frames = {bytes};
-  EXPECT_NE(key, VideoMemoKey(frames, {}));
+  EXPECT_NE(key, video_key(frames, {}));
   // The file's bytes are not the video's frames.
-  EXPECT_NE(ImageMemoKey(bytes, {}), key);
+  EXPECT_NE(image_key(bytes, {}), key);
 }
 
 }  // namespace

@@ -256,7 +256,8 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   for (const ImageInput& input : request.images) {
     Stopwatch image_clock;
     const ImageBudget budget = ImageBudgetFor(image_budget_, request.image_budget, input.detail);
-    const uint64_t memo_key = ImageMemoKey(input.bytes, budget);
+    const uint64_t content_hash = ContentHash(input.bytes);
+    const uint64_t memo_key = ImageMemoKey(content_hash, budget);
     Recalled recalled = Recall(memo_key);
     PreparedImage img;
     if (recalled.media) {
@@ -268,7 +269,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
         return PreprocessImage(input.bytes, image_params_, budget, limits_, input.name, &workspace);
       });
       img.SetGeometry(pre.grid_thw, pre.original, pre.resized, merge);
-      img.content_hash = ContentHash(input.bytes);
+      img.content_hash = content_hash;
       img.info.decode_ms = image_clock.Millis();  // not the shared cache's look-up below
       if (!recalled.shared_store_asked) img.shared_encoding = FindShared(img);
       img.pixels = std::move(pre.pixel_values);
@@ -287,7 +288,8 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   for (const VideoInput& input : request.videos) {
     Stopwatch video_clock;
     const VideoBudget budget = VideoBudgetFor(video_budget_, input.budget);
-    const uint64_t memo_key = VideoMemoKey(input, budget);
+    const uint64_t bytes_hash = VideoBytesHash(input);
+    const uint64_t memo_key = VideoMemoKey(bytes_hash, input, budget);
     Recalled recalled = Recall(memo_key);
     PreparedVideoInput v;
     if (recalled.media) {
@@ -298,7 +300,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     } else {
       v = NamingField(input.field, [&] {
         const DecodeSlots::Held slot(decode_slots_);
-        return PrepareVideo(input, video_params_, budget, options_.video_limits);
+        return PrepareVideo(input, bytes_hash, video_params_, budget, options_.video_limits);
       });
       memo_.Insert(memo_key, v.visual, v.layout);
     }

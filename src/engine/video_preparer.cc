@@ -37,8 +37,22 @@ class TimedFrameSource : public VideoFrameSource {
 
 }  // namespace
 
-PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
-                                const VideoBudget& budget, const VideoLimits& limits) {
+uint64_t VideoBytesHash(const VideoInput& input) {
+  ContentHasher hasher;
+  if (input.frames.empty()) {
+    hasher.Update(input.file);
+  } else {
+    for (const std::vector<uint8_t>& frame : input.frames) {
+      hasher.UpdateValue(frame.size());
+      hasher.Update(frame);
+    }
+  }
+  return hasher.Finish();
+}
+
+PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
+                                const VideoProcessorParams& params, const VideoBudget& budget,
+                                const VideoLimits& limits) {
   Stopwatch clock;
   std::unique_ptr<VideoFrameSource> source;
   VideoFileDecoder* file = nullptr;
@@ -73,14 +87,7 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorPar
   // The encoding depends on the frames, on which of them were sampled and on the size
   // the budget resized them to.
   ContentHasher hasher;
-  if (input.frames.empty()) {
-    hasher.Update(input.file);
-  } else {
-    for (const std::vector<uint8_t>& frame : input.frames) {
-      hasher.UpdateValue(frame.size());
-      hasher.Update(frame);
-    }
-  }
+  hasher.UpdateValue(bytes_hash);
   for (const int64_t index : video.sampled_indices) hasher.UpdateValue(index);
   hasher.UpdateValue(video.resized.width);
   hasher.UpdateValue(video.resized.height);

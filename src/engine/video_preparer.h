@@ -21,10 +21,15 @@ struct PreparedVideoInput {
   double read_ms = 0;
 };
 
+// The identity of the video's bytes: its file, or its frames one by one.
+uint64_t VideoBytesHash(const VideoInput& input);
+
+// `bytes_hash` is VideoBytesHash(input), computed once by a caller that keys on it too.
 // Throws Error: kTooLarge over `limits`, kInvalidArgument for broken or unsupported
 // files and frames, clips too short or with frames of different sizes (see
 // PreprocessVideo and VideoFileDecoder), each naming input.name.
-PreparedVideoInput PrepareVideo(const VideoInput& input, const VideoProcessorParams& params,
-                                const VideoBudget& budget, const VideoLimits& limits);
+PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
+                                const VideoProcessorParams& params, const VideoBudget& budget,
+                                const VideoLimits& limits);
 
 }  // namespace qvl
