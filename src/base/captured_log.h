@@ -2,8 +2,10 @@
 // Header-only; for tests.
 #pragma once
 
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -32,12 +34,24 @@ class CapturedLog {
   size_t Count(const std::vector<std::string>& parts) const {
     std::lock_guard<std::mutex> lock(mu_);
     size_t n = 0;
-    for (const std::string& line : lines_) {
-      bool all = true;
-      for (const std::string& p : parts) all = all && line.find(p) != std::string::npos;
-      n += all;
-    }
+    for (const std::string& line : lines_) n += Holds(line, parts);
     return n;
+  }
+  // The first line holding every one of `parts`, waiting up to `timeout` for another
+  // thread to log it (an access line is written after its response); "" if none.
+  std::string WaitFor(const std::vector<std::string>& parts,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30)) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (const std::string& line : lines_) {
+          if (Holds(line, parts)) return line;
+        }
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return "";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   // Every line, each ended by a newline: for failure messages.
   std::string Joined() const {
@@ -48,6 +62,13 @@ class CapturedLog {
   }
 
  private:
+  static bool Holds(const std::string& line, const std::vector<std::string>& parts) {
+    for (const std::string& p : parts) {
+      if (line.find(p) == std::string::npos) return false;
+    }
+    return true;
+  }
+
   mutable std::mutex mu_;
   std::vector<std::string> lines_;
 };

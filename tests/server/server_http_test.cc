@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "base/captured_log.h"
 #include "base/log.h"
 #include "server/chat_request.h"
 #include "server_harness.h"
@@ -41,39 +42,11 @@ class ServerHttpTest : public SharedServerTest {
   }
 };
 
-// Every log line while it lives. Access lines are written after the response, so a test
-// waits for the line it expects.
-class LogCapture {
+// Every log line while it lives, and the text format back afterwards (a test may switch
+// to JSON).
+class LogCapture : public CapturedLog {
  public:
-  LogCapture() {
-    SetLogSink([this](const std::string& line) {
-      std::lock_guard<std::mutex> lock(mu_);
-      lines_.push_back(line);
-    });
-  }
-  ~LogCapture() {
-    SetLogSink({});
-    SetLogFormat(LogFormat::kText);
-  }
-  // The first line holding every one of `parts`, waiting up to 30 s for it; "" if none.
-  std::string WaitFor(const std::vector<std::string>& parts) {
-    for (int i = 0; i < 3000; ++i) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        for (const std::string& line : lines_) {
-          bool all = true;
-          for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
-          if (all) return line;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return "";
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::string> lines_;
+  ~LogCapture() { SetLogFormat(LogFormat::kText); }
 };
 
 TEST_F(ServerHttpTest, NonStreamedAnswersEqualTheGoldens) {
