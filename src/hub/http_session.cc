@@ -214,16 +214,6 @@ HttpResponse HttpSession::Send(const HttpRequest& request) {
   return response;
 }
 
-std::string UrlOrigin(const std::string& url) {
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) return std::string();
-  const size_t host_end = url.find_first_of("/?#", scheme_end + 3);
-  std::string origin = url.substr(0, host_end);
-  std::transform(origin.begin(), origin.end(), origin.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return origin;
-}
-
 namespace {
 
 std::string EnvValue(const char* name) {
@@ -236,6 +226,26 @@ std::string Lower(std::string text) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
+
+}  // namespace
+
+std::string UrlOrigin(const std::string& url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return std::string();
+  return Lower(url.substr(0, url.find_first_of("/?#", scheme_end + 3)));
+}
+
+std::string UrlHost(const std::string& url) {
+  const std::string origin = UrlOrigin(url);
+  const size_t scheme_end = origin.find("://");
+  if (scheme_end == std::string::npos) return std::string();
+  std::string host = origin.substr(scheme_end + 3);
+  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
+  if (host.rfind("[", 0) == 0) return host.substr(1, host.find(']') - 1);
+  return host.substr(0, host.find(':'));
+}
+
+namespace {
 
 // no_proxy as libcurl reads it: "*", or host names and domains separated by commas.
 bool Bypassed(const std::string& host) {
@@ -267,13 +277,7 @@ std::string ProxyFor(const std::string& url) {
   const size_t scheme_end = origin.find("://");
   if (scheme_end == std::string::npos) return std::string();
   const std::string scheme = origin.substr(0, scheme_end);
-  std::string host = origin.substr(scheme_end + 3);
-  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
-  if (host.rfind("[", 0) == 0) {
-    host = host.substr(1, host.find(']') - 1);
-  } else {
-    host = host.substr(0, host.find(':'));
-  }
+  const std::string host = UrlHost(url);
   // libcurl reads http_proxy only in lower case (HTTP_PROXY can be set by a CGI client).
   std::vector<const char*> names = {"http_proxy"};
   if (scheme == "https") names = {"https_proxy", "HTTPS_PROXY"};

@@ -90,6 +90,8 @@ class HttpSession {
 
 // "scheme://host:port" of a URL, lowercased, for telling the hub apart from a CDN.
 std::string UrlOrigin(const std::string& url);
+// The host of a URL, lowercased, without user, port or an IPv6 address's brackets.
+std::string UrlHost(const std::string& url);
 
 // The proxy libcurl sends a request for `url` through, from the environment as libcurl
 // reads it (http_proxy; https_proxy or HTTPS_PROXY; all_proxy or ALL_PROXY; no_proxy or

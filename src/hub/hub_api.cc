@@ -67,14 +67,8 @@ HttpResponse SendWithRetries(HttpSession& session, const HttpRequest& request,
 }  // namespace
 
 bool IsLoopbackUrl(const std::string& url) {
-  const std::string origin = UrlOrigin(url);  // lowercase scheme://host:port
-  const size_t scheme_end = origin.find("://");
-  if (scheme_end == std::string::npos) return false;
-  std::string host = origin.substr(scheme_end + 3);
-  if (const size_t at = host.rfind('@'); at != std::string::npos) host.erase(0, at + 1);
-  if (host.rfind("[", 0) == 0) return host.rfind("[::1]", 0) == 0;
-  host = host.substr(0, host.find(':'));
-  if (host == "localhost" ||
+  const std::string host = UrlHost(url);
+  if (host == "::1" || host == "localhost" ||
       (host.size() > 10 && host.compare(host.size() - 10, 10, ".localhost") == 0)) {
     return true;
   }
