@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "base/trim_space.h"
 
 namespace qvl::hub {
 namespace {
@@ -24,14 +25,6 @@ void InitCurlOnce() {
       Fail(ErrorCode::kInternal, "libcurl failed to initialize");
     }
   });
-}
-
-std::string TrimSpace(const std::string& text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
 }
 
 Transport Classify(CURLcode code) {
@@ -115,7 +108,8 @@ struct HttpSession::Transfer {
       const size_t space = line.find(' ');
       t->response->status = space == std::string::npos ? 0 : std::atol(line.c_str() + space + 1);
     } else if (const size_t colon = line.find(':'); colon != std::string::npos) {
-      t->response->headers.Add(TrimSpace(line.substr(0, colon)), TrimSpace(line.substr(colon + 1)));
+      t->response->headers.Add(std::string(TrimSpace(line.substr(0, colon))),
+                               std::string(TrimSpace(line.substr(colon + 1))));
     }
     return size * count;
   }
@@ -256,7 +250,7 @@ bool Bypassed(const std::string& host) {
   while (begin <= list.size()) {
     size_t end = list.find(',', begin);
     if (end == std::string::npos) end = list.size();
-    std::string entry = TrimSpace(list.substr(begin, end - begin));
+    std::string entry(TrimSpace(std::string_view(list).substr(begin, end - begin)));
     begin = end + 1;
     if (entry == "*") return true;
     if (!entry.empty() && entry.front() == '.') entry.erase(0, 1);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/trim_space.h"
 
 namespace qvl::hub {
 namespace {
@@ -28,13 +29,6 @@ std::string HfHome() {
   std::string xdg = Env("XDG_CACHE_HOME");
   if (!xdg.empty()) return ExpandHome(xdg) + "/huggingface";
   return Env("HOME") + "/.cache/huggingface";
-}
-
-std::string Trim(const std::string& text) {
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  auto begin = std::find_if(text.begin(), text.end(), not_space);
-  auto end = std::find_if(text.rbegin(), text.rend(), not_space).base();
-  return begin < end ? std::string(begin, end) : std::string();
 }
 
 }  // namespace
@@ -73,7 +67,7 @@ std::string HubEndpoint(const std::string& flag) {
 std::string HubToken(const std::string& flag) {
   if (!flag.empty()) return flag;
   for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
-    std::string token = Trim(Env(name));
+    std::string token(TrimSpace(Env(name)));
     if (!token.empty()) return token;
   }
   std::string path = Env("HF_TOKEN_PATH");
@@ -82,7 +76,7 @@ std::string HubToken(const std::string& flag) {
   if (!file) return std::string();
   std::ostringstream text;
   text << file.rdbuf();
-  return Trim(text.str());
+  return std::string(TrimSpace(text.str()));
 }
 
 bool HubOffline() {

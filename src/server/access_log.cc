@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/trim_space.h"
 #include "server/openai_format.h"
 
 namespace qvl {
@@ -11,10 +12,8 @@ namespace {
 // Header values a client chose: logged (quoted by LogEvent when needed), never longer.
 constexpr size_t kMaxLoggedHeader = 128;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s.substr(0, kMaxLoggedHeader);
+std::string_view LoggedValue(std::string_view s) {
+  return TrimSpace(s).substr(0, kMaxLoggedHeader);
 }
 
 }  // namespace
@@ -61,10 +60,11 @@ void LogAccess(const httplib::Request& req, const httplib::Response& res) {
   // Behind a proxy the peer is the proxy: the client it names (the first address of
   // X-Forwarded-For), for the log only — a client can write anything there.
   const std::string forwarded = req.get_header_value("X-Forwarded-For");
-  const std::string_view origin = Trim(std::string_view(forwarded).substr(0, forwarded.find(',')));
+  const std::string_view origin =
+      LoggedValue(std::string_view(forwarded).substr(0, forwarded.find(',')));
   if (!origin.empty()) fields.emplace_back("forwarded_for", origin);
   const std::string session = req.get_header_value("X-Session-Id");
-  if (!Trim(session).empty()) fields.emplace_back("session", Trim(session));
+  if (!LoggedValue(session).empty()) fields.emplace_back("session", LoggedValue(session));
   fields.emplace_back("method", req.method);
   fields.emplace_back("path", req.path);
   fields.emplace_back("status", RecordedStatus(res));
