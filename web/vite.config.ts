@@ -1,6 +1,7 @@
-// Builds the page into index.html, one script and one style sheet (web/CMakeLists.txt
-// turns the output folder into a C++ source). Script and style carry a content hash in
-// their names, so the server can let browsers cache /assets/ forever. `npm run dev`
+// Builds the page into index.html, its script and style sheet, and the chunks loaded on
+// first use (src/lazy_modules.ts: highlight.js, KaTeX with its style sheet and fonts);
+// web/CMakeLists.txt turns the output folder into a C++ source. Every file under assets/
+// carries a content hash in its name, so the server can let browsers cache it forever. `npm run dev`
 // proxies the API to a running `qvl serve`.
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
@@ -30,9 +31,8 @@ export default defineConfig({
     rollupOptions: {
       output: {
         entryFileNames: "assets/app-[hash].js",
-        chunkFileNames: "assets/app-[hash].js",
-        assetFileNames: "assets/app-[hash][extname]",
-        inlineDynamicImports: true,
+        chunkFileNames: "assets/[name]-[hash].js",
+        assetFileNames: "assets/[name]-[hash][extname]",
       },
     },
   },

@@ -61,6 +61,33 @@ TEST(WebAssets, RootIsTheIndexPageAndItsScriptAndStyleExist) {
   EXPECT_EQ(icon->content_type, "image/svg+xml");
 }
 
+// Code colours and maths are chunks the script imports on first use (src/lazy_modules.ts),
+// possibly long after the page loaded: each must be in the binary, or those answers stay
+// plain.
+TEST(WebAssets, ChunksTheScriptLoadsLaterAreEmbedded) {
+  const std::string html(FindWebAsset("/")->body);
+  std::smatch script;
+  ASSERT_TRUE(std::regex_search(html, script, std::regex(R"(src="(/assets/[^"]+\.js)\")")));
+  const std::string js(FindWebAsset(script[1].str())->body);
+  const std::regex chunk(R"re(import\("\./([^"]+\.js)"\))re");
+  int chunks = 0;
+  for (std::sregex_iterator it(js.begin(), js.end(), chunk), end; it != end; ++it) {
+    std::string path = "/assets/";  // in two steps, as above
+    path += (*it)[1].str();
+    const WebAsset* asset = FindWebAsset(path);
+    ASSERT_NE(asset, nullptr) << path;
+    EXPECT_EQ(asset->content_type, "text/javascript; charset=utf-8");
+    ++chunks;
+  }
+  EXPECT_GE(chunks, 2);  // highlight.js, KaTeX
+  const std::regex style(R"re("(assets/[^"]+\.css)")re");
+  for (std::sregex_iterator it(js.begin(), js.end(), style), end; it != end; ++it) {
+    std::string path = "/";
+    path += (*it)[1].str();
+    EXPECT_NE(FindWebAsset(path), nullptr) << path;
+  }
+}
+
 TEST(WebAssets, UnknownPathsAreNotFound) {
   EXPECT_EQ(FindWebAsset(""), nullptr);
   EXPECT_EQ(FindWebAsset("/missing.html"), nullptr);

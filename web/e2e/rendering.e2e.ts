@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { PHONE } from "./browser";
 import { cannedAnswers, slowAnswer } from "./canned";
-import { answers, ask, PHOTO, pickWithCamera, waitForAnswer } from "./page_driver";
+import { answers, ask, PHOTO, pickWithCamera, waitForAnswer, waitForPageReady } from "./page_driver";
 import { pageSuite } from "./suite";
 
 const suite = pageSuite();
@@ -72,6 +72,27 @@ describe("answers", () => {
     expect(light).not.toBe(plain);
     await page.emulateMedia({ colorScheme: "dark" });
     expect(await colour()).not.toBe(light);
+  });
+
+  it("fetch highlight.js and KaTeX only once an answer has code or maths", async () => {
+    const page = await openPage();
+    const fetched: string[] = [];
+    page.on("request", (request) => fetched.push(new URL(request.url()).pathname));
+    await page.reload();
+    await waitForPageReady(page);
+    const lazy = () => fetched.filter((path) => /\/assets\/(highlight|maths_render)-/.test(path)).sort();
+    await cannedAnswers(page, ["Plain words, `inline code`, $5.", "```python\nimport os\n```", "So $x^2$."]);
+    await ask(page, "Plain?");
+    await waitForAnswer(page);
+    expect(lazy()).toEqual([]);
+    await ask(page, "Code?");
+    await waitForAnswer(page);
+    await answers(page).last().locator(".hljs-keyword").waitFor();
+    expect(lazy()).toEqual([expect.stringMatching(/^\/assets\/highlight-[\w-]+\.js$/)]);
+    await ask(page, "Maths?");
+    await waitForAnswer(page);
+    await answers(page).last().locator(".maths .katex").waitFor();
+    expect(lazy()).toHaveLength(3); // and KaTeX's script and style sheet
   });
 
   it("draw maths with KaTeX's fonts, prices and code left alone", async () => {

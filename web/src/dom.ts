@@ -6,6 +6,11 @@ export function byId<T extends HTMLElement>(id: string): T {
   return node as T;
 }
 
+/** Text made safe to put inside HTML, in an element or an attribute. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 export function element<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className = "",

@@ -1,6 +1,8 @@
 // Syntax colours for fenced code blocks. Only the core of highlight.js and the languages
 // models write most are bundled (the page is compiled into the server); a block in any
-// other language, or none, stays plain.
+// other language, or none, stays plain. Loaded only when an answer has a fenced block
+// with a language (lazy_modules.ts).
+import { escapeHtml } from "./dom";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import c from "highlight.js/lib/languages/c";
@@ -18,10 +20,6 @@ import yaml from "highlight.js/lib/languages/yaml";
 
 const LANGUAGES = { bash, c, cpp, css, javascript, json, markdown, python, shell, sql, typescript, xml, yaml };
 for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** The name highlight.js knows a fence's language by ("py" is python), or undefined. */
 export function knownLanguage(fenceInfo: string | undefined): string | undefined {

@@ -1,4 +1,3 @@
-import "katex/dist/katex.min.css";
 import "./styles.css";
 import { App } from "./app";
 import { openStore } from "./storage/conversation_store";

@@ -1,6 +1,10 @@
 // @vitest-environment jsdom
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { highlighter, mathsRenderer } from "./lazy_modules";
 import { jsonCodeBlock, renderMarkdown } from "./markdown";
+
+// Code colours and maths as drawn once their modules have arrived (lazy_modules.ts).
+beforeAll(() => Promise.all([highlighter.load(), mathsRenderer.load()]));
 
 function render(text: string): HTMLElement {
   const root = document.createElement("div");

@@ -3,8 +3,9 @@
 // script, load remote content or restyle the page.
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
+import { escapeHtml } from "./dom";
 import { readableGroundingMarkup } from "./grounding/parse";
-import { escapeHtml, highlightCode, knownLanguage } from "./highlight";
+import { highlighter, MissingModules } from "./lazy_modules";
 import { fillInMaths, MATHS_EXTENSIONS, MATHS_PLACEHOLDER_TAGS } from "./maths";
 
 // Images and media would fetch remote URLs chosen by the model; forms and styles could
@@ -25,6 +26,9 @@ const FORBID_TAGS = [
   "math",
 ];
 
+// What the render under way lacks (parsing is synchronous, so one at a time).
+let missing = new MissingModules();
+
 // Task list boxes as glyphs: marked's <input> checkboxes are forbidden above, and would
 // look clickable though nothing they do is kept.
 const markdown = new Marked({
@@ -35,9 +39,14 @@ const markdown = new Marked({
     checkbox: ({ checked }) =>
       `<span role="img" aria-label="${checked ? "Done" : "Not done"}">${checked ? "☑" : "☐"}</span> `,
     code: ({ text, lang }) => {
-      const language = knownLanguage(lang);
+      const colours = highlighter.loaded;
+      if (!colours) {
+        if (lang?.trim()) missing.need(highlighter);
+        return `<pre><code>${escapeHtml(text)}\n</code></pre>\n`;
+      }
+      const language = colours.knownLanguage(lang);
       const named = language ? ` class="hljs language-${escapeHtml(language)}"` : "";
-      return `<pre><code${named}>${highlightCode(text, lang)}\n</code></pre>\n`;
+      return `<pre><code${named}>${colours.highlightCode(text, lang)}\n</code></pre>\n`;
     },
   },
 });
@@ -68,8 +77,14 @@ function installHooks(): void {
   });
 }
 
-export function renderMarkdown(text: string): string {
+/**
+ * The answer's HTML. Code colours and maths need modules fetched on first use: until
+ * they are there, code is plain and maths its source, and `onLoaded` is called once they
+ * have arrived, to render again.
+ */
+export function renderMarkdown(text: string, onLoaded?: () => void): string {
   installHooks();
+  missing = new MissingModules();
   const html = markdown.parse(readableGroundingMarkup(text), { async: false });
   const safe = DOMPurify.sanitize(html, {
     FORBID_TAGS,
@@ -77,7 +92,9 @@ export function renderMarkdown(text: string): string {
     ALLOW_DATA_ATTR: false,
     ADD_TAGS: MATHS_PLACEHOLDER_TAGS,
   });
-  return fillInMaths(safe);
+  const rendered = fillInMaths(safe, missing);
+  if (onLoaded) missing.whenLoaded(onLoaded);
+  return rendered;
 }
 
 /**

@@ -1,8 +1,12 @@
 // @vitest-environment jsdom
 import katex from "katex";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { highlighter, mathsRenderer } from "./lazy_modules";
 import { renderMarkdown } from "./markdown";
-import { renderMaths } from "./maths";
+import { renderMaths } from "./maths_render";
+
+// Code colours and maths as drawn once their modules have arrived (lazy_modules.ts).
+beforeAll(() => Promise.all([highlighter.load(), mathsRenderer.load()]));
 
 function render(text: string): HTMLElement {
   const root = document.createElement("div");

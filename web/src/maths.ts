@@ -4,12 +4,11 @@
 // blocks are Markdown's, so never maths.
 //
 // Marked leaves a placeholder for each formula; markdown.ts replaces the placeholders
-// after the answer's HTML was sanitized, by KaTeX's HTML sanitized on its own (KaTeX
-// needs the class and style attributes the answer's HTML may not have).
-import DOMPurify from "dompurify";
-import katex from "katex";
+// after the answer's HTML was sanitized, by KaTeX's HTML (maths_render.ts, loaded when
+// first needed) or, until KaTeX has arrived, by the formula's source.
 import type { TokenizerAndRendererExtension, Tokens } from "marked";
-import { escapeHtml } from "./highlight";
+import { escapeHtml } from "./dom";
+import { mathsRenderer, type MissingModules } from "./lazy_modules";
 
 const PLACEHOLDER_TAG = "qvl-math";
 
@@ -63,10 +62,6 @@ export const MATHS_EXTENSIONS: TokenizerAndRendererExtension[] = [
 /** The tags the answer's sanitizer must let through for the placeholders. */
 export const MATHS_PLACEHOLDER_TAGS = [PLACEHOLDER_TAG];
 
-// KaTeX draws with spans, and some delimiters and arrows with inline SVG; with `trust`
-// off it makes no links, images or other requests.
-const MATHS_FORBID_TAGS = ["a", "img", "image", "use", "foreignObject", "style", "form", "input", "button"];
-
 function unescapeHtml(text: string): string {
   return text.replace(/&(#\d+|amp|lt|gt|quot|nbsp);/g, (_, entity: string) => {
     if (entity.startsWith("#")) return String.fromCharCode(Number(entity.slice(1)));
@@ -74,26 +69,15 @@ function unescapeHtml(text: string): string {
   });
 }
 
-/** One formula, as written with its delimiters, as HTML: KaTeX's, or the source where
- * KaTeX cannot read it. */
-export function renderMaths(source: string): string {
-  const display = source.startsWith("$$") || source.startsWith("\\[");
-  const delimiter = display || source.startsWith("\\(") ? 2 : 1;
-  const tex = source.slice(delimiter, -delimiter).trim();
-  try {
-    const html = katex.renderToString(tex, { displayMode: display, output: "html", throwOnError: true, trust: false });
-    const safe = DOMPurify.sanitize(html, { FORBID_TAGS: MATHS_FORBID_TAGS, ALLOW_DATA_ATTR: false });
-    // The drawing is spans of glyphs: a screen reader reads the TeX instead.
-    return `<span class="maths${display ? " maths-display" : ""}" role="img" aria-label="${escapeHtml(tex)}">${safe}</span>`;
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    return `<code class="maths-error" title="${escapeHtml(why)}">${escapeHtml(source)}</code>`;
-  }
-}
-
 const PLACEHOLDER = new RegExp(`<${PLACEHOLDER_TAG}>([^<]*)</${PLACEHOLDER_TAG}>`, "g");
 
-/** Replaces the placeholders in sanitized HTML by the formulas they stand for. */
-export function fillInMaths(html: string): string {
-  return html.replace(PLACEHOLDER, (_, source: string) => renderMaths(unescapeHtml(source)));
+/** Replaces the placeholders in sanitized HTML by the formulas they stand for; while
+ * KaTeX is not loaded, by their source, noting KaTeX in `missing`. */
+export function fillInMaths(html: string, missing: MissingModules): string {
+  return html.replace(PLACEHOLDER, (_, source: string) => {
+    const renderer = mathsRenderer.loaded;
+    if (renderer) return renderer.renderMaths(unescapeHtml(source));
+    missing.need(mathsRenderer);
+    return `<span class="maths-source">${source}</span>`;
+  });
 }

@@ -258,7 +258,14 @@ export class AnswerView {
     );
     if (message.text !== this.renderedText) {
       const source = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
-      this.body.innerHTML = renderMarkdown(source);
+      // Once code colours or maths have loaded, drawn again with them, unless newer text
+      // has been drawn since (with them, or asking for them again).
+      const drawn = message.text;
+      this.body.innerHTML = renderMarkdown(source, () => {
+        if (this.renderedText !== drawn) return;
+        this.renderedText = null;
+        this.render();
+      });
       addCodeCopyButtons(this.body);
       this.renderedText = message.text;
       this.renderedAt = performance.now();
