@@ -69,11 +69,14 @@ class Puller {
             : MakeLocalDestination(options.local_dir);
   }
 
-  PullResult Run() {
-    const auto start = std::chrono::steady_clock::now();
+  // The revision's commit and file list, from the hub.
+  RepoRevision LookUp() {
     HttpSession session(options_.network, CancelFlags{options_.cancel, nullptr});
-    const RepoRevision revision =
-        FetchRepoRevision(session, access_, options_.repo, options_.revision);
+    return FetchRepoRevision(session, access_, options_.repo, options_.revision);
+  }
+
+  PullResult Run(const RepoRevision& revision) {
+    const auto start = std::chrono::steady_clock::now();
     commit_ = revision.commit;
     std::vector<std::string> names = SelectModelFiles(revision.files, options_.repo);
     destination_->Prepare();
@@ -213,33 +216,60 @@ class Puller {
   PullResult result_;
 };
 
+std::string RevisionSuffix(const PullOptions& options) {
+  return options.revision == "main" ? std::string() : " (revision " + options.revision + ")";
+}
+
+// What is on disk already of options.repo@revision, without the network: the complete
+// cache snapshot (or --local-dir); an empty path when it is not complete, with `missing`
+// saying what is not there.
+PullResult FindOnDisk(const PullOptions& options, std::string* missing) {
+  PullResult result;
+  if (!options.local_dir.empty()) {
+    const std::vector<std::string> lacking = MissingModelFiles(options.local_dir);
+    if (!lacking.empty()) {
+      *missing = StrCat(options.local_dir, " lacks ", lacking.front(), " of ", options.repo,
+                        RevisionSuffix(options));
+      return result;
+    }
+    result.path = options.local_dir;
+    return result;
+  }
+  const std::string cache_dir = options.cache_dir.empty() ? HubCacheDir() : options.cache_dir;
+  result.path = FindCachedModel(cache_dir, options.repo, options.revision);
+  if (result.path.empty()) {
+    *missing = StrCat(options.repo, RevisionSuffix(options),
+                      " is not complete in the Hugging Face cache at ", cache_dir);
+    return result;
+  }
+  result.commit = result.path.substr(result.path.rfind('/') + 1);
+  return result;
+}
+
 // HF_HUB_OFFLINE: what is on disk already, without the network (as huggingface_hub's
 // snapshot_download does), so an unreachable hub or a bad token does not matter.
 PullResult FindOffline(const PullOptions& options) {
-  PullResult result;
-  const std::string revision =
-      options.revision == "main" ? std::string() : " (revision " + options.revision + ")";
-  if (!options.local_dir.empty()) {
-    const std::vector<std::string> missing = MissingModelFiles(options.local_dir);
-    if (!missing.empty()) {
-      Fail(ErrorCode::kNotFound, "HF_HUB_OFFLINE is set and ", options.local_dir, " lacks ",
-           missing.front(), " of ", options.repo, revision,
-           ": unset HF_HUB_OFFLINE to download it");
-    }
-    result.path = options.local_dir;
-  } else {
-    const std::string cache_dir = options.cache_dir.empty() ? HubCacheDir() : options.cache_dir;
-    result.path = FindCachedModel(cache_dir, options.repo, options.revision);
-    if (result.path.empty()) {
-      Fail(ErrorCode::kNotFound, "HF_HUB_OFFLINE is set and ", options.repo, revision,
-           " is not complete in the Hugging Face cache at ", cache_dir,
-           ": unset HF_HUB_OFFLINE to download it");
-    }
-    result.commit = result.path.substr(result.path.rfind('/') + 1);
+  std::string missing;
+  PullResult result = FindOnDisk(options, &missing);
+  if (result.path.empty()) {
+    Fail(ErrorCode::kNotFound, "HF_HUB_OFFLINE is set and ", missing,
+         ": unset HF_HUB_OFFLINE to download it");
   }
-  LogInfo("HF_HUB_OFFLINE is set: ", options.repo, revision, " is complete in ", result.path,
-          "; nothing was downloaded");
+  LogInfo("HF_HUB_OFFLINE is set: ", options.repo, RevisionSuffix(options), " is complete in ",
+          result.path, "; nothing was downloaded");
   return result;
+}
+
+// huggingface_hub's snapshot_download answers a failed revision lookup (no network, a
+// timeout, an HTTP error such as 5xx, 429 or 401) with the snapshot it has on disk; so
+// does qvl pull, but only when that snapshot is complete, and it says so in a warning
+// with the hub's error, so that a stale or partial folder never passes silently. A
+// revision or repository the hub says does not exist, and an interrupted pull, stay
+// errors.
+bool UseOnDiskAfter(const Error& error, const PullOptions& options) {
+  return (error.code() == ErrorCode::kIo || error.code() == ErrorCode::kUnavailable ||
+          error.code() == ErrorCode::kUnauthenticated) &&
+         !(options.cancel != nullptr && options.cancel->load());
 }
 
 }  // namespace
@@ -248,7 +278,20 @@ PullResult PullModel(const PullOptions& options) {
   ValidateRepoId(options.repo);
   ValidateRevision(options.revision);
   if (HubOffline()) return FindOffline(options);
-  return Puller(options).Run();
+  Puller puller(options);
+  RepoRevision revision;
+  try {
+    revision = puller.LookUp();
+  } catch (const Error& e) {
+    if (!UseOnDiskAfter(e, options)) throw;
+    std::string missing;
+    PullResult on_disk = FindOnDisk(options, &missing);
+    if (on_disk.path.empty()) throw;
+    LogWarn(e.what(), ". Using ", options.repo, RevisionSuffix(options), " as it is complete in ",
+            on_disk.path, " (set HF_HUB_OFFLINE=1 to skip the hub)");
+    return on_disk;
+  }
+  return puller.Run(revision);
 }
 
 }  // namespace qvl::hub

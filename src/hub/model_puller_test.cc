@@ -533,6 +533,51 @@ TEST_F(ModelPullerTest, OfflinePullReportsTheCachedSnapshot) {
   unsetenv("HF_TOKEN");
 }
 
+// As huggingface_hub's snapshot_download: a hub that cannot be reached (or answers an
+// error) leaves a complete snapshot usable, with a warning naming the hub's error and
+// HF_HUB_OFFLINE; an incomplete one is still the hub's error.
+TEST_F(ModelPullerTest, AnUnreachableHubFallsBackToTheCompleteSnapshot) {
+  const PullResult online = PullModel(Options());
+  PullOptions options = Options();
+  options.endpoint = "http://127.0.0.1:1";
+  options.retry.max_attempts = 1;
+  std::vector<std::string> lines;
+  SetLogSink([&](const std::string& line) { lines.push_back(line); });
+  const PullResult cached = PullModel(options);
+  SetLogSink(nullptr);
+  EXPECT_EQ(cached.path, online.path);
+  EXPECT_EQ(cached.commit, repo_.commit);
+  EXPECT_EQ(cached.files_downloaded, 0);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("cannot reach http://127.0.0.1:1 ("));
+  EXPECT_THAT(lines[0], HasSubstr(". Using Qwen/Tiny-VL as it is complete in " + online.path +
+                                  " (set HF_HUB_OFFLINE=1 to skip the hub)"));
+
+  // A hub error other than "not found" (here 503 on every attempt) is treated alike.
+  server_.FailRequests("/api/models/", 503, Options().retry.max_attempts);
+  EXPECT_EQ(PullModel(Options()).path, online.path);
+
+  fs::remove(online.path + "/tokenizer.json");
+  try {
+    PullModel(options);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), StartsWith("cannot reach http://127.0.0.1:1 ("));
+  }
+}
+
+// The hub saying the repository does not exist is an answer, not an outage: no fallback.
+TEST_F(ModelPullerTest, ARepositoryTheHubDoesNotKnowIsNotTakenFromTheCache) {
+  PullModel(Options());
+  server_.FailRequests("/api/models/", 404, 1);
+  try {
+    PullModel(Options());
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  }
+}
+
 TEST_F(ModelPullerTest, CacheFolderFollowsHfHubCacheThenHfHome) {
   PullOptions options = Options();
   options.cache_dir.clear();
