@@ -10,6 +10,11 @@ cluster:
     `qvl serve --help`; deploy/kustomization.yaml (its files, its image names), the nginx
     Deployment's ConfigMap mounts against deploy/nginx/qvl.conf's include, and the
     Kubernetes replica list against the StatefulSet's pod names and maxReplicas;
+  - deploy/nginx/qvl.conf: nginx's own answers (its JSON 413 and 503, and a preflight
+    when every replica is down) carry the replicas' CORS origin, and `location /` adds no
+    CORS header of its own; then this machine's nginx runs it (nginx -t, then a real run
+    with a temporary prefix in front of two `qvl serve` replicas of the fixture model, or
+    of closed ports without --qvl) and the headers are checked on the wire;
   - the Dockerfile builds with `make build`'s own commands and a Node.js the locked web
     packages accept, runs non-root on 0.0.0.0, and installs a package for every shared
     library the binary needs.
@@ -83,8 +88,11 @@ def check_fields(client, type_name, value, path):
 
 # --- how the pieces fit ---------------------------------------------------------------
 
-def serve_flags(qvl):
-    help_text = subprocess.run([qvl, "serve", "--help"], capture_output=True, text=True).stdout
+def serve_help(qvl):
+    return subprocess.run([qvl, "serve", "--help"], capture_output=True, text=True).stdout
+
+
+def serve_flags(help_text):
     return set(re.findall(r"(--[a-z][a-z0-9-]*)", help_text)) | {"-m"}
 
 
@@ -274,6 +282,163 @@ def check_secret_keys(docs):
         finding("manifests", f"unknown Secret key {k}")
 
 
+# --- nginx's own answers ----------------------------------------------------------------
+
+CORS_ORIGIN = "Access-Control-Allow-Origin"
+
+
+def check_nginx_static(flags_help, docs):
+    """Every answer nginx writes itself (the error_page locations) carries the replicas'
+    Access-Control-Allow-Origin, so that a page on another origin reads the JSON error
+    instead of failing on CORS; `location /` adds none (the replicas' would be repeated)."""
+    with open(os.path.join(HERE, "nginx", "qvl.conf")) as f:
+        site = f.read()
+    where = "nginx/qvl.conf"
+    origin = re.search(r'map "" \$qvl_cors_origin \{\s*default "([^"]*)";', site)
+    if not origin:
+        return finding(where, "no map of $qvl_cors_origin, the origin nginx's own answers allow")
+    if flags_help is not None:
+        default = re.search(r"--cors-origin TEXT=(\S+)", flags_help)
+        if not default or default.group(1) != origin.group(1):
+            finding(where, f"$qvl_cors_origin is {origin.group(1)!r} but qvl serve's --cors-origin "
+                           f"default is {default.group(1) if default else 'unknown'!r}")
+    for d in docs:
+        for c in d.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+            given = flag_value(c.get("args", []) + c.get("command", []), "--cors-origin")
+            if given is not None and given != origin.group(1):
+                finding(where, f"$qvl_cors_origin is {origin.group(1)!r} but {d['metadata']['name']} "
+                               f"serves --cors-origin {given!r}")
+    blocks = dict(re.findall(r"^    location (\S+) \{\n(.*?)^    \}", site, flags=re.M | re.S))
+    targets = set(re.findall(r"error_page [\d ]+= (@\w+);", site))
+    if not targets:
+        finding(where, "no error_page: nginx would answer its errors with HTML pages")
+    for name in targets:
+        if f"add_header {CORS_ORIGIN} $qvl_cors_origin always;" not in blocks.get(name, ""):
+            finding(where, f"location {name} answers without {CORS_ORIGIN}: a browser on another "
+                           "origin sees a CORS failure instead of the JSON error")
+    if "Access-Control-" in re.sub(r"#.*", "", blocks.get("/", "")):
+        finding(where, "location / adds Access-Control headers: the replicas send their own, and "
+                       "a repeated Access-Control-Allow-Origin is refused by browsers")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_call(port, method, path, headers, body=b""):
+    """(status, [(header, value)...], body) of one request to 127.0.0.1:port."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.putrequest(method, path)
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.endheaders(body or None)
+        r = conn.getresponse()
+        return r.status, r.getheaders(), r.read()
+    finally:
+        conn.close()
+
+
+def values(headers, name):
+    return [v for k, v in headers if k.lower() == name.lower()]
+
+
+def check_nginx_live(qvl):
+    """deploy/nginx/qvl.conf run by this machine's nginx (with a temporary prefix) in front of
+    two `qvl serve` replicas of the fixture model on loopback ports (or closed ports without
+    --qvl): a replica's answer carries one Access-Control-Allow-Origin, and nginx's own 413,
+    503 and preflight with every replica down carry theirs."""
+    import shutil
+    import tempfile
+    import time
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+    if nginx is None:
+        print("note: no nginx on this machine; qvl.conf was not run")
+        return
+    where = "nginx/qvl.conf (run)"
+    tmp = tempfile.mkdtemp(prefix="qvl-validate-nginx-")
+    procs = []
+    try:
+        ports = [free_port(), free_port()]
+        front = free_port()
+        with open(os.path.join(tmp, "replicas.conf"), "w") as f:
+            for p in ports:
+                f.write(f"server 127.0.0.1:{p} max_fails=3 fail_timeout=2s;\n")
+        with open(os.path.join(HERE, "nginx", "qvl.conf")) as f:
+            site = f.read().replace("/etc/nginx/qvl/replicas.conf", os.path.join(tmp, "replicas.conf"))
+        site = site.replace("listen 8080;", f"listen 127.0.0.1:{front};")
+        with open(os.path.join(tmp, "qvl.conf"), "w") as f:
+            f.write(site)
+        temp = os.path.join(tmp, "temp")
+        os.mkdir(temp)
+        with open(os.path.join(tmp, "nginx.conf"), "w") as f:
+            f.write(f"worker_processes 1;\npid {tmp}/nginx.pid;\nerror_log {tmp}/error.log warn;\n"
+                    "events { worker_connections 64; }\nhttp {\n"
+                    f"    access_log off;\n    client_body_temp_path {temp}/body;\n"
+                    f"    proxy_temp_path {temp}/proxy;\n    fastcgi_temp_path {temp}/fastcgi;\n"
+                    f"    uwsgi_temp_path {temp}/uwsgi;\n    scgi_temp_path {temp}/scgi;\n"
+                    f"    include {tmp}/qvl.conf;\n}}\n")
+        run = [nginx, "-e", "stderr", "-p", tmp, "-c", os.path.join(tmp, "nginx.conf"),
+               "-g", "daemon off;" + (" user root;" if os.getuid() == 0 else "")]
+        test = subprocess.run(run + ["-t"], capture_output=True, text=True)
+        if test.returncode != 0:
+            return finding(where, f"nginx -t: {test.stderr.strip()}")
+        model = os.path.join(ROOT, "tests", "data", "tiny-qwen3vl", "model")
+        if qvl:
+            for p in ports:
+                procs.append(subprocess.Popen(
+                    [qvl, "serve", "-m", model, "--port", str(p), "--dtype", "f32",
+                     "--weight-cache", "none", "-t", "1"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        origin = {"Origin": "http://page.example"}
+        deadline = time.time() + 60
+        while True:
+            try:
+                status, headers, _ = http_call(front, "GET", "/health", {})
+                if status == 200 or (not qvl and status == 503):
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                return finding(where, "nginx (and the replicas) did not answer /health in 60 s")
+            time.sleep(0.2)
+        if qvl:
+            status, headers, _ = http_call(front, "GET", "/v1/models", origin)
+            if status != 200 or values(headers, CORS_ORIGIN) != ["*"]:
+                finding(where, f"a replica's answer through nginx: {status}, {CORS_ORIGIN} "
+                               f"{values(headers, CORS_ORIGIN)} (one '*' expected)")
+        big = dict(origin, **{"Content-Type": "application/json", "Content-Length": str(600 << 20)})
+        status, headers, body = http_call(front, "POST", "/v1/chat/completions", big)
+        if status != 413 or values(headers, CORS_ORIGIN) != ["*"] or b'"too_large"' not in body:
+            finding(where, f"body over client_max_body_size: {status} {headers} {body[:200]!r}")
+        for p in procs[:-1]:
+            p.kill()
+            p.wait()
+        post = dict(origin, **{"Content-Type": "application/json"})
+        status, headers, body = http_call(front, "POST", "/v1/chat/completions", post, b"{}")
+        if status != 503 or values(headers, CORS_ORIGIN) != ["*"] \
+                or values(headers, "Access-Control-Expose-Headers") != ["Retry-After"] \
+                or values(headers, "Retry-After") != ["5"] or b'"unavailable"' not in body:
+            finding(where, f"every replica down: {status} {headers} {body[:200]!r}")
+        preflight = dict(origin, **{"Access-Control-Request-Method": "POST",
+                                    "Access-Control-Request-Headers": "authorization,content-type"})
+        status, headers, _ = http_call(front, "OPTIONS", "/v1/chat/completions", preflight)
+        if status != 204 or values(headers, CORS_ORIGIN) != ["*"] \
+                or values(headers, "Access-Control-Allow-Methods") != ["POST"] \
+                or values(headers, "Access-Control-Allow-Headers") != ["authorization,content-type"]:
+            finding(where, f"a preflight with every replica down: {status} {headers}")
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # --- Dockerfile ------------------------------------------------------------------------
 
 def check_dockerfile(qvl):
@@ -364,7 +529,8 @@ def main():
                 elif client is not None:
                     check_fields(client, kind, doc, name)
                 docs.append(doc)
-    flags = serve_flags(args.qvl) if args.qvl else None
+    help_text = serve_help(args.qvl) if args.qvl else None
+    flags = serve_flags(help_text) if help_text is not None else None
     for d in docs:
         {"Deployment": lambda d: check_deployment(d, docs, flags),
          "StatefulSet": lambda d: check_deployment(d, docs, flags),
@@ -372,6 +538,8 @@ def main():
          "HorizontalPodAutoscaler": lambda d: check_autoscaler(d, docs)}.get(d["kind"], lambda d: None)(d)
     check_kustomization(docs)
     check_secret_keys(docs)
+    check_nginx_static(help_text, docs)
+    check_nginx_live(args.qvl)
     check_dockerfile(args.qvl)
     for f in findings:
         print(f"FAIL {f}")
