@@ -14,6 +14,7 @@ function newView(message: AssistantMessage): AnswerView {
     hasVideo: false,
     cache: {} as BlobCache,
     onRegenerate: () => {},
+    announce: () => {},
     versions: { number: 1, count: 1 },
     showVersion: () => {},
   });

@@ -69,7 +69,7 @@ export class App {
   private readonly composer: Composer;
   private readonly settingsDialog: SettingsDialog;
   private readonly lightbox = new Lightbox();
-  private readonly messages = byId<HTMLDivElement>("messages");
+  private readonly messages = byId<HTMLElement>("messages");
   private readonly follower: ScrollFollower;
   private readonly branchView: BranchView;
   private readonly contextMeter = new ContextMeter(() => this.startNew());

@@ -15,6 +15,7 @@ function answerView(text: string): AnswerView {
     hasVideo: false,
     cache: {} as BlobCache,
     onRegenerate: () => {},
+    announce: () => {},
     versions: { number: 1, count: 1 },
     showVersion: () => {},
   });

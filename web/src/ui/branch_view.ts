@@ -3,6 +3,7 @@
 import { imagesBefore, videosBefore, type Conversation, type Message } from "../conversation";
 import { versionPosition, visibleBranch } from "../conversation_tree";
 import type { BlobCache } from "../storage/blob_cache";
+import { announce } from "./announcer";
 import { AnswerView, userMessageView } from "./message_views";
 import { focusVersionStep, type VersionStep } from "./version_switcher";
 
@@ -87,6 +88,7 @@ export class BranchView {
       hasVideo: earlierVideos.length > 0,
       cache: handlers.cache,
       onRegenerate: () => handlers.regenerate(message.id),
+      announce,
       versions,
       showVersion,
     });

@@ -5,6 +5,7 @@ import type { ExportFormat } from "../export";
 import { byId, element } from "../dom";
 import { iconSvg } from "./icons";
 import { closeOnBackdropClick } from "./settings_dialog";
+import { keepFocusInside } from "./focus_trap";
 
 export interface HistoryHandlers {
   list(): Promise<Conversation[]>;
@@ -37,6 +38,7 @@ export class HistoryDialog {
       byId<HTMLButtonElement>(id).addEventListener("click", () => this.handlers.download(format));
     }
     closeOnBackdropClick(this.dialog);
+    keepFocusInside(this.dialog);
   }
 
   async open(): Promise<void> {

@@ -1,6 +1,7 @@
 // An image opened large, or a video played: a modal dialog over the page, closed with
 // Escape (the browser's dialog behaviour), its close button, or a click beside it.
 import { byId } from "../dom";
+import { keepFocusInside } from "./focus_trap";
 
 export class Lightbox {
   private readonly dialog = byId<HTMLDialogElement>("lightbox");
@@ -11,6 +12,7 @@ export class Lightbox {
 
   constructor() {
     this.close.addEventListener("click", () => this.dialog.close());
+    keepFocusInside(this.dialog);
     // The dialog fills the window; a click on its empty area is a click beside the image.
     this.dialog.addEventListener("click", (event) => {
       if (event.target === this.dialog.querySelector(".lightbox-stage")) this.dialog.close();

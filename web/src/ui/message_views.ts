@@ -22,6 +22,7 @@ import type { BlobCache } from "../storage/blob_cache";
 import { MAX_STORED_VIDEO_BYTES } from "../storage/conversation_store";
 import { answerStats, videoFacts } from "../timings";
 import { formatBytes, formatClipDuration } from "../videos/formats";
+import { BlockAnnouncer } from "./announcer";
 import { addCodeCopyButtons } from "./code_blocks";
 import { copyButton } from "./copy_button";
 import { FoldedText } from "./folded_text";
@@ -165,6 +166,8 @@ export interface AnswerContext {
   cache: BlobCache;
   /** Writes a new version of this answer to the same question. */
   onRegenerate(): void;
+  /** Reads text out to a screen reader, politely (announcer.ts). */
+  announce(text: string): void;
   versions: VersionPosition;
   showVersion(step: VersionStep): void;
 }
@@ -198,11 +201,14 @@ export class AnswerView {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private renderedText: string | null = null;
   private renderedAt = 0;
+  // Only an answer being written is read out, not one shown again from storage.
+  private readonly announcer: BlockAnnouncer | null;
 
   constructor(
     private message: AssistantMessage,
     private readonly context: AnswerContext,
   ) {
+    this.announcer = message.status === "streaming" ? new BlockAnnouncer(context.announce) : null;
     this.element.setAttribute("aria-label", "Answer");
     this.errorBox.setAttribute("role", "alert");
     this.element.append(this.status, this.body, this.groundingSlot, this.errorBox, this.meta);
@@ -271,6 +277,7 @@ export class AnswerView {
       this.renderedAt = performance.now();
       this.renderGrounding();
     }
+    this.announcer?.update(this.body, !streaming);
     this.renderError();
     this.renderMeta();
   }

@@ -22,7 +22,8 @@ export class ScrollHint {
     row.addEventListener("scroll", () => this.update(), { passive: true });
     new ResizeObserver(() => this.update()).observe(row);
     more.addEventListener("click", () => {
-      row.scrollBy({ left: row.clientWidth * 0.7, behavior: "smooth" });
+      const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
+      row.scrollBy({ left: row.clientWidth * 0.7, behavior: still ? "instant" : "smooth" });
     });
     this.update();
   }

@@ -9,6 +9,7 @@ import { MORE_SAMPLING_FIELDS, QWEN3_VL_SAMPLING, type SamplingDefaults } from "
 import { DEFAULT_SETTINGS, normalizeSettings, type ImageDetail, type Settings } from "../settings";
 import { SamplingFields } from "./sampling_fields";
 import { StopStrings } from "./stop_strings";
+import { keepFocusInside } from "./focus_trap";
 
 // Enough of a conversation's instructions to recognise them.
 const QUOTED_PROMPT_CHARACTERS = 120;
@@ -63,6 +64,7 @@ export class SettingsDialog {
       this.change(defaults);
     });
     closeOnBackdropClick(this.dialog);
+    keepFocusInside(this.dialog);
   }
 
   /** The server's limits (from /props, which may answer after the drawer was built):
