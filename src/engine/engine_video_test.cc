@@ -164,31 +164,75 @@ TEST(EngineVideo, PerVideoSamplingChangesTheGrid) {
 
 // The video budget: clip 07 (4 sampled frames of 320x240, 160 tokens at the model's
 // budget) follows the server's default, a request's own bound, and the server's limit
-// over that bound. Tokens count frame pairs of 32 x 32 pixels.
-TEST(EngineVideo, TokensFollowTheBudget) {
+// over that bound. A budget in tokens is the video's whole cost in the prompt: its two
+// frame pairs of 32 x 32 pixels a token, and their text "<0.2 seconds>" and
+// "<1.5 seconds>" with the vision markers, 2 x (6 + 2) tokens. Before, 40 tokens gave
+// 30 vision tokens and 16 of text.
+TEST(EngineVideo, TokensFollowTheBudgetTimestampsIncluded) {
   EngineOptions options;
   options.max_video_tokens = 40;
   options.video_token_limit = 100;
   auto engine = MakeEngine(options);
   ASSERT_EQ(engine->pixels_per_video_token(), 2 * 32 * 32);
-  auto tokens = [&](const VideoBudgetRequest& budget) {
+  auto cost = [&](const VideoBudgetRequest& budget) {
     GenerationRequest r = WithMp4("07_video_frames");
     r.videos[0].budget = budget;
-    return OneTokenAbout(*engine, std::move(r)).tokens;
+    const ImageGrid video = OneTokenAbout(*engine, std::move(r));
+    EXPECT_EQ(video.text_tokens, 16);
+    return video.tokens + video.text_tokens;
   };
+  EXPECT_EQ(cost({}), 24 + 16);
+  EXPECT_EQ(cost({.max_tokens = 80}), 48 + 16);
+  EXPECT_EQ(cost({.max_tokens = 1000}), 70 + 16);  // the limit: 84 tokens for the frames
+  // A bound in pixels counts the frames alone, as the reference's `size` does, within
+  // the limit: 80 tokens' pixels make 70 tokens.
   const int64_t per_token = engine->pixels_per_video_token();
-  const int64_t by_default = tokens({});
-  EXPECT_LE(by_default, 40);
-  EXPECT_GE(by_default, 20);
-  const int64_t asked = tokens({.max_pixels = 80 * per_token});
-  EXPECT_LE(asked, 80);
-  EXPECT_GT(asked, 40);
-  const int64_t capped = tokens({.max_pixels = 1000 * per_token});
-  EXPECT_LE(capped, 100);
-  EXPECT_GT(capped, 80);
+  EXPECT_EQ(cost({.max_pixels = 80 * per_token}), 70 + 16);
   // qwen-vl-utils' per-frame bound: 160 x 120 pixels a frame, 2 pairs of 5 x 3 tokens
   // (smart_resize: 160 x 128 is over the bound, so 160 x 96).
-  EXPECT_EQ(tokens({.max_frame_pixels = 160 * 120}), 2 * 5 * 3);
+  EXPECT_EQ(cost({.max_frame_pixels = 160 * 120}), 2 * 5 * 3 + 16);
+}
+
+// What the budget counts is what the prompt holds: the clip adds exactly its tokens and
+// text_tokens to the prompt of its question alone.
+TEST(EngineVideo, AVideosPromptCostIsItsTokensAndTextTokens) {
+  auto engine = MakeEngine();
+  auto prompt_tokens = [&](GenerationRequest r, ImageGrid* video) {
+    r.max_tokens = 1;
+    Collector c;
+    engine->Submit(std::move(r), c.Sink());
+    c.Wait();
+    EXPECT_NE(c.last.finish_reason, FinishReason::kError) << c.last.error;
+    if (video != nullptr) *video = c.last.timings.videos.at(0);
+    return c.last.usage.prompt_tokens;
+  };
+  GenerationRequest without = LoadCase("07_video_frames");
+  ASSERT_EQ(without.messages[0].parts[0].kind, ChatPart::Kind::kVideo);
+  without.messages[0].parts.erase(without.messages[0].parts.begin());
+  without.videos.clear();
+  ImageGrid video;
+  const int64_t with = prompt_tokens(LoadCase("07_video_frames"), &video);
+  EXPECT_EQ(with - prompt_tokens(std::move(without), nullptr), video.tokens + video.text_tokens);
+  EXPECT_EQ(video.text_tokens, 16);
+}
+
+// A budget that cannot hold the sampled frames' text and a token per pair says so, and
+// what to change, instead of growing past it.
+TEST(EngineVideo, ABudgetBelowTheTimestampsIsRefused) {
+  auto engine = MakeEngine();
+  GenerationRequest r = WithMp4("07_video_frames");
+  r.videos[0].budget.max_tokens = 17;
+  try {
+    engine->Submit(std::move(r), [](GenerationUpdate&&) {});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_STREQ(e.what(),
+                 "video 1: its 4 sampled frames take at least 18 tokens (16 for the timestamps "
+                 "and vision markers of its 2 frame pairs, one per pair for the frames), more "
+                 "than its video budget of 17 tokens; sample at most about 2 frames "
+                 "(max_frames, num_frames or fps) or raise max_video_tokens");
+  }
 }
 
 TEST(EngineVideo, BadVideosAreRefusedAtSubmit) {

@@ -21,8 +21,8 @@ uint64_t VideoMemoKey(uint64_t bytes_hash, const VideoInput& input, const VideoB
   hasher.UpdateValue(input.sample_fps);
   for (const int64_t value :
        {input.min_frames, input.max_frames, input.num_frames, budget.min_pixels, budget.max_pixels,
-        budget.min_frame_pixels, budget.max_frame_pixels, budget.default_min_pixels,
-        budget.default_max_pixels, budget.limit_pixels}) {
+        budget.min_frame_pixels, budget.max_frame_pixels, budget.min_tokens, budget.max_tokens,
+        budget.default_min_tokens, budget.default_max_tokens, budget.limit_tokens}) {
     hasher.UpdateValue(value);
   }
   return hasher.Finish();

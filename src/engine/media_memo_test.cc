@@ -63,6 +63,7 @@ TEST(MediaMemo, KeysFollowTheBytesAndWhatShapedThePreparation) {
   VideoBudget budget;
   budget.max_frame_pixels = 65536;
   EXPECT_NE(key, video_key(clip, budget));
+  EXPECT_NE(key, video_key(clip, {.max_tokens = 512}));
   VideoInput frames;
   frames.frames = {bytes};
   EXPECT_NE(key, video_key(frames, {}));

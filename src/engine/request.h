@@ -31,14 +31,18 @@ struct ImageInput {
   ImageDetail detail = ImageDetail::kAuto;
 };
 
-// Per-video budget in pixels; 0 = not asked (the server's default). Clip bounds cover
-// all sampled frames (T x H x W), frame bounds one frame. Clamped to what the server and
-// the model allow (see video_budget_policy.h).
+// Per-video budget; 0 = not asked (the server's default). Pixel bounds count the frames
+// alone, as the reference's `size` and qwen-vl-utils' keys do: clip bounds cover all
+// sampled frames (T x H x W), frame bounds one frame. Clamped to what the server and the
+// model allow (see video_budget_policy.h).
 struct VideoBudgetRequest {
   int64_t min_pixels = 0;
   int64_t max_pixels = 0;
   int64_t min_frame_pixels = 0;
   int64_t max_frame_pixels = 0;
+  // The video's whole cost in the prompt: vision tokens, timestamps and vision markers.
+  int64_t min_tokens = 0;
+  int64_t max_tokens = 0;
 };
 
 // One video of the request, in the order its part appears in the messages: every frame
@@ -146,6 +150,9 @@ struct ImageGrid {
   // (grid_t pairs of them) and the clip's frame rate.
   int64_t frames = 0, sampled_frames = 0;
   double fps = 0;
+  // Its other prompt tokens: the timestamp and the two vision markers of each frame pair.
+  // Its budget covers tokens + text_tokens.
+  int64_t text_tokens = 0;
   ImageSource source = ImageSource::kEncoder;
   // Frames the decoder decoded (a file decodes those before each sampled one too; a frame
   // list only the sampled ones). Videos only.

@@ -281,13 +281,14 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   }
 
   // Videos: frames sampled, resized, patches, and their timestamps in the prompt. The
-  // budget covers all sampled frames of a video.
+  // budget covers all sampled frames of a video and the text around them.
   std::vector<PreparedImage> videos;
   std::vector<VideoPromptLayout> layouts;
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
     Stopwatch video_clock;
-    const VideoBudget budget = VideoBudgetFor(video_budget_, input.budget);
+    const VideoBudget budget =
+        VideoBudgetFor(video_budget_, input.budget, video_params_, tokenizer_);
     const uint64_t bytes_hash = VideoBytesHash(input);
     const uint64_t memo_key = VideoMemoKey(bytes_hash, input, budget);
     Recalled recalled = Recall(memo_key);
@@ -334,24 +335,27 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     }
   }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
-  int64_t image_tokens = 0;  // of images and videos
-  for (const PreparedImage& img : out.images) image_tokens += img.info.tokens;
+  int64_t image_tokens = 0, video_tokens = 0;  // a video's with its timestamps
+  for (const PreparedImage& img : out.images) {
+    (img.info.frames > 0 ? video_tokens : image_tokens) += img.info.tokens + img.info.text_tokens;
+  }
+  const std::string visual_tokens = StrCat(
+      image_tokens, " of them image tokens",
+      request.videos.empty() ? "" : StrCat(", ", video_tokens, " video tokens with timestamps"));
   if (n + 1 > options_.context_tokens) {
-    // A video's frames also cost their timestamps' text, which its budget does not count.
     const std::string video_advice =
         request.videos.empty() ? ""
                                : " or fewer video frames (fps, max_frames or num_frames; a "
                                  "lower max_video_tokens),";
     FailField(ErrorCode::kInvalidArgument, ConversationField(request), "the prompt is ", n,
-              " tokens (", image_tokens, " of them image tokens) but the context holds ",
-              options_.context_tokens,
+              " tokens (", visual_tokens, ") but the context holds ", options_.context_tokens,
               " tokens for prompt and answer; send fewer or smaller images,", video_advice,
               " or shorten the conversation");
   }
   if (n + request.max_tokens > options_.context_tokens) {
     FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "the prompt is ", n,
-              " tokens (", image_tokens, " of them image tokens) and ", request.max_tokens_field,
-              " asks for ", request.max_tokens, ", but the context holds ", options_.context_tokens,
+              " tokens (", visual_tokens, ") and ", request.max_tokens_field, " asks for ",
+              request.max_tokens, ", but the context holds ", options_.context_tokens,
               " tokens for prompt and answer; ask for at most ", options_.context_tokens - n);
   }
   out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge,

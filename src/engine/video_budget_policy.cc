@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "text/chat_template.h"
 
 namespace qvl {
 namespace {
@@ -37,15 +38,22 @@ ServerVideoBudget ResolveServerVideoBudget(const EngineOptions& options,
   return b;
 }
 
-VideoBudget VideoBudgetFor(const ServerVideoBudget& server, const VideoBudgetRequest& request) {
+VideoBudget VideoBudgetFor(const ServerVideoBudget& server, const VideoBudgetRequest& request,
+                           const VideoProcessorParams& params, const Tokenizer& tokenizer) {
+  const int64_t per_token = PixelsPerVideoToken(params.image);
   VideoBudget b;
   b.min_pixels = request.min_pixels;
   b.max_pixels = request.max_pixels;
   b.min_frame_pixels = request.min_frame_pixels;
   b.max_frame_pixels = request.max_frame_pixels;
-  b.default_min_pixels = server.min_pixels;
-  b.default_max_pixels = server.max_pixels;
-  b.limit_pixels = server.limit_pixels;
+  b.min_tokens = request.min_tokens;
+  b.max_tokens = request.max_tokens;
+  b.default_min_tokens = server.min_pixels / per_token;
+  b.default_max_tokens = server.max_pixels / per_token;
+  b.limit_tokens = server.limit_pixels / per_token;
+  b.text_tokens = [&tokenizer](std::span<const double> pair_seconds) {
+    return VideoTextTokens(tokenizer, pair_seconds);
+  };
   return b;
 }
 

@@ -11,6 +11,7 @@
 #include "engine/request.h"
 #include "image/video_budget.h"
 #include "image/video_processor.h"
+#include "text/tokenizer.h"
 
 namespace qvl {
 
@@ -18,7 +19,8 @@ namespace qvl {
 inline constexpr int64_t kDefaultMaxVideoTokens = 2048;
 inline constexpr int64_t kDefaultVideoTokenLimit = 8192;
 
-// The server-wide video budget in pixels over all sampled frames, from EngineOptions.
+// The server-wide video budget from EngineOptions: tokens of a video's whole cost in the
+// prompt (frames, timestamps, vision markers), each times PixelsPerVideoToken.
 struct ServerVideoBudget {
   int64_t min_pixels = 0;    // 0 = the model's
   int64_t max_pixels = 0;    // videos whose request asks nothing
@@ -30,7 +32,9 @@ ServerVideoBudget ResolveServerVideoBudget(const EngineOptions& options,
                                            const VideoProcessorParams& params);
 
 // The budget of one video: the request's bounds within the server's (see ClipBudget for
-// how they combine once the frame count is known).
-VideoBudget VideoBudgetFor(const ServerVideoBudget& server, const VideoBudgetRequest& request);
+// how they combine once the frame count is known), its text counted by `tokenizer`'s
+// tokens (which must outlive the budget).
+VideoBudget VideoBudgetFor(const ServerVideoBudget& server, const VideoBudgetRequest& request,
+                           const VideoProcessorParams& params, const Tokenizer& tokenizer);
 
 }  // namespace qvl

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "image/smart_resize.h"
+#include "text/test_tokenizer.h"
 
 namespace qvl {
 namespace {
@@ -55,12 +56,19 @@ TEST(ServerVideoBudget, OperatorValues) {
 }
 
 // A 10 s 720p clip at 30 fps samples 20 frames: the model's budget makes it ~9,000
-// tokens, the server's default at most 2048, a request up to the limit.
+// tokens, the server's default at most 2048 with its timestamps, a request up to the
+// limit. Its 10 pairs at 0.5 s, 1.5 s, ... 9.5 s cost 10 x ("<", "0", ".", "5",
+// " seconds", ">" and the two vision markers) = 80 tokens of text.
 TEST(VideoBudgetFor, A720pClipFollowsTheBudget) {
   const VideoProcessorParams params = Qwen3VLVideoParams();
   const ServerVideoBudget server = ResolveServerVideoBudget(EngineOptions(), params);
+  std::vector<double> pair_seconds;
+  for (int g = 0; g < 10; ++g) pair_seconds.push_back(g + 0.5);
   auto tokens = [&](const VideoBudgetRequest& request) {
-    const ImageBudget clip = ClipBudget(VideoBudgetFor(server, request), 20, 2);
+    const VideoBudget budget = VideoBudgetFor(server, request, params, QwenTokenizerForTest());
+    const int64_t text = budget.text_tokens(pair_seconds);
+    EXPECT_EQ(text, 80);
+    const ImageBudget clip = ClipBudget(budget, {20, 2, kPerToken, text}, "video 1");
     const PixelRange range = ResolveImageBudget(clip, params.image);
     const ImageSize s =
         SmartResizeVideo({1280, 720}, 20, 2, 32, range.min_pixels, range.max_pixels, "video 1");
@@ -70,12 +78,15 @@ TEST(VideoBudgetFor, A720pClipFollowsTheBudget) {
       SmartResizeVideo({1280, 720}, 20, 2, 32, 4096, params.image.max_pixels, "video 1");
   EXPECT_GT(10 * (full.width / 32) * (full.height / 32), 8000);
   const int64_t by_default = tokens({});
-  EXPECT_LE(by_default, 2048);
+  EXPECT_LE(by_default, 2048 - 80);
   EXPECT_GT(by_default, 1500);
-  EXPECT_LE(tokens({.max_pixels = 512 * kPerToken}), 512);
-  const int64_t capped = tokens({.max_pixels = 100000 * kPerToken});
-  EXPECT_LE(capped, 8192);
+  EXPECT_LE(tokens({.max_tokens = 512}), 512 - 80);
+  const int64_t capped = tokens({.max_tokens = 100000});
+  EXPECT_LE(capped, 8192 - 80);
   EXPECT_GT(capped, 6000);
+  // The reference's pixel bound over all frames counts the frames alone.
+  EXPECT_LE(tokens({.max_pixels = 512 * kPerToken}), 512);
+  EXPECT_GT(tokens({.max_pixels = 512 * kPerToken}), 512 - 80);
   // A per-frame maximum of 320 x 180 pixels: 10 pairs of 10 x 5 tokens.
   EXPECT_EQ(tokens({.max_frame_pixels = 320 * 180}), 10 * 10 * 5);
 }

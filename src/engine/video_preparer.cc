@@ -84,6 +84,7 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   v.info.frames = video.input_frames;
   v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
   v.info.fps = video.fps;
+  v.info.text_tokens = video.text_tokens;
   // The encoding depends on the frames, on which of them were sampled and on the size
   // the budget resized them to.
   ContentHasher hasher;

@@ -29,21 +29,48 @@ int64_t PixelsPerVideoToken(const ImageProcessorParams& params) {
   return params.temporal_patch_size * PixelsPerImageToken(params);
 }
 
-ImageBudget ClipBudget(const VideoBudget& budget, int64_t frames, int temporal_patch_size) {
+ImageBudget ClipBudget(const VideoBudget& budget, const ClipShape& clip, const std::string& name) {
   for (const int64_t v :
        {budget.min_pixels, budget.max_pixels, budget.min_frame_pixels, budget.max_frame_pixels,
-        budget.default_min_pixels, budget.default_max_pixels, budget.limit_pixels}) {
-    if (v < 0) Fail(ErrorCode::kInvalidArgument, "video pixel bounds must not be negative");
+        budget.min_tokens, budget.max_tokens, budget.default_min_tokens, budget.default_max_tokens,
+        budget.limit_tokens, clip.text_tokens}) {
+    if (v < 0) Fail(ErrorCode::kInvalidArgument, "video budgets must not be negative");
   }
-  const int64_t counted = SmartResizeFrameCount(frames, temporal_patch_size);
-  const int64_t asked_max =
+  // The frames' share of a budget in tokens, in pixels; 0 = no budget (or none left).
+  auto frame_pixels = [&](int64_t tokens) {
+    return SaturatingProduct(std::max<int64_t>(tokens - clip.text_tokens, 0),
+                             clip.pixels_per_token);
+  };
+  const int64_t counted = SmartResizeFrameCount(clip.frames, clip.temporal_patch_size);
+  const int64_t asked_pixels =
       TighterMax(budget.max_pixels, SaturatingProduct(budget.max_frame_pixels, counted));
-  const int64_t asked_min =
-      std::max(budget.min_pixels, SaturatingProduct(budget.min_frame_pixels, counted));
-  const int64_t limit = budget.limit_pixels > 0 ? budget.limit_pixels : kNoLimit;
+  // The bound in tokens: the request's within the limit, the limit over a request in
+  // pixels, the default otherwise.
+  int64_t max_tokens = budget.default_max_tokens;
+  if (budget.max_tokens > 0) {
+    max_tokens = TighterMax(budget.max_tokens, budget.limit_tokens);
+  } else if (asked_pixels > 0) {
+    max_tokens = budget.limit_tokens;
+  }
+  const int64_t pairs = (clip.frames + clip.temporal_patch_size - 1) / clip.temporal_patch_size;
+  const int64_t least = clip.text_tokens + pairs;
+  if (max_tokens > 0 && max_tokens < least) {
+    // Pairs as dear as these on average: the frames the budget holds.
+    const int64_t fit = std::max<int64_t>(max_tokens * pairs / least, 1) * clip.temporal_patch_size;
+    const bool can_raise = budget.limit_tokens == 0 || max_tokens < budget.limit_tokens;
+    Fail(ErrorCode::kInvalidArgument, name, ": its ", clip.frames, " sampled frames take at least ",
+         least, " tokens (", clip.text_tokens, " for the timestamps and vision markers of its ",
+         pairs, " frame pairs, one per pair for the frames), more than its video budget of ",
+         max_tokens, " tokens; sample at most about ", fit,
+         " frames (max_frames, num_frames or fps)", can_raise ? " or raise max_video_tokens" : "");
+  }
+  const int64_t limit = budget.limit_tokens > 0 ? frame_pixels(budget.limit_tokens) : kNoLimit;
   ImageBudget b;
-  b.max_pixels = asked_max > 0 ? std::min(asked_max, limit) : budget.default_max_pixels;
-  b.min_pixels = asked_min > 0 ? asked_min : budget.default_min_pixels;
+  b.max_pixels = TighterMax(asked_pixels, frame_pixels(max_tokens));
+  const int64_t asked_min =
+      std::max({budget.min_pixels, SaturatingProduct(budget.min_frame_pixels, counted),
+                frame_pixels(budget.min_tokens)});
+  b.min_pixels = asked_min > 0 ? asked_min : frame_pixels(budget.default_min_tokens);
   if (b.max_pixels > 0 && b.min_pixels > b.max_pixels) {
     if (asked_min > 0) b.max_pixels = std::min(b.min_pixels, limit);
     b.min_pixels = std::min(b.min_pixels, b.max_pixels);

@@ -1,10 +1,16 @@
 // How many pixels (and so video tokens) one video may become. Unlike an image's, a
 // video's budget covers all its sampled frames (T x H x W, as the `size` of
 // video_preprocessor_config.json); qwen-vl-utils' per-video keys bound each frame
-// instead, and become clip bounds once sampling has fixed the frame count.
+// instead, and become clip bounds once sampling has fixed the frame count. Bounds in
+// tokens are what the video costs in the prompt: its vision tokens and the text around
+// them (a timestamp and two vision markers per frame pair), so that a budget sized to
+// fit the context does.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
 
 #include "image/image_budget.h"
 #include "image/preprocessor_config.h"
@@ -17,26 +23,42 @@ namespace qvl {
 int64_t PixelsPerVideoToken(const ImageProcessorParams& params);
 
 struct VideoBudget {
-  // What the request asks; 0 = nothing. Clip bounds are over all sampled frames, frame
-  // bounds per frame.
+  // What the request asks; 0 = nothing. Pixel bounds are the reference's (the frames'
+  // pixels alone): clip bounds over all sampled frames, frame bounds per frame.
   int64_t min_pixels = 0;
   int64_t max_pixels = 0;
   int64_t min_frame_pixels = 0;
   int64_t max_frame_pixels = 0;
-  // The server's: the bounds of a request that asks none, and the most a request's own
-  // bounds may reach. 0 = the model's range.
-  int64_t default_min_pixels = 0;
-  int64_t default_max_pixels = 0;
-  int64_t limit_pixels = 0;
+  // Token bounds cover the video's whole cost in the prompt.
+  int64_t min_tokens = 0;
+  int64_t max_tokens = 0;
+  // The server's, in tokens of the whole cost: the bounds of a request that asks none,
+  // and the most a request's own bounds may reach. 0 = the model's range.
+  int64_t default_min_tokens = 0;
+  int64_t default_max_tokens = 0;
+  int64_t limit_tokens = 0;
+  // The prompt tokens of the text around the frame pairs shown at these times (one per
+  // pair); unset, the text costs nothing.
+  std::function<int64_t(std::span<const double> pair_seconds)> text_tokens = nullptr;
 };
 
-// The clip bounds for `frames` sampled frames. A frame bound counts for the frames as
-// smart_resize rounds them to whole temporal patches, so that a frame of the resized
-// clip meets it exactly as qwen-vl-utils' per-frame resize would (for an even frame
-// count; an odd one rounds to the nearer even count). Where a clip and a frame bound
-// are both given the tighter holds. As for images (ImageBudgetFor): the request's
-// maximum is capped at limit_pixels, and its minimum wins over a lower maximum as far
-// as limit_pixels allows. Throws Error(kInvalidArgument) for negative values.
-ImageBudget ClipBudget(const VideoBudget& budget, int64_t frames, int temporal_patch_size);
+// A clip once sampling has fixed its frames.
+struct ClipShape {
+  int64_t frames = 0;  // sampled
+  int temporal_patch_size = 2;
+  int64_t pixels_per_token = 0;  // PixelsPerVideoToken
+  int64_t text_tokens = 0;       // budget.text_tokens of its pairs
+};
+
+// The pixel bounds over all sampled frames of `clip`. A token bound leaves the frames
+// what the text does not take. A frame bound counts for the frames as smart_resize
+// rounds them to whole temporal patches, so that a frame of the resized clip meets it
+// exactly as qwen-vl-utils' per-frame resize would (for an even frame count; an odd one
+// rounds to the nearer even count). Where several maxima are given the tightest holds.
+// As for images (ImageBudgetFor): the request's maximum is capped at limit_tokens, and
+// its minimum wins over a lower maximum as far as limit_tokens allows. Throws
+// Error(kInvalidArgument) for negative values, and naming `name` when the maximum in
+// tokens cannot hold the text and one token per frame pair.
+ImageBudget ClipBudget(const VideoBudget& budget, const ClipShape& clip, const std::string& name);
 
 }  // namespace qvl

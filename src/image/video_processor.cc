@@ -81,12 +81,14 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
   result.sampled_indices = SampleFrameIndices(result.input_frames, result.fps, sampling, name);
   const int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
   const int temporal = ip.temporal_patch_size;
-  const PixelRange range = ResolveImageBudget(ClipBudget(budget, sampled, temporal), ip);
-  result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
   if (sampled < temporal) {
     Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames,
          " frame(s); a video needs at least ", temporal);
   }
+  result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
+  if (budget.text_tokens) result.text_tokens = budget.text_tokens(result.timestamps);
+  const ClipShape clip{sampled, temporal, PixelsPerVideoToken(ip), result.text_tokens};
+  const PixelRange range = ResolveImageBudget(ClipBudget(budget, clip, name), ip);
 
   // The clip's size comes from its first sampled frame; smart_resize covers all frames.
   RgbxImage decoded;

@@ -67,6 +67,7 @@ struct PreprocessedVideo {
   double fps = 0;
   std::vector<int64_t> sampled_indices;
   std::vector<double> timestamps;  // seconds, one per temporal group
+  int64_t text_tokens = 0;         // of the text around its groups (VideoBudget::text_tokens)
 
   int64_t num_patches() const { return grid_thw[0] * grid_thw[1] * grid_thw[2]; }
   // Video tokens of one temporal group in the prompt (h * w / merge^2).
@@ -77,9 +78,9 @@ struct PreprocessedVideo {
 // params.sampling (a request's fps and frame counts); `budget` narrows the pixel range
 // over all sampled frames within params.image's (see ClipBudget). `name` ("video 1") starts every
 // error. Throws Error(kTooLarge) over `limits` (before reading frames) and Error(kInvalidArgument)
-// for fewer than temporal_patch_size sampled frames, frames of different sizes or under
-// params.image.factor() pixels a side, and what the source throws. Only two resized frames are held
-// at a time.
+// for fewer than temporal_patch_size sampled frames, a budget too small for them, frames of
+// different sizes or under params.image.factor() pixels a side, and what the source throws. Only
+// two resized frames are held at a time.
 PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessorParams& params,
                                   const FrameSampling& sampling, const VideoBudget& budget,
                                   const VideoLimits& limits, const std::string& name);

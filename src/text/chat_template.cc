@@ -63,6 +63,14 @@ void AppendParts(const ChatMessage& message, std::string* out) {
   }
 }
 
+// What precedes a temporal group's vision block, as Qwen3VLProcessor writes it.
+std::string TimestampText(double seconds) {
+  char stamp[64];
+  // printf's rounding of the binary value, as Python's f"{t:.1f}": 0.25 -> "0.2".
+  std::snprintf(stamp, sizeof(stamp), "<%.1f seconds>", seconds);
+  return stamp;
+}
+
 // Each video placeholder replaced by its groups, one <|video_pad|> per group (expanded
 // in the ids later): "<0.2 seconds><|vision_start|><|video_pad|><|vision_end|>...".
 std::string ExpandVideoPlaceholders(const std::string& rendered,
@@ -83,10 +91,7 @@ std::string ExpandVideoPlaceholders(const std::string& rendered,
            " groups of ", layout.tokens_per_group, " tokens; it needs at least 1 of 1");
     }
     for (const double seconds : layout.timestamps) {
-      char stamp[64];
-      // printf's rounding of the binary value, as Python's f"{t:.1f}": 0.25 -> "0.2".
-      std::snprintf(stamp, sizeof(stamp), "<%.1f seconds>", seconds);
-      out.append(stamp).append(kVisionStart).append(kVideoPad).append(kVisionEnd);
+      out.append(TimestampText(seconds)).append(kVisionStart).append(kVideoPad).append(kVisionEnd);
     }
   }
   out.append(rendered, from, std::string::npos);
@@ -214,6 +219,15 @@ std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::strin
     }
   }
   return expanded;
+}
+
+int64_t VideoTextTokens(const Tokenizer& tokenizer, std::span<const double> timestamps) {
+  constexpr int64_t kMarkers = 2;  // <|vision_start|> and <|vision_end|>
+  int64_t n = 0;
+  for (const double seconds : timestamps) {
+    n += static_cast<int64_t>(tokenizer.Encode(TimestampText(seconds)).size()) + kMarkers;
+  }
+  return n;
 }
 
 void CheckTemplateTokens(const Tokenizer& tokenizer, const std::string& tokenizer_path,

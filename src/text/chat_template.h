@@ -61,6 +61,12 @@ struct VideoPromptLayout {
   int tokens_per_group = 0;
 };
 
+// The prompt tokens of a video besides its <|video_pad|> tokens: per temporal group its
+// timestamp text and the <|vision_start|> and <|vision_end|> markers. Exact for every
+// timestamp after the first (special tokens on both sides, so it is tokenized alone);
+// the first may merge with the text just before the video, as any text does.
+int64_t VideoTextTokens(const Tokenizer& tokenizer, std::span<const double> timestamps);
+
 // The prompt's token ids: `rendered` is tokenized and its i-th <|image_pad|> repeated
 // image_token_counts[i] times (the image's patches / 4); the i-th video placeholder
 // <|vision_start|><|video_pad|><|vision_end|> becomes the groups of videos[i] (the

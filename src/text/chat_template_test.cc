@@ -119,6 +119,27 @@ TEST(ChatTemplateTest, VideoTimestampsAndGroups) {
   EXPECT_THROW(RenderChatTemplate(in_assistant, true), Error);
 }
 
+// VideoTextTokens is what a video adds to the prompt besides its pad tokens, with one-,
+// two- and three-digit seconds: the budget counts it, so it must be exact.
+TEST(ChatTemplateTest, VideoTextTokensAreWhatTheVideoAddsBesidesItsPads) {
+  const std::string rendered = RenderChatTemplate(
+      {{"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}}}, true);
+  const std::string without =
+      RenderChatTemplate({{"user", {{ChatPart::Kind::kText, "Why?"}}, false, {}}}, true);
+  const size_t text = Qwen().Encode(without).size();
+  for (const VideoPromptLayout& layout :
+       {VideoPromptLayout{{0.25, 1.0 / 3}, 3}, VideoPromptLayout{{9.75, 12.5, 99.96}, 2},
+        VideoPromptLayout{{599.5, 123.45, 0}, 5}}) {
+    const size_t pads = layout.timestamps.size() * layout.tokens_per_group;
+    const int64_t video_text = VideoTextTokens(Qwen(), layout.timestamps);
+    EXPECT_EQ(TokenizePrompt(Qwen(), rendered, {}, {&layout, 1}).size(),
+              text + pads + static_cast<size_t>(video_text))
+        << layout.timestamps[1];
+  }
+  // "<", "0", ".", "2", " seconds", ">" and the two markers.
+  EXPECT_EQ(VideoTextTokens(Qwen(), std::vector<double>{0.25}), 8);
+}
+
 TEST(ChatTemplateTest, ToolCallsAndToolResults) {
   ChatMessage system{
       "system",
