@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/captured_log.h"
 #include "base/error.h"
 #include "base/timer.h"
 #include "engine/engine.h"
@@ -277,6 +278,26 @@ TEST(EngineVideo, AVideoOverTheContextIsToldToSendFewerFrames) {
               std::string::npos)
         << e.what();
   }
+}
+
+// An MP4 cut short (its index comes first, as in clip 07's: 8 frames at 4 fps) is
+// answered from the frames it holds, and the user is told: the video's timings carry
+// the length its container declares, and the log warns.
+TEST(EngineVideo, AFileCutShortIsAnsweredAndReported) {
+  auto engine = MakeEngine();
+  GenerationRequest whole = WithMp4("07_video_frames");
+  GenerationRequest cut = WithMp4("07_video_frames");
+  cut.videos[0].file.resize(70439);  // the first three frames' samples end there
+  EXPECT_EQ(OneTokenAbout(*engine, std::move(whole)).declared_seconds, 0);
+  CapturedLog log;
+  const ImageGrid video = OneTokenAbout(*engine, std::move(cut));
+  EXPECT_EQ(video.frames, 3);
+  EXPECT_EQ(video.sampled_frames, 3);
+  EXPECT_EQ(video.declared_seconds, 2.0);
+  EXPECT_EQ(log.Count({"video 1 is cut short: its container declares 2.0 s but holds 3 frames "
+                       "at 4 fps (0.8 s); the answer is about those"}),
+            1u)
+      << (log.lines().empty() ? "nothing logged" : log.lines().back());
 }
 
 // The server loads a frame's bytes without looking at them; the decoder refuses a sampled

@@ -153,6 +153,9 @@ struct ImageGrid {
   // Its other prompt tokens: the timestamp and the two vision markers of each frame pair.
   // Its budget covers tokens + text_tokens.
   int64_t text_tokens = 0;
+  // A video file cut short: the seconds its container declares, more than its frames
+  // last (frames / fps, what the model sees); 0 for a whole file.
+  double declared_seconds = 0;
   ImageSource source = ImageSource::kEncoder;
   // Frames the decoder decoded (a file decodes those before each sampled one too; a frame
   // list only the sampled ones). Videos only.

@@ -1,9 +1,12 @@
 #include "engine/video_preparer.h"
 
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "base/timer.h"
 #include "engine/content_hash.h"
 #include "image/video_decoder.h"
@@ -34,6 +37,13 @@ class TimedFrameSource : public VideoFrameSource {
   double read_ms_ = 0;
   int64_t reads_ = 0;
 };
+
+// "10.0 s": tenths, as the timestamps the model reads.
+std::string SecondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", seconds);
+  return text;
+}
 
 }  // namespace
 
@@ -85,6 +95,14 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
   v.info.fps = video.fps;
   v.info.text_tokens = video.text_tokens;
+  if (file != nullptr && file->declared_seconds() > 0) {
+    // Answered from what is there, but the user is to know it is not the whole clip.
+    v.info.declared_seconds = file->declared_seconds();
+    LogWarn(input.name, " is cut short: its container declares ",
+            SecondsText(v.info.declared_seconds), " but holds ", video.input_frames, " frames at ",
+            video.fps, " fps (", SecondsText(video.input_frames / video.fps),
+            "); the answer is about those");
+  }
   // The encoding depends on the frames, on which of them were sampled and on the size
   // the budget resized them to.
   ContentHasher hasher;

@@ -9,8 +9,12 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <span>
 #include <string>
@@ -72,7 +76,23 @@ struct ClipSpec {
   int gop = 3;       // frames from one keyframe to the next
   int b_frames = 0;  // the most B-frames in a row (frames shown before one decoded earlier)
   int noise = 0;     // film grain of up to +-noise per value, new in every frame
+  // Muxed into a temporary file, as ffmpeg writes to disk, instead of a memory buffer:
+  // MP4 then has its index before the frames (faststart), so that a file cut short
+  // still opens and declares its whole length.
+  bool seekable = false;
 };
+
+// The bytes of the file at `path`, which is then removed.
+inline std::string TakeFile(const std::string& path) {
+  std::string out;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buffer[1 << 16];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0;) out.append(buffer, n);
+    std::fclose(f);
+  }
+  std::remove(path.c_str());
+  return out;
+}
 
 // The clip in `spec.muxer`'s container, in memory (4:2:0 YUV, high quality); empty when
 // this libavcodec has no such encoder or the encoder or muxer refuses the settings.
@@ -117,11 +137,31 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   }
   avcodec_parameters_from_context(stream->codecpar, enc);
   stream->time_base = enc->time_base;
-  avio_open_dyn_buf(&fmt->pb);
-  if (avformat_write_header(fmt, nullptr) < 0) {
-    uint8_t* unused = nullptr;
-    avio_close_dyn_buf(fmt->pb, &unused);
-    av_free(unused);
+  std::string path;
+  AVDictionary* mux_options = nullptr;
+  if (spec.seekable) {
+    char name[] = "/tmp/qvl_clip_XXXXXX";
+    const int fd = mkstemp(name);
+    if (fd >= 0) close(fd);
+    path = name;
+    avio_open(&fmt->pb, path.c_str(), AVIO_FLAG_READ_WRITE);
+    av_freep(&fmt->url);
+    fmt->url = av_strdup(path.c_str());  // faststart reopens the file to move the index
+    av_dict_set(&mux_options, "movflags", "+faststart", 0);
+  } else {
+    avio_open_dyn_buf(&fmt->pb);
+  }
+  const int header = avformat_write_header(fmt, &mux_options);
+  av_dict_free(&mux_options);
+  if (header < 0) {
+    if (spec.seekable) {
+      avio_closep(&fmt->pb);
+      TakeFile(path);
+    } else {
+      uint8_t* unused = nullptr;
+      avio_close_dyn_buf(fmt->pb, &unused);
+      av_free(unused);
+    }
     avcodec_free_context(&enc);
     avformat_free_context(fmt);
     return "";
@@ -163,7 +203,13 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   avcodec_send_frame(enc, nullptr);
   drain();
   av_write_trailer(fmt);
-  std::string out = CloseDynamicBuffer(fmt);
+  std::string out;
+  if (spec.seekable) {
+    avio_closep(&fmt->pb);
+    out = TakeFile(path);
+  } else {
+    out = CloseDynamicBuffer(fmt);
+  }
   av_packet_free(&packet);
   av_frame_free(&frame);
   sws_freeContext(sws);

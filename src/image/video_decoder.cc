@@ -116,10 +116,15 @@ class Demuxer {
     fmt->io_open = RefuseNestedOpen;
     const int opened = avformat_open_input(&fmt, nullptr, nullptr, nullptr);
     if (opened < 0) {  // fmt is freed
+      // MP4 and MOV writers put the index last by default, so a file cut short has none.
+      const bool iso = bytes.size() >= 8 && std::memcmp(bytes.data() + 4, "ftyp", 4) == 0;
       Fail(ErrorCode::kInvalidArgument, name,
            " is not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, "
            "Ogg): ",
-           AvError(opened));
+           AvError(opened),
+           iso ? " (an MP4 or MOV file without its index, as one cut short before the end, "
+                 "cannot be read)"
+               : "");
     }
     fmt_.reset(fmt);
     // Frame sizes the container declares are checked before find_stream_info, which may
@@ -161,6 +166,22 @@ class Demuxer {
   int stream_ = -1;
   const AVCodec* codec_ = nullptr;
 };
+
+// The length the container declares for the video, in seconds; 0 when it declares none.
+// The stream's own when it has one (MP4); else the whole file's (Matroska), which an
+// audio track may outlast the video by a little.
+double DeclaredSeconds(const AVFormatContext* fmt, const AVStream* s) {
+  if (s->duration != AV_NOPTS_VALUE && s->duration > 0) return s->duration * av_q2d(s->time_base);
+  if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) {
+    return static_cast<double>(fmt->duration) / AV_TIME_BASE;
+  }
+  return 0;
+}
+
+// How much longer than its frames a container may say it is without being cut short:
+// rounding of durations, an audio track that ends after the video.
+constexpr double kCutShortSlackSeconds = 0.5;
+constexpr int kCutShortSlackFrames = 3;
 
 double FrameRate(const AVStream* s) {
   for (const AVRational r : {s->avg_frame_rate, s->r_frame_rate}) {
@@ -232,6 +253,7 @@ struct VideoFileDecoder::State {
   SwsContext* sws = nullptr;
   int64_t frames = 0;
   double fps = 0;
+  double declared_seconds = 0;  // of a file cut short
   int width = 0, height = 0;
   int64_t next = 0;     // index of the frame the decoder gives next
   int64_t decoded = 0;  // frames the codec gave, sampled or not
@@ -402,6 +424,11 @@ VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLi
            " has no frame rate: its frames all have one timestamp");
     }
     if (!timestamps || std::adjacent_find(pts.begin(), pts.end()) != pts.end()) pts.clear();
+    const double declared = DeclaredSeconds(counter.fmt(), counter.stream());
+    const double held = static_cast<double>(s.frames) / s.fps;
+    if (declared > held + std::max(kCutShortSlackSeconds, kCutShortSlackFrames / s.fps)) {
+      s.declared_seconds = declared;
+    }
   }
   if (s.frames == 0) Fail(ErrorCode::kInvalidArgument, s.name, " has no frames");
   CheckVideoLength(s.frames, s.fps, limits, s.name);
@@ -434,6 +461,7 @@ VideoFileDecoder::~VideoFileDecoder() = default;
 int64_t VideoFileDecoder::frame_count() const { return state_->frames; }
 double VideoFileDecoder::fps() const { return state_->fps; }
 int64_t VideoFileDecoder::decoded_frames() const { return state_->decoded; }
+double VideoFileDecoder::declared_seconds() const { return state_->declared_seconds; }
 int VideoFileDecoder::width() const { return state_->width; }
 int VideoFileDecoder::height() const { return state_->height; }
 

@@ -47,6 +47,11 @@ class VideoFileDecoder : public VideoFrameSource {
 
   // Frames decoded so far (those skipped to reach a sampled one included), for timings.
   int64_t decoded_frames() const;
+  // A file cut short (a partial download, a recording that never finished): the seconds
+  // its container declares, when its frames (frame_count() / fps()) fall short of them
+  // by more than half a second and three frames. 0 for a whole file, and where the
+  // length is measured from the frames that are there (MPEG-TS).
+  double declared_seconds() const;
   int width() const;
   int height() const;
 

@@ -104,6 +104,43 @@ TEST(VideoDecoderRobustness, AbsurdOrMissingFrameRate) {
   EXPECT_STREQ(e.what(), "video 1 has no frame rate: its frames all have one timestamp");
 }
 
+// A file cut short (a partial upload or download) still opens where its index or header
+// comes first, and holds fewer frames than it declares: the decoder reads what is
+// there and says how long the file claims to be, so that the user can be told. A whole
+// file says nothing.
+TEST(VideoDecoderRobustness, AFileCutShortSaysHowLongItClaimsToBe) {
+  for (const char* muxer : {"mp4", "matroska"}) {
+    SCOPED_TRACE(muxer);
+    // 50 frames at 10 fps: 5 seconds.
+    const ClipSpec spec{.muxer = muxer, .frames = 50, .fps = 10, .gop = 10, .seekable = true};
+    const std::string whole = EncodeClip(spec);
+    ASSERT_FALSE(whole.empty());
+    VideoFileDecoder all(Bytes(whole), {}, "video 1");
+    EXPECT_EQ(all.frame_count(), 50);
+    EXPECT_EQ(all.declared_seconds(), 0);
+
+    const std::string cut = whole.substr(0, whole.size() * 2 / 5);
+    VideoFileDecoder part(Bytes(cut), {}, "video 1");
+    EXPECT_GE(part.frame_count(), 2);
+    EXPECT_LT(part.frame_count(), 30);
+    EXPECT_NEAR(part.declared_seconds(), 5.0, 0.1);
+    RgbxImage last;
+    part.ReadFrame(part.frame_count() - 1, &last);
+    EXPECT_EQ(last.width(), spec.width);
+  }
+  // An MP4 written as a stream has its index last: cut, it cannot be read, and the
+  // error says why.
+  const std::string streamed_mp4 = EncodeClip({.frames = 50, .fps = 10});
+  const Error e = ErrorOf([&] {
+    VideoFileDecoder(Bytes(streamed_mp4.substr(0, streamed_mp4.size() / 2)), {}, "video 1");
+  });
+  EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(std::string(e.what()).find("(an MP4 or MOV file without its index, as one cut short "
+                                       "before the end, cannot be read)"),
+            std::string::npos)
+      << e.what();
+}
+
 void Put32(std::string& s, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>(v >> (24 - 8 * i));
 }
