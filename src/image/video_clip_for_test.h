@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/display.h>
 #include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 }
@@ -80,6 +81,9 @@ struct ClipSpec {
   // MP4 then has its index before the frames (faststart), so that a file cut short
   // still opens and declares its whole length.
   bool seekable = false;
+  // Degrees clockwise the display matrix turns the frames by (av_display_rotation_set),
+  // as a phone writes a portrait clip; 0 = no matrix.
+  int rotation = 0;
 };
 
 // The bytes of the file at `path`, which is then removed.
@@ -94,7 +98,8 @@ inline std::string TakeFile(const std::string& path) {
   return out;
 }
 
-// The clip in `spec.muxer`'s container, in memory (4:2:0 YUV, high quality); empty when
+// The clip in `spec.muxer`'s container, in memory (4:2:0 YUV, high quality; GIF in 3-3-2
+// RGB); empty when
 // this libavcodec has no such encoder or the encoder or muxer refuses the settings.
 inline std::string EncodeClip(const ClipSpec& spec) {
   const AVCodec* codec = avcodec_find_encoder_by_name(spec.encoder);
@@ -106,7 +111,9 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   AVCodecContext* enc = avcodec_alloc_context3(codec);
   enc->width = w;
   enc->height = h;
-  enc->pix_fmt = AV_PIX_FMT_YUV420P;
+  // GIF's encoder takes palette formats only: 3-3-2 bit RGB.
+  const bool gif = std::string(spec.encoder) == "gif";
+  enc->pix_fmt = gif ? AV_PIX_FMT_RGB8 : AV_PIX_FMT_YUV420P;
   enc->time_base = {1, spec.fps};
   enc->framerate = {spec.fps, 1};
   enc->gop_size = spec.gop;
@@ -137,6 +144,11 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   }
   avcodec_parameters_from_context(stream->codecpar, enc);
   stream->time_base = enc->time_base;
+  if (spec.rotation != 0) {
+    auto* matrix = reinterpret_cast<int32_t*>(
+        av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t)));
+    av_display_rotation_set(matrix, spec.rotation);
+  }
   std::string path;
   AVDictionary* mux_options = nullptr;
   if (spec.seekable) {
@@ -166,7 +178,7 @@ inline std::string EncodeClip(const ClipSpec& spec) {
     avformat_free_context(fmt);
     return "";
   }
-  SwsContext* sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P,
+  SwsContext* sws = sws_getContext(w, h, AV_PIX_FMT_RGB24, w, h, enc->pix_fmt,
                                    SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr);
   AVFrame* frame = av_frame_alloc();
   frame->format = enc->pix_fmt;

@@ -3,6 +3,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/display.h>
 #include <libavutil/error.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
@@ -10,18 +11,21 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
+#include "image/exif_orientation.h"
 
 namespace qvl {
 namespace {
 
-// Containers that hold one video as a file. Anything else (playlists, concat lists,
+// Containers that hold one video as a file, animated GIF among them (what the reference's
+// FFmpeg-based readers take as a video too). Anything else (playlists, concat lists,
 // image sequences, raw streams) is refused: such demuxers can open other files or URLs.
-constexpr const char* kDemuxers = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mpegts,flv,ogg";
+constexpr const char* kDemuxers = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm,avi,mpegts,flv,ogg,gif";
 constexpr int kIoBufferSize = 64 << 10;
 
 std::string AvError(int code) {
@@ -120,7 +124,7 @@ class Demuxer {
       const bool iso = bytes.size() >= 8 && std::memcmp(bytes.data() + 4, "ftyp", 4) == 0;
       Fail(ErrorCode::kInvalidArgument, name,
            " is not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, "
-           "Ogg): ",
+           "Ogg, GIF): ",
            AvError(opened),
            iso ? " (an MP4 or MOV file without its index, as one cut short before the end, "
                  "cannot be read)"
@@ -182,6 +186,31 @@ double DeclaredSeconds(const AVFormatContext* fmt, const AVStream* s) {
 // rounding of durations, an audio track that ends after the video.
 constexpr double kCutShortSlackSeconds = 0.5;
 constexpr int kCutShortSlackFrames = 3;
+
+// The EXIF orientation (exif_orientation.h) that shows the stream's frames upright, as
+// players and ffmpeg's autorotation do: phones store portrait clips as landscape frames
+// and a display matrix that turns them. 1 (as stored) without one, and for a matrix
+// that mirrors or turns by other than a multiple of 90 degrees.
+int UprightOrientation(const AVStream* s) {
+  const auto* m = reinterpret_cast<const int32_t*>(
+      av_stream_get_side_data(s, AV_PKT_DATA_DISPLAYMATRIX, nullptr));
+  if (m == nullptr) return 1;
+  const bool mirrors = static_cast<double>(m[0]) * m[4] - static_cast<double>(m[1]) * m[3] < 0;
+  // Counter-clockwise degrees the frames are to be turned by (NaN for a degenerate one).
+  const double degrees = av_display_rotation_get(m);
+  const double quarters = std::round(degrees / 90);
+  if (mirrors || !std::isfinite(degrees) || std::abs(degrees - 90 * quarters) > 0.5) return 1;
+  switch ((static_cast<int>(quarters) % 4 + 4) % 4) {
+    case 1:
+      return 8;  // 90 counter-clockwise
+    case 2:
+      return 3;  // 180
+    case 3:
+      return 6;  // 90 clockwise
+    default:
+      return 1;
+  }
+}
 
 double FrameRate(const AVStream* s) {
   for (const AVRational r : {s->avg_frame_rate, s->r_frame_rate}) {
@@ -254,9 +283,11 @@ struct VideoFileDecoder::State {
   int64_t frames = 0;
   double fps = 0;
   double declared_seconds = 0;  // of a file cut short
-  int width = 0, height = 0;
-  int64_t next = 0;     // index of the frame the decoder gives next
-  int64_t decoded = 0;  // frames the codec gave, sampled or not
+  int width = 0, height = 0;    // as shown: turned upright
+  int orientation = 1;          // UprightOrientation
+  RgbxImage stored;             // a frame before it is turned upright
+  int64_t next = 0;             // index of the frame the decoder gives next
+  int64_t decoded = 0;          // frames the codec gave, sampled or not
   bool flushed = false;
 
   ~State() {
@@ -333,7 +364,14 @@ struct VideoFileDecoder::State {
     }
   }
 
+  // `f` as RGB, turned upright.
   void Convert(const AVFrame* f, RgbxImage* out) {
+    if (!OrientationTransforms(orientation)) return ConvertStored(f, out);
+    ConvertStored(f, &stored);
+    ApplyOrientation(stored, orientation, out);
+  }
+
+  void ConvertStored(const AVFrame* f, RgbxImage* out) {
     CheckFrameSize(f->width, f->height, limits, name);
     out->Reset(f->width, f->height);
     if (f->format == AV_PIX_FMT_GBRP) {
@@ -389,9 +427,11 @@ VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLi
     // The frame count: one packet per frame, demuxed without decoding.
     Demuxer counter(bytes, limits.max_frame_pixels, s.name);
     const AVCodecParameters* par = counter.stream()->codecpar;
-    s.width = par->width;
-    s.height = par->height;
-    CheckFrameSize(s.width, s.height, limits, s.name);
+    CheckFrameSize(par->width, par->height, limits, s.name);
+    s.orientation = UprightOrientation(counter.stream());
+    const bool turned = s.orientation >= 5;  // a quarter turn swaps the sides
+    s.width = turned ? par->height : par->width;
+    s.height = turned ? par->width : par->height;
     s.fps = FrameRate(counter.stream());
     if (!(s.fps > 0)) Fail(ErrorCode::kInvalidArgument, s.name, " has no frame rate");
     AVPacket* packet = av_packet_alloc();
@@ -502,7 +542,8 @@ bool LooksLikeVideoFile(std::span<const uint8_t> bytes) {
     return true;
   }
   return at(0, "\x1A\x45\xDF\xA3") || (at(0, "RIFF") && at(8, "AVI ")) || at(0, "FLV") ||
-         at(0, "OggS") || (bytes.size() > 188 && bytes[0] == 0x47 && bytes[188] == 0x47);
+         at(0, "GIF87a") || at(0, "GIF89a") || at(0, "OggS") ||
+         (bytes.size() > 188 && bytes[0] == 0x47 && bytes[188] == 0x47);
 }
 
 }  // namespace qvl

@@ -1,6 +1,7 @@
 // Video files decoded with FFmpeg (libavformat demuxes, libavcodec decodes, libswscale
 // converts): MP4/MOV, Matroska/WebM, AVI, MPEG-TS, FLV and Ogg holding whatever codec
-// libavcodec has (H.264, HEVC, VP8, VP9, AV1, ...). The container gives the frame rate
+// libavcodec has (H.264, HEVC, VP8, VP9, AV1, ...). Frames come out upright, turned as
+// the stream's display matrix says (a phone's portrait clip). The container gives the frame rate
 // and frame count, so sampling is decided before anything is decoded; then only the
 // groups of pictures holding sampled frames are decoded and only the sampled frames
 // converted to RGB. Planar RGB sources
@@ -52,6 +53,7 @@ class VideoFileDecoder : public VideoFrameSource {
   // by more than half a second and three frames. 0 for a whole file, and where the
   // length is measured from the frames that are there (MPEG-TS).
   double declared_seconds() const;
+  // The frame size as shown (upright).
   int width() const;
   int height() const;
 
@@ -61,8 +63,8 @@ class VideoFileDecoder : public VideoFrameSource {
 };
 
 // Whether `bytes` start like a container VideoFileDecoder reads (ISO BMFF "ftyp",
-// Matroska/WebM EBML, RIFF AVI, MPEG-TS sync bytes, FLV, Ogg): for telling a video file
-// from an image where the caller does not say.
+// Matroska/WebM EBML, RIFF AVI, MPEG-TS sync bytes, FLV, Ogg, GIF): for checking that
+// what a caller gives as a video is one. A GIF is an image as well.
 bool LooksLikeVideoFile(std::span<const uint8_t> bytes);
 
 }  // namespace qvl

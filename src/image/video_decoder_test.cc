@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "golden_tensors.h"
+#include "image/exif_orientation.h"
 #include "image/image_decoder.h"
 #include "image/video_clip_for_test.h"
 
@@ -106,6 +108,63 @@ TEST(VideoFileDecoderTest, YuvClipsInSeveralContainers) {
       EXPECT_NEAR(band[0], 200, 3) << "frame " << k;
       EXPECT_NEAR(band[1], 60, 3) << "frame " << k;
       EXPECT_NEAR(band[2], 30, 3) << "frame " << k;
+    }
+  }
+}
+
+// An animated GIF is a video to FFmpeg, as to the reference's readers: its frames at
+// the rate of its delays (there were refused as "not a video file").
+TEST(VideoFileDecoderTest, AnAnimatedGifIsAVideo) {
+  const std::string gif = EncodeClip({.muxer = "gif", .encoder = "gif", .frames = 6, .fps = 5});
+  ASSERT_FALSE(gif.empty());
+  EXPECT_TRUE(LooksLikeVideoFile(Bytes(gif)));
+  VideoFileDecoder decoder(Bytes(gif), {}, "video 1");
+  EXPECT_EQ(decoder.frame_count(), 6);
+  EXPECT_DOUBLE_EQ(decoder.fps(), 5.0);
+  RgbxImage frame;
+  for (const int k : {0, 5}) {
+    decoder.ReadFrame(k, &frame);
+    ASSERT_EQ(frame.width(), 128);
+    ASSERT_EQ(frame.height(), 96);
+    // The moving square (red 230 in RGB 3-3-2: 219), where frame k has it and not before.
+    EXPECT_NEAR(frame.row(40)[4 * (8 * k + 20)], 219, 40) << "frame " << k;
+  }
+  EXPECT_LT(frame.row(40)[4 * 20], 150);  // frame 5's square is 40 pixels on
+}
+
+// A phone's portrait clip: landscape frames and a display matrix that turns them. They
+// come out as players show them (before, the model saw them sideways), each frame the
+// stored one turned, in both directions and upside down.
+TEST(VideoFileDecoderTest, FramesComeOutAsTheDisplayMatrixTurnsThem) {
+  const ClipSpec spec{.frames = 4, .gop = 2};
+  const std::string plain = EncodeClip(spec);
+  ASSERT_FALSE(plain.empty());
+  // As ffmpeg's autorotation turns them: a matrix of 90 degrees clockwise by a quarter
+  // turn clockwise.
+  const struct {
+    int rotation;  // clockwise
+    int orientation;
+  } turns[] = {{90, 6}, {-90, 8}, {180, 3}};
+  for (const auto& [rotation, orientation] : turns) {
+    SCOPED_TRACE(rotation);
+    ClipSpec turned_spec = spec;
+    turned_spec.rotation = rotation;
+    const std::string turned = EncodeClip(turned_spec);
+    VideoFileDecoder stored(Bytes(plain), {}, "video 1");
+    VideoFileDecoder shown(Bytes(turned), {}, "video 1");
+    const bool quarter = rotation != 180;
+    EXPECT_EQ(shown.width(), quarter ? spec.height : spec.width);
+    EXPECT_EQ(shown.height(), quarter ? spec.width : spec.height);
+    RgbxImage frame, upright, want;
+    for (const int k : {1, 3}) {
+      stored.ReadFrame(k, &frame);
+      shown.ReadFrame(k, &upright);
+      ApplyOrientation(frame, orientation, &want);
+      ASSERT_EQ(upright.width(), want.width());
+      ASSERT_EQ(upright.height(), want.height());
+      for (int y = 0; y < want.height(); ++y) {
+        ASSERT_EQ(0, std::memcmp(upright.row(y), want.row(y), want.stride())) << "row " << y;
+      }
     }
   }
 }

@@ -81,9 +81,15 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
   result.sampled_indices = SampleFrameIndices(result.input_frames, result.fps, sampling, name);
   const int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
   const int temporal = ip.temporal_patch_size;
+  if (result.input_frames < temporal) {
+    Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames, " frame",
+         result.input_frames == 1 ? "" : "s", "; a video needs at least ", temporal,
+         " (send a still picture as an image)");
+  }
   if (sampled < temporal) {
-    Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames,
-         " frame(s); a video needs at least ", temporal);
+    Fail(ErrorCode::kInvalidArgument, name, ": ", sampled, " of its ", result.input_frames,
+         " frames sampled; a video needs at least ", temporal,
+         " (raise min_frames, num_frames or fps)");
   }
   result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
   if (budget.text_tokens) result.text_tokens = budget.text_tokens(result.timestamps);

@@ -223,11 +223,16 @@ TEST(PreprocessVideoTest, ReadsOnlySampledFramesAndRepeatsTheLast) {
 
 TEST(PreprocessVideoTest, RefusesBadClips) {
   const VideoProcessorParams params = TinyVideoParams();
+  // A clip of one frame is a picture, and one sampled frame too few; each is told what
+  // to do instead.
   SyntheticFrames one(1, 1.0, {64, 64});
-  EXPECT_NE(ErrorOf([&] {
-              PreprocessVideo(one, params, params.sampling, {}, {}, "video 1");
-            }).find("video 1 has 1 frame(s); a video needs at least 2"),
-            std::string::npos);
+  EXPECT_EQ(ErrorOf([&] { PreprocessVideo(one, params, params.sampling, {}, {}, "video 1"); }),
+            "video 1 has 1 frame; a video needs at least 2 (send a still picture as an image)");
+  SyntheticFrames second(30, 30.0, {64, 64});
+  FrameSampling sparse{.fps = 0.5, .min_frames = 1};
+  EXPECT_EQ(ErrorOf([&] { PreprocessVideo(second, params, sparse, {}, {}, "video 1"); }),
+            "video 1: 1 of its 30 frames sampled; a video needs at least 2 (raise min_frames, "
+            "num_frames or fps)");
   SyntheticFrames mixed(4, 1.0, {64, 64});
   mixed.odd_frame = 2;
   EXPECT_NE(ErrorOf([&] {
