@@ -18,8 +18,27 @@ export const SERVER_FORMATS: readonly ImageFormat[] = [
 
 export const SERVER_TYPES: readonly string[] = SERVER_FORMATS.map((format) => format.mimeType);
 
+// Formats phones save photos in that the server does not read. The pickers offer them
+// all the same: a browser that decodes one (Safari HEIC, most browsers AVIF) lets the
+// page send it as JPEG (prepare.ts); one that cannot gets words naming the format.
+export const CONVERTED_FORMATS: readonly ImageFormat[] = [
+  { name: "HEIC", mimeType: "image/heic", extensions: [".heic"] },
+  { name: "HEIF", mimeType: "image/heif", extensions: [".heif"] },
+  { name: "AVIF", mimeType: "image/avif", extensions: [".avif"] },
+];
+
 /** For `<input type="file" accept>`: types and extensions, since some pickers only match one. */
-export const ACCEPT_ATTRIBUTE = SERVER_FORMATS.flatMap((format) => [format.mimeType, ...format.extensions]).join(",");
+export const ACCEPT_ATTRIBUTE = [...SERVER_FORMATS, ...CONVERTED_FORMATS]
+  .flatMap((format) => [format.mimeType, ...format.extensions])
+  .join(",");
+
+/** The converted format of a file, by its type or else its name's extension. */
+export function convertedFormatOf(type: string, name: string): ImageFormat | undefined {
+  const lower = name.toLowerCase();
+  return CONVERTED_FORMATS.find(
+    (format) => format.mimeType === type || format.extensions.some((extension) => lower.endsWith(extension)),
+  );
+}
 
 /** "JPEG, PNG, WebP, GIF or BMP" */
 export const FORMAT_NAMES = listWithOr(SERVER_FORMATS.map((format) => format.name));

@@ -5,7 +5,7 @@
 // and sent as JPEG; one still over the server's byte limit then is refused.
 import type { ServerLimits } from "../api/server_limits";
 import { formatBytes } from "../videos/formats";
-import { SERVER_TYPES, USE_A_SUPPORTED_FILE } from "./formats";
+import { convertedFormatOf, SERVER_TYPES, USE_A_SUPPORTED_FILE } from "./formats";
 
 export interface PreparedImage {
   blob: Blob;
@@ -77,6 +77,17 @@ export function isImageFile(file: File): boolean {
   return file.type === "" || file.type.startsWith("image/");
 }
 
+/** Why a file this browser could not decode is refused: its format named when it is a
+ * phone's photo format. */
+export function unreadableImageMessage(name: string, type: string): string {
+  const format = convertedFormatOf(type, name);
+  if (!format) return `"${name}" is not an image this browser can read. ${USE_A_SUPPORTED_FILE}`;
+  const iphone =
+    format.name === "AVIF" ? "" : " An iPhone takes JPEG photos with Settings › Camera › Formats › Most Compatible.";
+  const article = /^[AEIOU]/.test(format.name) ? "an" : "a";
+  return `"${name}" is ${article} ${format.name} photo, which this browser cannot convert. ${USE_A_SUPPORTED_FILE}${iphone}`;
+}
+
 // createImageBitmap takes no SVG in Chromium, which an <img> draws: the element decodes
 // what createImageBitmap refuses, and gives a bitmap of its intrinsic size.
 async function decodeImage(file: File, name: string): Promise<ImageBitmap> {
@@ -97,7 +108,7 @@ async function decodeImage(file: File, name: string): Promise<ImageBitmap> {
   } finally {
     if (url) URL.revokeObjectURL(url);
   }
-  throw new ImageError(`"${name}" is not an image this browser can read. ${USE_A_SUPPORTED_FILE}`);
+  throw new ImageError(unreadableImageMessage(name, file.type));
 }
 
 export async function prepareImage(file: File, limits: ServerLimits): Promise<PreparedImage> {
