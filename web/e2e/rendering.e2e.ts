@@ -103,6 +103,8 @@ describe("answers", () => {
     await ask(page, "Solve it.");
     await waitForAnswer(page);
     const markdown = answers(page).last().locator(".markdown");
+    // Drawn once KaTeX has arrived (src/lazy_modules.ts).
+    await markdown.locator(".maths-display").waitFor();
     expect(await markdown.locator(".maths").count()).toBe(2);
     expect(await markdown.locator(".maths-display .katex-display .mfrac").count()).toBe(1);
     expect(await markdown.locator(".maths").first().getAttribute("aria-label")).toBe("ax^2+bx+c=0");
