@@ -42,6 +42,19 @@ function questionsOf(body: { messages: { role: string; content: unknown }[] }): 
 }
 
 describe("a conversation when something goes wrong", () => {
+  it("says when the server cannot be reached, and clears that once it answers again", async () => {
+    const page = await openPage();
+    const note = page.locator("#composer-note");
+    await page.route("**/v1/models", (route) => route.abort("connectionrefused"));
+    // The browser says the network changed: the page asks the server again at once.
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    await expect.poll(() => note.innerText()).toMatch(/^Cannot reach the qvl server/);
+    expect(await note.getAttribute("role")).toBe("status");
+    await page.unroute("**/v1/models");
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    await expect.poll(() => note.innerText()).toBe("");
+  });
+
   it("leaves a question the server refused out of the follow-ups", async () => {
     const page = await openPage();
     const requests = recordChatRequests(page);

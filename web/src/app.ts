@@ -56,6 +56,11 @@ const SAVE_STREAMING_EVERY_MS = 2000;
 // A typed API key is tried once typing pauses, not at every key press.
 const KEY_CHECK_DELAY_MS = 400;
 
+// Said under the question box while the server does not answer (stopped, or this device
+// offline); the page asks again every RECONNECT_MS, and at once when the browser says
+// it is back online.
+const SERVER_UNREACHABLE = "Cannot reach the qvl server: it may have stopped, or this device is offline. Trying again…";
+const RECONNECT_MS = 5000;
 const KEY_NEEDED = "This server needs an API key. Enter it here; the page connects as soon as the server accepts it.";
 const KEY_REFUSED = "The server did not accept this API key. Check it and enter it again.";
 
@@ -85,6 +90,7 @@ export class App {
 
   constructor(private readonly store: ConversationStore) {
     placeIcons(document);
+    window.addEventListener("online", () => void this.loadModelName());
     this.cache = new BlobCache(
       (id) => store.getImage(id),
       () =>
@@ -191,6 +197,7 @@ export class App {
     try {
       const response = await fetch("/v1/models", { headers: apiHeaders(this.settings) });
       if (attempt !== this.modelLoads) return;
+      if (this.composer.clearNote(SERVER_UNREACHABLE)) void this.loadLimits();
       if (refusesKey(response.status)) {
         this.askForKey();
         return;
@@ -206,7 +213,11 @@ export class App {
       this.model = id;
       byId("model-name").textContent = id.split("/").pop() ?? id;
     } catch {
-      // The first request will explain an unreachable server in its own words.
+      if (attempt !== this.modelLoads) return;
+      this.composer.showNote(SERVER_UNREACHABLE, "error");
+      window.setTimeout(() => {
+        if (attempt === this.modelLoads) void this.loadModelName();
+      }, RECONNECT_MS);
     }
   }
 

@@ -140,6 +140,13 @@ export class Composer {
     if (!busy && this.note.textContent === WAIT_FOR_THE_ANSWER) this.showNote("");
   }
 
+  /** Clears the note if it still says `text`; whether it did. */
+  clearNote(text: string): boolean {
+    if (this.note.textContent !== text) return false;
+    this.showNote("");
+    return true;
+  }
+
   showNote(text: string, kind: "info" | "error" = "info"): void {
     this.note.textContent = text;
     this.note.classList.toggle("is-error", kind === "error");
