@@ -42,8 +42,6 @@ done
 [[ -x $QVL ]] || { echo "missing $QVL (make build)" >&2; exit 1; }
 mkdir -p "$OUT_DIR" "$GGUF_DIR"
 
-# qvl serve --dtype bf16 means packed bf16 panels; qvl bench names that bf16-packed.
-qvl_dtype() { [[ $1 == bf16 ]] && echo bf16-packed || echo "$1"; }
 gguf_name() { case $1 in bf16) echo BF16 ;; q8) echo Q8_0 ;; q4) echo Q4_K_M ;; esac; }
 
 # GGUF files, made once.
@@ -69,11 +67,11 @@ for v in $VARIANTS; do
   if ! done_already "$OUT_DIR/qvl-$v.json" decode_tok_s; then
     echo "== $v: qvl bench"
     "$QVL" bench -m "$MODEL_DIR" --image "$IMAGE" --prompt "$PROMPT" --tokens "$TOKENS" \
-      --dtype "$(qvl_dtype "$v")" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
+      --dtype "$v" --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-$v.json"
   fi
   if ! done_already "$OUT_DIR/qvl-tg-$v.json" decode_tok_s; then
     echo "== $v: qvl bench, text only, 128 tokens (llama-bench's tg128)"
-    "$QVL" bench -m "$MODEL_DIR" --prompt "Hi" --tokens 128 --dtype "$(qvl_dtype "$v")" \
+    "$QVL" bench -m "$MODEL_DIR" --prompt "Hi" --tokens 128 --dtype "$v" \
       --threads "$THREADS" --runs "$RUNS" --json > "$OUT_DIR/qvl-tg-$v.json"
   fi
   # Peak RSS and wall time of the whole request in a fresh process, measured the way

@@ -1,6 +1,6 @@
-// qvl bench -m DIR [--image IMG]... [--video FILE | --video-frames IMG... [--video-fps F]]
+// qvl bench -m MODEL [--image IMG]... [--video FILE | --video-frames IMG... [--video-fps F]]
 //           [--max-image-tokens N] [--max-video-tokens N] [--prompt P] [--tokens N]
-//           [--dtype D] [--vision-dtype D] [--threads N] [--runs N] [--json]
+//           [--runs N] [--json] and the model flags of serve and run (--dtype ...)
 // The standard speed report. Drives the model directly (no server, no scheduler): one
 // request of images, a video and a prompt, greedy decoding of a fixed number of tokens
 // (EOS ignored), each stage timed; medians over --runs runs after one warm-up run. Also
@@ -27,7 +27,7 @@
 #include "base/thread_pool.h"
 #include "base/timer.h"
 #include "cli/bench_request.h"
-#include "cli/flag_ranges.h"
+#include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
 #include "engine/video_budget_policy.h"
@@ -36,13 +36,12 @@
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
 #include "ops/compute_probe.h"
-#include "ops/weight_format.h"
 
 namespace qvl::cli {
 namespace {
 
 struct BenchFlags {
-  std::string model_dir;
+  ModelFlags model;
   std::vector<std::string> images;
   std::string video;                                  // a video file
   std::vector<std::string> video_frames;              // or a clip as its frames
@@ -51,9 +50,6 @@ struct BenchFlags {
   int64_t max_video_tokens = kDefaultMaxVideoTokens;  // 0: the model's budget
   std::string prompt;
   int tokens = 64;
-  std::string dtype = WeightFormatName(ModelOptions().text_weights);
-  std::string vision_dtype;  // "" = DefaultVisionWeights(dtype)
-  int threads = 0;
   int runs = 3;
   bool json = false;
 };
@@ -95,29 +91,6 @@ void SetBudgets(const BenchFlags& flags, const ModelSettings& settings, BenchReq
       flags.max_video_tokens * PixelsPerVideoToken(settings.video_params.image);
 }
 
-WeightFormat ParseFormatFlag(const char* flag, const std::string& name) {
-  WeightFormat f;
-  if (!ParseWeightFormat(name.c_str(), &f)) {
-    Fail(ErrorCode::kInvalidArgument, flag, " ", name,
-         ": use f32, bf16, bf16-packed, q8, q4 or w8a8");
-  }
-  return f;
-}
-
-// f32 weights compute in f32 with an f32 KV cache (the reference's precision); every
-// other format computes in bf16 with a bf16 cache.
-ModelOptions OptionsFor(const BenchFlags& flags) {
-  ModelOptions o;
-  o.text_weights = ParseFormatFlag("--dtype", flags.dtype);
-  o.vision_weights = flags.vision_dtype.empty()
-                         ? DefaultVisionWeights(o.text_weights)
-                         : ParseFormatFlag("--vision-dtype", flags.vision_dtype);
-  const bool f32 = o.text_weights == WeightFormat::kF32;
-  o.precision = f32 ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
-  o.kv_dtype = f32 ? DType::kF32 : DType::kBF16;
-  return o;
-}
-
 double PeakRssMiB() {
   struct rusage usage;
   ::getrusage(RUSAGE_SELF, &usage);
@@ -150,10 +123,11 @@ void RunBench(const BenchFlags& flags) {
     Fail(ErrorCode::kInvalidArgument, "give --video or --video-frames, not both");
   }
   if (!(flags.video_fps > 0)) Fail(ErrorCode::kInvalidArgument, "--video-fps must be above 0");
-  const ModelOptions options = OptionsFor(flags);
-  ThreadPool pool(flags.threads > 0 ? CapThreads(flags.threads, "--threads")
-                                    : DefaultThreadCount());
+  const ModelOptions options = flags.model.Options();
+  const int threads = flags.model.Threads();
+  ThreadPool pool(threads > 0 ? threads : DefaultThreadCount());
   BenchRequest request = LoadRequest(flags);
+  const std::string dir = flags.model.ResolveFolder();
 
   // Bandwidth first, while the process is small.
   const BandwidthProbe bw = MeasureReadBandwidth(pool);
@@ -161,11 +135,11 @@ void RunBench(const BenchFlags& flags) {
 
   // First start: makes sure the packed-weight cache file exists (building it if needed).
   Stopwatch clock;
-  std::optional<LoadedModel> loaded = LoadModel(flags.model_dir, options);
+  std::optional<LoadedModel> loaded = LoadModel(dir, options);
   const double first_load = clock.Millis();
   const std::string first_source = PackedCacheSourceName(loaded->model->packed_weights().source());
   SetBudgets(flags, loaded->settings, &request);
-  std::vector<std::string> files = FolderFiles(flags.model_dir);
+  std::vector<std::string> files = FolderFiles(dir);
   if (!loaded->model->packed_weights().path().empty()) {
     files.push_back(loaded->model->packed_weights().path());
   }
@@ -182,11 +156,11 @@ void RunBench(const BenchFlags& flags) {
   }
   const double cached_before_cold = bytes > 0 ? resident / bytes : 0.0;
   clock.Reset();
-  loaded = LoadModel(flags.model_dir, options);
+  loaded = LoadModel(dir, options);
   const double load_cold = clock.Millis();
   loaded.reset();
   clock.Reset();
-  loaded = LoadModel(flags.model_dir, options);
+  loaded = LoadModel(dir, options);
   const double load_warm = clock.Millis();
 
   RequestShape shape;
@@ -224,9 +198,11 @@ void RunBench(const BenchFlags& flags) {
   const double bound_tok_s = bandwidth * 1e9 / step_bytes;
 
   nlohmann::ordered_json j;
-  j["model"] = flags.model_dir;
-  j["dtype"] = flags.dtype;
-  j["vision_dtype"] = WeightFormatName(options.vision_weights);
+  const std::string dtype = DtypeFlagName(options.text_weights);
+  const std::string vision_dtype = DtypeFlagName(options.vision_weights);
+  j["model"] = flags.model.model;
+  j["dtype"] = dtype;
+  j["vision_dtype"] = vision_dtype;
   j["threads"] = pool.size();
   j["kernel_tier"] = CpuTierName(ActiveTier());
   j["cpu"] = DescribeCpu();
@@ -283,8 +259,8 @@ void RunBench(const BenchFlags& flags) {
     return;
   }
   std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
-              flags.model_dir.c_str(), flags.dtype.c_str(),
-              WeightFormatName(options.vision_weights), pool.size(), CpuTierName(ActiveTier()));
+              flags.model.model.c_str(), dtype.c_str(), vision_dtype.c_str(), pool.size(),
+              CpuTierName(ActiveTier()));
   std::string what;
   if (!flags.images.empty()) {
     what = StrCat(flags.images.size() == 1
@@ -341,7 +317,7 @@ void AddBenchVerb(CLI::App& app) {
   auto flags = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Standard speed report: image and video encode, prefill, decode, load time, memory");
-  cmd->add_option("-m,--model", flags->model_dir, "Model folder")->required();
+  flags->model.AddTo(cmd);
   cmd->add_option("--image", flags->images,
                   "Image file of the request (repeat for several; none: text only)");
   cmd->add_option("--video", flags->video, "Video file of the request, after the images");
@@ -359,13 +335,6 @@ void AddBenchVerb(CLI::App& app) {
                   "User prompt (default: \"Describe this image.\", or \"video\" with one)");
   cmd->add_option("--tokens", flags->tokens, "Tokens to generate (EOS ignored)")
       ->capture_default_str();
-  cmd->add_option("--dtype", flags->dtype,
-                  "Text weights: f32, bf16, bf16-packed, q8, q4 or w8a8 (f32 also computes in f32)")
-      ->capture_default_str();
-  cmd->add_option("--vision-dtype", flags->vision_dtype,
-                  "Vision weights, as --dtype (default: as --dtype; bf16-packed on CPUs with AMX)");
-  cmd->add_option("--threads", flags->threads, "Compute threads (default: one per core)")
-      ->check(CLI::Range(0, kMaxThreadsFlag));
   cmd->add_option("--runs", flags->runs, "Timed runs after the warm-up (medians reported)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "Print JSON instead of the table");

@@ -112,7 +112,7 @@ TEST(BenchVerb, BadFlagsAreOneErrorLine) {
   EXPECT_THAT(r.err, HasSubstr("--threads: Value -3 not in range"));
   r = RunQvl("bench -m " + kTinyModelDir + " --dtype q3");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "qvl: error: --dtype q3: use f32, bf16, bf16-packed, q8, q4 or w8a8\n");
+  EXPECT_EQ(r.err, "qvl: error: --dtype q3: use f32, bf16, q8, q4 or w8a8\n");
   r = RunQvl("bench -m " + kTinyModelDir + " --image /nonexistent.jpg");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent.jpg"));

@@ -21,6 +21,13 @@ CLI::Validator InRange(const ParamRange& range);
 // 2^63 - 1).
 CLI::Validator IntegerIn(int64_t min, int64_t max);
 
+// Makes every integer flag of `app` and of its verbs read its value as a decimal number.
+// CLI11 reads integers as C's strtoll with base 0 does, so "-t 010" was 8 (octal) and
+// "--port 0x1f90" 8080. Leading zeros are dropped ("010" is 10); any other text than an
+// optional sign and digits is refused: "FLAG: expected a decimal integer, got TEXT".
+// Run once after every verb is added.
+void ReadIntegersAsDecimal(CLI::App& app);
+
 // `requested` compute threads (0: one per physical core) lowered to the CPUs this process
 // may run on, with one log line naming `flag` when lowered: more threads than CPUs only
 // take turns at every barrier (-t 1024 made 8 tokens take 40 s).

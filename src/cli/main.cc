@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "cli/flag_ranges.h"
 #include "cli/verbs.h"
 
 namespace qvl::cli {
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   qvl::cli::AddRunVerb(app);
   qvl::cli::AddDumpVerb(app);
   qvl::cli::AddServeVerb(app);
+  qvl::cli::ReadIntegersAsDecimal(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,9 +12,16 @@ class App;
 
 namespace qvl::cli {
 
+// The words --dtype and --vision-dtype take, "f32, bf16, q8, q4 or w8a8", for help and
+// error messages.
+std::string DtypeChoices();
+
+// The --dtype word for `format`, as verbs print it (packed bf16 panels are "bf16").
+std::string DtypeFlagName(WeightFormat format);
+
 struct ModelFlags {
   std::string model;              // a folder, or ORG/NAME from the Hugging Face hub
-  std::string dtype = "q8";       // text decoder: f32 | bf16 | q8 | q4
+  std::string dtype = "q8";       // text decoder: one of DtypeChoices()
   std::string vision_dtype = "";  // vision tower; "" = DefaultVisionWeights(--dtype)
   std::string weight_cache;       // packed-weight cache folder; "none" = keep in memory
   int threads = 0;                // as given; Threads() is what to use

@@ -80,6 +80,47 @@ TEST(ServeVerb, RefusesBeforeListening) {
   }
 }
 
+// Integers are decimal whatever their leading zeros (CLI11 alone read "020" as octal 16 and
+// "017" as 15, so the numbers in the message were 16 and 15), and other bases are refused
+// by the flag's name.
+TEST(ServeVerb, IntegerFlagsAreDecimal) {
+  QvlRun r = RunQvl("serve --port 0 -m " + kTinyModelDir + " --max-tokens 020 -c 017");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "qvl: error: --max-tokens (20) must be below --ctx-size (17): the prompt and the "
+            "answer share it\n");
+  // --max-tokens 99999 stops a qvl that took the number before it listens.
+  r = RunQvl("serve -m " + kTinyModelDir + " --max-tokens 99999 --port 0x1f90");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--port: expected a decimal integer, got 0x1f90"));
+  r = RunQvl("serve --port 0 -m " + kTinyModelDir + " --max-tokens 99999 --parallel 1e3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--parallel: expected a decimal integer, got 1e3"));
+  r = RunQvl("serve --port 0 -m " + kTinyModelDir + " --min-video-tokens 04096");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--min-video-tokens (4096) is larger"));
+}
+
+// --dtype and --vision-dtype take the same words in every verb that loads a model (bench
+// took "bf16-packed" for what the others call bf16, and its "bf16" was another format).
+TEST(ServeVerb, EveryVerbTakesTheSameDtypeWords) {
+  for (const std::string verb :
+       {"serve --port 0", "run 'hi'", "bench", "quantize", "dump --request x.json --out x"}) {
+    for (const std::string flag : {"--dtype", "--vision-dtype"}) {
+      SCOPED_TRACE(verb + " " + flag);
+      const QvlRun r = RunQvl(verb + " -m " + kTinyModelDir + " " + flag + " bf16-packed");
+      EXPECT_EQ(r.exit_code, 1);
+      EXPECT_EQ(r.err, "qvl: error: " + flag + " bf16-packed: use f32, bf16, q8, q4 or w8a8\n");
+    }
+  }
+  // And print those words: quantize said "bf16-packed" for --dtype bf16.
+  ScratchFolder cache("dtype_words");
+  const QvlRun r =
+      RunQvl("quantize -m " + kTinyModelDir + " --dtype bf16 -t 1 --weight-cache " + cache.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(": text bf16, vision bf16 -> " + cache.path()));
+}
+
 // Runs `qvl serve ARGS` until it logs "ready", stops it with SIGTERM; returns its stderr.
 std::string ServeUntilReady(const std::string& args, const std::string& log) {
   // std::string first: GCC 12 warns (-Wrestrict, a false positive) on "(" + string.
