@@ -14,6 +14,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "cli/model_check.h"
+#include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
 #include "model/model_folder.h"
@@ -214,7 +215,8 @@ void AddInfoVerb(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   CLI::App* verb =
       app.add_subcommand("info", "Validate a model folder and describe it and this CPU");
-  verb->add_option("-m,--model", *model_dir, "model folder (Hugging Face layout)");
+  verb->add_option("-m,--model", *model_dir,
+                   "model folder (Hugging Face layout), or ORG/NAME in the Hugging Face cache");
   verb->add_flag("--json", *json, "print one JSON object instead of text");
   auto probe = std::make_shared<bool>(false);
   verb->add_flag("--probe", *probe,
@@ -223,7 +225,8 @@ void AddInfoVerb(CLI::App& app) {
   verb->callback([model_dir, json, probe] {
     nlohmann::ordered_json out;
     if (!model_dir->empty()) {
-      const CheckedModelFolder checked = CheckModelFolder(*model_dir);
+      const CheckedModelFolder checked =
+          CheckModelFolder(OnDiskModelFolder(*model_dir, "qvl info"));
       LoadModelSettings(checked.folder);
       out = Describe(checked.folder, checked.store);
     }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -66,6 +67,37 @@ TEST(InfoVerb, WithoutAModelDescribesTheCpu) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, StartsWith("cpu: "));
   EXPECT_THAT(r.out, HasSubstr("\nkernel tier: "));
+}
+
+// As serve and run, info and tokenize take ORG/NAME from the Hugging Face cache (they
+// read a path named "Qwen/Qwen3-VL-2B-Instruct" in the current folder before); one not
+// cached names `qvl pull`, never downloads.
+TEST(InfoVerb, InfoAndTokenizeFindOrgSlashNameInTheCache) {
+  ScratchFolder cache("info_cache");
+  const std::string repo = cache.File("models--Qwen--Qwen3-VL-2B-Instruct");
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  std::filesystem::create_directories(repo + "/snapshots/" + commit);
+  std::filesystem::create_directories(repo + "/refs");
+  cache.Write("models--Qwen--Qwen3-VL-2B-Instruct/refs/main", commit);
+  for (const auto& entry : std::filesystem::directory_iterator(kTinyModelDir)) {
+    std::filesystem::create_symlink(
+        entry.path(), repo + "/snapshots/" + commit + "/" + entry.path().filename().string());
+  }
+  const std::string env = "env -u HF_HUB_OFFLINE HF_HUB_CACHE=" + cache.path() + " ";
+  QvlRun r = RunQvl("info -m Qwen/Qwen3-VL-2B-Instruct", env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("model: " + repo + "/snapshots/" + commit + " (qwen3_vl), valid"));
+  r = RunQvl("tokenize -m Qwen/Qwen3-VL-2B-Instruct < /dev/null", env);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "[]\n");
+  for (const std::string verb : {"info", "tokenize"}) {
+    r = RunQvl(verb + " -m Qwen/Not-Here < /dev/null", env);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "qvl: error: model Qwen/Not-Here is not in the Hugging Face cache at " +
+                         cache.path() + " and downloads are off (qvl " + verb +
+                         " never downloads): run `qvl pull Qwen/Not-Here` first, or pass a model "
+                         "folder\n");
+  }
 }
 
 TEST(InfoVerb, MissingFileIsOneErrorLine) {

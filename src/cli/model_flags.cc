@@ -80,6 +80,13 @@ std::string ModelFlags::ResolveLocalFolder() const {
   return hub::ResolveLocalModel(model, options);
 }
 
+std::string OnDiskModelFolder(const std::string& spec, const std::string& verb) {
+  hub::ResolveOptions options;
+  options.allow_download = false;
+  options.downloads_off_by = verb + " never downloads";
+  return hub::ResolveLocalModel(spec, options);
+}
+
 ModelOptions ModelFlags::Options() const {
   ModelOptions o;
   o.text_weights = ParseDtype("--dtype", dtype);

@@ -19,6 +19,11 @@ std::string DtypeChoices();
 // The --dtype word for `format`, as verbs print it (packed bf16 panels are "bf16").
 std::string DtypeFlagName(WeightFormat format);
 
+// The model folder of -m for a verb that never downloads (`verb`: "qvl info"): a folder,
+// or ORG/NAME complete in the Hugging Face cache. Throws Error naming `qvl pull` for a
+// model that is not there.
+std::string OnDiskModelFolder(const std::string& spec, const std::string& verb);
+
 struct ModelFlags {
   std::string model;              // a folder, or ORG/NAME from the Hugging Face hub
   std::string dtype = "q8";       // text decoder: one of DtypeChoices()

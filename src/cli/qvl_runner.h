@@ -15,11 +15,12 @@ struct QvlRun {
   std::string err;  // stderr
 };
 
-// Runs `qvl ARGS` (a shell-quoted argument string) from the build folder.
-inline QvlRun RunQvl(const std::string& args) {
+// Runs `qvl ARGS` (a shell-quoted argument string) from the build folder; `env` goes
+// before the binary (e.g. "env HF_HUB_CACHE=/tmp/x ").
+inline QvlRun RunQvl(const std::string& args, const std::string& env = "") {
   const std::string err_path =
       std::string(::testing::TempDir()) + "/qvl_runner_stderr_" + std::to_string(::getpid());
-  const std::string command = std::string(QVL_BUILD_DIR) + "/qvl " + args + " 2>" + err_path;
+  const std::string command = env + QVL_BUILD_DIR + "/qvl " + args + " 2>" + err_path;
   QvlRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   EXPECT_NE(pipe, nullptr) << command;

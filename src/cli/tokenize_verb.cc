@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "text/tokenizer.h"
 
@@ -61,7 +62,8 @@ std::vector<int32_t> ParseIds(const std::string& input, const Tokenizer& tokeniz
 }
 
 void RunTokenize(const TokenizeOptions& options) {
-  const std::string path = (std::filesystem::path(options.model_dir) / "tokenizer.json").string();
+  const std::string dir = OnDiskModelFolder(options.model_dir, "qvl tokenize");
+  const std::string path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const Tokenizer tokenizer = Tokenizer::FromFile(path);
   const std::string input = ReadStdin();
   if (options.decode) {
@@ -85,7 +87,8 @@ void AddTokenizeVerb(CLI::App& app) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* verb = app.add_subcommand(
       "tokenize", "Print the token ids of stdin as a JSON array (--decode: the reverse)");
-  verb->add_option("-m,--model", options->model_dir, "model folder holding tokenizer.json")
+  verb->add_option("-m,--model", options->model_dir,
+                   "model folder holding tokenizer.json, or ORG/NAME in the Hugging Face cache")
       ->required();
   verb->add_flag("--decode", options->decode, "read a JSON array of ids and print its text");
   verb->add_flag("--skip-special", options->skip_special,

@@ -54,8 +54,9 @@ std::string ResolveLocalModel(const std::string& spec, const ResolveOptions& opt
   const std::string revision = pull.revision == "main" ? "" : " --revision " + pull.revision;
   if (!options.allow_download || HubOffline()) {
     Fail(ErrorCode::kNotFound, "model ", spec, " is not in the Hugging Face cache at ", cache_dir,
-         " and downloads are off (", options.allow_download ? "HF_HUB_OFFLINE" : "--no-download",
-         "): run `qvl pull ", spec, revision, "` first, or pass a model folder");
+         " and downloads are off (",
+         options.allow_download ? "HF_HUB_OFFLINE" : options.downloads_off_by, "): run `qvl pull ",
+         spec, revision, "` first, or pass a model folder");
   }
   return std::string();
 }

@@ -11,6 +11,8 @@ namespace qvl::hub {
 
 struct ResolveOptions {
   bool allow_download = true;  // false: --no-download (also implied by HF_HUB_OFFLINE=1)
+  // What turned downloads off, as the error for a model not in the cache names it.
+  std::string downloads_off_by = "--no-download";
   // Revision, endpoint, token, cache folder, jobs and progress of a pull; repo and
   // local_dir are ignored.
   PullOptions pull;
