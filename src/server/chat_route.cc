@@ -5,6 +5,7 @@
 
 #include "server/completion_encoder.h"
 #include "server/http_reply.h"
+#include "server/inline_media.h"
 
 namespace qvl {
 
@@ -15,7 +16,12 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   if (engine == nullptr) return;
   ChatRequest request;
   try {
-    request = ParseChatRequest(body, PolicyForEngine(context.policy, *engine));
+    // Media payloads go straight from the body to their bytes; what the request does not
+    // use is freed with `media` at the end of this block.
+    InlineMedia media = TakeInlineMedia(&body);
+    ChatRequestPolicy policy = PolicyForEngine(context.policy, *engine);
+    policy.media.inline_media = &media;
+    request = ParseChatRequest(body, policy);
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e));
     return;

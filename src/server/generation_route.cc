@@ -120,6 +120,10 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
     ReplyUnauthorized(res, context.errors);
     return nullptr;
   }
+  // One buffer for the whole body: grown by doubling instead, a 77 MB body briefly held
+  // its 64 MB buffer and the 128 MB one it moved to. A chunked body declares no length.
+  const auto declared = req.get_header_value<uint64_t>("Content-Length");
+  if (declared <= context.max_body_bytes) body->reserve(declared);
   if (!ReadBody(reader, context.max_body_bytes, res, body, context.errors)) return nullptr;
   Engine* engine = context.engine->load();
   if (context.shutting_down->load()) {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "base/field_error.h"
 #include "image/video_decoder.h"
 #include "server/base64.h"
 #include "server/byte_size.h"
+#include "server/inline_media.h"
 
 namespace qvl {
 namespace {
@@ -36,7 +38,7 @@ struct MediaKind {
 
 // data:[<media type>][;param=value]*;base64,<payload>
 std::vector<uint8_t> DecodeDataUrl(std::string_view url, const MediaKind& kind,
-                                   std::string_view field) {
+                                   InlineMedia* inline_media, std::string_view field) {
   const int64_t max_bytes = kind.max_bytes;
   const size_t comma = url.find(',');
   if (comma == std::string_view::npos) {
@@ -54,19 +56,23 @@ std::vector<uint8_t> DecodeDataUrl(std::string_view url, const MediaKind& kind,
     FailField(ErrorCode::kInvalidArgument, field, "the data URL holds ", media_type, ", not ",
               kind.noun == "image" ? "an image" : "a video");
   }
-  const size_t size = Base64DecodedSize(payload);
+  std::optional<std::vector<uint8_t>> taken;
+  if (payload.empty() && inline_media != nullptr) taken = inline_media->Take(field);
+  const size_t size = taken ? taken->size() : Base64DecodedSize(payload);
   if (static_cast<int64_t>(size) > max_bytes) {
     FailField(ErrorCode::kTooLarge, field, "the ", kind.noun, " is ",
               FormatByteSize(static_cast<int64_t>(size)), ", over the limit of ",
               FormatByteSize(max_bytes), " per ", kind.noun);
   }
-  return DecodeBase64(payload, field);
+  return taken ? std::move(*taken) : DecodeBase64(payload, field);
 }
 
 // The bytes `reference` names, from a data URL, an http(s) URL or a local file.
 std::vector<uint8_t> LoadMediaBytes(std::string_view reference, const MediaPolicy& policy,
                                     const MediaKind& kind, std::string_view field) {
-  if (StartsWithNoCase(reference, "data:")) return DecodeDataUrl(reference, kind, field);
+  if (StartsWithNoCase(reference, "data:")) {
+    return DecodeDataUrl(reference, kind, policy.inline_media, field);
+  }
   if (StartsWithNoCase(reference, "http://") || StartsWithNoCase(reference, "https://")) {
     if (!policy.allow_urls) {
       FailField(ErrorCode::kInvalidArgument, field, "this server does not fetch ", kind.noun,

@@ -13,6 +13,8 @@
 
 namespace qvl {
 
+class InlineMedia;  // inline_media.h
+
 struct MediaPolicy {
   // Encoded bytes per image; the engine's limit (TakeEngineLimits) where there is one.
   int64_t max_image_bytes = static_cast<int64_t>(EngineOptions{}.max_image_bytes);
@@ -20,6 +22,9 @@ struct MediaPolicy {
   LocalMediaPolicy local;
   bool allow_urls = false;
   ImageFetchOptions fetch;  // max_bytes and noun are replaced by the image or video ones
+  // Payloads already decoded from the request body (TakeInlineMedia): a data URL without
+  // one takes its bytes from here, by field.
+  InlineMedia* inline_media = nullptr;
 };
 
 // The encoded bytes `reference` names. Throws FieldError naming `field`: kTooLarge over
