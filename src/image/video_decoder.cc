@@ -3,7 +3,6 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
-#include <libavutil/display.h>
 #include <libavutil/error.h>
 #include <libavutil/mem.h>
 #include <libavutil/pixdesc.h>
@@ -11,13 +10,13 @@ extern "C" {
 }
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
 #include "image/exif_orientation.h"
+#include "image/video_stream_facts.h"
 
 namespace qvl {
 namespace {
@@ -170,87 +169,6 @@ class Demuxer {
   int stream_ = -1;
   const AVCodec* codec_ = nullptr;
 };
-
-// The length the container declares for the video, in seconds; 0 when it declares none.
-// The stream's own when it has one (MP4); else the whole file's (Matroska), which an
-// audio track may outlast the video by a little.
-double DeclaredSeconds(const AVFormatContext* fmt, const AVStream* s) {
-  if (s->duration != AV_NOPTS_VALUE && s->duration > 0) return s->duration * av_q2d(s->time_base);
-  if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) {
-    return static_cast<double>(fmt->duration) / AV_TIME_BASE;
-  }
-  return 0;
-}
-
-// How much longer than its frames a container may say it is without being cut short:
-// rounding of durations, an audio track that ends after the video.
-constexpr double kCutShortSlackSeconds = 0.5;
-constexpr int kCutShortSlackFrames = 3;
-
-// The EXIF orientation (exif_orientation.h) that shows the stream's frames upright, as
-// players and ffmpeg's autorotation do: phones store portrait clips as landscape frames
-// and a display matrix that turns them. 1 (as stored) without one, and for a matrix
-// that mirrors or turns by other than a multiple of 90 degrees.
-int UprightOrientation(const AVStream* s) {
-  const auto* m = reinterpret_cast<const int32_t*>(
-      av_stream_get_side_data(s, AV_PKT_DATA_DISPLAYMATRIX, nullptr));
-  if (m == nullptr) return 1;
-  const bool mirrors = static_cast<double>(m[0]) * m[4] - static_cast<double>(m[1]) * m[3] < 0;
-  // Counter-clockwise degrees the frames are to be turned by (NaN for a degenerate one).
-  const double degrees = av_display_rotation_get(m);
-  const double quarters = std::round(degrees / 90);
-  if (mirrors || !std::isfinite(degrees) || std::abs(degrees - 90 * quarters) > 0.5) return 1;
-  switch ((static_cast<int>(quarters) % 4 + 4) % 4) {
-    case 1:
-      return 8;  // 90 counter-clockwise
-    case 2:
-      return 3;  // 180
-    case 3:
-      return 6;  // 90 clockwise
-    default:
-      return 1;
-  }
-}
-
-double FrameRate(const AVStream* s) {
-  for (const AVRational r : {s->avg_frame_rate, s->r_frame_rate}) {
-    if (r.num > 0 && r.den > 0) return av_q2d(r);
-  }
-  return 0;
-}
-
-int SwsColorspace(const AVFrame* f) {
-  switch (f->colorspace) {
-    case AVCOL_SPC_BT709:
-      return SWS_CS_ITU709;
-    case AVCOL_SPC_BT470BG:
-    case AVCOL_SPC_SMPTE170M:
-      return SWS_CS_ITU601;
-    case AVCOL_SPC_SMPTE240M:
-      return SWS_CS_SMPTE240M;
-    case AVCOL_SPC_FCC:
-      return SWS_CS_FCC;
-    case AVCOL_SPC_BT2020_NCL:
-    case AVCOL_SPC_BT2020_CL:
-      return SWS_CS_BT2020;
-    default:
-      // Untagged: what players assume, HD as BT.709 and SD as BT.601.
-      return f->height >= 720 ? SWS_CS_ITU709 : SWS_CS_ITU601;
-  }
-}
-
-bool FullRange(const AVFrame* f) {
-  switch (f->format) {
-    case AV_PIX_FMT_YUVJ420P:
-    case AV_PIX_FMT_YUVJ422P:
-    case AV_PIX_FMT_YUVJ444P:
-    case AV_PIX_FMT_YUVJ440P:
-    case AV_PIX_FMT_YUVJ411P:
-      return true;
-    default:
-      return f->color_range == AVCOL_RANGE_JPEG;
-  }
-}
 
 }  // namespace
 
@@ -464,11 +382,7 @@ VideoFileDecoder::VideoFileDecoder(std::span<const uint8_t> bytes, const VideoLi
            " has no frame rate: its frames all have one timestamp");
     }
     if (!timestamps || std::adjacent_find(pts.begin(), pts.end()) != pts.end()) pts.clear();
-    const double declared = DeclaredSeconds(counter.fmt(), counter.stream());
-    const double held = static_cast<double>(s.frames) / s.fps;
-    if (declared > held + std::max(kCutShortSlackSeconds, kCutShortSlackFrames / s.fps)) {
-      s.declared_seconds = declared;
-    }
+    s.declared_seconds = CutShortSeconds(counter.fmt(), counter.stream(), s.frames, s.fps);
   }
   if (s.frames == 0) Fail(ErrorCode::kInvalidArgument, s.name, " has no frames");
   CheckVideoLength(s.frames, s.fps, limits, s.name);
