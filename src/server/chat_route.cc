@@ -12,7 +12,8 @@ namespace qvl {
 void HandleChatCompletion(const GenerationRouteContext& context, const httplib::Request& req,
                           httplib::Response& res, const httplib::ContentReader& reader) {
   std::string body;
-  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
   if (engine == nullptr) return;
   ChatRequest request;
   try {
@@ -41,7 +42,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   options.parse_tool_calls = request.parse_tool_calls;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<CompletionEncoder>(std::move(identity), options),
-                        request.stream, res, answer_key);
+                        request.stream, upload_ms, res, answer_key);
 }
 
 }  // namespace qvl

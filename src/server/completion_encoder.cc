@@ -94,7 +94,7 @@ std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&&
   if (!update.finished) return out;
   nlohmann::json last =
       ChunkJson(identity_, index, nlohmann::json::object(), nullptr, FinishReasonFor(choice));
-  last["timings"] = TimingsJson(update.timings);
+  last["timings"] = TimingsJson(update.timings, upload_ms_);
   if (!choice.error.is_null()) last["error"] = choice.error;
   if (options_.include_usage) last["usage"] = nullptr;
   out += SseEvent(last);
@@ -123,7 +123,7 @@ std::string CompletionEncoder::EncodeFinal() {
     choices.push_back(ChoiceJson(static_cast<int>(i), c.text, c.calls,
                                  options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c)));
   }
-  nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_);
+  nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_, upload_ms_);
   if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {
     body["error"] = std::move(error);
   }

@@ -12,7 +12,8 @@ namespace qvl {
 void HandleTextCompletion(const GenerationRouteContext& context, const httplib::Request& req,
                           httplib::Response& res, const httplib::ContentReader& reader) {
   std::string body;
-  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
   if (engine == nullptr) return;
   CompletionRequest request;
   try {
@@ -36,7 +37,7 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
   options.logprobs = request.logprobs;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<TextCompletionEncoder>(std::move(identity), options),
-                        request.stream, res, answer_key);
+                        request.stream, upload_ms, res, answer_key);
 }
 
 }  // namespace qvl

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <vector>
 
+#include "base/timer.h"
 #include "model/qwen3vl.h"
 #include "server/access_log.h"
 #include "server/answer_cache.h"
@@ -114,7 +115,7 @@ bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::R
 
 Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const httplib::Request& req,
                                 httplib::Response& res, const httplib::ContentReader& reader,
-                                std::string* body) {
+                                std::string* body, double* upload_ms) {
   // Before the body: a client without the key must not make the server buffer it.
   if (!context.authorized(req)) {
     ReplyUnauthorized(res, context.errors);
@@ -124,7 +125,9 @@ Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const htt
   // its 64 MB buffer and the 128 MB one it moved to. A chunked body declares no length.
   const auto declared = req.get_header_value<uint64_t>("Content-Length");
   if (declared <= context.max_body_bytes) body->reserve(declared);
+  const Stopwatch upload;
   if (!ReadBody(reader, context.max_body_bytes, res, body, context.errors)) return nullptr;
+  *upload_ms = upload.Millis();
   Engine* engine = context.engine->load();
   if (context.shutting_down->load()) {
     ReplyError(res, MakeApiError(ErrorCode::kUnavailable, "the server is shutting down"),
@@ -163,8 +166,9 @@ std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, 
 
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
-                           bool stream, httplib::Response& res,
+                           bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key) {
+  encoder->set_upload_ms(upload_ms);
   auto channel = std::make_shared<UpdateChannel>();
   RequestId id = 0;
   SharedCache* shared = context.shared_cache;

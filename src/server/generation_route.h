@@ -45,10 +45,11 @@ bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::R
               std::string* body, ErrorShape errors = ErrorShape::kOpenAI);
 
 // Checks the key, reads the body and checks that the engine takes work. Returns the
-// engine, or null after answering 401, 413, 400 or 503.
+// engine, or null after answering 401, 413, 400 or 503. `upload_ms` gets the time the
+// body took to arrive (timings.upload_ms).
 Engine* AcceptGenerationRequest(const GenerationRouteContext& context, const httplib::Request& req,
                                 httplib::Response& res, const httplib::ContentReader& reader,
-                                std::string* body);
+                                std::string* body, double* upload_ms);
 
 // context.policy with the limits of the loaded model (image token size, context).
 ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine& engine);
@@ -62,12 +63,13 @@ std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, 
                                          const GenerationRequest& request, const Engine& engine);
 
 // Submits `request` and answers from its updates through `encoder`: streamed when
-// `stream` (the encoder's ContentType), else one JSON body. A refused submission is answered with
+// `stream` (the encoder's ContentType), else one JSON body; `upload_ms` (from
+// AcceptGenerationRequest) goes into its timings. A refused submission is answered with
 // its error. With an `answer_key` (see answer_cache.h) a shared answer is replayed instead of
 // computed, and a computed one is stored for the other replicas.
 void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
-                           bool stream, httplib::Response& res,
+                           bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key = std::nullopt);
 
 }  // namespace qvl

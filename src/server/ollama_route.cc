@@ -26,7 +26,8 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
                   httplib::Response& res, const httplib::ContentReader& reader, OllamaApi api,
                   Parser parse) {
   std::string body;
-  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
   if (engine == nullptr) return;
   OllamaRequest request;
   try {
@@ -48,7 +49,7 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
   const std::optional<std::string> answer_key =
       TakeAnswerKey(context, &body, request.generation, *engine);
   RespondWithGeneration(context, engine, std::move(request.generation), std::move(encoder),
-                        request.stream, res, answer_key);
+                        request.stream, upload_ms, res, answer_key);
 }
 
 std::string Rfc3339(int64_t unix_seconds) {

@@ -72,7 +72,7 @@ const char* ImageSourceName(ImageSource source) {
 
 }  // namespace
 
-nlohmann::json TimingsJson(const Timings& t) {
+nlohmann::json TimingsJson(const Timings& t, double upload_ms) {
   nlohmann::json images = nlohmann::json::array();
   for (const ImageGrid& g : t.images) {
     images.push_back({{"width", g.width},
@@ -86,7 +86,8 @@ nlohmann::json TimingsJson(const Timings& t) {
                       {"decode_ms", g.decode_ms},
                       {"encode_ms", g.encode_ms}});
   }
-  nlohmann::json timings = {{"queue_ms", t.queue_ms},
+  nlohmann::json timings = {{"upload_ms", upload_ms},
+                            {"queue_ms", t.queue_ms},
                             {"preprocess_ms", t.preprocess_ms},
                             {"vision_encode_ms", t.vision_ms},
                             {"prefill_ms", t.prefill_ms},
@@ -178,14 +179,14 @@ nlohmann::json ChoiceJson(int index, const std::string& text,
 }
 
 nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json choices,
-                              const GenerationUpdate& summary) {
+                              const GenerationUpdate& summary, double upload_ms) {
   return {{"id", identity.id},
           {"object", "chat.completion"},
           {"created", identity.created},
           {"model", identity.model},
           {"choices", std::move(choices)},
           {"usage", UsageJson(summary.usage)},
-          {"timings", TimingsJson(summary.timings)}};
+          {"timings", TimingsJson(summary.timings, upload_ms)}};
 }
 
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,

@@ -42,8 +42,9 @@ std::string CutShortReason(const GenerationUpdate& final_update);
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 
 nlohmann::json UsageJson(const Usage& usage);
-// Milliseconds per stage, throughput, and the effective grid of every image.
-nlohmann::json TimingsJson(const Timings& timings);
+// Milliseconds per stage (`upload_ms`: the request body arriving, before the engine's),
+// throughput, and the effective grid of every image.
+nlohmann::json TimingsJson(const Timings& timings, double upload_ms);
 // {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);
 // The "content" array of LogprobsJson, appended to `entries` (an array).
@@ -60,9 +61,10 @@ nlohmann::json ChoiceJson(int index, const std::string& text,
                           const std::vector<GeneratedToken>* logprobs,
                           const std::string& finish_reason);
 
-// A complete non-streamed response: `choices`, and usage and timings from `summary`.
+// A complete non-streamed response: `choices`, and usage and timings from `summary`
+// (`upload_ms` 0 for a request that came from no client: `qvl run --json`).
 nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json choices,
-                              const GenerationUpdate& summary);
+                              const GenerationUpdate& summary, double upload_ms = 0);
 
 // One chunk of a streamed response for choice `index`; `finish_reason` null until that
 // choice's last chunk.

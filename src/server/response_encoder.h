@@ -25,6 +25,12 @@ class ResponseEncoder {
   virtual std::string_view ContentType(bool stream) const {
     return stream ? "text/event-stream" : "application/json";
   }
+  // How long the request's body took to arrive, for the timings beside the engine's
+  // (which start once the request is parsed); set before the first update.
+  void set_upload_ms(double ms) { upload_ms_ = ms; }
+
+ protected:
+  double upload_ms_ = 0;
 };
 
 }  // namespace qvl

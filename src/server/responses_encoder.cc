@@ -237,7 +237,7 @@ nlohmann::json ResponsesEncoder::ResponseJson(Status status) const {
       break;
   }
   response["usage"] = ResponsesUsageJson(summary_.usage);
-  response["timings"] = TimingsJson(summary_.timings);
+  response["timings"] = TimingsJson(summary_.timings, upload_ms_);
   return response;
 }
 

@@ -13,7 +13,8 @@ namespace qvl {
 void HandleResponse(const GenerationRouteContext& context, const httplib::Request& req,
                     httplib::Response& res, const httplib::ContentReader& reader) {
   std::string body;
-  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body);
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
   if (engine == nullptr) return;
   ResponseStore* store = context.responses;
   StoredConversation stored;
@@ -53,7 +54,7 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   }
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<ResponsesEncoder>(std::move(identity), options),
-                        request.stream, res, answer_key);
+                        request.stream, upload_ms, res, answer_key);
 }
 
 }  // namespace qvl

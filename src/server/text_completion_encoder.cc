@@ -70,7 +70,7 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
         {Choice(text_, with_logprobs ? std::move(logprobs_) : nlohmann::json(nullptr),
                 FinishReasonText(update.finish_reason))}));
     body["usage"] = UsageJson(update.usage);
-    body["timings"] = TimingsJson(update.timings);
+    body["timings"] = TimingsJson(update.timings, upload_ms_);
     if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
       body["error"] = std::move(error);
     }
@@ -89,7 +89,7 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
   if (!update.finished) return out;
   nlohmann::json last =
       Object(nlohmann::json::array({Choice("", nullptr, FinishReasonText(update.finish_reason))}));
-  last["timings"] = TimingsJson(update.timings);
+  last["timings"] = TimingsJson(update.timings, upload_ms_);
   if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
     last["error"] = std::move(error);
   }

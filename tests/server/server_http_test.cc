@@ -67,8 +67,8 @@ TEST_F(ServerHttpTest, NonStreamedAnswersEqualTheGoldens) {
     EXPECT_EQ(j["usage"]["total_tokens"], c.prompt_tokens + c.completion_tokens);
     EXPECT_TRUE(j["usage"]["prompt_tokens_details"]["cached_tokens"].is_number_integer());
     const nlohmann::json& t = j["timings"];
-    for (const char* key : {"preprocess_ms", "vision_encode_ms", "prefill_ms", "decode_ms",
-                            "ttft_ms", "decode_tokens_per_s"}) {
+    for (const char* key : {"upload_ms", "preprocess_ms", "vision_encode_ms", "prefill_ms",
+                            "decode_ms", "ttft_ms", "decode_tokens_per_s"}) {
       EXPECT_TRUE(t[key].is_number()) << key;
     }
     EXPECT_EQ(t["images"].size(),
@@ -122,6 +122,51 @@ TEST_F(ServerHttpTest, ReportsPerImageAndVideoTimings) {
     EXPECT_EQ(g["encode_ms"].get<double>(), 0) << kind;
     EXPECT_GT(g["decode_ms"].get<double>(), 0) << kind;
   }
+}
+
+// timings.upload_ms is the time the request body took to arrive, which the engine's
+// stages leave out: a client that pauses in the middle of its body sees the pause there,
+// on every OpenAI route, streamed or not. (The server starts timing when its handler
+// starts, a moment after the head arrived: half the pause is left for that moment.)
+TEST_F(ServerHttpTest, ReportsTheTimeTheBodyTookToArrive) {
+  static constexpr double kPauseMs = 600;
+  static constexpr double kAtLeastMs = kPauseMs / 2;
+  auto post_slowly = [](const std::string& path, const nlohmann::json& request) {
+    const std::string body = request.dump();
+    const size_t half = body.size() / 2;
+    httplib::Client client = harness_->Client();
+    const httplib::Result r = client.Post(
+        path.c_str(), body.size(),
+        [&](size_t offset, size_t, httplib::DataSink& sink) {
+          if (offset == half) {
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kPauseMs));
+          }
+          const size_t end = offset == 0 ? half : body.size();
+          return sink.write(body.data() + offset, end - offset);
+        },
+        "application/json");
+    EXPECT_TRUE(r && r->status == 200) << path << ": " << (r ? r->body : "no response");
+    return r ? r->body : std::string();
+  };
+  nlohmann::json chat = TextRequest("How long did this take?");
+  const nlohmann::json answer = nlohmann::json::parse(post_slowly("/v1/chat/completions", chat));
+  EXPECT_GE(answer["timings"]["upload_ms"].get<double>(), kAtLeastMs) << answer;
+
+  chat["stream"] = true;
+  nlohmann::json finish;
+  for (const nlohmann::json& event : SseEvents(post_slowly("/v1/chat/completions", chat))) {
+    if (event.is_object() && event.contains("timings")) finish = event;
+  }
+  ASSERT_TRUE(finish.is_object());
+  EXPECT_GE(finish["timings"]["upload_ms"].get<double>(), kAtLeastMs) << finish;
+
+  const nlohmann::json completion = nlohmann::json::parse(post_slowly(
+      "/v1/completions", {{"model", "qwen3-vl"}, {"prompt", "Hello"}, {"max_tokens", 2}}));
+  EXPECT_GE(completion["timings"]["upload_ms"].get<double>(), kAtLeastMs) << completion;
+
+  const nlohmann::json response = nlohmann::json::parse(post_slowly(
+      "/v1/responses", {{"model", "qwen3-vl"}, {"input", "Hello"}, {"max_output_tokens", 16}}));
+  EXPECT_GE(response["timings"]["upload_ms"].get<double>(), kAtLeastMs) << response;
 }
 
 TEST_F(ServerHttpTest, StreamedAnswersEqualTheGoldens) {
