@@ -112,7 +112,10 @@ describe("a conversation when something goes wrong", () => {
     await ask(page, "Describe this image in great detail.");
     const answer = answers(page).last();
     // Past the page's first save while streaming.
-    await expect.poll(async () => (await answer.locator(".markdown").innerText()).length).toBeGreaterThan(40);
+    // The real model writes them: on a busy machine that takes more than poll's 1 s default.
+    await expect
+      .poll(async () => (await answer.locator(".markdown").innerText()).length, { timeout: 30_000 })
+      .toBeGreaterThan(40);
     await page.waitForTimeout(2500);
     expect(await page.getByRole("button", { name: "Stop the answer" }).isVisible()).toBe(true);
     await page.reload();

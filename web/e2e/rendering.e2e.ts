@@ -133,6 +133,8 @@ describe("answers", () => {
       await page.waitForTimeout(40);
     }
     for (const html of seen) expect(html).not.toContain("maths-error");
+    // Drawn once KaTeX has arrived (src/lazy_modules.ts).
+    await answer.locator(".maths-display").waitFor();
     expect(await answer.locator(".maths-display").count()).toBe(1);
   });
 
