@@ -300,6 +300,60 @@ TEST(EngineVideo, AFileCutShortIsAnsweredAndReported) {
       << (log.lines().empty() ? "nothing logged" : log.lines().back());
 }
 
+// A clip of 400 s at 1 fps (clip 07's frames over and over): at 2 fps its 400 frames'
+// text alone is past a budget of 1000 tokens, where it was refused. Left to the server,
+// it samples fewer frames from first to last, within the budget, and says so; a client
+// that chose the sampling itself is refused with what fits.
+TEST(EngineVideo, ALongClipLeftToTheServerSamplesWhatFits) {
+  EngineOptions options;
+  options.max_video_tokens = 1000;
+  auto engine = MakeEngine(options);
+  auto long_clip = [] {
+    GenerationRequest r = LoadCase("07_video_frames");
+    VideoInput& video = r.videos[0];
+    const std::vector<std::vector<uint8_t>> clip = video.frames;
+    video.frames.clear();
+    for (int k = 0; k < 400; ++k) video.frames.push_back(clip[k % clip.size()]);
+    video.fps = 1;
+    return r;
+  };
+  CapturedLog log;
+  const ImageGrid video = OneTokenAbout(*engine, long_clip());
+  EXPECT_EQ(video.frames, 400);
+  EXPECT_EQ(video.frames_at_rate, 400);
+  // Pairs of 320 x 240 pixels (about 70 tokens, under kLeastTokensPerFramePair) and a
+  // timestamp of 6 to 7 tokens with its 2 vision markers: 12 fit, resized to 288 x 224
+  // (63 tokens) to leave the text its share.
+  EXPECT_EQ(video.sampled_frames, 24);
+  EXPECT_EQ(video.grid_t, 12);
+  EXPECT_EQ(video.tokens, 12 * 63);
+  EXPECT_LE(video.tokens + video.text_tokens, 1000);
+  EXPECT_EQ(log.Count({"video 1: its 400 frames at 2 fps do not fit its video budget of 1000 "
+                       "tokens at a legible size; sampled 24 over its 400.0 s instead (one "
+                       "every 16.7 s)"}),
+            1u)
+      << (log.lines().empty() ? "nothing logged" : log.lines().back());
+
+  for (const bool by_count : {false, true}) {
+    GenerationRequest r = long_clip();
+    if (by_count) {
+      r.videos[0].num_frames = 400;
+    } else {
+      r.videos[0].sample_fps = 2;
+    }
+    try {
+      engine->Submit(std::move(r), [](GenerationUpdate&&) {});
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("more than its video budget of 1000 tokens; sample "
+                                           "at most about"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // The server loads a frame's bytes without looking at them; the decoder refuses a sampled
 // frame that is no image, naming it (frame 0 is always sampled).
 TEST(EngineVideo, FrameThatIsNoImageIsRefusedAtSubmit) {

@@ -153,6 +153,11 @@ struct ImageGrid {
   // Its other prompt tokens: the timestamp and the two vision markers of each frame pair.
   // Its budget covers tokens + text_tokens.
   int64_t text_tokens = 0;
+  // A clip whose request left its sampling to the server and whose frames at the
+  // sampling rate did not fit its budget at a legible size: the frames that rate would
+  // have taken, more than sampled_frames (spread over the whole clip instead). 0 when the
+  // rate's frames were sampled.
+  int64_t frames_at_rate = 0;
   // A video file cut short: the seconds its container declares, more than its frames
   // last (frames / fps, what the model sees); 0 for a whole file.
   double declared_seconds = 0;

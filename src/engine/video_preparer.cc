@@ -83,6 +83,8 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   if (input.min_frames > 0) sampling.min_frames = input.min_frames;
   if (input.max_frames > 0) sampling.max_frames = input.max_frames;
   if (input.num_frames > 0) sampling.min_frames = sampling.max_frames = input.num_frames;
+  sampling.fit_to_budget = input.sample_fps <= 0 && input.min_frames <= 0 &&
+                           input.max_frames <= 0 && input.num_frames <= 0;
   PreprocessedVideo video = PreprocessVideo(*source, params, sampling, budget, limits, input.name);
 
   PreparedVideoInput out;
@@ -95,6 +97,15 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   v.info.sampled_frames = static_cast<int64_t>(video.sampled_indices.size());
   v.info.fps = video.fps;
   v.info.text_tokens = video.text_tokens;
+  v.info.frames_at_rate = video.frames_at_rate;
+  if (video.frames_at_rate > 0) {
+    const double seconds = video.input_frames / video.fps;
+    LogInfo(input.name, ": its ", video.frames_at_rate, " frames at ", sampling.fps,
+            " fps do not fit its video budget of ", MaxVideoTokens(budget),
+            " tokens at a legible size; sampled ", v.info.sampled_frames, " over its ",
+            SecondsText(seconds), " instead (one every ",
+            SecondsText(seconds / static_cast<double>(v.info.sampled_frames)), ")");
+  }
   if (file != nullptr && file->declared_seconds() > 0) {
     // Answered from what is there, but the user is to know it is not the whole clip.
     v.info.declared_seconds = file->declared_seconds();

@@ -29,6 +29,14 @@ int64_t PixelsPerVideoToken(const ImageProcessorParams& params) {
   return params.temporal_patch_size * PixelsPerImageToken(params);
 }
 
+int64_t MaxVideoTokens(const VideoBudget& budget) {
+  // The request's within the limit, the limit over a request in pixels, the default
+  // otherwise.
+  if (budget.max_tokens > 0) return TighterMax(budget.max_tokens, budget.limit_tokens);
+  if (budget.max_pixels > 0 || budget.max_frame_pixels > 0) return budget.limit_tokens;
+  return budget.default_max_tokens;
+}
+
 ImageBudget ClipBudget(const VideoBudget& budget, const ClipShape& clip, const std::string& name) {
   for (const int64_t v :
        {budget.min_pixels, budget.max_pixels, budget.min_frame_pixels, budget.max_frame_pixels,
@@ -44,14 +52,7 @@ ImageBudget ClipBudget(const VideoBudget& budget, const ClipShape& clip, const s
   const int64_t counted = SmartResizeFrameCount(clip.frames, clip.temporal_patch_size);
   const int64_t asked_pixels =
       TighterMax(budget.max_pixels, SaturatingProduct(budget.max_frame_pixels, counted));
-  // The bound in tokens: the request's within the limit, the limit over a request in
-  // pixels, the default otherwise.
-  int64_t max_tokens = budget.default_max_tokens;
-  if (budget.max_tokens > 0) {
-    max_tokens = TighterMax(budget.max_tokens, budget.limit_tokens);
-  } else if (asked_pixels > 0) {
-    max_tokens = budget.limit_tokens;
-  }
+  const int64_t max_tokens = MaxVideoTokens(budget);
   const int64_t pairs = (clip.frames + clip.temporal_patch_size - 1) / clip.temporal_patch_size;
   const int64_t least = clip.text_tokens + pairs;
   if (max_tokens > 0 && max_tokens < least) {

@@ -42,6 +42,17 @@ struct VideoBudget {
   std::function<int64_t(std::span<const double> pair_seconds)> text_tokens = nullptr;
 };
 
+// The bound in tokens ClipBudget holds a clip to: the request's within the limit, the
+// limit when the request bounds pixels instead, else the server's default. 0 = none.
+int64_t MaxVideoTokens(const VideoBudget& budget);
+
+// The fewest video tokens of a frame pair worth sampling more frames for: qwen-vl-utils'
+// least pixels of a video frame (VIDEO_MIN_PIXELS, 128 tokens of a frame; pairs of
+// frames that size are 128 of ours). A clip sampled at its default rate whose pairs
+// would get fewer within its budget samples fewer frames instead (see
+// PreprocessVideo), so that each keeps a legible size.
+inline constexpr int64_t kLeastTokensPerFramePair = 128;
+
 // A clip once sampling has fixed its frames.
 struct ClipShape {
   int64_t frames = 0;  // sampled

@@ -22,6 +22,43 @@ const Json* Field(const Json& root, const char* key) {
   return it == root.end() || it->is_null() ? nullptr : &*it;
 }
 
+// The frames of a clip sampled at `sampling`'s rate (`at_rate`) when their frame pairs
+// each get `least_pair_tokens` within the budget beside their text, else the most frames
+// (at least min_frames, and a pair) that do, sampled as the rate's are over the whole
+// clip. Those that still cannot fit are left to ClipBudget's refusal.
+std::vector<int64_t> FitFramesToBudget(std::vector<int64_t> at_rate, int64_t total, double fps,
+                                       const FrameSampling& sampling, const VideoBudget& budget,
+                                       int64_t least_pair_tokens, int temporal,
+                                       const std::string& name) {
+  const int64_t max_tokens = MaxVideoTokens(budget);
+  auto fits = [&](const std::vector<int64_t>& indices) {
+    const std::vector<double> times = GroupTimestamps(indices, fps, temporal);
+    const int64_t text = budget.text_tokens ? budget.text_tokens(times) : 0;
+    return text + static_cast<int64_t>(times.size()) * least_pair_tokens <= max_tokens;
+  };
+  if (max_tokens == 0 || fits(at_rate)) return at_rate;
+  auto sample = [&](int64_t n) {
+    FrameSampling exactly = sampling;
+    exactly.min_frames = exactly.max_frames = n;
+    return SampleFrameIndices(total, fps, exactly, name);
+  };
+  const int64_t rate_frames = static_cast<int64_t>(at_rate.size());
+  int64_t best = std::max<int64_t>(std::min(sampling.min_frames, rate_frames), temporal);
+  // The cost grows with the frame count (a pair and its timestamp each), so the most that
+  // fit is found by bisection.
+  int64_t low = best + 1, high = rate_frames - 1;
+  while (low <= high) {
+    const int64_t mid = low + (high - low) / 2;
+    if (fits(sample(mid))) {
+      best = mid;
+      low = mid + 1;
+    } else {
+      high = mid - 1;
+    }
+  }
+  return sample(best);
+}
+
 }  // namespace
 
 VideoProcessorParams ParseVideoPreprocessorConfig(std::string_view json_text,
@@ -79,7 +116,7 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
   result.fps = source.fps();
   CheckVideoLength(result.input_frames, result.fps, limits, name);
   result.sampled_indices = SampleFrameIndices(result.input_frames, result.fps, sampling, name);
-  const int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
+  int64_t sampled = static_cast<int64_t>(result.sampled_indices.size());
   const int temporal = ip.temporal_patch_size;
   if (result.input_frames < temporal) {
     Fail(ErrorCode::kInvalidArgument, name, " has ", result.input_frames, " frame",
@@ -91,15 +128,28 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
          " frames sampled; a video needs at least ", temporal,
          " (raise min_frames, num_frames or fps)");
   }
+  // The clip's size comes from its first sampled frame, frame 0 at any frame count;
+  // smart_resize covers all frames.
+  RgbxImage decoded;
+  source.ReadFrame(result.sampled_indices[0], &decoded);
+  result.original = {decoded.width(), decoded.height()};
+  if (sampling.fit_to_budget) {
+    // A frame smaller than the least a pair should get needs no fewer frames to keep it.
+    const int64_t own_tokens = std::max<int64_t>(result.original.width / ip.factor(), 1) *
+                               std::max<int64_t>(result.original.height / ip.factor(), 1);
+    result.sampled_indices = FitFramesToBudget(
+        std::move(result.sampled_indices), result.input_frames, result.fps, sampling, budget,
+        std::min(kLeastTokensPerFramePair, own_tokens), temporal, name);
+    if (static_cast<int64_t>(result.sampled_indices.size()) < sampled) {
+      result.frames_at_rate = sampled;
+      sampled = static_cast<int64_t>(result.sampled_indices.size());
+    }
+  }
   result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
   if (budget.text_tokens) result.text_tokens = budget.text_tokens(result.timestamps);
   const ClipShape clip{sampled, temporal, PixelsPerVideoToken(ip), result.text_tokens};
   const PixelRange range = ResolveImageBudget(ClipBudget(budget, clip, name), ip);
 
-  // The clip's size comes from its first sampled frame; smart_resize covers all frames.
-  RgbxImage decoded;
-  source.ReadFrame(result.sampled_indices[0], &decoded);
-  result.original = {decoded.width(), decoded.height()};
   result.resized = SmartResizeVideo(result.original, sampled, temporal, ip.factor(),
                                     range.min_pixels, range.max_pixels, name);
   const int patch = ip.patch_size;

@@ -68,6 +68,9 @@ struct PreprocessedVideo {
   std::vector<int64_t> sampled_indices;
   std::vector<double> timestamps;  // seconds, one per temporal group
   int64_t text_tokens = 0;         // of the text around its groups (VideoBudget::text_tokens)
+  // Sampled fewer to fit the budget: the frames sampling at its rate would have taken;
+  // 0 when those were sampled.
+  int64_t frames_at_rate = 0;
 
   int64_t num_patches() const { return grid_thw[0] * grid_thw[1] * grid_thw[2]; }
   // Video tokens of one temporal group in the prompt (h * w / merge^2).
@@ -76,7 +79,11 @@ struct PreprocessedVideo {
 
 // Samples, reads, resizes and patchifies the frames of `source`. `sampling` replaces
 // params.sampling (a request's fps and frame counts); `budget` narrows the pixel range
-// over all sampled frames within params.image's (see ClipBudget). `name` ("video 1") starts every
+// over all sampled frames within params.image's (see ClipBudget). With
+// sampling.fit_to_budget, a clip whose pairs at the sampling rate would get fewer than
+// kLeastTokensPerFramePair video tokens each (or their own size's, for smaller frames)
+// beside their text samples the most frames, not under min_frames, that get them, spread
+// evenly from its first frame to its last. `name` ("video 1") starts every
 // error. Throws Error(kTooLarge) over `limits` (before reading frames) and Error(kInvalidArgument)
 // for fewer than temporal_patch_size sampled frames, a budget too small for them, frames of
 // different sizes or under params.image.factor() pixels a side, and what the source throws. Only

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -281,6 +282,44 @@ TEST(PreprocessVideoTest, FrameAndClipBudgets) {
   EXPECT_GT(tokens, 32);
   EXPECT_EQ(c.resized, SmartResizeVideo({640, 480}, 6, 2, factor, params.image.min_pixels,
                                         clip.max_pixels, "video 1"));
+}
+
+// A 10-minute clip at 1 fps samples its 600 frames at 2 fps: 300 pairs, whose text
+// alone (10 tokens a pair here) is past a budget of 2048 tokens. Left to the server, it
+// samples fewer frames from its first to its last, each pair of its own 320 x 256
+// pixels (80 tokens, under kLeastTokensPerFramePair): 22 pairs of 90 tokens fit.
+TEST(PreprocessVideoTest, ALongClipLeftToTheServerSamplesWhatFitsOverItsWholeLength) {
+  const VideoProcessorParams params = TinyVideoParams();
+  VideoBudget budget{.default_max_tokens = 2048};
+  budget.text_tokens = [](std::span<const double> pair_seconds) {
+    return static_cast<int64_t>(10 * pair_seconds.size());
+  };
+  FrameSampling sampling = params.sampling;
+  sampling.fit_to_budget = true;
+  SyntheticFrames source(600, 1.0, {320, 256});
+  const PreprocessedVideo v = PreprocessVideo(source, params, sampling, budget, {}, "video 1");
+  EXPECT_EQ(v.frames_at_rate, 600);
+  ASSERT_EQ(v.sampled_indices.size(), 44u);
+  EXPECT_EQ(source.read, v.sampled_indices);
+  EXPECT_EQ(v.sampled_indices.front(), 0);
+  EXPECT_EQ(v.sampled_indices.back(), 599);
+  ASSERT_EQ(v.timestamps.size(), 22u);
+  EXPECT_LT(v.timestamps.front(), 14);  // a pair every ~27.9 s
+  EXPECT_GT(v.timestamps.back(), 585);
+  EXPECT_EQ(v.resized, (ImageSize{320, 256}));
+  const int64_t tokens = v.num_patches() / (params.image.merge_size * params.image.merge_size);
+  EXPECT_EQ(tokens + v.text_tokens, 22 * 90);
+
+  // A clip whose frames at the rate fit keeps them.
+  SyntheticFrames short_clip(20, 1.0, {320, 256});
+  EXPECT_EQ(PreprocessVideo(short_clip, params, sampling, budget, {}, "video 1").frames_at_rate, 0);
+
+  // The client's own sampling is kept, and so refused.
+  SyntheticFrames again(600, 1.0, {320, 256});
+  EXPECT_NE(ErrorOf([&] {
+              PreprocessVideo(again, params, params.sampling, budget, {}, "video 1");
+            }).find("more than its video budget of 2048 tokens; sample at most about"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -13,6 +13,10 @@ struct FrameSampling {
   double fps = 2.0;  // frames kept per second of video
   int64_t min_frames = 4;
   int64_t max_frames = 768;
+  // The request left sampling to the server (no fps, frame counts of its own): a clip
+  // whose frames at this rate cannot fit its budget at a legible size samples fewer,
+  // over its whole length (PreprocessVideo). A client's own choice is kept, or refused.
+  bool fit_to_budget = false;
 };
 
 // The indices of the frames kept out of `total` frames shown at `fps`:
