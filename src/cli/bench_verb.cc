@@ -84,11 +84,15 @@ BenchRequest LoadRequest(const BenchFlags& flags) {
   return r;
 }
 
-// The budget flags in pixels, as the model's image and video settings count them.
+// The budget flags as the engine reads them: an image's in pixels, a video's in tokens of
+// its whole cost in the prompt (its timestamps and vision markers too), with no server
+// bounds around them.
 void SetBudgets(const BenchFlags& flags, const ModelSettings& settings, BenchRequest* r) {
   r->image_budget = ImageBudgetFromTokens(0, flags.max_image_tokens, settings.image_params);
-  r->video_budget.max_pixels =
-      flags.max_video_tokens * PixelsPerVideoToken(settings.video_params.image);
+  VideoBudgetRequest asked;
+  asked.max_tokens = flags.max_video_tokens;
+  r->video_budget =
+      VideoBudgetFor(ServerVideoBudget{}, asked, settings.video_params, settings.tokenizer);
 }
 
 double PeakRssMiB() {

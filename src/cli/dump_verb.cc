@@ -43,18 +43,25 @@ void RunDump(const DumpFlags& f) {
   policy.media.local.base_dir = std::filesystem::absolute(f.request).parent_path();
   policy.pixels_per_image_token = PixelsPerImageToken(image_params);
   policy.pixels_per_video_token = PixelsPerVideoToken(loaded.settings.video_params.image);
-  const ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
+  ChatRequest request = ParseChatRequest(ReadFileToString(f.request), policy);
 
-  // The reference (transformers) knows no server budget: images and videos get the
-  // model's range.
+  // The reference (transformers) knows no server budget: images get the model's range,
+  // and videos its range in pixels of their frames (a budget in tokens would also count
+  // their timestamps), unless the request bounds them itself.
   EngineOptions engine;
   engine.context_tokens = std::min(model.config().text.max_position_embeddings,
                                    static_cast<int64_t>(kContextTokens.max));
   engine.max_pixels = image_params.max_pixels;
   const ImageProcessorParams& video_image = loaded.settings.video_params.image;
+  for (VideoInput& video : request.generation.videos) {
+    VideoBudgetRequest& b = video.budget;
+    if (b.min_pixels == 0 && b.min_tokens == 0) b.min_pixels = video_image.min_pixels;
+    if (b.max_pixels == 0 && b.max_tokens == 0) b.max_pixels = video_image.max_pixels;
+  }
   const int64_t per_video_token = PixelsPerVideoToken(video_image);
   engine.max_video_tokens = (video_image.max_pixels + per_video_token - 1) / per_video_token;
-  engine.video_token_limit = engine.max_video_tokens;
+  // Room above the frames' range for the text around them, so that the range holds.
+  engine.video_token_limit = 2 * engine.max_video_tokens;
   const RequestPreparer preparer(model.config(), model.folder().generation,
                                  loaded.settings.tokenizer, image_params,
                                  loaded.settings.video_params, engine);

@@ -2,6 +2,9 @@
 // model as clients will: ORG/NAME for a Hugging Face cache snapshot.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -129,6 +132,26 @@ std::string ServeUntilReady(const std::string& args, const std::string& log) {
                              log + " && break; sleep 0.1; done; kill -TERM $pid; wait $pid)";
   EXPECT_EQ(std::system(script.c_str()), 0) << script;
   return ReadFileToString(log);
+}
+
+// A port another program holds is named with what to do about it.
+TEST(ServeVerb, APortInUseSaysWhatToDo) {
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(holder, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const QvlRun r = RunQvl("serve --host 127.0.0.1 --port " + port + " -m " + kTinyModelDir);
+  close(holder);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("qvl: error: cannot listen on 127.0.0.1:" + port +
+                               " (in use, or the address is not on this machine); give another "
+                               "--port (0: any free port) or --host"));
 }
 
 TEST(ServeVerb, JsonLogsEndWithAJsonErrorLine) {

@@ -84,7 +84,11 @@ ApiServer::ApiServer(ApiServerOptions options)
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
        "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id"},
-      {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+      // DELETE for /v1/responses/{id}.
+      {"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"},
+      // What a page on another origin may read: when to ask again after a 429 or 503,
+      // and whether an answer came from the answer cache.
+      {"Access-Control-Expose-Headers", "Retry-After, X-Qvl-Answer-Cache"},
       {"Access-Control-Max-Age", "600"},
   });
   AddRoutes();
@@ -334,7 +338,8 @@ void ApiServer::Start() {
   }
   if (port_ <= 0) {
     Fail(ErrorCode::kIo, "cannot listen on ", options_.host, ":", options_.port,
-         " (in use, or the address is not on this machine)");
+         " (in use, or the address is not on this machine); give another --port (0: any free "
+         "port) or --host");
   }
   http_.WidenBacklog();
   if (!IsLoopbackHost(options_.host) && options_.api_key.empty()) {

@@ -110,7 +110,7 @@ TEST(ChatMessagesVideo, VideoFilesAsVideoUrlOrVideo) {
       ErrorOf({{{"type", "video_url"}, {"video_url", {{"url", "data:video/mp4;base64,AAAAAAAA"}}}}})
           .second,
       "messages[0].content[0].video_url.url: not a video file qvl can read (MP4, MOV, "
-      "WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+      "WebM, Matroska, AVI, MPEG-TS, FLV, Ogg, GIF)");
   MessageLimits small;
   small.media.video.max_encoded_bytes = 1000;
   const auto [field, message] =

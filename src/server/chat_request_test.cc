@@ -291,14 +291,17 @@ TEST_F(ChatRequestTest, VideoBudgetAndSamplingFields) {
   ChatRequest r = Parse(body);
   ASSERT_EQ(r.generation.videos.size(), 2u);
   const VideoInput& a = r.generation.videos[0];
-  EXPECT_EQ(a.budget.max_pixels, 512 * 2048);
-  EXPECT_EQ(a.budget.min_pixels, 16 * 2048);
+  // Tokens are the video's whole cost, timestamps included (ClipBudget), not pixels.
+  EXPECT_EQ(a.budget.max_tokens, 512);
+  EXPECT_EQ(a.budget.min_tokens, 16);
+  EXPECT_EQ(a.budget.max_pixels, 0);
   EXPECT_EQ(a.num_frames, 4);
   EXPECT_EQ(a.max_frames, 10);
   EXPECT_EQ(r.generation.image_budget.min_pixels, 65536);  // an image key only
   const VideoInput& b = r.generation.videos[1];
   EXPECT_EQ(b.budget.max_pixels, 100 * 2048);
-  EXPECT_EQ(b.budget.min_pixels, 16 * 2048);
+  EXPECT_EQ(b.budget.max_tokens, 0);  // its own maximum replaces the request's
+  EXPECT_EQ(b.budget.min_tokens, 16);
   EXPECT_EQ(b.sample_fps, 1.0);
   EXPECT_EQ(b.num_frames, 0);  // its own rate replaces the request's frame count
   EXPECT_EQ(b.max_frames, 6);
@@ -308,15 +311,15 @@ TEST_F(ChatRequestTest, VideoBudgetAndSamplingFields) {
   r = Parse(body);
   EXPECT_EQ(r.generation.videos[0].budget.max_pixels, 512 * 2048);
   EXPECT_EQ(r.generation.image_budget.max_pixels, 512 * 2048);  // and the images'
+  // The frames' pixels and the whole cost in tokens are both bounds; the tighter holds.
   body["mm_processor_kwargs"]["size"]["longest_edge"] = 1000 * 2048;
-  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "mm_processor_kwargs.size.longest_edge"),
-            "mm_processor_kwargs.size.longest_edge: contradicts max_video_tokens (2048000 vs "
-            "1048576 pixels)");
+  r = Parse(body);
+  EXPECT_EQ(r.generation.videos[0].budget.max_pixels, 1000 * 2048);
+  EXPECT_EQ(r.generation.videos[0].budget.max_tokens, 512);
   body.erase("mm_processor_kwargs");
   body["min_video_tokens"] = 1000;
   EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "min_video_tokens"),
-            "min_video_tokens: is larger than max_video_tokens (2048000 > 1048576 pixels over "
-            "all frames)");
+            "min_video_tokens: is larger than max_video_tokens (1000 > 512)");
   body.erase("min_video_tokens");
   body["max_video_tokens"] = 0;
   EXPECT_EQ(

@@ -149,8 +149,9 @@ TEST_F(ImageFetcherTest, VideoUrlsFollowTheImageRules) {
             "URL (the operator can enable fetching with --allow-image-urls)");
   policy.allow_urls = true;
   EXPECT_EQ(LoadVideoBytes(Url("/clip.mp4"), policy, field).size(), 80305u);
-  EXPECT_EQ(error(Url("/image.png"), ErrorCode::kInvalidArgument),
-            "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+  EXPECT_EQ(
+      error(Url("/image.png"), ErrorCode::kInvalidArgument),
+      "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg, GIF)");
   policy.video.max_encoded_bytes = 1000;
   EXPECT_EQ(error(Url("/clip.mp4"), ErrorCode::kTooLarge),
             "the video at the URL is over the limit of 1000 bytes per video");

@@ -105,8 +105,9 @@ std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolic
       LoadMediaBytes(reference, policy, {"video", policy.video.max_encoded_bytes}, field);
   if (bytes.empty()) FailField(ErrorCode::kInvalidArgument, field, "the video is empty");
   if (!LooksLikeVideoFile(bytes)) {
-    FailField(ErrorCode::kInvalidArgument, field,
-              "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg)");
+    FailField(
+        ErrorCode::kInvalidArgument, field,
+        "not a video file qvl can read (MP4, MOV, WebM, Matroska, AVI, MPEG-TS, FLV, Ogg, GIF)");
   }
   return bytes;
 }

@@ -36,7 +36,7 @@ std::vector<uint8_t> LoadImageBytes(std::string_view reference, const MediaPolic
 
 // The same for a video file (data:video/...;base64 URLs, files, http(s) URLs under the
 // same rules), up to video.max_encoded_bytes; refuses bytes that are no video container qvl
-// reads (MP4/MOV, WebM/Matroska, AVI, MPEG-TS, FLV, Ogg).
+// reads (MP4/MOV, WebM/Matroska, AVI, MPEG-TS, FLV, Ogg, GIF).
 std::vector<uint8_t> LoadVideoBytes(std::string_view reference, const MediaPolicy& policy,
                                     std::string_view field);
 

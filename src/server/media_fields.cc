@@ -65,20 +65,28 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
 }
 
 VideoInput ParseVideoDefaults(const RequestObject& body, int64_t pixels_per_video_token) {
-  BudgetBound min_bound;
-  BudgetBound max_bound;
-  auto read_tokens = [&](const char* key, BudgetBound* bound) {
-    if (body.Find(key) == nullptr) return;
+  VideoInput d;
+  // Bounds in tokens are the video's whole cost in the prompt (ClipBudget leaves the
+  // frames what its timestamps take); bounds in pixels are the frames' alone, as the
+  // reference's. The two measure different things, so both may be given: the tighter
+  // maximum holds.
+  auto read_tokens = [&](const char* key) -> int64_t {
+    if (body.Find(key) == nullptr) return 0;
     if (pixels_per_video_token <= 0) {
       Fail(ErrorCode::kInternal, "ChatRequestPolicy::pixels_per_video_token is not set");
     }
-    if (auto v = body.Int(key, 1, kMaxPixelBudget / pixels_per_video_token)) {
-      bound->Set(*v * pixels_per_video_token, body.Field(key));
-    }
+    return body.Int(key, 1, kMaxPixelBudget / pixels_per_video_token).value_or(0);
   };
-  read_tokens("min_video_tokens", &min_bound);
-  read_tokens("max_video_tokens", &max_bound);
-  VideoInput d;
+  d.budget.min_tokens = read_tokens("min_video_tokens");
+  d.budget.max_tokens = read_tokens("max_video_tokens");
+  if (d.budget.min_tokens > 0 && d.budget.max_tokens > 0 &&
+      d.budget.min_tokens > d.budget.max_tokens) {
+    FailField(ErrorCode::kInvalidArgument, body.Field("min_video_tokens"), "is larger than ",
+              body.Field("max_video_tokens"), " (", d.budget.min_tokens, " > ", d.budget.max_tokens,
+              ")");
+  }
+  BudgetBound min_bound;
+  BudgetBound max_bound;
   if (const nlohmann::json* kwargs = body.Find("mm_processor_kwargs")) {
     const RequestObject mm(*kwargs, "mm_processor_kwargs");
     if (const nlohmann::json* size = mm.Find("size")) {
@@ -124,8 +132,15 @@ void ApplyVideoDefaults(const VideoInput& d, std::vector<VideoInput>* videos) {
     }
     if (v.min_frames == 0) v.min_frames = d.min_frames;
     if (v.max_frames == 0) v.max_frames = d.max_frames;
-    if (v.budget.min_pixels == 0) v.budget.min_pixels = d.budget.min_pixels;
-    if (v.budget.max_pixels == 0) v.budget.max_pixels = d.budget.max_pixels;
+    // A part's bound, in pixels or tokens, replaces the request's in either unit.
+    if (v.budget.min_pixels == 0 && v.budget.min_tokens == 0) {
+      v.budget.min_pixels = d.budget.min_pixels;
+      v.budget.min_tokens = d.budget.min_tokens;
+    }
+    if (v.budget.max_pixels == 0 && v.budget.max_tokens == 0) {
+      v.budget.max_pixels = d.budget.max_pixels;
+      v.budget.max_tokens = d.budget.max_tokens;
+    }
   }
 }
 

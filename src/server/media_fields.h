@@ -20,7 +20,8 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
                       ImageBudgetRequest* budget);
 
 // The request-wide video settings, as defaults for every video part: the top-level
-// min_video_tokens / max_video_tokens and the video keys of mm_processor_kwargs. There a
+// min_video_tokens / max_video_tokens (the video's whole cost in the prompt, its
+// timestamps included) and the video keys of mm_processor_kwargs. There a
 // flat key reaches every modality whose processor declares it (transformers'
 // ProcessorMixin): `size` (shortest_edge / longest_edge: pixels over all frames of a
 // video) is the image processor's and the video processor's, min_pixels / max_pixels
@@ -29,7 +30,8 @@ void ParseImageBudget(const RequestObject& body, int64_t pixels_per_token,
 VideoInput ParseVideoDefaults(const RequestObject& body, int64_t pixels_per_video_token);
 
 // A video part's own keys win over the request's: its rate or frame count over both of
-// the request's, each of its bounds over the same bound of the request.
+// the request's, each of its bounds (a minimum or a maximum, in pixels or tokens) over
+// the request's same bound.
 void ApplyVideoDefaults(const VideoInput& defaults, std::vector<VideoInput>* videos);
 
 // What the policy allows the messages of one request.

@@ -108,7 +108,10 @@ TEST_F(ServerHttpTest, ReportsPerImageAndVideoTimings) {
   EXPECT_EQ(video["source"], "encoder");
   EXPECT_EQ(video["frames"], 5);
   EXPECT_EQ(video["sampled_frames"], 4);
-  EXPECT_EQ(video["decoded_frames"], 4);  // a frame list decodes only the sampled frames
+  EXPECT_EQ(video["decoded_frames"], 4);          // a frame list decodes only the sampled frames
+  EXPECT_GT(video["text_tokens"].get<int>(), 0);  // two timestamps and their markers
+  EXPECT_EQ(video["declared_seconds"], 0);        // not a file cut short
+  EXPECT_EQ(video["frames_at_rate"], 0);          // sampled as asked, not thinned to fit
   EXPECT_GT(video["decode_ms"].get<double>(), 0);
   EXPECT_GT(video["encode_ms"].get<double>(), 0);
   EXPECT_LE(image["encode_ms"].get<double>() + video["encode_ms"].get<double>(),
@@ -122,6 +125,23 @@ TEST_F(ServerHttpTest, ReportsPerImageAndVideoTimings) {
     EXPECT_EQ(g["encode_ms"].get<double>(), 0) << kind;
     EXPECT_GT(g["decode_ms"].get<double>(), 0) << kind;
   }
+}
+
+// A request's max_video_tokens bounds what the video costs in the prompt, its timestamps
+// and vision markers included, as --max-video-tokens does.
+TEST_F(ServerHttpTest, ARequestsVideoBudgetCoversItsTimestamps) {
+  nlohmann::json request = LoadTinyCase("08_video_and_image").request;
+  request["max_tokens"] = 1;
+  const HttpResult free = Chat(request);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const nlohmann::json& unbounded = free.json["timings"]["videos"][0];
+  const int whole = unbounded["tokens"].get<int>() + unbounded["text_tokens"].get<int>();
+  request["max_video_tokens"] = whole - 1;
+  const HttpResult bounded = Chat(request);
+  ASSERT_EQ(bounded.status, 200) << bounded.body;
+  const nlohmann::json& video = bounded.json["timings"]["videos"][0];
+  EXPECT_LE(video["tokens"].get<int>() + video["text_tokens"].get<int>(), whole - 1);
+  EXPECT_LT(video["tokens"].get<int>(), unbounded["tokens"].get<int>());
 }
 
 // timings.upload_ms is the time the request body took to arrive, which the engine's
@@ -406,9 +426,13 @@ TEST_F(ServerHttpTest, CorsPreflightAndHeaders) {
   EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Origin"), "*");
   EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Headers").find("Authorization"),
             std::string::npos);
+  EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Methods").find("DELETE"),
+            std::string::npos);
   const httplib::Result models = client.Get("/v1/models");
   ASSERT_TRUE(models);
   EXPECT_EQ(models->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(models->get_header_value("Access-Control-Expose-Headers"),
+            "Retry-After, X-Qvl-Answer-Cache");
 }
 
 TEST_F(ServerHttpTest, BookkeepingFieldsAreCheckedOnChatAsOnResponses) {
