@@ -202,8 +202,8 @@ void RunBench(const BenchFlags& flags) {
   const double bound_tok_s = bandwidth * 1e9 / step_bytes;
 
   nlohmann::ordered_json j;
-  const std::string dtype = DtypeFlagName(options.text_weights);
-  const std::string vision_dtype = DtypeFlagName(options.vision_weights);
+  const std::string dtype = DtypeName(options.text_weights);
+  const std::string vision_dtype = DtypeName(options.vision_weights);
   j["model"] = flags.model.model;
   j["dtype"] = dtype;
   j["vision_dtype"] = vision_dtype;

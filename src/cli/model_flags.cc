@@ -1,56 +1,13 @@
 #include "cli/model_flags.h"
 
 #include <CLI/CLI.hpp>
-#include <iterator>
 
 #include "base/error.h"
 #include "cli/flag_ranges.h"
 #include "hub/model_resolver.h"
-#include "ops/weight_format.h"
+#include "model/dtype_words.h"
 
 namespace qvl::cli {
-namespace {
-
-// The one vocabulary of --dtype and --vision-dtype, for every verb. f32 computes in
-// float32 on the checkpoint's own (exact) weights: the reference check. bf16 multiplies
-// bf16 weights with bf16-rounded activations; q8 and q4 quantize the weights (a scale per
-// 32) and the activations to int8 (a step per 32); w8a8 rotates both and quantizes them to
-// int8 with a scale per output and a step per row.
-struct DtypeWord {
-  const char* word;
-  WeightFormat format;
-};
-constexpr DtypeWord kDtypeWords[] = {{"f32", WeightFormat::kBF16},
-                                     {"bf16", WeightFormat::kBF16Packed},
-                                     {"q8", WeightFormat::kQ8},
-                                     {"q4", WeightFormat::kQ4},
-                                     {"w8a8", WeightFormat::kW8A8}};
-
-WeightFormat ParseDtype(const std::string& flag, const std::string& value) {
-  for (const DtypeWord& d : kDtypeWords) {
-    if (value == d.word) return d.format;
-  }
-  Fail(ErrorCode::kInvalidArgument, flag, " ", value, ": use ", DtypeChoices());
-}
-
-}  // namespace
-
-std::string DtypeChoices() {
-  std::string words;
-  const size_t n = std::size(kDtypeWords);
-  for (size_t i = 0; i < n; ++i) {
-    words += StrCat(i == 0 ? "" : i + 1 == n ? " or " : ", ", kDtypeWords[i].word);
-  }
-  return words;
-}
-
-std::string DtypeFlagName(WeightFormat format) {
-  for (const DtypeWord& d : kDtypeWords) {
-    if (d.format == format) return d.word;
-  }
-  // A format no flag selects (row-major float32) keeps its own name.
-  return WeightFormatName(format);
-}
 
 void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
   CLI::Option* m =

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "model/dtype_words.h"
 #include "model/qwen3vl.h"
 
 namespace CLI {
@@ -11,13 +12,6 @@ class App;
 }
 
 namespace qvl::cli {
-
-// The words --dtype and --vision-dtype take, "f32, bf16, q8, q4 or w8a8", for help and
-// error messages.
-std::string DtypeChoices();
-
-// The --dtype word for `format`, as verbs print it (packed bf16 panels are "bf16").
-std::string DtypeFlagName(WeightFormat format);
 
 // The model folder of -m for a verb that never downloads (`verb`: "qvl info"): a folder,
 // or ORG/NAME complete in the Hugging Face cache. Throws Error naming `qvl pull` for a

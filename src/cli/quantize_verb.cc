@@ -26,8 +26,8 @@ void AddQuantizeVerb(CLI::App& app) {
     const Stopwatch watch;
     auto model = Qwen3VLModel::Load(dir, options);
     const PackedWeightCache& packed = model->packed_weights();
-    const std::string formats = StrCat("text ", DtypeFlagName(options.text_weights), ", vision ",
-                                       DtypeFlagName(options.vision_weights));
+    const std::string formats = StrCat("text ", DtypeName(options.text_weights), ", vision ",
+                                       DtypeName(options.vision_weights));
     if (packed.bytes() == 0) {
       std::printf("%s: %s use the checkpoint's matrices; nothing to pack\n", dir.c_str(),
                   formats.c_str());

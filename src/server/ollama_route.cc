@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "engine/sampler.h"
+#include "model/dtype_words.h"
 #include "model/qwen3vl.h"
 #include "server/http_reply.h"
 #include "server/ollama_encoder.h"
@@ -72,7 +73,7 @@ int64_t WeightBytes(const Engine& engine) {
 }
 
 nlohmann::json DetailsJson(const Engine& engine) {
-  std::string level = WeightFormatName(engine.model().options().text_weights);
+  std::string level = DtypeName(engine.model().options().text_weights);
   for (char& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return {{"parent_model", ""},
           {"format", "safetensors"},

@@ -106,6 +106,9 @@ TEST_F(ServerOllamaTest, ListingsDescribeTheServedModel) {
   ASSERT_EQ(show.status, 200) << show.body;
   EXPECT_NE(show.json["template"].get<std::string>().find("<|im_start|>"), std::string::npos);
   EXPECT_EQ(show.json["capabilities"], (nlohmann::json{"completion", "vision", "tools"}));
+  // In --dtype's words (the harness runs the checkpoint's own weights in float32), where
+  // it said the internal format's name.
+  EXPECT_EQ(show.json["details"]["quantization_level"], "F32");
   EXPECT_TRUE(Get(*harness_, "/api/version").json["version"].is_string());
 }
 
