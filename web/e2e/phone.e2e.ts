@@ -140,11 +140,14 @@ describe("on a phone", () => {
       }
       for (const dialog of ["Settings", "Conversations"]) {
         await page.getByRole("button", { name: dialog, exact: true }).click();
-        const drawer = await page.getByRole("dialog", { name: dialog }).boundingBox();
+        const opened = page.getByRole("dialog", { name: dialog });
+        await opened.waitFor();
+        const drawer = await opened.boundingBox();
         expect(drawer!.x).toBeGreaterThanOrEqual(0);
         expect(drawer!.x + drawer!.width).toBeLessThanOrEqual(phone.width);
         expect(drawer!.height).toBe(phone.height);
         await page.keyboard.press("Escape");
+        await opened.waitFor({ state: "hidden" });
       }
     });
   }
@@ -214,8 +217,12 @@ describe("on a phone", () => {
     const controls = "header button, .brand, #composer button:not([hidden]), #prompt, .markdown p";
     expect(await outside(controls)).toEqual([]);
     await page.getByRole("button", { name: "Conversations" }).click();
+    // The drawer opens once the stored conversations are read: an Escape before then is lost.
+    const conversations = page.getByRole("dialog", { name: "Conversations" });
+    await conversations.waitFor();
     expect(await outside("#history-dialog h2, #history-dialog button")).toEqual([]);
     await page.keyboard.press("Escape");
+    await conversations.waitFor({ state: "hidden" });
     await page.getByRole("button", { name: "Settings" }).click();
     expect(await outside("#settings-dialog h2, #settings-dialog .drawer-header button")).toEqual([]);
   });
