@@ -172,9 +172,11 @@ int64_t StatusKib(const char* key) {
   return -1;
 }
 
-// AddressSanitizer keeps freed blocks in quarantine: resident memory measures that.
-#if !defined(__SANITIZE_ADDRESS__)
 TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnce) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine: resident memory "
+                  "measures that, not the parser";
+#endif
   // 48 MiB of "video" (an MP4 signature, then bytes that do not compress), 64 MiB as base64.
   std::string clip(size_t{48} << 20, '\0');
   uint64_t state = 0x9E3779B97F4A7C15u;
@@ -213,7 +215,6 @@ TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnce) {
   EXPECT_LT(peak_growth_kib, clip_kib + clip_kib / 8)
       << "peak grew by " << peak_growth_kib << " KiB for " << clip_kib << " KiB";
 }
-#endif
 
 }  // namespace
 }  // namespace qvl
