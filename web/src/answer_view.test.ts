@@ -1,23 +1,11 @@
 // @vitest-environment jsdom
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { AssistantMessage } from "./conversation";
-import type { BlobCache } from "./storage/blob_cache";
-import { AnswerView, streamingRenderIntervalMs } from "./ui/message_views";
+import { answerViewFor } from "./ui/answer_view_for_test";
+import { type AnswerView, streamingRenderIntervalMs } from "./ui/message_views";
 
 function streaming(text: string): AssistantMessage {
   return { id: "a1", role: "assistant", text, status: "streaming" };
-}
-
-function newView(message: AssistantMessage): AnswerView {
-  return new AnswerView(message, {
-    images: [],
-    hasVideo: false,
-    cache: {} as BlobCache,
-    onRegenerate: () => {},
-    announce: () => {},
-    versions: { number: 1, count: 1 },
-    showVersion: () => {},
-  });
 }
 
 function shownText(view: AnswerView): string {
@@ -45,7 +33,7 @@ describe("AnswerView while the answer streams", () => {
   });
 
   it("renders a short answer on the next frame", () => {
-    const view = newView(streaming(""));
+    const view = answerViewFor(streaming(""));
     view.update(streaming("Hello"));
     expect(shownText(view)).toBe("");
     vi.advanceTimersByTime(20);
@@ -54,7 +42,7 @@ describe("AnswerView while the answer streams", () => {
 
   it("renders a long answer less often, and its end at once", () => {
     const long = "word ".repeat(10_000).trim();
-    const view = newView(streaming(long));
+    const view = answerViewFor(streaming(long));
     expect(shownText(view)).toBe(long);
 
     const message = streaming(`${long} more`);

@@ -2,23 +2,13 @@
 // Code colours and maths before and after their modules arrive. Each test file runs in
 // its own module registry, so here neither module has been loaded yet.
 import { describe, expect, it, vi } from "vitest";
-import type { AssistantMessage } from "./conversation";
 import { highlighter, LazyModule, mathsRenderer } from "./lazy_modules";
 import { renderMarkdown } from "./markdown";
-import type { BlobCache } from "./storage/blob_cache";
-import { AnswerView } from "./ui/message_views";
+import { answerViewFor } from "./ui/answer_view_for_test";
+import type { AnswerView } from "./ui/message_views";
 
 function answerView(text: string): AnswerView {
-  const message: AssistantMessage = { id: "a1", role: "assistant", text, status: "done" };
-  return new AnswerView(message, {
-    images: [],
-    hasVideo: false,
-    cache: {} as BlobCache,
-    onRegenerate: () => {},
-    announce: () => {},
-    versions: { number: 1, count: 1 },
-    showVersion: () => {},
-  });
+  return answerViewFor({ id: "a1", role: "assistant", text, status: "done" });
 }
 
 describe("modules loaded on first use", () => {

@@ -1,20 +1,12 @@
 // @vitest-environment jsdom
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AssistantMessage } from "../conversation";
-import type { BlobCache } from "../storage/blob_cache";
 import { announce } from "./announcer";
-import { AnswerView } from "./message_views";
+import { answerViewFor } from "./answer_view_for_test";
+import type { AnswerView } from "./message_views";
 
 function answerView(message: AssistantMessage, said: string[]): AnswerView {
-  return new AnswerView(message, {
-    images: [],
-    hasVideo: false,
-    cache: {} as BlobCache,
-    onRegenerate: () => {},
-    announce: (text) => said.push(text),
-    versions: { number: 1, count: 1 },
-    showVersion: () => {},
-  });
+  return answerViewFor(message, (text) => said.push(text));
 }
 
 describe("an answer read out to a screen reader", () => {

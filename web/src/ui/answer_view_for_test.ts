@@ -1,0 +1,17 @@
+// An AnswerView on its own, as the page's tests build it: no images, one version, and
+// what it announces handed to `announce`.
+import type { AssistantMessage } from "../conversation";
+import type { BlobCache } from "../storage/blob_cache";
+import { AnswerView } from "./message_views";
+
+export function answerViewFor(message: AssistantMessage, announce: (text: string) => void = () => {}): AnswerView {
+  return new AnswerView(message, {
+    images: [],
+    hasVideo: false,
+    cache: {} as BlobCache,
+    onRegenerate: () => {},
+    announce,
+    versions: { number: 1, count: 1 },
+    showVersion: () => {},
+  });
+}
