@@ -42,16 +42,21 @@ nlohmann::json User(nlohmann::json parts) {
   return {{"messages", {{{"role", "user"}, {"content", std::move(parts)}}}}};
 }
 
-TEST(InlineMediaTest, TakesEveryMediaFieldsPayloadOutOfTheBody) {
-  const nlohmann::json body = User({
+// A data URL in every field where messages carry media, then `question`.
+nlohmann::json EveryMediaField(const std::string& question) {
+  return User({
       {{"type", "image_url"}, {"image_url", {{"url", PhotoUrl()}, {"detail", "low"}}}},
       {{"type", "image_url"}, {"image_url", PhotoUrl()}},
       {{"type", "image"}, {"image", PhotoUrl()}},
       {{"type", "video_url"}, {"video_url", {{"url", ClipUrl()}}}},
       {{"type", "video"}, {"video", ClipUrl()}},
       {{"type", "video"}, {"video", {PhotoUrl(), PhotoUrl()}}, {"fps", 2}},
-      {{"type", "text"}, {"text", "What is this?"}},
+      {{"type", "text"}, {"text", question}},
   });
+}
+
+TEST(InlineMediaTest, TakesEveryMediaFieldsPayloadOutOfTheBody) {
+  const nlohmann::json body = EveryMediaField("What is this?");
   std::string text = body.dump();
   InlineMedia media = TakeInlineMedia(&text);
 
@@ -113,15 +118,7 @@ TEST(InlineMediaTest, ALaterValueOfAFieldWinsAsInTheParsedJson) {
 // The request parser gives the same request, and the same errors, whether the payloads
 // were taken out first or not.
 TEST(InlineMediaTest, TheParsedRequestIsTheSame) {
-  const nlohmann::json body = User({
-      {{"type", "image_url"}, {"image_url", {{"url", PhotoUrl()}}}},
-      {{"type", "image_url"}, {"image_url", PhotoUrl()}},
-      {{"type", "image"}, {"image", PhotoUrl()}},
-      {{"type", "video_url"}, {"video_url", {{"url", ClipUrl()}}}},
-      {{"type", "video"}, {"video", ClipUrl()}},
-      {{"type", "video"}, {"video", {PhotoUrl(), PhotoUrl()}}, {"fps", 2}},
-      {{"type", "text"}, {"text", "Compare."}},
-  });
+  const nlohmann::json body = EveryMediaField("Compare.");
   ChatRequestPolicy policy = Policy();
   const ChatRequest plain = ParseChatRequest(body.dump(), policy);
   std::string text = body.dump();
