@@ -18,6 +18,7 @@
 #include "image/video_budget.h"
 #include "model/safetensors.h"
 #include "server/chat_request.h"
+#include "server/media_fields.h"
 #include "text/tokenizer.h"
 
 namespace qvl::cli {
@@ -53,11 +54,10 @@ void RunDump(const DumpFlags& f) {
                                    static_cast<int64_t>(kContextTokens.max));
   engine.max_pixels = image_params.max_pixels;
   const ImageProcessorParams& video_image = loaded.settings.video_params.image;
-  for (VideoInput& video : request.generation.videos) {
-    VideoBudgetRequest& b = video.budget;
-    if (b.min_pixels == 0 && b.min_tokens == 0) b.min_pixels = video_image.min_pixels;
-    if (b.max_pixels == 0 && b.max_tokens == 0) b.max_pixels = video_image.max_pixels;
-  }
+  VideoInput reference_range;
+  reference_range.budget.min_pixels = video_image.min_pixels;
+  reference_range.budget.max_pixels = video_image.max_pixels;
+  ApplyVideoDefaults(reference_range, &request.generation.videos);
   const int64_t per_video_token = PixelsPerVideoToken(video_image);
   engine.max_video_tokens = (video_image.max_pixels + per_video_token - 1) / per_video_token;
   // Room above the frames' range for the text around them, so that the range holds.
