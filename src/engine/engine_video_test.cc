@@ -10,6 +10,7 @@
 #include "base/timer.h"
 #include "engine/engine.h"
 #include "engine/engine_test_cases.h"
+#include "image/video_clip_for_test.h"
 
 namespace qvl {
 namespace {
@@ -298,6 +299,32 @@ TEST(EngineVideo, AFileCutShortIsAnsweredAndReported) {
                        "at 4 fps (0.8 s); the answer is about those"}),
             1u)
       << (log.lines().empty() ? "nothing logged" : log.lines().back());
+}
+
+// A stream that ends before its packets do (7 frames at 5 fps, then 5 packets that decode
+// to no frame): its 12 packets at 2 fps sample frames 0, 4, 7 and 11; the stream ends
+// after frame 6, which stands for 7 at its own time, and 11 is left out where it was
+// frame 6 again. Answered from those 3 frames, each seen once, and reported as a file
+// cut short at its last frame.
+TEST(EngineVideo, AStreamEndingBeforeItsPacketsIsAnsweredFromItsFramesOnce) {
+  auto engine = MakeEngine();
+  GenerationRequest r = WithMp4("07_video_frames");
+  const std::string clip = EncodeClip({.muxer = "matroska", .frames = 7, .not_coded_after = 5});
+  ASSERT_FALSE(clip.empty());
+  r.videos[0].file.assign(clip.begin(), clip.end());
+  CapturedLog log;
+  const ImageGrid video = OneTokenAbout(*engine, std::move(r));
+  EXPECT_EQ(video.frames, 7);
+  EXPECT_EQ(video.sampled_frames, 3);
+  EXPECT_EQ(video.grid_t, 2);
+  EXPECT_EQ(video.declared_seconds, 2.4);
+  EXPECT_EQ(log.Count({"video 1: 1 of the 4 frames sampled does not decode and is left out; the "
+                       "answer is about the 3 that do, from 0.0 s to 1.2 s"}),
+            1u)
+      << (log.lines().empty() ? "nothing logged" : log.lines().back());
+  EXPECT_EQ(log.Count({"video 1 is cut short: its container declares 2.4 s but holds 7 frames "
+                       "at 5 fps (1.4 s); the answer is about those"}),
+            1u);
 }
 
 // A clip of 400 s at 1 fps (clip 07's frames over and over): at 2 fps its 400 frames'

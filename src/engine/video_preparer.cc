@@ -1,5 +1,6 @@
 #include "engine/video_preparer.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -23,11 +24,12 @@ class TimedFrameSource : public VideoFrameSource {
       : source_(std::move(source)) {}
   int64_t frame_count() const override { return source_->frame_count(); }
   double fps() const override { return source_->fps(); }
-  void ReadFrame(int64_t index, RgbxImage* out) override {
+  int64_t ReadFrame(int64_t index, RgbxImage* out) override {
     Stopwatch clock;
-    source_->ReadFrame(index, out);
+    const int64_t read = source_->ReadFrame(index, out);
     read_ms_ += clock.Millis();
     ++reads_;
+    return read;
   }
   double read_ms() const { return read_ms_; }
   int64_t reads() const { return reads_; }
@@ -106,9 +108,21 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
             SecondsText(seconds), " instead (one every ",
             SecondsText(seconds / static_cast<double>(v.info.sampled_frames)), ")");
   }
-  if (file != nullptr && file->declared_seconds() > 0) {
+  if (video.frames_left_out > 0) {
+    LogWarn(input.name, ": ", video.frames_left_out, " of the ",
+            video.frames_left_out + v.info.sampled_frames, " frames sampled ",
+            video.frames_left_out == 1 ? "does not decode and is" : "do not decode and are",
+            " left out; the answer is about the ", v.info.sampled_frames, " that do, from ",
+            SecondsText(video.sampled_indices.front() / video.fps), " to ",
+            SecondsText(video.sampled_indices.back() / video.fps));
+  }
+  // A stream that ends before its packets do is cut short as well, at its last frame
+  // that decodes.
+  const double declared_seconds =
+      std::max(file != nullptr ? file->declared_seconds() : 0, video.promised_frames / video.fps);
+  if (declared_seconds > 0) {
     // Answered from what is there, but the user is to know it is not the whole clip.
-    v.info.declared_seconds = file->declared_seconds();
+    v.info.declared_seconds = declared_seconds;
     LogWarn(input.name, " is cut short: its container declares ",
             SecondsText(v.info.declared_seconds), " but holds ", video.input_frames, " frames at ",
             video.fps, " fps (", SecondsText(video.input_frames / video.fps),

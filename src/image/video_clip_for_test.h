@@ -84,7 +84,31 @@ struct ClipSpec {
   // Degrees clockwise the display matrix turns the frames by (av_display_rotation_set),
   // as a phone writes a portrait clip; 0 = no matrix.
   int rotation = 0;
+  // Packets before the first frame and after the last (encoder mpeg4 only) that hold a
+  // VOP that is not coded (vop_coded = 0, as DivX and Xvid write for a dropped frame): a
+  // decoder gives no frame for them, so the stream has fewer frames than packets. The
+  // encoded frames follow the first ones in time.
+  int not_coded_before = 0;
+  int not_coded_after = 0;
 };
+
+// An MPEG-4 Part 2 VOP that is not coded, for a stream whose VOL header has a time
+// resolution of `fps` ticks a second: start code, P type, no whole seconds, a marker,
+// increment 0 in as many bits as the resolution needs, a marker, vop_coded = 0, then
+// stuffing to the byte.
+inline std::vector<uint8_t> NotCodedVop(int fps) {
+  int increment_bits = 1;
+  while ((1 << increment_bits) < fps) ++increment_bits;
+  std::string bits("0101");
+  bits.append(increment_bits, '0');
+  bits.append("100");
+  while (bits.size() % 8 != 0) bits.push_back('1');
+  std::vector<uint8_t> vop = {0, 0, 1, 0xB6};
+  for (size_t i = 0; i < bits.size(); i += 8) {
+    vop.push_back(static_cast<uint8_t>(std::stoi(bits.substr(i, 8), nullptr, 2)));
+  }
+  return vop;
+}
 
 // The bytes of the file at `path`, which is then removed.
 inline std::string TakeFile(const std::string& path) {
@@ -188,12 +212,25 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   AVPacket* packet = av_packet_alloc();
   auto drain = [&] {
     while (avcodec_receive_packet(enc, packet) == 0) {
+      packet->pts += spec.not_coded_before;
+      packet->dts += spec.not_coded_before;
       packet->duration = 1;
       av_packet_rescale_ts(packet, enc->time_base, stream->time_base);
       packet->stream_index = stream->index;
       av_interleaved_write_frame(fmt, packet);
     }
   };
+  auto not_coded = [&](int64_t pts) {
+    const std::vector<uint8_t> vop = NotCodedVop(spec.fps);
+    av_new_packet(packet, static_cast<int>(vop.size()));
+    std::copy(vop.begin(), vop.end(), packet->data);
+    packet->pts = packet->dts = pts;
+    packet->duration = 1;
+    av_packet_rescale_ts(packet, enc->time_base, stream->time_base);
+    packet->stream_index = stream->index;
+    av_interleaved_write_frame(fmt, packet);
+  };
+  for (int k = 0; k < spec.not_coded_before; ++k) not_coded(k);
   for (int k = 0; k < spec.frames; ++k) {
     av_frame_make_writable(frame);
     std::vector<uint8_t> rgb = SyntheticRgb(w, h, k);
@@ -214,6 +251,9 @@ inline std::string EncodeClip(const ClipSpec& spec) {
   }
   avcodec_send_frame(enc, nullptr);
   drain();
+  for (int k = 0; k < spec.not_coded_after; ++k) {
+    not_coded(spec.not_coded_before + spec.frames + k);
+  }
   av_write_trailer(fmt);
   std::string out;
   if (spec.seekable) {

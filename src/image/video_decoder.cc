@@ -195,7 +195,7 @@ struct VideoFileDecoder::State {
   AVCodecContext* codec = nullptr;
   AVPacket* packet = nullptr;
   AVFrame* frame = nullptr;
-  AVFrame* last = nullptr;  // the latest decoded frame, for a stream that ends early
+  AVFrame* last = nullptr;  // the latest decoded frame: the one ReadFrame gives
   bool have_last = false;
   SwsContext* sws = nullptr;
   int64_t frames = 0;
@@ -205,6 +205,7 @@ struct VideoFileDecoder::State {
   int orientation = 1;          // UprightOrientation
   RgbxImage stored;             // a frame before it is turned upright
   int64_t next = 0;             // index of the frame the decoder gives next
+  int64_t seen = 0;             // one past the latest frame in presentation order decoded
   int64_t decoded = 0;          // frames the codec gave, sampled or not
   bool flushed = false;
 
@@ -253,11 +254,13 @@ struct VideoFileDecoder::State {
   bool seeks() const { return options.seek && !index.frame_pts.empty(); }
 
   // The rank of a decoded frame in presentation order; without timestamps the next one.
+  // A frame shown after every packet's time is the last.
   int64_t RankOf(const AVFrame* f) const {
     const int64_t pts = f->pts != AV_NOPTS_VALUE ? f->pts : f->best_effort_timestamp;
     if (!seeks() || pts == AV_NOPTS_VALUE) return next;
     const auto& all = index.frame_pts;
-    return std::lower_bound(all.begin(), all.end(), pts) - all.begin();
+    const int64_t rank = std::lower_bound(all.begin(), all.end(), pts) - all.begin();
+    return std::min(rank, frames - 1);
   }
 
   // When frame `target` lies past a keyframe not yet sent to the decoder, skips the
@@ -419,7 +422,7 @@ double VideoFileDecoder::declared_seconds() const { return state_->declared_seco
 int VideoFileDecoder::width() const { return state_->width; }
 int VideoFileDecoder::height() const { return state_->height; }
 
-void VideoFileDecoder::ReadFrame(int64_t index, RgbxImage* out) {
+int64_t VideoFileDecoder::ReadFrame(int64_t index, RgbxImage* out) {
   State& s = *state_;
   if (index <= s.last_read || index >= s.frames) {
     Fail(ErrorCode::kInternal, s.name, ": frame ", index, " read after frame ", s.last_read, " of ",
@@ -428,19 +431,23 @@ void VideoFileDecoder::ReadFrame(int64_t index, RgbxImage* out) {
   s.last_read = index;
   if (s.seeks()) s.SkipToKeyframeOf(index);
   // Frames before `index` are decoded, not converted; with timestamps a frame's index is
-  // its place in presentation order, whatever order the decoder gives them in.
+  // its place in presentation order, whatever order the decoder gives them in. A packet
+  // that decodes to no frame leaves its place to the next frame that decodes.
   while (s.next <= index) {
     if (!s.DecodeNext()) {
       if (!s.have_last) Fail(ErrorCode::kInvalidArgument, s.name, " has no decodable frames");
-      s.next = index + 1;
+      // Its packets promised more frames than decode: the latest one decoded is the end.
+      s.frames = s.seen;
       break;
     }
     av_frame_unref(s.last);
     av_frame_move_ref(s.last, s.frame);
     s.have_last = true;
     s.next = s.RankOf(s.last) + 1;
+    s.seen = std::max(s.seen, s.next);
   }
   s.Convert(s.last, out);
+  return s.next - 1;
 }
 
 bool LooksLikeVideoFile(std::span<const uint8_t> bytes) {

@@ -41,10 +41,12 @@ class VideoFileDecoder : public VideoFrameSource {
   double fps() const override;
   // Decodes frame `index`, the index-th in presentation order: from the keyframe before
   // it when that lies past what was decoded so far, else on from there (frames before it
-  // are decoded, not converted). A stream that ends before `index` (its container
-  // promised more frames than it has) gives its last frame. Throws
-  // Error(kInvalidArgument) for corrupt data.
-  void ReadFrame(int64_t index, RgbxImage* out) override;
+  // are decoded, not converted). Returns the index of the frame given: where `index`'s
+  // packet decodes to no frame, the next one that does (a larger index; the same one
+  // again for a later `index` it covers); where the stream ends before `index` (its
+  // packets promised more frames than decode), its last frame, and frame_count() is from
+  // then on the frames up to that one. Throws Error(kInvalidArgument) for corrupt data.
+  int64_t ReadFrame(int64_t index, RgbxImage* out) override;
 
   // Frames decoded so far (those skipped to reach a sampled one included), for timings.
   int64_t decoded_frames() const;

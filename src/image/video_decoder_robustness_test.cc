@@ -141,6 +141,53 @@ TEST(VideoDecoderRobustness, AFileCutShortSaysHowLongItClaimsToBe) {
       << e.what();
 }
 
+// The frame a SyntheticRgb frame of a clip at its size is: where its square's left edge
+// is on row 40 (8 pixels right per frame); -1 without a square.
+int ShownFrame(const RgbxImage& frame) {
+  for (int x = 0; x < frame.width(); ++x) {
+    const uint8_t* p = frame.row(40) + 4 * x;
+    if (p[0] > 200 && p[1] < 80) return (x - 16 + 4) / 8;
+  }
+  return -1;
+}
+
+// Packets that decode to no frame after the last frame (an MPEG-4 stream of 7 frames at
+// 5 fps and 5 VOPs that are not coded): the packets promise 12 frames, the stream ends
+// after 7. Asked for a frame past its end, the decoder gives its last frame, says so by
+// its index, and from then on counts 7 frames; a frame before the end is itself.
+TEST(VideoDecoderRobustness, AStreamThatEndsBeforeItsPacketsGivesItsLastFrameOnce) {
+  for (const char* muxer : {"matroska", "mp4"}) {
+    SCOPED_TRACE(muxer);
+    const std::string clip = EncodeClip({.muxer = muxer, .frames = 7, .not_coded_after = 5});
+    ASSERT_FALSE(clip.empty());
+    VideoFileDecoder decoder(Bytes(clip), {}, "video 1");
+    EXPECT_EQ(decoder.frame_count(), 12);
+    RgbxImage frame;
+    EXPECT_EQ(decoder.ReadFrame(4, &frame), 4);
+    EXPECT_EQ(ShownFrame(frame), 4);
+    EXPECT_EQ(decoder.ReadFrame(9, &frame), 6);
+    EXPECT_EQ(ShownFrame(frame), 6);
+    EXPECT_EQ(decoder.frame_count(), 7);
+  }
+}
+
+// Packets that decode to no frame before the first (a recording that starts between
+// keyframes writes such): frame k of the packets is the k-th shown, so the first frame
+// given is frame 3, which stands for frames 0 to 3; the count stays that of the packets.
+TEST(VideoDecoderRobustness, PacketsWithoutAFrameLeaveTheirPlaceToTheNextFrame) {
+  const std::string clip = EncodeClip({.muxer = "matroska", .frames = 7, .not_coded_before = 3});
+  ASSERT_FALSE(clip.empty());
+  VideoFileDecoder decoder(Bytes(clip), {}, "video 1");
+  EXPECT_EQ(decoder.frame_count(), 10);
+  RgbxImage frame;
+  EXPECT_EQ(decoder.ReadFrame(1, &frame), 3);
+  EXPECT_EQ(ShownFrame(frame), 0);
+  EXPECT_EQ(decoder.ReadFrame(2, &frame), 3);
+  EXPECT_EQ(decoder.ReadFrame(6, &frame), 6);
+  EXPECT_EQ(ShownFrame(frame), 3);
+  EXPECT_EQ(decoder.frame_count(), 10);
+}
+
 void Put32(std::string& s, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>(v >> (24 - 8 * i));
 }

@@ -21,7 +21,7 @@ VideoFrameList::VideoFrameList(std::vector<std::span<const uint8_t>> frames, dou
   limits_.max_decoded_pixels = limits.max_frame_pixels;
 }
 
-void VideoFrameList::ReadFrame(int64_t index, RgbxImage* out) {
+int64_t VideoFrameList::ReadFrame(int64_t index, RgbxImage* out) {
   if (index < 0 || index >= frame_count()) {
     Fail(ErrorCode::kInternal, name_, ": frame ", index, " of ", frame_count(), " read");
   }
@@ -33,6 +33,7 @@ void VideoFrameList::ReadFrame(int64_t index, RgbxImage* out) {
   } else {
     std::swap(decoded_, *out);
   }
+  return index;
 }
 
 }  // namespace qvl

@@ -23,7 +23,7 @@ class VideoFrameList : public VideoFrameSource {
 
   int64_t frame_count() const override { return static_cast<int64_t>(frames_.size()); }
   double fps() const override { return fps_; }
-  void ReadFrame(int64_t index, RgbxImage* out) override;
+  int64_t ReadFrame(int64_t index, RgbxImage* out) override;
 
  private:
   std::vector<std::span<const uint8_t>> frames_;

@@ -128,10 +128,10 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
          " frames sampled; a video needs at least ", temporal,
          " (raise min_frames, num_frames or fps)");
   }
-  // The clip's size comes from its first sampled frame, frame 0 at any frame count;
-  // smart_resize covers all frames.
+  // The clip's size comes from its first sampled frame, frame 0 at any frame count (or
+  // the first that decodes); smart_resize covers all frames.
   RgbxImage decoded;
-  source.ReadFrame(result.sampled_indices[0], &decoded);
+  const int64_t first = source.ReadFrame(result.sampled_indices[0], &decoded);
   result.original = {decoded.width(), decoded.height()};
   if (sampling.fit_to_budget) {
     // A frame smaller than the least a pair should get needs no fewer frames to keep it.
@@ -145,19 +145,18 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
       sampled = static_cast<int64_t>(result.sampled_indices.size());
     }
   }
-  result.timestamps = GroupTimestamps(result.sampled_indices, result.fps, temporal);
-  if (budget.text_tokens) result.text_tokens = budget.text_tokens(result.timestamps);
-  const ClipShape clip{sampled, temporal, PixelsPerVideoToken(ip), result.text_tokens};
+  const std::vector<double> planned_times =
+      GroupTimestamps(result.sampled_indices, result.fps, temporal);
+  const int64_t planned_text = budget.text_tokens ? budget.text_tokens(planned_times) : 0;
+  const ClipShape clip{sampled, temporal, PixelsPerVideoToken(ip), planned_text};
   const PixelRange range = ResolveImageBudget(ClipBudget(budget, clip, name), ip);
 
   result.resized = SmartResizeVideo(result.original, sampled, temporal, ip.factor(),
                                     range.min_pixels, range.max_pixels, name);
   const int patch = ip.patch_size;
-  const int64_t groups = static_cast<int64_t>(result.timestamps.size());
-  result.grid_thw = {groups, result.resized.height / patch, result.resized.width / patch};
-  const size_t group_values =
-      static_cast<size_t>(result.grid_thw[1] * result.grid_thw[2]) * ip.patch_values();
-  result.pixel_values.resize(group_values * groups);
+  const int64_t height = result.resized.height / patch, width = result.resized.width / patch;
+  const size_t group_values = static_cast<size_t>(height * width) * ip.patch_values();
+  result.pixel_values.resize(group_values * planned_times.size());
 
   // transformers' video processor folds the 1/255 rescale into mean and std.
   ImageProcessorParams folded = ip;
@@ -175,29 +174,60 @@ PreprocessedVideo PreprocessVideo(VideoFrameSource& source, const VideoProcessor
   std::vector<RgbxImage> slots(temporal);
   std::vector<const RgbxImage*> frames(temporal);
   ResizeScratch scratch;
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int f = 0; f < temporal; ++f) {
-      const int64_t k = g * temporal + f;
-      if (k >= sampled) {  // padding: the last frame again
-        frames[f] = frames[f - 1];
-        continue;
-      }
-      if (k > 0) source.ReadFrame(result.sampled_indices[k], &decoded);
-      if (decoded.width() != result.original.width || decoded.height() != result.original.height) {
-        Fail(ErrorCode::kInvalidArgument, name, ": frame ", result.sampled_indices[k], " is ",
-             decoded.width(), "x", decoded.height(), " pixels, frame ", result.sampled_indices[0],
-             " is ", result.original.width, "x", result.original.height,
-             "; all frames of a video must have one size");
-      }
-      if (result.resized == result.original) {
-        std::swap(decoded, slots[f]);
-      } else {
-        BicubicResize(decoded, result.resized, &scratch, &slots[f]);
-      }
-      frames[f] = &slots[f];
+  const std::vector<int64_t> planned = std::move(result.sampled_indices);
+  std::vector<int64_t>& taken = result.sampled_indices;
+  taken.clear();
+  int64_t groups = 0;
+  int filled = 0;  // frames of the pair being filled
+  auto patchify = [&] {
+    for (int f = filled; f < temporal; ++f) frames[f] = frames[f - 1];  // padding: the last again
+    PatchifyFrames(frames.data(), table, layout,
+                   result.pixel_values.data() + groups * group_values);
+    ++groups;
+    filled = 0;
+  };
+  auto take = [&](int64_t index) {
+    if (decoded.width() != result.original.width || decoded.height() != result.original.height) {
+      Fail(ErrorCode::kInvalidArgument, name, ": frame ", index, " is ", decoded.width(), "x",
+           decoded.height(), " pixels, frame ", taken.front(), " is ", result.original.width, "x",
+           result.original.height, "; all frames of a video must have one size");
     }
-    PatchifyFrames(frames.data(), table, layout, result.pixel_values.data() + g * group_values);
+    if (result.resized == result.original) {
+      std::swap(decoded, slots[filled]);
+    } else {
+      BicubicResize(decoded, result.resized, &scratch, &slots[filled]);
+    }
+    frames[filled] = &slots[filled];
+    taken.push_back(index);
+    if (++filled == temporal) patchify();
+  };
+  take(first);
+  // A file gives for a frame that does not decode the next one that does, or its last
+  // where its stream ends early. Each frame is taken once, at its own time: a planned
+  // frame that one taken already stands for, or past the end, is left out, not repeated
+  // (the reference's decoders fail on such a frame, and it samples the frames that a
+  // whole decode finds instead). The size and budget stay those of the frames planned.
+  for (size_t k = 1; k < planned.size(); ++k) {
+    if (planned[k] <= taken.back() || planned[k] >= source.frame_count()) continue;
+    const int64_t index = source.ReadFrame(planned[k], &decoded);
+    if (index > taken.back()) take(index);
   }
+  if (filled > 0) patchify();
+  sampled = static_cast<int64_t>(taken.size());
+  if (sampled < temporal) {
+    Fail(ErrorCode::kInvalidArgument, name, ": of its ", result.input_frames, " frames only frame ",
+         first, " decodes; a video needs at least ", temporal,
+         " (send a still picture as an image)");
+  }
+  result.frames_left_out = static_cast<int64_t>(planned.size()) - sampled;
+  if (source.frame_count() < result.input_frames) {
+    result.promised_frames = result.input_frames;
+    result.input_frames = source.frame_count();
+  }
+  result.pixel_values.resize(group_values * groups);
+  result.grid_thw = {groups, height, width};
+  result.timestamps = GroupTimestamps(taken, result.fps, temporal);
+  if (budget.text_tokens) result.text_tokens = budget.text_tokens(result.timestamps);
   return result;
 }
 

@@ -48,11 +48,16 @@ VideoProcessorParams VideoParamsOfFolder(const std::string& model_dir,
 class VideoFrameSource {
  public:
   virtual ~VideoFrameSource() = default;
+  // What the source holds as far as it knows: a file learns that its stream ends early
+  // only by decoding it (see ReadFrame).
   virtual int64_t frame_count() const = 0;
   virtual double fps() const = 0;
-  // Writes frame `index` (greater than any index read before) as RGB into `out`.
-  // Throws Error naming the frame for a broken or oversized one.
-  virtual void ReadFrame(int64_t index, RgbxImage* out) = 0;
+  // Writes frame `index` (greater than any index read before, under frame_count()) as RGB
+  // into `out` and returns its index. A file whose frame `index` does not decode gives
+  // the next one that does (a larger index, or one given before); one whose stream
+  // ends before `index` gives its last frame (a smaller index) and from then on counts
+  // the frames up to it. Throws Error naming the frame for a broken or oversized one.
+  virtual int64_t ReadFrame(int64_t index, RgbxImage* out) = 0;
 };
 
 struct PreprocessedVideo {
@@ -71,6 +76,13 @@ struct PreprocessedVideo {
   // Sampled fewer to fit the budget: the frames sampling at its rate would have taken;
   // 0 when those were sampled.
   int64_t frames_at_rate = 0;
+  // Of the frames sampling chose, those left out as they do not decode (where the frame
+  // that stands in for one was taken already, or the stream ended before it); the rest
+  // are sampled_indices, each at its own time.
+  int64_t frames_left_out = 0;
+  // A stream that ends before its packets do: the frames those promised, more than
+  // input_frames (those up to the last that decodes); 0 otherwise.
+  int64_t promised_frames = 0;
 
   int64_t num_patches() const { return grid_thw[0] * grid_thw[1] * grid_thw[2]; }
   // Video tokens of one temporal group in the prompt (h * w / merge^2).
@@ -83,7 +95,9 @@ struct PreprocessedVideo {
 // sampling.fit_to_budget, a clip whose pairs at the sampling rate would get fewer than
 // kLeastTokensPerFramePair video tokens each (or their own size's, for smaller frames)
 // beside their text samples the most frames, not under min_frames, that get them, spread
-// evenly from its first frame to its last. `name` ("video 1") starts every
+// evenly from its first frame to its last. A sampled frame the source cannot give
+// (see VideoFrameSource::ReadFrame) is left out, never repeated: each frame is seen once,
+// at its own time (frames_left_out, promised_frames). `name` ("video 1") starts every
 // error. Throws Error(kTooLarge) over `limits` (before reading frames) and Error(kInvalidArgument)
 // for fewer than temporal_patch_size sampled frames, a budget too small for them, frames of
 // different sizes or under params.image.factor() pixels a side, and what the source throws. Only

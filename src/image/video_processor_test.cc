@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -174,24 +176,34 @@ TEST_P(VideoCaseTest, FrameListMatchesGoldenPixelValues) {
 INSTANTIATE_TEST_SUITE_P(Cases, VideoCaseTest,
                          testing::Values("07_video_frames", "08_video_and_image"));
 
-// A source of synthetic frames, to check what PreprocessVideo asks of it.
+// A source of synthetic frames, to check what PreprocessVideo asks of it. Frames
+// outside [first_decodable, last_decodable] do not decode, as VideoFileDecoder tells.
 class SyntheticFrames : public VideoFrameSource {
  public:
   SyntheticFrames(int64_t count, double fps, ImageSize size)
-      : count_(count), fps_(fps), size_(size) {}
+      : last_decodable(count - 1), count_(count), fps_(fps), size_(size) {}
   int64_t frame_count() const override { return count_; }
   double fps() const override { return fps_; }
-  void ReadFrame(int64_t index, RgbxImage* out) override {
+  int64_t ReadFrame(int64_t index, RgbxImage* out) override {
     EXPECT_GT(index, last_);
+    EXPECT_LT(index, count_);
     last_ = index;
     read.push_back(index);
-    const ImageSize s = index == odd_frame ? ImageSize{size_.width + 32, size_.height} : size_;
+    int64_t shown = std::max(index, first_decodable);
+    if (shown > last_decodable) {
+      shown = last_decodable;
+      count_ = last_decodable + 1;
+    }
+    const ImageSize s = shown == odd_frame ? ImageSize{size_.width + 32, size_.height} : size_;
     out->Reset(s.width, s.height);
     for (size_t i = 0; i < out->stride() * s.height; ++i)
-      out->data()[i] = static_cast<uint8_t>(i + index);
+      out->data()[i] = static_cast<uint8_t>(i + shown);
+    return shown;
   }
   std::vector<int64_t> read;
   int64_t odd_frame = -1;
+  int64_t first_decodable = 0;
+  int64_t last_decodable;
 
  private:
   int64_t count_;
@@ -320,6 +332,71 @@ TEST(PreprocessVideoTest, ALongClipLeftToTheServerSamplesWhatFitsOverItsWholeLen
               PreprocessVideo(again, params, params.sampling, budget, {}, "video 1");
             }).find("more than its video budget of 2048 tokens; sample at most about"),
             std::string::npos);
+}
+
+// The frame each pair of a preprocessed video of SyntheticFrames shows, as the red
+// value of its first pixel tells (the frame's index, for a clip kept at its size).
+std::vector<int64_t> FramesOfPairs(const PreprocessedVideo& v, const VideoProcessorParams& params) {
+  const size_t group =
+      static_cast<size_t>(v.grid_thw[1] * v.grid_thw[2]) * params.image.patch_values();
+  const size_t plane = static_cast<size_t>(params.image.patch_size) * params.image.patch_size;
+  std::vector<int64_t> frames;
+  for (int64_t g = 0; g < v.grid_thw[0]; ++g) {
+    for (size_t f = 0; f < 2; ++f) {
+      frames.push_back(std::lround(v.pixel_values[g * group + f * plane] * 127.5f + 127.5f));
+    }
+  }
+  return frames;
+}
+
+void ExpectTimes(const std::vector<double>& seconds, const std::vector<double>& expected) {
+  ASSERT_EQ(seconds.size(), expected.size());
+  for (size_t i = 0; i < seconds.size(); ++i) EXPECT_DOUBLE_EQ(seconds[i], expected[i]) << i;
+}
+
+// 30 frames at 10 fps whose packets promise 30 but whose stream ends after frame 20: the
+// frames sampled (0, 6, 12, 17, 23, 29) up to the end are kept, the last that decodes
+// (20) stands for 23 at its own time, and 29 is left out where it was frame 20 again at
+// 2.9 s. The pairs show distinct frames but for the padding of an odd count.
+TEST(PreprocessVideoTest, AStreamEndingEarlyShowsEachFrameOnceAtItsTime) {
+  const VideoProcessorParams params = TinyVideoParams();
+  SyntheticFrames source(30, 10.0, {64, 64});
+  source.last_decodable = 20;
+  const PreprocessedVideo v = PreprocessVideo(source, params, params.sampling, {}, {}, "video 1");
+  EXPECT_EQ(source.read, (std::vector<int64_t>{0, 6, 12, 17, 23}));
+  EXPECT_EQ(v.sampled_indices, (std::vector<int64_t>{0, 6, 12, 17, 20}));
+  EXPECT_EQ(FramesOfPairs(v, params), (std::vector<int64_t>{0, 6, 12, 17, 20, 20}));
+  ExpectTimes(v.timestamps, {0.3, 1.45, 2.0});
+  EXPECT_EQ(v.grid_thw, (std::array<int64_t, 3>{3, 4, 4}));
+  EXPECT_EQ(v.pixel_values.size(), 3 * 16 * params.image.patch_values());
+  EXPECT_EQ(v.input_frames, 21);
+  EXPECT_EQ(v.promised_frames, 30);
+  EXPECT_EQ(v.frames_left_out, 1);
+}
+
+// A stream whose first 8 frames do not decode (a recording that starts after a
+// keyframe): frame 8 is its first frame, at 0.8 s, and sampled frame 6 is left out
+// where it was frame 8 again.
+TEST(PreprocessVideoTest, FramesThatDoNotDecodeAreLeftOutNotRepeated) {
+  const VideoProcessorParams params = TinyVideoParams();
+  SyntheticFrames source(30, 10.0, {64, 64});
+  source.first_decodable = 8;
+  const PreprocessedVideo v = PreprocessVideo(source, params, params.sampling, {}, {}, "video 1");
+  EXPECT_EQ(source.read, (std::vector<int64_t>{0, 12, 17, 23, 29}));
+  EXPECT_EQ(v.sampled_indices, (std::vector<int64_t>{8, 12, 17, 23, 29}));
+  EXPECT_EQ(FramesOfPairs(v, params), (std::vector<int64_t>{8, 12, 17, 23, 29, 29}));
+  ExpectTimes(v.timestamps, {1.0, 2.0, 2.9});
+  EXPECT_EQ(v.input_frames, 30);
+  EXPECT_EQ(v.promised_frames, 0);
+  EXPECT_EQ(v.frames_left_out, 1);
+
+  // One frame that decodes is a picture, not a video.
+  SyntheticFrames one(30, 10.0, {64, 64});
+  one.first_decodable = one.last_decodable = 5;
+  EXPECT_EQ(ErrorOf([&] { PreprocessVideo(one, params, params.sampling, {}, {}, "video 1"); }),
+            "video 1: of its 30 frames only frame 5 decodes; a video needs at least 2 (send a "
+            "still picture as an image)");
+  EXPECT_EQ(one.read, (std::vector<int64_t>{0, 6}));
 }
 
 }  // namespace
