@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/trim_space.h"
 #include "server/openai_format.h"
+#include "server/request_id.h"
 
 namespace qvl {
 namespace {
@@ -40,6 +41,11 @@ void RecordGeneration(const GenerationUpdate& update) {
   if (!record.client_gone) record.error = CutShortReason(update);
 }
 
+void RecordError(std::string_view message) {
+  AccessRecord& record = CurrentAccessRecord();
+  if (record.error.empty()) record.error = message;
+}
+
 void RecordClientGone() {
   AccessRecord& record = CurrentAccessRecord();
   record.client_gone = true;
@@ -56,7 +62,11 @@ void LogAccess(const httplib::Request& req, const httplib::Response& res) {
                                                std::chrono::steady_clock::now() - record.start)
                                                .count()
                                          : 0.0;
-  std::vector<LogField> fields = {{"client", StrCat(req.remote_addr, ":", req.remote_port)}};
+  std::vector<LogField> fields;
+  // Sane by construction (request_id.h): a client's id is only echoed when it is.
+  const std::string request_id = res.get_header_value(kRequestIdHeader);
+  if (!request_id.empty()) fields.emplace_back("request_id", request_id);
+  fields.emplace_back("client", StrCat(req.remote_addr, ":", req.remote_port));
   // Behind a proxy the peer is the proxy: the client it names (the first address of
   // X-Forwarded-For), for the log only — a client can write anything there.
   const std::string forwarded = req.get_header_value("X-Forwarded-For");

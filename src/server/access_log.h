@@ -1,6 +1,7 @@
-// One access line per HTTP request, logged once its response is written: time, client,
-// method, path, status, and for generations the token counts, time to first token and
-// the reason an answer was cut short. httplib runs a request's handler, its content
+// One access line per HTTP request, logged once its response is written: time, the
+// request's X-Request-Id (request_id.h), client, method, path, status, for generations the
+// token counts, time to first token and the reason an answer was cut short, and for an
+// error the message the client got. httplib runs a request's handler, its content
 // provider and its logger on one thread, so the generation routes leave what they know
 // in that thread's record, and the logger reads and clears it.
 #pragma once
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "engine/request.h"
 
@@ -21,7 +23,8 @@ struct AccessRecord {
   Usage usage;
   int64_t image_tokens = 0;
   double ttft_ms = 0;
-  std::string error;         // why the answer ended early or the client went away; "" if not
+  // Why the request failed, the answer ended early or the client went away; "" if not.
+  std::string error;
   bool client_gone = false;  // the client closed the connection before the response ended
 };
 
@@ -38,6 +41,9 @@ void BeginAccessRecord();
 
 // Fills the record from a request's final update.
 void RecordGeneration(const GenerationUpdate& final_update);
+
+// Notes the message of the error the request was answered with (the first one wins).
+void RecordError(std::string_view message);
 
 // Notes that the client went away before the response was complete.
 void RecordClientGone();

@@ -15,7 +15,8 @@ class AccessLogTest : public ::testing::Test {
  protected:
   void TearDown() override { SetLogFormat(LogFormat::kText); }
 
-  std::string Line(const httplib::Headers& headers) {
+  std::string Line(const httplib::Headers& headers, const httplib::Headers& response_headers = {},
+                   const std::string& error = "") {
     httplib::Request req;
     req.remote_addr = "10.0.0.2";  // nginx
     req.remote_port = 41000;
@@ -23,9 +24,11 @@ class AccessLogTest : public ::testing::Test {
     req.path = "/v1/chat/completions";
     req.headers = headers;
     httplib::Response res;
-    res.status = 200;
+    res.status = error.empty() ? 200 : 400;
+    res.headers = response_headers;
     log_.Clear();
     BeginAccessRecord();
+    if (!error.empty()) RecordError(error);
     LogAccess(req, res);
     return lines_.size() == 1 ? lines_[0] : "";
   }
@@ -68,6 +71,34 @@ TEST_F(AccessLogTest, JsonLinesCarryThemAsMembers) {
       line.find(R"("client":"10.0.0.2:41000","forwarded_for":"198.51.100.1","session":"s1",)"),
       std::string::npos)
       << line;
+}
+
+TEST_F(AccessLogTest, TheResponsesRequestIdLeadsTheLine) {
+  const std::string line = Line({{"X-Request-Id", "what-the-client-sent"}},
+                                {{"X-Request-Id", "req_0123456789abcdef01234567"}});
+  EXPECT_NE(line.find(" request request_id=req_0123456789abcdef01234567 client=10.0.0.2:41000 "),
+            std::string::npos)
+      << line;
+}
+
+TEST_F(AccessLogTest, AnErrorsLineCarriesItsMessage) {
+  std::string line = Line({}, {}, "messages: expected an array, got number");
+  EXPECT_NE(line.find(" status=400 "), std::string::npos) << line;
+  EXPECT_NE(line.find(" error=\"messages: expected an array, got number\""), std::string::npos)
+      << line;
+  // The first error the request was answered with is the one kept.
+  log_.Clear();
+  BeginAccessRecord();
+  RecordError("first");
+  RecordError("second");
+  httplib::Request req;
+  httplib::Response res;
+  res.status = 400;
+  LogAccess(req, res);
+  ASSERT_EQ(lines_.size(), 1u);
+  line = lines_[0];
+  EXPECT_NE(line.find(" error=first"), std::string::npos) << line;
+  EXPECT_EQ(line.find("second"), std::string::npos) << line;
 }
 
 }  // namespace

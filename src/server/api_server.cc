@@ -15,6 +15,7 @@
 #include "server/ollama_route.h"
 #include "server/openai_format.h"
 #include "server/props.h"
+#include "server/request_id.h"
 #include "server/responses_request.h"
 #include "server/responses_route.h"
 #include "server/routes.h"
@@ -83,12 +84,12 @@ ApiServer::ApiServer(ApiServerOptions options)
        "OpenAI-Project, X-Stainless-Lang, X-Stainless-Arch, "
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
-       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id"},
+       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id, X-Request-Id"},
       // DELETE for /v1/responses/{id}.
       {"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"},
       // What a page on another origin may read: when to ask again after a 429 or 503,
-      // and whether an answer came from the answer cache.
-      {"Access-Control-Expose-Headers", "Retry-After, X-Qvl-Answer-Cache"},
+      // whether an answer came from the answer cache, and the id the log knows it by.
+      {"Access-Control-Expose-Headers", "Retry-After, X-Qvl-Answer-Cache, X-Request-Id"},
       {"Access-Control-Max-Age", "600"},
   });
   AddRoutes();
@@ -100,6 +101,7 @@ ApiServer::~ApiServer() {
 
 void ApiServer::AddRoutes() {
   http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    SetRequestId(req, res);
     BeginAccessRecord();
     if (req.method != "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
     res.status = 204;  // CORS preflight: the default headers say what is allowed
@@ -110,6 +112,7 @@ void ApiServer::AddRoutes() {
     LogAccess(req, res);
   });
   http_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    SetRequestId(req, res);  // a request too malformed to be routed has none yet
     if (!res.body.empty()) return;
     if (res.status == 404) {
       ReplyNoRoute(req, res);

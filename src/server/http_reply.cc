@@ -1,5 +1,6 @@
 #include "server/http_reply.h"
 
+#include "server/access_log.h"
 #include "server/openai_format.h"
 
 namespace qvl {
@@ -12,6 +13,7 @@ void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body) {
 void ReplyError(httplib::Response& res, const ApiError& error, ErrorShape shape) {
   if (error.status == 503) res.set_header("Retry-After", "5");
   if (error.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+  RecordError(error.message);
   ReplyJson(res, error.status, ApiErrorJson(error, shape));
 }
 

@@ -432,7 +432,7 @@ TEST_F(ServerHttpTest, CorsPreflightAndHeaders) {
   ASSERT_TRUE(models);
   EXPECT_EQ(models->get_header_value("Access-Control-Allow-Origin"), "*");
   EXPECT_EQ(models->get_header_value("Access-Control-Expose-Headers"),
-            "Retry-After, X-Qvl-Answer-Cache");
+            "Retry-After, X-Qvl-Answer-Cache, X-Request-Id");
 }
 
 TEST_F(ServerHttpTest, BookkeepingFieldsAreCheckedOnChatAsOnResponses) {
