@@ -1,10 +1,12 @@
 # Writes a C++ source that embeds every file of a built web page and implements
 # src/server/web_assets.h. Run as a build step:
-#   cmake -DDIST=<folder> -DOUT=<file.cc> -P embed_assets.cmake
-# Bytes are written as \x escapes, so any file (text or binary) is embedded exactly.
+#   cmake -DDIST=<folder> -DOUT=<file.cc> -DCOMPRESS=<qvl_compress_asset> -P embed_assets.cmake
+# Bytes are written as \x escapes, so any file (text or binary) is embedded exactly. Each
+# text file is embedded compressed too, gzip and Brotli (compress_asset.cc), once here
+# rather than for each request: the page's first load is about a third of its raw size.
 cmake_minimum_required(VERSION 3.22)
-if(NOT DIST OR NOT OUT)
-  message(FATAL_ERROR "embed_assets.cmake needs -DDIST=<folder> -DOUT=<file.cc>")
+if(NOT DIST OR NOT OUT OR NOT COMPRESS)
+  message(FATAL_ERROR "embed_assets.cmake needs -DDIST=<folder> -DOUT=<file.cc> -DCOMPRESS=<program>")
 endif()
 if(NOT EXISTS "${DIST}/index.html")
   message(FATAL_ERROR "${DIST}/index.html is missing: the web page did not build")
@@ -38,9 +40,32 @@ function(content_type_of name result)
   set(${result} "${type}" PARENT_SCOPE)
 endfunction()
 
+# Types whose bytes compress; fonts and pictures are compressed already.
+function(is_text type result)
+  if(type MATCHES "^text/|^image/svg\\+xml$|^application/(json|manifest\\+json)$")
+    set(${result} TRUE PARENT_SCOPE)
+  else()
+    set(${result} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
+string(REPEAT "\\\\x.." 32 bytes_per_line)
+
+# The bytes of `file` as the body of a C string literal.
+function(c_string_of file result)
+  file(READ "${file}" hex HEX)
+  string(REGEX REPLACE "(..)" "\\\\x\\1" escaped "${hex}")
+  string(REGEX REPLACE "(${bytes_per_line})" "\\1\"\n    \"" escaped "${escaped}")
+  set(${result} "${escaped}" PARENT_SCOPE)
+endfunction()
+
+get_filename_component(scratch "${OUT}" DIRECTORY)
+set(scratch "${scratch}/web_assets_compressed")
+file(REMOVE_RECURSE "${scratch}")
+file(MAKE_DIRECTORY "${scratch}")
+
 file(GLOB_RECURSE files RELATIVE "${DIST}" "${DIST}/*")
 list(SORT files)
-string(REPEAT "\\\\x.." 32 bytes_per_line)
 
 set(arrays "")
 set(table "")
@@ -49,12 +74,39 @@ foreach(name IN LISTS files)
   if(name MATCHES "[\"\\\\]")
     message(FATAL_ERROR "web page file name cannot be embedded: ${name}")
   endif()
-  file(READ "${DIST}/${name}" hex HEX)
-  string(REGEX REPLACE "(..)" "\\\\x\\1" escaped "${hex}")
-  string(REGEX REPLACE "(${bytes_per_line})" "\\1\"\n    \"" escaped "${escaped}")
+  c_string_of("${DIST}/${name}" escaped)
   content_type_of("${name}" type)
   string(APPEND arrays "// ${name}\nconstexpr char kAsset${index}[] =\n    \"${escaped}\";\n\n")
-  string(APPEND table "    {\"/${name}\", \"${type}\", {kAsset${index}, sizeof(kAsset${index}) - 1}},\n")
+  set(gzipped "{}")
+  set(brotli "{}")
+  is_text("${type}" text)
+  if(text)
+    execute_process(
+      COMMAND "${COMPRESS}" "${DIST}/${name}" "${scratch}/${index}.gz" "${scratch}/${index}.br"
+      RESULT_VARIABLE failed)
+    if(failed)
+      message(FATAL_ERROR "${COMPRESS} could not compress ${DIST}/${name}: ${failed}")
+    endif()
+    file(SIZE "${DIST}/${name}" raw_size)
+    # A coding is kept only where it makes the file smaller (not for a tiny one).
+    foreach(coding IN ITEMS gz br)
+      file(SIZE "${scratch}/${index}.${coding}" size)
+      if(size LESS raw_size)
+        c_string_of("${scratch}/${index}.${coding}" escaped)
+        string(APPEND arrays "constexpr char kAsset${index}_${coding}[] =\n    \"${escaped}\";\n\n")
+        set(view "{kAsset${index}_${coding}, sizeof(kAsset${index}_${coding}) - 1}")
+        if(coding STREQUAL "gz")
+          set(gzipped "${view}")
+        else()
+          set(brotli "${view}")
+        endif()
+      endif()
+    endforeach()
+  endif()
+  file(SHA256 "${DIST}/${name}" hash)
+  string(SUBSTRING "${hash}" 0 16 hash)
+  string(APPEND table "    {\"/${name}\", \"${type}\", {kAsset${index}, sizeof(kAsset${index}) - 1},\n"
+                      "     ${gzipped}, ${brotli}, \"${hash}\"},\n")
   math(EXPR index "${index} + 1")
 endforeach()
 

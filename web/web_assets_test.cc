@@ -1,5 +1,6 @@
 // Checks the page compiled into the binary against the Vite build output it was
-// generated from: every file byte for byte, with the right content type.
+// generated from: every file byte for byte, with the right content type, and each text
+// file's compressed copies.
 #include "server/web_assets.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +9,10 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <set>
 #include <string>
+
+#include "server/decompress_for_test.h"
 
 namespace qvl {
 namespace {
@@ -33,6 +37,35 @@ TEST(WebAssets, EmbedsEveryBuiltFileExactly) {
     ++files;
   }
   EXPECT_GE(files, 3);  // index.html, the script, the style sheet
+}
+
+TEST(WebAssets, TextFilesAreEmbeddedCompressedToo) {
+  const std::filesystem::path dist = QVL_WEB_DIST;
+  std::set<std::string_view> hashes;
+  int compressed = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dist)) {
+    if (!entry.is_regular_file()) continue;
+    std::string path = "/";  // in two steps, as above
+    path += entry.path().lexically_relative(dist).generic_string();
+    const WebAsset& asset = *FindWebAsset(path);
+    EXPECT_TRUE(std::regex_match(std::string(asset.hash), std::regex("[0-9a-f]{16}"))) << path;
+    EXPECT_TRUE(hashes.insert(asset.hash).second) << path << " has the hash of another file";
+    const std::string type(asset.content_type);
+    const bool text = type.rfind("text/", 0) == 0 || type == "image/svg+xml";
+    if (!text) {  // fonts and pictures are compressed already
+      EXPECT_TRUE(asset.gzip.empty()) << path;
+      EXPECT_TRUE(asset.brotli.empty()) << path;
+      continue;
+    }
+    ASSERT_FALSE(asset.gzip.empty()) << path;
+    ASSERT_FALSE(asset.brotli.empty()) << path;
+    EXPECT_TRUE(GunzipForTest(asset.gzip) == asset.body) << path;
+    EXPECT_TRUE(UnbrotliForTest(asset.brotli) == asset.body) << path;
+    EXPECT_LT(asset.gzip.size(), asset.body.size()) << path;
+    EXPECT_LT(asset.brotli.size(), asset.gzip.size()) << path;
+    ++compressed;
+  }
+  EXPECT_GE(compressed, 4);  // index.html, the script, the style sheet, the icon
 }
 
 TEST(WebAssets, RootIsTheIndexPageAndItsScriptAndStyleExist) {

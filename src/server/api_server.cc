@@ -330,7 +330,7 @@ void ApiServer::HandleWebPage(const httplib::Request& req, httplib::Response& re
   if (const std::optional<KnownRoute> route = FindRoute(req.path); route && route->allow != "GET") {
     return ReplyMethodNotAllowed(req, res, *route);
   }
-  if (!ServeWebPage(req.path, res)) ReplyNoRoute(req, res);
+  if (!ServeWebPage(req, res)) ReplyNoRoute(req, res);
 }
 
 void ApiServer::Start() {
