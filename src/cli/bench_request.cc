@@ -59,7 +59,8 @@ RunTimes RunBenchRequest(LoadedModel& l, const BenchRequest& request, ThreadPool
   }
   user.parts.push_back({ChatPart::Kind::kText, request.prompt});
   const std::vector<int32_t> ids = TokenizePrompt(
-      l.settings.tokenizer, RenderChatTemplate({user}, /*add_generation_prompt=*/true),
+      l.settings.tokenizer,
+      RenderChatTemplate({user}, /*add_generation_prompt=*/true, {}, l.settings.chat_template),
       image_token_counts, layouts);
   const MropePositions pos =
       ComputeMropePositions(ids, cfg.image_token_id, grids, merge, cfg.video_token_id, video_grids);

@@ -91,8 +91,7 @@ void SetBudgets(const BenchFlags& flags, const ModelSettings& settings, BenchReq
   r->image_budget = ImageBudgetFromTokens(0, flags.max_image_tokens, settings.image_params);
   VideoBudgetRequest asked;
   asked.max_tokens = flags.max_video_tokens;
-  r->video_budget =
-      VideoBudgetFor(ServerVideoBudget{}, asked, settings.video_params, settings.tokenizer);
+  r->video_budget = VideoBudgetFor(ServerVideoBudget{}, asked, settings.tokenizer);
 }
 
 double PeakRssMiB() {

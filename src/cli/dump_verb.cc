@@ -62,9 +62,9 @@ void RunDump(const DumpFlags& f) {
   engine.max_video_tokens = (video_image.max_pixels + per_video_token - 1) / per_video_token;
   // Room above the frames' range for the text around them, so that the range holds.
   engine.video_token_limit = 2 * engine.max_video_tokens;
-  const RequestPreparer preparer(model.config(), model.folder().generation,
-                                 loaded.settings.tokenizer, image_params,
-                                 loaded.settings.video_params, engine);
+  const RequestPreparer preparer(
+      model.config(), model.folder().generation, loaded.settings.tokenizer, image_params,
+      loaded.settings.video_params, engine, /*encodings=*/nullptr, loaded.settings.chat_template);
   DumpOptions dump = f.dump;
   dump.threads = f.model.Threads();
   if (!f.teacher.empty()) {

@@ -155,8 +155,8 @@ GenerationRequest BuildRequest(const RunFlags& f, const RunInputs& in, const Eng
   }
   GenerationRequest r;
   if (!f.system.empty())
-    r.messages.push_back({"system", {{ChatPart::Kind::kText, f.system}}, true, {}});
-  ChatMessage user{"user", {}, false, {}};
+    r.messages.push_back({"system", {{ChatPart::Kind::kText, f.system}}, true, {}, {}});
+  ChatMessage user{"user", {}, false, {}, {}};
   for (size_t i = 0; i < f.images.size(); ++i) {
     const std::string& bytes = in.images[i];
     r.images.push_back({f.images[i], {bytes.begin(), bytes.end()}, "", ImageDetail::kAuto});
@@ -217,7 +217,7 @@ void Run(const RunFlags& f) {
   const std::string dir = f.model.ResolveFolder();
   // The headers first, as serve does: a folder at fault is named before the weights load.
   const CheckedModelFolder checked = CheckModelFolder(dir);
-  CheckEngineOptions(options, checked.preprocessor.image, checked.preprocessor.video);
+  CheckEngineOptions(options, checked.preprocessor.image);
   Stopwatch load;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
   const double load_ms = load.Millis();

@@ -145,7 +145,7 @@ void Serve(const ServeFlags& flags) {
   const std::string local_dir = flags.model.ResolveLocalFolder();
   if (!local_dir.empty()) {
     const CheckedModelFolder checked = CheckModelFolder(local_dir);
-    CheckEngineOptions(flags.engine, checked.preprocessor.image, checked.preprocessor.video);
+    CheckEngineOptions(flags.engine, checked.preprocessor.image);
   }
 
   TuneMallocForServing();

@@ -138,9 +138,9 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
       kv_(model_->config().text, model_->options().kv_dtype, options.kv_page_tokens,
           options.kv_cache_bytes),
       images_(options.image_cache_bytes) {
-  preparer_ = std::make_unique<RequestPreparer>(model_->config(), model_->folder().generation,
-                                                tokenizer_, settings_.image_params,
-                                                settings_.video_params, options_, &images_);
+  preparer_ = std::make_unique<RequestPreparer>(
+      model_->config(), model_->folder().generation, tokenizer_, settings_.image_params,
+      settings_.video_params, options_, &images_, settings_.chat_template);
   eos_ids_ = preparer_->eos_ids();
   logits_.resize(static_cast<size_t>(options_.max_sequences + kMaxDraftTokens) * vocab_);
   never_drafted_ = {model_->config().image_token_id};

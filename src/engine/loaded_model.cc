@@ -44,7 +44,7 @@ PreprocessorSettings LoadPreprocessorSettings(const ModelFolder& folder) {
 
 ModelSettings LoadModelSettings(const ModelFolder& folder) {
   const ChatTemplateFile chat_template = FindChatTemplate(folder.dir);
-  CheckChatTemplate(chat_template.text, chat_template.path);
+  const ChatTemplateKind kind = CheckChatTemplate(chat_template.text, chat_template.path);
   PreprocessorSettings preprocessor = LoadPreprocessorSettings(folder);
   Tokenizer tokenizer = Tokenizer::FromFile(folder.tokenizer_path);
   const ModelConfig& c = folder.config;
@@ -52,7 +52,7 @@ ModelSettings LoadModelSettings(const ModelFolder& folder) {
       tokenizer, folder.tokenizer_path,
       {c.image_token_id, c.video_token_id, c.vision_start_token_id, c.vision_end_token_id},
       folder.config_path);
-  return {std::move(tokenizer), std::move(preprocessor.image), std::move(preprocessor.video)};
+  return {std::move(tokenizer), std::move(preprocessor.image), std::move(preprocessor.video), kind};
 }
 
 LoadedModel LoadModel(const std::string& dir, const ModelOptions& options) {

@@ -12,6 +12,7 @@
 #include "image/video_processor.h"
 #include "model/model_folder.h"
 #include "model/qwen3vl.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -32,6 +33,7 @@ struct ModelSettings {
   Tokenizer tokenizer;
   ImageProcessorParams image_params;
   VideoProcessorParams video_params;  // video_preprocessor_config.json over image_params
+  ChatTemplateKind chat_template = ChatTemplateKind::kInstruct;  // CheckChatTemplate's
 };
 
 // Throws Error naming the file at fault (see Tokenizer::FromFile, CheckTemplateTokens,

@@ -128,7 +128,8 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
                                  const Tokenizer& tokenizer,
                                  const ImageProcessorParams& image_params,
                                  const VideoProcessorParams& video_params,
-                                 const EngineOptions& options, ImageCache* encodings)
+                                 const EngineOptions& options, ImageCache* encodings,
+                                 ChatTemplateKind chat_template)
     : model_(model),
       generation_(generation),
       tokenizer_(tokenizer),
@@ -138,6 +139,7 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
       decode_slots_(options.decode_slots > 0 ? options.decode_slots
                                              : GetCpuFeatures().physical_cores),
       encodings_(encodings),
+      chat_template_(chat_template),
       memo_(kMediaMemoEntries) {
   CheckEngineLimits(options);
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
@@ -319,13 +321,13 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     out.prompt = request.prompt_tokens;
   } else {
     try {
-      out.prompt =
-          TokenizePrompt(tokenizer_,
-                         request.prompt_text ? *request.prompt_text
-                                             : RenderChatTemplate(request.messages,
-                                                                  /*add_generation_prompt=*/true,
-                                                                  request.tools_json),
-                         token_counts, layouts);
+      out.prompt = TokenizePrompt(tokenizer_,
+                                  request.prompt_text
+                                      ? *request.prompt_text
+                                      : RenderChatTemplate(request.messages,
+                                                           /*add_generation_prompt=*/true,
+                                                           request.tools_json, chat_template_),
+                                  token_counts, layouts);
     } catch (const FieldError&) {
       throw;
     } catch (const Error& e) {

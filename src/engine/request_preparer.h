@@ -17,6 +17,7 @@
 #include "image/image_processor.h"
 #include "image/video_processor.h"
 #include "model/config.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -39,10 +40,12 @@ class RequestPreparer {
   // Throws what CheckEngineOptions throws. `encodings`, the engine's, may be null: with
   // it, an image or video prepared before whose encoding it (or the shared store) still
   // holds is not decoded again. The request then carries that encoding and no pixels.
+  // `chat_template` is the folder's (ModelSettings::chat_template).
   RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                   const Tokenizer& tokenizer, const ImageProcessorParams& image_params,
                   const VideoProcessorParams& video_params, const EngineOptions& options,
-                  ImageCache* encodings = nullptr);
+                  ImageCache* encodings = nullptr,
+                  ChatTemplateKind chat_template = ChatTemplateKind::kInstruct);
 
   // Throws Error: kInvalidArgument for bad images, videos or parameters, prompts over the
   // context and max_tokens that does not fit beside the prompt, kTooLarge for images and
@@ -60,6 +63,7 @@ class RequestPreparer {
   const VideoProcessorParams& video_params() const { return video_params_; }
   const ServerImageBudget& image_budget() const { return image_budget_; }
   const ServerVideoBudget& video_budget() const { return video_budget_; }
+  ChatTemplateKind chat_template() const { return chat_template_; }
 
  private:
   struct Recalled {
@@ -86,6 +90,7 @@ class RequestPreparer {
   std::vector<int32_t> eos_ids_;
   mutable DecodeSlots decode_slots_;
   ImageCache* encodings_;
+  ChatTemplateKind chat_template_;
   mutable MediaMemo memo_;
 };
 

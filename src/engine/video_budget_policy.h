@@ -10,7 +10,6 @@
 #include "engine/engine.h"
 #include "engine/request.h"
 #include "image/video_budget.h"
-#include "image/video_processor.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -19,22 +18,22 @@ namespace qvl {
 inline constexpr int64_t kDefaultMaxVideoTokens = 2048;
 inline constexpr int64_t kDefaultVideoTokenLimit = 8192;
 
-// The server-wide video budget from EngineOptions: tokens of a video's whole cost in the
-// prompt (frames, timestamps, vision markers), each times PixelsPerVideoToken.
+// The server-wide video budget from EngineOptions, in tokens of a video's whole cost in
+// the prompt (frames, timestamps, vision markers), as VideoBudget holds it; ClipBudget
+// turns tokens into pixels once a clip's frames are known.
 struct ServerVideoBudget {
-  int64_t min_pixels = 0;    // 0 = the model's
-  int64_t max_pixels = 0;    // videos whose request asks nothing
-  int64_t limit_pixels = 0;  // the most a request may ask for (>= max_pixels)
+  int64_t min_tokens = 0;    // 0 = the model's
+  int64_t max_tokens = 0;    // videos whose request asks nothing
+  int64_t limit_tokens = 0;  // the most a request may ask for (>= max_tokens)
 };
 
 // Throws Error(kInvalidArgument) for negative values or a minimum above the maximum.
-ServerVideoBudget ResolveServerVideoBudget(const EngineOptions& options,
-                                           const VideoProcessorParams& params);
+ServerVideoBudget ResolveServerVideoBudget(const EngineOptions& options);
 
 // The budget of one video: the request's bounds within the server's (see ClipBudget for
 // how they combine once the frame count is known), its text counted by `tokenizer`'s
 // tokens (which must outlive the budget).
 VideoBudget VideoBudgetFor(const ServerVideoBudget& server, const VideoBudgetRequest& request,
-                           const VideoProcessorParams& params, const Tokenizer& tokenizer);
+                           const Tokenizer& tokenizer);
 
 }  // namespace qvl

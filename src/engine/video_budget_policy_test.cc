@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "image/smart_resize.h"
+#include "image/video_processor.h"
 #include "text/test_tokenizer.h"
 
 namespace qvl {
@@ -23,10 +24,10 @@ VideoProcessorParams Qwen3VLVideoParams() {
 constexpr int64_t kPerToken = 2 * 32 * 32;
 
 TEST(ServerVideoBudget, DefaultsAreSizedForACpu) {
-  const ServerVideoBudget b = ResolveServerVideoBudget(EngineOptions(), Qwen3VLVideoParams());
-  EXPECT_EQ(b.min_pixels, 0);
-  EXPECT_EQ(b.max_pixels, 2048 * kPerToken);
-  EXPECT_EQ(b.limit_pixels, 8192 * kPerToken);
+  const ServerVideoBudget b = ResolveServerVideoBudget(EngineOptions());
+  EXPECT_EQ(b.min_tokens, 0);
+  EXPECT_EQ(b.max_tokens, 2048);
+  EXPECT_EQ(b.limit_tokens, 8192);
 }
 
 TEST(ServerVideoBudget, OperatorValues) {
@@ -34,16 +35,16 @@ TEST(ServerVideoBudget, OperatorValues) {
   o.min_video_tokens = 16;
   o.max_video_tokens = 512;
   o.video_token_limit = 1024;
-  ServerVideoBudget b = ResolveServerVideoBudget(o, Qwen3VLVideoParams());
-  EXPECT_EQ(b.min_pixels, 16 * kPerToken);
-  EXPECT_EQ(b.max_pixels, 512 * kPerToken);
-  EXPECT_EQ(b.limit_pixels, 1024 * kPerToken);
+  ServerVideoBudget b = ResolveServerVideoBudget(o);
+  EXPECT_EQ(b.min_tokens, 16);
+  EXPECT_EQ(b.max_tokens, 512);
+  EXPECT_EQ(b.limit_tokens, 1024);
   o.max_video_tokens = 4096;  // the limit is never below the default
-  b = ResolveServerVideoBudget(o, Qwen3VLVideoParams());
-  EXPECT_EQ(b.limit_pixels, 4096 * kPerToken);
+  b = ResolveServerVideoBudget(o);
+  EXPECT_EQ(b.limit_tokens, 4096);
   o.min_video_tokens = 5000;
   try {
-    ResolveServerVideoBudget(o, Qwen3VLVideoParams());
+    ResolveServerVideoBudget(o);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
@@ -52,7 +53,7 @@ TEST(ServerVideoBudget, OperatorValues) {
   }
   o = {};
   o.max_video_tokens = -1;
-  EXPECT_THROW(ResolveServerVideoBudget(o, Qwen3VLVideoParams()), Error);
+  EXPECT_THROW(ResolveServerVideoBudget(o), Error);
 }
 
 // A 10 s 720p clip at 30 fps samples 20 frames: the model's budget makes it ~9,000
@@ -61,11 +62,11 @@ TEST(ServerVideoBudget, OperatorValues) {
 // " seconds", ">" and the two vision markers) = 80 tokens of text.
 TEST(VideoBudgetFor, A720pClipFollowsTheBudget) {
   const VideoProcessorParams params = Qwen3VLVideoParams();
-  const ServerVideoBudget server = ResolveServerVideoBudget(EngineOptions(), params);
+  const ServerVideoBudget server = ResolveServerVideoBudget(EngineOptions());
   std::vector<double> pair_seconds;
   for (int g = 0; g < 10; ++g) pair_seconds.push_back(g + 0.5);
   auto tokens = [&](const VideoBudgetRequest& request) {
-    const VideoBudget budget = VideoBudgetFor(server, request, params, QwenTokenizerForTest());
+    const VideoBudget budget = VideoBudgetFor(server, request, QwenTokenizerForTest());
     const int64_t text = budget.text_tokens(pair_seconds);
     EXPECT_EQ(text, 80);
     const ImageBudget clip = ClipBudget(budget, {20, 2, kPerToken, text}, "video 1");

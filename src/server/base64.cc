@@ -7,14 +7,15 @@
 namespace qvl {
 namespace {
 
+constexpr std::string_view kAlphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 constexpr int8_t kInvalid = -1;
 constexpr int8_t kPadding = -2;
 
 constexpr std::array<int8_t, 256> MakeDecodeTable() {
   std::array<int8_t, 256> table{};
   for (int8_t& v : table) v = kInvalid;
-  constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   for (size_t i = 0; i < kAlphabet.size(); ++i) {
     table[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
   }
@@ -79,6 +80,26 @@ std::vector<uint8_t> DecodeBase64(std::string_view text, std::string_view field)
     }
   }
   out.resize(Base64DecodedSize(text));
+  return out;
+}
+
+std::string EncodeBase64(std::span<const uint8_t> bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = uint32_t{bytes[i]} << 16 | uint32_t{bytes[i + 1]} << 8 | bytes[i + 2];
+    for (int shift = 18; shift >= 0; shift -= 6) out.push_back(kAlphabet[(v >> shift) & 63]);
+  }
+  const size_t rest = bytes.size() - i;
+  if (rest > 0) {
+    uint32_t v = uint32_t{bytes[i]} << 16;
+    if (rest == 2) v |= uint32_t{bytes[i + 1]} << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
   return out;
 }
 

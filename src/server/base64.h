@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,5 +18,9 @@ size_t Base64DecodedSize(std::string_view text);
 // Decodes `text`. Throws FieldError(kInvalidArgument, field, ...) naming the first bad
 // character and its offset, a length that is not a multiple of 4, or misplaced padding.
 std::vector<uint8_t> DecodeBase64(std::string_view text, std::string_view field);
+
+// `bytes` as padded base64: a payload cut from a request (inline_media.h) written back
+// where a data URL is kept for a later request.
+std::string EncodeBase64(std::span<const uint8_t> bytes);
 
 }  // namespace qvl

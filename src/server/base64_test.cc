@@ -35,6 +35,23 @@ TEST(Base64Test, DecodesRfc4648Vectors) {
   EXPECT_EQ(Decode("+/+/"), "\xfb\xff\xbf");
 }
 
+TEST(Base64Test, EncodesRfc4648VectorsAndRoundTrips) {
+  auto encode = [](std::string_view text) {
+    return EncodeBase64({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  };
+  EXPECT_EQ(encode(""), "");
+  EXPECT_EQ(encode("f"), "Zg==");
+  EXPECT_EQ(encode("fo"), "Zm8=");
+  EXPECT_EQ(encode("foo"), "Zm9v");
+  EXPECT_EQ(encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(encode("\xfb\xff\xbf"), "+/+/");
+  std::string every_byte;
+  for (int i = 0; i < 256; ++i) every_byte.push_back(static_cast<char>(i));
+  EXPECT_EQ(Decode(encode(every_byte)), every_byte);
+}
+
 TEST(Base64Test, DecodedSizeMatchesWithoutDecoding) {
   EXPECT_EQ(Base64DecodedSize("Zg=="), 1u);
   EXPECT_EQ(Base64DecodedSize("Zm8="), 2u);

@@ -19,7 +19,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   try {
     // Media payloads go straight from the body to their bytes; what the request does not
     // use is freed with `media` at the end of this block.
-    InlineMedia media = TakeInlineMedia(&body);
+    InlineMedia media = TakeInlineMedia(&body, MediaLayout::kChatCompletions);
     ChatRequestPolicy policy = PolicyForEngine(context.policy, *engine);
     policy.media.inline_media = &media;
     request = ParseChatRequest(body, policy);

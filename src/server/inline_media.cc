@@ -1,7 +1,9 @@
 #include "server/inline_media.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <span>
 
 #include "base/field_error.h"
 #include "server/base64.h"
@@ -10,10 +12,45 @@
 namespace qvl {
 namespace {
 
-// How deep in a chat request its media fields are (messages[i].content[j].video_url.url:
-// six objects and arrays); the scan counts deeper levels without following them, so a
-// body of a million '[' costs it nothing.
+// How deep a request's media fields are (messages[i].content[j].video_url.url: six
+// objects and arrays); the scan counts deeper levels without following them, so a body
+// of a million '[' costs it nothing.
 constexpr size_t kMediaDepth = 6;
+
+// A media field as a path through the JSON: object keys joined by '.', "[]" for an
+// array's element. `bare`: the value may also be base64 without a data URL's header.
+struct MediaPath {
+  std::string_view path;
+  bool bare = false;
+};
+
+// Where each route's request parser reads media (chat_messages.cc, responses_input.cc,
+// ollama_request.cc).
+constexpr MediaPath kChatPaths[] = {
+    {"messages[].content[].image_url.url"}, {"messages[].content[].image_url"},
+    {"messages[].content[].image"},         {"messages[].content[].video_url.url"},
+    {"messages[].content[].video"},         {"messages[].content[].video[]"},
+};
+constexpr MediaPath kResponsesPaths[] = {
+    {"input[].content[].image_url"},
+    {"input[].output[].image_url"},
+};
+constexpr MediaPath kOllamaChatPaths[] = {{"messages[].images[]", true}};
+constexpr MediaPath kOllamaGeneratePaths[] = {{"images[]", true}};
+
+std::span<const MediaPath> PathsOf(MediaLayout layout) {
+  switch (layout) {
+    case MediaLayout::kChatCompletions:
+      return kChatPaths;
+    case MediaLayout::kResponses:
+      return kResponsesPaths;
+    case MediaLayout::kOllamaChat:
+      return kOllamaChatPaths;
+    case MediaLayout::kOllamaGenerate:
+      return kOllamaGeneratePaths;
+  }
+  return {};
+}
 
 // Where the scan is in the JSON text: an object (with the key of the value being read,
 // empty when it was written with escapes) or an array (with the index of its element).
@@ -38,32 +75,33 @@ bool EqualsNoCase(std::string_view text, std::string_view lower) {
   return true;
 }
 
-// The field of a string value at `levels`, when chat messages carry media there (as
-// chat_messages.cc reads them), else "".
-std::string MediaFieldAt(const std::vector<Level>& levels) {
-  if (levels.size() != 5 && levels.size() != 6) return "";
-  const Level& root = levels[0];
-  const Level& messages = levels[1];
-  const Level& message = levels[2];
-  const Level& content = levels[3];
-  const Level& part = levels[4];
-  if (!root.object || root.key != "messages" || messages.object || !message.object ||
-      message.key != "content" || content.object || !part.object) {
-    return "";
+// Whether `levels`, from the body's top, lead to a value at `path`.
+bool AtPath(const std::vector<Level>& levels, std::string_view path) {
+  size_t depth = 0;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (depth == levels.size()) return false;
+    const Level& level = levels[depth++];
+    if (path.substr(i, 2) == "[]") {
+      if (level.object) return false;
+      i += 2;
+      continue;
+    }
+    if (path[i] == '.') ++i;
+    const size_t end = std::min(path.find_first_of(".[", i), path.size());
+    if (!level.object || level.key != path.substr(i, end - i)) return false;
+    i = end;
   }
-  const std::string field = JoinField(
-      IndexField(JoinField(IndexField("messages", messages.index), "content"), content.index),
-      part.key);
-  const std::string& key = part.key;
-  if (levels.size() == 5) {
-    return key == "image_url" || key == "image" || key == "video" ? field : "";
+  return depth == levels.size();
+}
+
+// The field the request parser names the value at `levels` by ("messages[0].images[1]").
+std::string FieldAt(const std::vector<Level>& levels) {
+  std::string field;
+  for (const Level& level : levels) {
+    field = level.object ? JoinField(field, level.key) : IndexField(field, level.index);
   }
-  const Level& inner = levels[5];
-  if (inner.object && inner.key == "url" && (key == "image_url" || key == "video_url")) {
-    return JoinField(field, "url");
-  }
-  if (!inner.object && key == "video") return IndexField(field, inner.index);
-  return "";
+  return field;
 }
 
 // [begin, end) of the payload of `value` (a string's text at `offset` in the body) when it
@@ -79,9 +117,10 @@ std::optional<std::pair<size_t, size_t>> Base64Payload(std::string_view value, s
   return std::make_pair(offset + comma + 1, offset + value.size());
 }
 
-// The payloads at media fields, in body order; nullopt when the body's brackets or
-// strings do not close (the JSON parser reports that, on the body as it came).
-std::optional<std::vector<Payload>> FindPayloads(std::string_view text) {
+// The payloads at `layout`'s media fields, in body order; nullopt when the body's
+// brackets or strings do not close (the JSON parser reports that, on the body as it came).
+std::optional<std::vector<Payload>> FindPayloads(std::string_view text, MediaLayout layout) {
+  const std::span<const MediaPath> paths = PathsOf(layout);
   std::vector<Payload> found;
   std::vector<Level> levels;  // down to kMediaDepth; deeper ones are only counted
   size_t deeper = 0;
@@ -128,10 +167,15 @@ std::optional<std::vector<Payload>> FindPayloads(std::string_view text) {
       const bool followed = deeper == 0 && !levels.empty();
       if (followed && expect_key && levels.back().object) {
         levels.back().key = escaped ? "" : std::string(value);
-      } else if (followed && !escaped) {
-        if (const auto payload = Base64Payload(value, begin)) {
-          std::string field = MediaFieldAt(levels);
-          if (!field.empty()) found.push_back({std::move(field), payload->first, payload->second});
+      } else if (followed && !escaped && !value.empty()) {
+        for (const MediaPath& media : paths) {
+          if (!AtPath(levels, media.path)) continue;
+          std::optional<std::pair<size_t, size_t>> payload = Base64Payload(value, begin);
+          if (!payload && media.bare && !EqualsNoCase(value.substr(0, 5), "data:")) {
+            payload = std::make_pair(begin, end);
+          }
+          if (payload) found.push_back({FieldAt(levels), payload->first, payload->second});
+          break;
         }
       }
       i = end;
@@ -155,9 +199,9 @@ std::optional<std::vector<uint8_t>> InlineMedia::Take(std::string_view field) {
   return std::nullopt;
 }
 
-InlineMedia TakeInlineMedia(std::string* body) {
+InlineMedia TakeInlineMedia(std::string* body, MediaLayout layout) {
   InlineMedia out;
-  const std::optional<std::vector<Payload>> payloads = FindPayloads(*body);
+  const std::optional<std::vector<Payload>> payloads = FindPayloads(*body, layout);
   if (!payloads || payloads->empty()) return out;
   std::string& text = *body;
   char* data = text.data();

@@ -1,11 +1,13 @@
 // libFuzzer target: TakeInlineMedia, which reads the untrusted request body with its own
-// scan of the JSON before the JSON parser sees it. Whatever the body, only payload bytes
-// inside strings leave it: a body the JSON parser accepts before is accepted after, with
-// the same shape, and each decoded payload is handed out once.
+// scan of the JSON before the JSON parser sees it, for every route's media fields.
+// Whatever the body, only payload bytes inside strings leave it: a body the JSON parser
+// accepts before is accepted after, with the same shape, and each decoded payload is
+// handed out once.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -33,16 +35,22 @@ nlohmann::json Shape(const nlohmann::json& j) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string original(reinterpret_cast<const char*>(data), size);
-  std::string body = original;
-  qvl::InlineMedia media = qvl::TakeInlineMedia(&body);
-  if (body.size() > original.size()) std::abort();
   const nlohmann::json before = nlohmann::json::parse(original, nullptr, false);
-  if (!before.is_discarded()) {
-    const nlohmann::json after = nlohmann::json::parse(body, nullptr, false);
-    if (after.is_discarded() || Shape(after) != Shape(before)) std::abort();
-  }
-  for (const char* field : {"messages[0].content[0].image_url.url", "messages[0].content[0].image",
-                            "messages[0].content[0].video[0]"}) {
+  // Each route's media fields, and one of them to hand out twice.
+  const std::pair<qvl::MediaLayout, const char*> layouts[] = {
+      {qvl::MediaLayout::kChatCompletions, "messages[0].content[0].image_url.url"},
+      {qvl::MediaLayout::kResponses, "input[0].content[0].image_url"},
+      {qvl::MediaLayout::kOllamaChat, "messages[0].images[0]"},
+      {qvl::MediaLayout::kOllamaGenerate, "images[0]"},
+  };
+  for (const auto& [layout, field] : layouts) {
+    std::string body = original;
+    qvl::InlineMedia media = qvl::TakeInlineMedia(&body, layout);
+    if (body.size() > original.size()) std::abort();
+    if (!before.is_discarded()) {
+      const nlohmann::json after = nlohmann::json::parse(body, nullptr, false);
+      if (after.is_discarded() || Shape(after) != Shape(before)) std::abort();
+    }
     if (media.Take(field) && media.Take(field)) std::abort();
   }
   return 0;

@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/field_error.h"
 #include "server/chat_request.h"
+#include "server/ollama_request.h"
+#include "server/responses_request.h"
 #include "tiny_cases.h"
 
 namespace qvl {
@@ -58,7 +62,7 @@ nlohmann::json EveryMediaField(const std::string& question) {
 TEST(InlineMediaTest, TakesEveryMediaFieldsPayloadOutOfTheBody) {
   const nlohmann::json body = EveryMediaField("What is this?");
   std::string text = body.dump();
-  InlineMedia media = TakeInlineMedia(&text);
+  InlineMedia media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
 
   const nlohmann::json left = nlohmann::json::parse(text);
   nlohmann::json expected = body;
@@ -97,7 +101,7 @@ TEST(InlineMediaTest, LeavesWhatItCannotTakeForTheRequestParser) {
   };
   for (const std::string& body : cases) {
     std::string text = body;
-    InlineMedia media = TakeInlineMedia(&text);
+    InlineMedia media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
     EXPECT_EQ(text, body);
     EXPECT_EQ(media.Take("messages[0].content[0].image"), std::nullopt) << body.substr(0, 60);
   }
@@ -108,7 +112,7 @@ TEST(InlineMediaTest, ALaterValueOfAFieldWinsAsInTheParsedJson) {
   const std::string second = "data:image/png;base64," + Base64("second");
   std::string text =
       R"({"messages":[{"content":[{"image":")" + first + R"(","image":")" + second + R"("}]}]})";
-  InlineMedia media = TakeInlineMedia(&text);
+  InlineMedia media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
   EXPECT_EQ(
       text,
       R"({"messages":[{"content":[{"image":"data:image/png;base64,","image":"data:image/png;base64,"}]}]})");
@@ -122,7 +126,7 @@ TEST(InlineMediaTest, TheParsedRequestIsTheSame) {
   ChatRequestPolicy policy = Policy();
   const ChatRequest plain = ParseChatRequest(body.dump(), policy);
   std::string text = body.dump();
-  InlineMedia media = TakeInlineMedia(&text);
+  InlineMedia media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
   policy.media.inline_media = &media;
   const ChatRequest taken = ParseChatRequest(text, policy);
   const GenerationRequest& a = plain.generation;
@@ -155,9 +159,129 @@ TEST(InlineMediaTest, TheParsedRequestIsTheSame) {
       << expected;
   EXPECT_NE(expected.find("over the limit of"), std::string::npos) << expected;
   text = body.dump();
-  media = TakeInlineMedia(&text);
+  media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
   policy.media.inline_media = &media;
   EXPECT_EQ(error_of(text, policy), expected);
+}
+
+// A Responses request with an image in a message and one in a function call's output.
+nlohmann::json ResponsesBody(const std::string& url) {
+  return {{"input",
+           {{{"role", "user"},
+             {"content",
+              {{{"type", "input_image"}, {"image_url", url}},
+               {{"type", "input_text"}, {"text", url}}}}},
+            {{"type", "function_call"}, {"call_id", "c1"}, {"name", "look"}, {"arguments", "{}"}},
+            {{"type", "function_call_output"},
+             {"call_id", "c1"},
+             {"output", {{{"type", "input_image"}, {"image_url", url}}}}}}}};
+}
+
+// Ollama's chat and generate bodies with the photo as bare base64 and as a data URL.
+nlohmann::json OllamaChatBody() {
+  return {{"model", "qvl"},
+          {"messages",
+           {{{"role", "user"},
+             {"content", "What is this?"},
+             {"images", {Base64(Photo()), PhotoUrl()}}}}}};
+}
+nlohmann::json OllamaGenerateBody() {
+  return {{"model", "qvl"}, {"prompt", "What is this?"}, {"images", {Base64(Photo()), PhotoUrl()}}};
+}
+
+TEST(InlineMediaTest, TakesEveryRoutesMediaFields) {
+  const std::string url = PhotoUrl();
+  std::string text = ResponsesBody(url).dump();
+  InlineMedia media = TakeInlineMedia(&text, MediaLayout::kResponses);
+  nlohmann::json expected = ResponsesBody("data:image/jpeg;base64,");
+  expected["input"][0]["content"][1]["text"] = url;  // a text is no media field
+  EXPECT_EQ(nlohmann::json::parse(text), expected);
+  EXPECT_EQ(media.Take("input[0].content[0].image_url"), Bytes(Photo()));
+  EXPECT_EQ(media.Take("input[2].output[0].image_url"), Bytes(Photo()));
+
+  text = OllamaChatBody().dump();
+  media = TakeInlineMedia(&text, MediaLayout::kOllamaChat);
+  expected = OllamaChatBody();
+  expected["messages"][0]["images"] = {"", "data:image/jpeg;base64,"};
+  EXPECT_EQ(nlohmann::json::parse(text), expected);
+  EXPECT_EQ(media.Take("messages[0].images[0]"), Bytes(Photo()));
+  EXPECT_EQ(media.Take("messages[0].images[1]"), Bytes(Photo()));
+
+  text = OllamaGenerateBody().dump();
+  media = TakeInlineMedia(&text, MediaLayout::kOllamaGenerate);
+  expected = OllamaGenerateBody();
+  expected["images"] = {"", "data:image/jpeg;base64,"};
+  EXPECT_EQ(nlohmann::json::parse(text), expected);
+  EXPECT_EQ(media.Take("images[0]"), Bytes(Photo()));
+  EXPECT_EQ(media.Take("images[1]"), Bytes(Photo()));
+
+  // Each route reads its own fields only: a chat body is left alone by the others.
+  const std::string chat = EveryMediaField("Hi").dump();
+  for (MediaLayout other :
+       {MediaLayout::kResponses, MediaLayout::kOllamaChat, MediaLayout::kOllamaGenerate}) {
+    text = chat;
+    TakeInlineMedia(&text, other);
+    EXPECT_EQ(text, chat);
+  }
+  // Bare base64 that does not decode stays for the parser, whose error names it.
+  const std::string bad = R"({"model":"qvl","prompt":"hi","images":["not base64!"]})";
+  text = bad;
+  media = TakeInlineMedia(&text, MediaLayout::kOllamaGenerate);
+  EXPECT_EQ(text, bad);
+}
+
+// Every route parses the same request, images and all, whether the payloads were taken
+// out first or not.
+TEST(InlineMediaTest, EveryRouteParsesTheSameRequest) {
+  using Parse = std::vector<ImageInput> (*)(const std::string&, const ChatRequestPolicy&);
+  const struct {
+    MediaLayout layout;
+    std::string body;
+    Parse parse;
+  } routes[] = {
+      {MediaLayout::kResponses, ResponsesBody(PhotoUrl()).dump(),
+       [](const std::string& b, const ChatRequestPolicy& p) {
+         return ParseResponsesRequest(b, p).generation.images;
+       }},
+      {MediaLayout::kOllamaChat, OllamaChatBody().dump(),
+       [](const std::string& b, const ChatRequestPolicy& p) {
+         return ParseOllamaChat(b, p).generation.images;
+       }},
+      {MediaLayout::kOllamaGenerate, OllamaGenerateBody().dump(),
+       [](const std::string& b, const ChatRequestPolicy& p) {
+         return ParseOllamaGenerate(b, p).generation.images;
+       }},
+  };
+  for (const auto& route : routes) {
+    SCOPED_TRACE(route.body.substr(0, 40));
+    ChatRequestPolicy policy = Policy();
+    const std::vector<ImageInput> plain = route.parse(route.body, policy);
+    std::string text = route.body;
+    InlineMedia media = TakeInlineMedia(&text, route.layout);
+    EXPECT_EQ(route.body.size() - text.size(), 2 * Base64(Photo()).size());
+    policy.media.inline_media = &media;
+    const std::vector<ImageInput> taken = route.parse(text, policy);
+    ASSERT_EQ(taken.size(), 2u);
+    ASSERT_EQ(plain.size(), 2u);
+    for (size_t i = 0; i < taken.size(); ++i) {
+      EXPECT_EQ(taken[i].bytes, Bytes(Photo())) << taken[i].field;
+      EXPECT_EQ(taken[i].field, plain[i].field);
+    }
+  }
+}
+
+// A stored Responses conversation keeps its images whole: a later previous_response_id
+// reads them from there, not from the body they were cut from.
+TEST(InlineMediaTest, AStoredResponsesConversationKeepsItsDataUrls) {
+  const nlohmann::json body = ResponsesBody(PhotoUrl());
+  std::string text = body.dump();
+  InlineMedia media = TakeInlineMedia(&text, MediaLayout::kResponses);
+  ChatRequestPolicy policy = Policy();
+  policy.media.inline_media = &media;
+  const StoredConversation none = [](const std::string&) { return std::nullopt; };
+  const ResponsesRequest request = ParseResponsesRequest(text, policy, none);
+  ASSERT_TRUE(request.store);
+  EXPECT_EQ(request.conversation, body["input"]);
 }
 
 int64_t StatusKib(const char* key) {
@@ -169,48 +293,115 @@ int64_t StatusKib(const char* key) {
   return -1;
 }
 
+// 48 MiB of bytes that do not compress, 64 MiB as base64, starting with `signature`.
+std::string Incompressible(const std::string& signature) {
+  std::string bytes(size_t{48} << 20, '\0');
+  uint64_t state = 0x9E3779B97F4A7C15u;
+  for (char& c : bytes) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    c = static_cast<char>(state >> 56);
+  }
+  bytes.replace(0, signature.size(), signature);
+  return bytes;
+}
+
+// How much the peak resident memory grows over what it is on entry while `parse` runs,
+// in KiB.
+int64_t PeakGrowthKib(const std::function<void()>& parse) {
+  {
+    std::ofstream reset("/proc/self/clear_refs");
+    reset << "5";  // resets VmHWM to the current resident size
+  }
+  const int64_t before_kib = StatusKib("VmRSS:");
+  EXPECT_LE(StatusKib("VmHWM:"), before_kib + 1024);
+  parse();
+  return StatusKib("VmHWM:") - before_kib;
+}
+
+// Parsed as it came, a payload would also be in the JSON lexer's buffer and the parsed
+// document (64 MiB each, 176 MiB over the body in all); taken out first, the decoded
+// bytes alone.
 TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnce) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine: resident memory "
                   "measures that, not the parser";
 #endif
-  // 48 MiB of "video" (an MP4 signature, then bytes that do not compress), 64 MiB as base64.
-  std::string clip(size_t{48} << 20, '\0');
-  uint64_t state = 0x9E3779B97F4A7C15u;
-  for (char& c : clip) {
-    state = state * 6364136223846793005u + 1442695040888963407u;
-    c = static_cast<char>(state >> 56);
-  }
-  clip.replace(0, 8,
-               std::string("\0\0\0\x18"
-                           "ftyp",
-                           8));
+  std::string clip =
+      Incompressible(std::string("\0\0\0\x18"
+                                 "ftyp",
+                                 8));
   std::string text = User({{{"type", "video_url"},
                             {"video_url", {{"url", "data:video/mp4;base64," + Base64(clip)}}}},
                            {{"type", "text"}, {"text", "What happens?"}}})
                          .dump();
   const int64_t clip_kib = static_cast<int64_t>(clip.size() >> 10);
   clip = std::string();
-  {
-    std::ofstream reset("/proc/self/clear_refs");
-    reset << "5";  // resets VmHWM to the current resident size
+  const int64_t growth_kib = PeakGrowthKib([&] {
+    InlineMedia media = TakeInlineMedia(&text, MediaLayout::kChatCompletions);
+    ChatRequestPolicy policy = Policy();
+    policy.media.video.max_encoded_bytes = int64_t{64} << 20;
+    policy.media.inline_media = &media;
+    const ChatRequest request = ParseChatRequest(text, policy);
+    ASSERT_EQ(request.generation.videos.size(), 1u);
+    EXPECT_EQ(static_cast<int64_t>(request.generation.videos[0].file.size() >> 10), clip_kib);
+  });
+  EXPECT_LT(growth_kib, clip_kib + clip_kib / 8)
+      << "peak grew by " << growth_kib << " KiB for " << clip_kib << " KiB";
+}
+
+// The same on the routes that take images: /v1/responses and Ollama's chat and generate.
+TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnceOnEveryRoute) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine: resident memory "
+                  "measures that, not the parser";
+#endif
+  for (const MediaLayout layout :
+       {MediaLayout::kResponses, MediaLayout::kOllamaChat, MediaLayout::kOllamaGenerate}) {
+    SCOPED_TRACE(static_cast<int>(layout));
+    std::string image = Incompressible("\xff\xd8\xff");
+    std::string base64 = Base64(image);
+    const int64_t image_kib = static_cast<int64_t>(image.size() >> 10);
+    image = std::string();
+    std::string text;
+    if (layout == MediaLayout::kResponses) {
+      text =
+          nlohmann::json{
+              {"input",
+               {{{"role", "user"},
+                 {"content",
+                  {{{"type", "input_image"}, {"image_url", "data:image/jpeg;base64," + base64}},
+                   {{"type", "input_text"}, {"text", "What is this?"}}}}}}}}
+              .dump();
+    } else if (layout == MediaLayout::kOllamaChat) {
+      text =
+          nlohmann::json{{"model", "qvl"},
+                         {"messages",
+                          {{{"role", "user"}, {"content", "What is this?"}, {"images", {base64}}}}}}
+              .dump();
+    } else {
+      text = nlohmann::json{{"model", "qvl"}, {"prompt", "What is this?"}, {"images", {base64}}}
+                 .dump();
+    }
+    base64 = std::string();
+    const int64_t growth_kib = PeakGrowthKib([&] {
+      InlineMedia media = TakeInlineMedia(&text, layout);
+      ChatRequestPolicy policy = Policy();
+      policy.media.max_image_bytes = int64_t{64} << 20;
+      policy.media.inline_media = &media;
+      std::vector<ImageInput> images;
+      if (layout == MediaLayout::kResponses) {
+        images = ParseResponsesRequest(text, policy).generation.images;
+      } else if (layout == MediaLayout::kOllamaChat) {
+        images = ParseOllamaChat(text, policy).generation.images;
+      } else {
+        images = ParseOllamaGenerate(text, policy).generation.images;
+      }
+      ASSERT_EQ(images.size(), 1u);
+      EXPECT_EQ(static_cast<int64_t>(images[0].bytes.size() >> 10), image_kib);
+    });
+    EXPECT_LT(growth_kib, image_kib + image_kib / 8)
+        << "peak grew by " << growth_kib << " KiB for " << image_kib << " KiB";
   }
-  const int64_t before_kib = StatusKib("VmRSS:");
-  ASSERT_LE(StatusKib("VmHWM:"), before_kib + 1024);
-
-  InlineMedia media = TakeInlineMedia(&text);
-  ChatRequestPolicy policy = Policy();
-  policy.media.video.max_encoded_bytes = int64_t{64} << 20;
-  policy.media.inline_media = &media;
-  const ChatRequest request = ParseChatRequest(text, policy);
-  ASSERT_EQ(request.generation.videos.size(), 1u);
-  EXPECT_EQ(static_cast<int64_t>(request.generation.videos[0].file.size() >> 10), clip_kib);
-
-  // Parsed as it came, the payload would also be in the JSON lexer's buffer and the parsed
-  // document (64 MiB each, 176 MiB over the body in all); here the decoded bytes alone.
-  const int64_t peak_growth_kib = StatusKib("VmHWM:") - before_kib;
-  EXPECT_LT(peak_growth_kib, clip_kib + clip_kib / 8)
-      << "peak grew by " << peak_growth_kib << " KiB for " << clip_kib << " KiB";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "model/dtype_words.h"
 #include "model/qwen3vl.h"
 #include "server/http_reply.h"
+#include "server/inline_media.h"
 #include "server/ollama_encoder.h"
 #include "server/ollama_request.h"
 #include "text/chat_template.h"
@@ -32,7 +33,12 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
   if (engine == nullptr) return;
   OllamaRequest request;
   try {
-    request = parse(body, PolicyForEngine(context.policy, *engine));
+    // As on chat completions (chat_route.cc): images go straight from the body to bytes.
+    InlineMedia media = TakeInlineMedia(
+        &body, api == OllamaApi::kChat ? MediaLayout::kOllamaChat : MediaLayout::kOllamaGenerate);
+    ChatRequestPolicy policy = PolicyForEngine(context.policy, *engine);
+    policy.media.inline_media = &media;
+    request = parse(body, policy);
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e), context.errors);
     return;

@@ -53,7 +53,8 @@ nlohmann::json VideoLimitsJson(const Engine& engine) {
   const RequestPreparer& p = engine.preparer();
   const ServerVideoBudget& b = p.video_budget();
   const int64_t per_token = p.pixels_per_video_token();
-  const int64_t min_pixels = b.min_pixels > 0 ? b.min_pixels : p.video_params().image.min_pixels;
+  const int64_t min_tokens =
+      b.min_tokens > 0 ? b.min_tokens : p.video_params().image.min_pixels / per_token;
   const FrameSampling& sampling = p.video_params().sampling;
   return {{"max_per_request", l.max_videos_per_request},
           {"max_bytes", l.max_encoded_bytes},
@@ -61,9 +62,9 @@ nlohmann::json VideoLimitsJson(const Engine& engine) {
           {"max_frames", l.max_input_frames},
           {"max_seconds", l.max_seconds},
           {"pixels_per_token", per_token},
-          {"min_tokens", min_pixels / per_token},
-          {"default_max_tokens", b.max_pixels / per_token},
-          {"max_tokens", b.limit_pixels / per_token},
+          {"min_tokens", min_tokens},
+          {"default_max_tokens", b.max_tokens},
+          {"max_tokens", b.limit_tokens},
           {"sampling",
            {{"fps", sampling.fps},
             {"min_frames", sampling.min_frames},

@@ -2,9 +2,12 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
+#include "server/base64.h"
 #include "server/generation_fields.h"
 #include "server/media_fields.h"
 #include "server/output_controls.h"
@@ -175,14 +178,40 @@ nlohmann::json EarlierConversation(const RequestObject& body, const StoredConver
   return items;
 }
 
-// This request's input as items: a string is one user message.
-void AppendInputItems(const RequestObject& body, nlohmann::json* items) {
+// "input[1].content[0].image_url" -> "/input/1/content/0/image_url".
+nlohmann::json::json_pointer PointerTo(std::string_view field) {
+  std::string pointer = "/";
+  for (const char c : field) {
+    if (c == '[' || c == '.') {
+      pointer.push_back('/');
+    } else if (c != ']') {
+      pointer.push_back(c);
+    }
+  }
+  return nlohmann::json::json_pointer(pointer);
+}
+
+// This request's input as items: a string is one user message. An image whose payload
+// was cut from the body (TakeInlineMedia leaves "data:TYPE;base64,") gets it back, for
+// a later previous_response_id reads the image from here.
+void AppendInputItems(const RequestObject& body, const std::vector<ImageInput>& images,
+                      nlohmann::json* items) {
   const nlohmann::json& input = *body.Find("input");
   if (input.is_string()) {
     items->push_back({{"role", "user"}, {"content", input}});
     return;
   }
-  for (const nlohmann::json& item : input) items->push_back(item);
+  nlohmann::json request = {{"input", input}};
+  for (const ImageInput& image : images) {
+    if (image.field.rfind("input[", 0) != 0) continue;
+    const nlohmann::json::json_pointer at = PointerTo(image.field);
+    if (!request.contains(at)) continue;
+    nlohmann::json& url = request[at];
+    if (url.is_string() && url.get_ref<const std::string&>().ends_with(",")) {
+      url.get_ref<std::string&>() += EncodeBase64(image.bytes);
+    }
+  }
+  for (nlohmann::json& item : request["input"]) items->push_back(std::move(item));
 }
 
 }  // namespace
@@ -221,7 +250,7 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
   out.store = store && stored;
   if (out.store) {
     if (!earlier.is_null()) out.conversation = earlier;
-    AppendInputItems(body, &out.conversation);
+    AppendInputItems(body, g.images, &out.conversation);
   }
   out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0), out.store);
   return out;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "server/http_reply.h"
+#include "server/inline_media.h"
 #include "server/openai_format.h"
 #include "server/responses_encoder.h"
 #include "server/responses_request.h"
@@ -27,7 +28,11 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   }
   ResponsesRequest request;
   try {
-    request = ParseResponsesRequest(body, PolicyForEngine(context.policy, *engine), stored);
+    // As on chat completions (chat_route.cc): media payloads go straight to their bytes.
+    InlineMedia media = TakeInlineMedia(&body, MediaLayout::kResponses);
+    ChatRequestPolicy policy = PolicyForEngine(context.policy, *engine);
+    policy.media.inline_media = &media;
+    request = ParseResponsesRequest(body, policy, stored);
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e));
     return;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "text/reasoning_split.h"
 
 namespace qvl {
 namespace {
@@ -14,6 +15,7 @@ constexpr std::string_view kVideoPlaceholder = "<|vision_start|><|video_pad|><|v
 constexpr std::string_view kVideoPad = "<|video_pad|>";
 constexpr std::string_view kVisionStart = "<|vision_start|>";
 constexpr std::string_view kVisionEnd = "<|vision_end|>";
+constexpr std::string_view kThinkStart = "<think>";
 
 constexpr std::string_view kToolsPreamble =
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -109,58 +111,150 @@ bool HasContent(const ChatMessage& message) {
                      [](const ChatPart& p) { return !p.text.empty(); });
 }
 
-void AppendAssistant(const ChatMessage& message, std::string* out) {
-  out->append("<|im_start|>assistant\n");
-  AppendParts(message, out);
+void AppendToolCalls(const ChatMessage& message, bool has_content, std::string* out) {
   for (size_t k = 0; k < message.tool_calls.size(); ++k) {
-    if (k > 0 || HasContent(message)) out->push_back('\n');
+    if (k > 0 || has_content) out->push_back('\n');
     const ChatToolCall& call = message.tool_calls[k];
     out->append("<tool_call>\n{\"name\": \"").append(call.name).append("\", \"arguments\": ");
     out->append(call.arguments).append("}\n</tool_call>");
   }
+}
+
+void AppendAssistant(const ChatMessage& message, std::string* out) {
+  out->append("<|im_start|>assistant\n");
+  AppendParts(message, out);
+  AppendToolCalls(message, HasContent(message), out);
+  out->append("<|im_end|>\n");
+}
+
+// The text of a message as the Thinking template's render_content gives it.
+std::string PartsText(const ChatMessage& message) {
+  std::string text;
+  AppendParts(message, &text);
+  return text;
+}
+
+// Python's str.lstrip('\n') and rstrip('\n').
+std::string_view LstripNewlines(std::string_view s) {
+  const size_t from = s.find_first_not_of('\n');
+  return from == std::string_view::npos ? std::string_view() : s.substr(from);
+}
+std::string_view RstripNewlines(std::string_view s) {
+  const size_t end = s.find_last_not_of('\n');
+  return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+}
+
+// ns.last_query_index: the last user message that is not a tool response wrapped in a
+// user turn by the client; the last message when there is none.
+size_t LastQueryIndex(const std::vector<ChatMessage>& messages) {
+  constexpr std::string_view kOpen = "<tool_response>", kClose = "</tool_response>";
+  for (size_t i = messages.size(); i-- > 0;) {
+    if (messages[i].role != "user") continue;
+    const std::string text = PartsText(messages[i]);
+    const std::string_view t = text;
+    const bool tool_response = t.starts_with(kOpen) && t.ends_with(kClose);
+    if (!tool_response) return i;
+  }
+  return messages.size() - 1;
+}
+
+void AppendThinkingAssistant(const ChatMessage& message, bool after_last_query, bool last,
+                             std::string* out) {
+  std::string content = PartsText(message);
+  std::string reasoning;
+  if (message.reasoning) {
+    reasoning = *message.reasoning;
+  } else if (const size_t close = content.find(kReasoningEnd); close != std::string::npos) {
+    // content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n'), and
+    // the content after the last '</think>'.
+    std::string_view before = RstripNewlines(std::string_view(content).substr(0, close));
+    if (const size_t open = before.rfind(kThinkStart); open != std::string_view::npos) {
+      before.remove_prefix(open + kThinkStart.size());
+    }
+    reasoning = LstripNewlines(before);
+    const size_t last_close = content.rfind(kReasoningEnd);
+    content = std::string(
+        LstripNewlines(std::string_view(content).substr(last_close + kReasoningEnd.size())));
+  }
+  out->append("<|im_start|>assistant\n");
+  if (after_last_query && (last || !reasoning.empty())) {
+    out->append(kThinkStart).append("\n");
+    out->append(LstripNewlines(RstripNewlines(reasoning)));
+    out->append("\n").append(kReasoningEnd).append("\n\n");
+    out->append(LstripNewlines(content));
+  } else {
+    out->append(content);
+  }
+  AppendToolCalls(message, !content.empty(), out);
+  out->append("<|im_end|>\n");
+}
+
+// Both templates' system turn: the first message when it is a system one, with the tool
+// definitions when there are any.
+void AppendSystemTurn(const std::vector<ChatMessage>& messages,
+                      std::span<const std::string> tools_json, std::string* out) {
+  const bool system_first = messages[0].role == "system";
+  if (!tools_json.empty()) {
+    out->append("<|im_start|>system\n");
+    if (system_first) {
+      AppendParts(messages[0], out);
+      out->append("\n\n");
+    }
+    out->append(kToolsPreamble);
+    for (const std::string& tool : tools_json) out->append("\n").append(tool);
+    out->append(kToolsPostamble);
+  } else if (system_first) {
+    out->append("<|im_start|>system\n");
+    AppendParts(messages[0], out);
+    out->append("<|im_end|>\n");
+  }
+}
+
+// Consecutive tool results share one user turn.
+void AppendToolResult(const std::vector<ChatMessage>& messages, size_t i, std::string* out) {
+  if (i == 0 || messages[i - 1].role != "tool") out->append("<|im_start|>user");
+  out->append("\n<tool_response>\n");
+  AppendParts(messages[i], out);
+  out->append("\n</tool_response>");
+  if (i + 1 == messages.size() || messages[i + 1].role != "tool") out->append("<|im_end|>\n");
+}
+
+void AppendTurn(std::string_view role, const ChatMessage& message, std::string* out) {
+  out->append("<|im_start|>").append(role).append("\n");
+  AppendParts(message, out);
   out->append("<|im_end|>\n");
 }
 
 }  // namespace
 
 std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                               std::span<const std::string> tools_json) {
+                               std::span<const std::string> tools_json, ChatTemplateKind kind) {
   CheckMessages(messages);
   std::string out;
-  const bool system_first = messages[0].role == "system";
-  if (!tools_json.empty()) {
-    out.append("<|im_start|>system\n");
-    if (system_first) {
-      AppendParts(messages[0], &out);
-      out.append("\n\n");
-    }
-    out.append(kToolsPreamble);
-    for (const std::string& tool : tools_json) out.append("\n").append(tool);
-    out.append(kToolsPostamble);
-  } else if (system_first) {
-    out.append("<|im_start|>system\n");
-    AppendParts(messages[0], &out);
-    out.append("<|im_end|>\n");
-  }
-
+  AppendSystemTurn(messages, tools_json, &out);
+  const bool thinking = kind == ChatTemplateKind::kThinking;
+  const size_t last_query = thinking ? LastQueryIndex(messages) : 0;
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& message = messages[i];
     if (message.role == "user") {
-      out.append("<|im_start|>user\n");
-      AppendParts(message, &out);
-      out.append("<|im_end|>\n");
+      AppendTurn("user", message, &out);
+    } else if (message.role == "system") {
+      // The Instruct template drops a system message that is not first.
+      if (thinking && i > 0) AppendTurn("system", message, &out);
     } else if (message.role == "assistant") {
-      AppendAssistant(message, &out);
+      if (thinking) {
+        AppendThinkingAssistant(message, i > last_query, i + 1 == messages.size(), &out);
+      } else {
+        AppendAssistant(message, &out);
+      }
     } else if (message.role == "tool") {
-      // Consecutive tool results share one user turn.
-      if (i == 0 || messages[i - 1].role != "tool") out.append("<|im_start|>user");
-      out.append("\n<tool_response>\n");
-      AppendParts(message, &out);
-      out.append("\n</tool_response>");
-      if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.append("<|im_end|>\n");
+      AppendToolResult(messages, i, &out);
     }
   }
-  if (add_generation_prompt) out.append("<|im_start|>assistant\n");
+  if (add_generation_prompt) {
+    out.append("<|im_start|>assistant\n");
+    if (thinking) out.append(kThinkStart).append("\n");
+  }
   return out;
 }
 

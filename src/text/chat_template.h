@@ -1,10 +1,11 @@
-// The Qwen3-VL Instruct chat template, implemented directly instead of by a Jinja
-// engine: RenderChatTemplate gives exactly the text transformers' apply_chat_template
-// gives with the template in the model folder's chat_template.json, and
-// CheckChatTemplate refuses a folder whose template is anything else.
+// The Qwen3-VL chat templates (Instruct and Thinking), implemented directly instead of
+// by a Jinja engine: RenderChatTemplate gives exactly the text transformers'
+// apply_chat_template gives with the template in the model folder's chat_template.json,
+// and CheckChatTemplate tells which of the two a folder has and refuses anything else.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,9 +34,21 @@ struct ChatMessage {
   // a list of parts; the template treats the two differently in places.
   bool content_is_string = false;
   std::vector<ChatToolCall> tool_calls;  // assistant messages only
+  // An assistant message's reasoning (OpenAI-compatible "reasoning_content", Ollama's
+  // "thinking"); the Thinking template renders it, the Instruct one ignores it. Unset,
+  // the Thinking template takes the reasoning from a "</think>" in the content.
+  std::optional<std::string> reasoning;
 };
 
-// Renders `messages` the way the template does:
+// Which Qwen3-VL template a model folder has: one model family, two ways of prompting.
+enum class ChatTemplateKind {
+  kInstruct,
+  // Qwen3-VL-*-Thinking: the generation prompt opens "<think>\n", so an answer is its
+  // reasoning, "</think>", then the reply.
+  kThinking,
+};
+
+// Renders `messages` the way the `kind` template does. The Instruct template:
 //   <|im_start|>system\n...<|im_end|>\n   only when the first message is a system one
 //   <|im_start|>user\n{parts}<|im_end|>\n  an image part is
 //                                         <|vision_start|><|image_pad|><|vision_end|>,
@@ -47,11 +60,19 @@ struct ChatMessage {
 // `tools_json` are the tool definitions, each already serialized as the template's
 // tojson does (Python json.dumps: ", " and ": " separators, non-ASCII kept); they go
 // into the system turn. As in the template, a system message that is not first is
-// dropped. Throws Error(kInvalidArgument) for an empty list, an unknown role, an image
-// or video in a system or assistant message (the template would drop it) and tool calls
-// outside an assistant message.
+// dropped. The Thinking template differs in three places: the generation prompt is
+// "<|im_start|>assistant\n<think>\n"; a system message that is not first is rendered
+// as a system turn; and an assistant message after the last user query (the last user
+// message that is not a whole "<tool_response>...</tool_response>") shows its reasoning
+// as "<think>\n{reasoning}\n</think>\n\n{content}" when it has some or is the last
+// message, earlier ones only their content (a "<think>...</think>" in it cut off), with
+// its tool calls after that content.
+// Throws Error(kInvalidArgument) for an empty list, an unknown role, an image or video in
+// a system or assistant message (the templates would drop it or render it where the
+// model never saw one) and tool calls outside an assistant message.
 std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                               std::span<const std::string> tools_json = {});
+                               std::span<const std::string> tools_json = {},
+                               ChatTemplateKind kind = ChatTemplateKind::kInstruct);
 
 // How one video appears in the prompt (Qwen3VLProcessor, fixtures README 7.5): per
 // temporal group a "<{seconds:.1f} seconds>" timestamp, then
@@ -88,10 +109,10 @@ struct ChatTemplateFile {
 // when there is none and Error(kCorrupt) naming the file when it is malformed.
 ChatTemplateFile FindChatTemplate(const std::string& model_dir);
 
-// Throws Error(kInvalidArgument) naming `source` unless `template_text` is the Qwen3-VL
-// Instruct template that RenderChatTemplate implements (line endings and trailing
-// whitespace aside).
-void CheckChatTemplate(std::string_view template_text, const std::string& source);
+// Which of the Qwen3-VL templates RenderChatTemplate implements `template_text` is (line
+// endings and trailing whitespace aside): the one place that decides how a folder is
+// prompted. Throws Error(kInvalidArgument) naming `source` when it is neither.
+ChatTemplateKind CheckChatTemplate(std::string_view template_text, const std::string& source);
 
 // The ids config.json gives the vision markers; -1 for one it does not give.
 struct VisionTokenIds {

@@ -14,9 +14,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-// FNV-1a of the Qwen3-VL Instruct template after NormalizeTemplate (the template of
-// Qwen/Qwen3-VL-2B-Instruct, also in tests/data/tiny-qwen3vl/model/chat_template.json).
+// FNV-1a of the Qwen3-VL templates after NormalizeTemplate: Instruct (the template of
+// Qwen/Qwen3-VL-2B-Instruct, also in tests/data/tiny-qwen3vl/model/chat_template.json)
+// and Thinking (Qwen/Qwen3-VL-2B-Thinking and its siblings, in
+// tests/data/qwen3vl-thinking/chat_template.json, whose README says where it came from).
 constexpr uint64_t kQwen3VlInstructTemplateHash = 0x99AC253185D6F7C1;
+constexpr uint64_t kQwen3VlThinkingTemplateHash = 0x32334D10195D5F66;
 
 std::string NormalizeTemplate(std::string_view text) {
   std::string out;
@@ -104,14 +107,15 @@ ChatTemplateFile FindChatTemplate(const std::string& model_dir) {
        "tokenizer_config.json)");
 }
 
-void CheckChatTemplate(std::string_view template_text, const std::string& source) {
+ChatTemplateKind CheckChatTemplate(std::string_view template_text, const std::string& source) {
   const uint64_t hash = Fnv1a(NormalizeTemplate(template_text));
-  if (hash != kQwen3VlInstructTemplateHash) {
-    Fail(ErrorCode::kInvalidArgument, source,
-         ": the chat template is not the Qwen3-VL Instruct template qvl implements (hash ",
-         Hex(hash), ", expected ", Hex(kQwen3VlInstructTemplateHash),
-         "); prompts would not match what this model expects");
-  }
+  if (hash == kQwen3VlInstructTemplateHash) return ChatTemplateKind::kInstruct;
+  if (hash == kQwen3VlThinkingTemplateHash) return ChatTemplateKind::kThinking;
+  Fail(ErrorCode::kInvalidArgument, source,
+       ": the chat template is neither of the Qwen3-VL templates qvl implements (hash ", Hex(hash),
+       ", expected ", Hex(kQwen3VlInstructTemplateHash), " for Instruct or ",
+       Hex(kQwen3VlThinkingTemplateHash),
+       " for Thinking); prompts would not match what this model expects");
 }
 
 }  // namespace qvl

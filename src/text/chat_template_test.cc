@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,7 @@ std::vector<ChatMessage> FromRequest(const nlohmann::json& request) {
 }
 
 ChatMessage Text(std::string role, std::string text) {
-  return {std::move(role), {{ChatPart::Kind::kText, std::move(text)}}, true, {}};
+  return {std::move(role), {{ChatPart::Kind::kText, std::move(text)}}, true, {}, {}};
 }
 
 TEST(ChatTemplateTest, RendersAndTokenizesEveryFixtureCase) {
@@ -86,7 +87,7 @@ TEST(ChatTemplateTest, RendersAndTokenizesEveryFixtureCase) {
 // group is a vision block of its own.
 TEST(ChatTemplateTest, VideoTimestampsAndGroups) {
   const std::vector<ChatMessage> messages = {
-      {"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}}};
+      {"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}, {}}};
   const std::string rendered = RenderChatTemplate(messages, true);
   EXPECT_EQ(rendered,
             "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Why?<|im_end|>\n"
@@ -114,8 +115,8 @@ TEST(ChatTemplateTest, VideoTimestampsAndGroups) {
   EXPECT_EQ(error_of({}, "<|im_start|>user\n<|video_pad|><|im_end|>\n"),
             "the prompt has <|video_pad|> tokens outside the videos' placeholders");
   const std::vector<ChatMessage> in_assistant = {
-      {"user", {{ChatPart::Kind::kText, "q"}}, false, {}},
-      {"assistant", {{ChatPart::Kind::kVideo, ""}}, false, {}}};
+      {"user", {{ChatPart::Kind::kText, "q"}}, false, {}, {}},
+      {"assistant", {{ChatPart::Kind::kVideo, ""}}, false, {}, {}}};
   EXPECT_THROW(RenderChatTemplate(in_assistant, true), Error);
 }
 
@@ -123,9 +124,10 @@ TEST(ChatTemplateTest, VideoTimestampsAndGroups) {
 // two- and three-digit seconds: the budget counts it, so it must be exact.
 TEST(ChatTemplateTest, VideoTextTokensAreWhatTheVideoAddsBesidesItsPads) {
   const std::string rendered = RenderChatTemplate(
-      {{"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}}}, true);
+      {{"user", {{ChatPart::Kind::kVideo, ""}, {ChatPart::Kind::kText, "Why?"}}, false, {}, {}}},
+      true);
   const std::string without =
-      RenderChatTemplate({{"user", {{ChatPart::Kind::kText, "Why?"}}, false, {}}}, true);
+      RenderChatTemplate({{"user", {{ChatPart::Kind::kText, "Why?"}}, false, {}, {}}}, true);
   const size_t text = Qwen().Encode(without).size();
   for (const VideoPromptLayout& layout :
        {VideoPromptLayout{{0.25, 1.0 / 3}, 3}, VideoPromptLayout{{9.75, 12.5, 99.96}, 2},
@@ -145,13 +147,17 @@ TEST(ChatTemplateTest, ToolCallsAndToolResults) {
       "system",
       {{ChatPart::Kind::kText, "You are terse."}, {ChatPart::Kind::kText, " Answer in English."}},
       false,
+      {},
       {}};
   ChatMessage calls = Text("assistant", "");
   calls.tool_calls = {{"get_weather", R"({"city": "Paris"})"},
                       {"get_weather", R"({"city": "Köln"})"}};
-  ChatMessage second_result{"tool", {{ChatPart::Kind::kText, "12 C, rain"}}, false, {}};
-  ChatMessage question{
-      "user", {{ChatPart::Kind::kText, "And this one?"}, {ChatPart::Kind::kImage, ""}}, false, {}};
+  ChatMessage second_result{"tool", {{ChatPart::Kind::kText, "12 C, rain"}}, false, {}, {}};
+  ChatMessage question{"user",
+                       {{ChatPart::Kind::kText, "And this one?"}, {ChatPart::Kind::kImage, ""}},
+                       false,
+                       {},
+                       {}};
   const std::vector<ChatMessage> messages = {
       system,        Text("user", "Weather in Paris and Köln?"),
       calls,         Text("tool", "18 C, sunny"),
@@ -173,8 +179,8 @@ TEST(ChatTemplateTest, ToolCallsAndToolResults) {
             "\"arguments\": {\"x\": 1}}\n</tool_call><|im_end|>\n");
 
   const ChatMessage tool_image{
-      "tool", {{ChatPart::Kind::kImage, ""}, {ChatPart::Kind::kText, "chart"}}, false, {}};
-  const ChatMessage reply{"assistant", {{ChatPart::Kind::kText, "A chart."}}, false, {}};
+      "tool", {{ChatPart::Kind::kImage, ""}, {ChatPart::Kind::kText, "chart"}}, false, {}, {}};
+  const ChatMessage reply{"assistant", {{ChatPart::Kind::kText, "A chart."}}, false, {}, {}};
   EXPECT_EQ(RenderChatTemplate({tool_image, reply}, true),
             "<|im_start|>user\n<tool_response>\n<|vision_start|><|image_pad|><|vision_end|>chart\n"
             "</tool_response><|im_end|>\n<|im_start|>assistant\nA chart.<|im_end|>\n"
@@ -221,7 +227,7 @@ TEST(ChatTemplateTest, RefusesWhatTheTemplateCannotRender) {
   EXPECT_EQ(RenderError({}), "messages must not be empty");
   EXPECT_EQ(RenderError({Text("user", "a"), Text("developer", "b")}),
             "messages[1].role \"developer\" is not one of system, user, assistant, tool");
-  const ChatMessage system_image{"system", {{ChatPart::Kind::kImage, ""}}, false, {}};
+  const ChatMessage system_image{"system", {{ChatPart::Kind::kImage, ""}}, false, {}, {}};
   EXPECT_EQ(RenderError({system_image, Text("user", "a")}),
             "messages[0] (system): images are only allowed in user and tool messages");
   ChatMessage user_call = Text("user", "a");
@@ -264,20 +270,135 @@ TEST(ChatTemplateTest, AcceptsTheQwen3VlTemplatesOfTheFixtures) {
 
 TEST(ChatTemplateTest, RefusesAnyOtherTemplate) {
   const ChatTemplateFile file = FindChatTemplate(kData + "/tiny-qwen3vl/model");
-  std::string thinking = file.text;
-  thinking.replace(thinking.find("<|im_start|>assistant\\n"), 0, "<think>\\n");
+  std::string edited = file.text;
+  edited.replace(edited.find("<|im_start|>assistant\\n"), 0, "<think>\\n");
   try {
-    CheckChatTemplate(thinking, "model/chat_template.json");
+    CheckChatTemplate(edited, "model/chat_template.json");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     const std::string message = e.what();
-    EXPECT_EQ(message.rfind("model/chat_template.json: the chat template is not the Qwen3-VL "
-                            "Instruct template qvl implements (hash ",
+    EXPECT_EQ(message.rfind("model/chat_template.json: the chat template is neither of the "
+                            "Qwen3-VL templates qvl implements (hash ",
                             0),
               0u)
         << message;
+    EXPECT_NE(message.find(", expected 99ac253185d6f7c1 for Instruct or 32334d10195d5f66 for "
+                           "Thinking); prompts would not match what this model expects"),
+              std::string::npos)
+        << message;
   }
+}
+
+// The Thinking template as Qwen3-VL-2B-Thinking ships it (tests/data/qwen3vl-thinking).
+TEST(ChatTemplateTest, TellsTheThinkingTemplateFromTheInstructOne) {
+  EXPECT_EQ(CheckChatTemplate(FindChatTemplate(kData + "/tiny-qwen3vl/model").text, "instruct"),
+            ChatTemplateKind::kInstruct);
+  const ChatTemplateFile thinking = FindChatTemplate(kData + "/qwen3vl-thinking");
+  EXPECT_EQ(CheckChatTemplate(thinking.text, thinking.path), ChatTemplateKind::kThinking);
+}
+
+// The expected strings below are what the Thinking template gives under transformers'
+// Jinja set-up (trim_blocks, lstrip_blocks); each names the template branch it covers.
+std::string Thinking(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true,
+                     std::span<const std::string> tools = {}) {
+  return RenderChatTemplate(messages, add_generation_prompt, tools, ChatTemplateKind::kThinking);
+}
+
+ChatMessage Reasoned(std::string content, std::string reasoning) {
+  ChatMessage m = Text("assistant", std::move(content));
+  m.reasoning = std::move(reasoning);
+  return m;
+}
+
+TEST(ChatTemplateTest, ThinkingSingleTurnOpensTheReasoning) {
+  // render_content with an image part; add_generation_prompt's '<think>\n'.
+  const ChatMessage question{
+      "user",
+      {{ChatPart::Kind::kImage, ""}, {ChatPart::Kind::kText, "What is this?"}},
+      false,
+      {},
+      {}};
+  EXPECT_EQ(Thinking({Text("system", "Be brief."), question}),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n<|vision_start|>"
+            "<|image_pad|><|vision_end|>What is this?<|im_end|>\n<|im_start|>assistant\n"
+            "<think>\n");
+}
+
+TEST(ChatTemplateTest, ThinkingHistoryKeepsOnlyTheAnswersBeforeTheLastQuery) {
+  // loop.index0 <= ns.last_query_index: the content alone, whether the reasoning came as
+  // reasoning_content or inline before '</think>' (split off, lstrip'd).
+  const std::string expected =
+      "<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\na1<|im_end|>\n<|im_start|>user\n"
+      "q2<|im_end|>\n<|im_start|>assistant\n<think>\n";
+  EXPECT_EQ(Thinking({Text("user", "q1"), Reasoned("a1", "r1"), Text("user", "q2")}), expected);
+  EXPECT_EQ(Thinking({Text("user", "q1"), Text("assistant", "<think>\nr1\n</think>\n\na1"),
+                      Text("user", "q2")}),
+            expected);
+  // Instruct renders the same history with the reasoning field ignored.
+  EXPECT_EQ(
+      RenderChatTemplate({Text("user", "q1"), Reasoned("a1", "r1"), Text("user", "q2")}, true),
+      "<|im_start|>user\nq1<|im_end|>\n<|im_start|>assistant\na1<|im_end|>\n"
+      "<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplateTest, ThinkingToolCallsAfterTheLastQueryKeepTheirReasoning) {
+  // The tools system turn; after the last query, an assistant with reasoning_content gets
+  // '<think>\n' + reasoning.strip('\n') + '\n</think>\n\n' + content and, its content
+  // empty, no '\n' before its first call; one without reasoning that is not last gets its
+  // content alone. Tool results are user turns and never the last query.
+  const std::vector<std::string> tools = {
+      R"({"type": "function", "function": {"name": "get_weather", "parameters": {"type": )"
+      R"("object"}}})"};
+  ChatMessage call = Reasoned("", "\nNeed the tool.\n");
+  call.tool_calls = {{"get_weather", R"({"city": "Paris"})"}};
+  ChatMessage again = Text("assistant", "Let me also check.");
+  again.tool_calls = {{"get_weather", "{}"}};
+  EXPECT_EQ(
+      Thinking({Text("user", "Weather in Paris?"), call, Text("tool", "18 C"), again,
+                Text("tool", "19 C")},
+               true, tools),
+      "<|im_start|>system\n# Tools\n\nYou may call one or more functions to assist with the user "
+      "query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
+      "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", "
+      "\"parameters\": {\"type\": \"object\"}}}\n</tools>\n\nFor each function call, return a "
+      "json object with function name and arguments within <tool_call></tool_call> XML tags:\n"
+      "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n"
+      "</tool_call><|im_end|>\n<|im_start|>user\nWeather in Paris?<|im_end|>\n"
+      "<|im_start|>assistant\n<think>\nNeed the tool.\n</think>\n\n<tool_call>\n{\"name\": "
+      "\"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call><|im_end|>\n"
+      "<|im_start|>user\n<tool_response>\n18 C\n</tool_response><|im_end|>\n"
+      "<|im_start|>assistant\nLet me also check.\n<tool_call>\n{\"name\": \"get_weather\", "
+      "\"arguments\": {}}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n19 C\n"
+      "</tool_response><|im_end|>\n<|im_start|>assistant\n<think>\n");
+}
+
+TEST(ChatTemplateTest, ThinkingLastAssistantAndLaterSystemMessages) {
+  // loop.last after the last query: an empty think block even without reasoning, and the
+  // content lstrip'd.
+  EXPECT_EQ(Thinking({Text("user", "q"), Text("assistant", "\n\na")}, false),
+            "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+            "a<|im_end|>\n");
+  // A system message that is not first is a system turn; a user message that is a whole
+  // '<tool_response>...</tool_response>' is not a query, so the last query is the first.
+  const ChatMessage wrapped{
+      "user", {{ChatPart::Kind::kText, "<tool_response>x</tool_response>"}}, false, {}, {}};
+  EXPECT_EQ(Thinking({Text("user", "one"), Text("system", "two"), wrapped, Reasoned("a", "r")}),
+            "<|im_start|>user\none<|im_end|>\n<|im_start|>system\ntwo<|im_end|>\n"
+            "<|im_start|>user\n<tool_response>x</tool_response><|im_end|>\n<|im_start|>assistant\n"
+            "<think>\nr\n</think>\n\na<|im_end|>\n<|im_start|>assistant\n<think>\n");
+}
+
+TEST(ChatTemplateTest, ThinkingReasoningFieldOrInlineReasoning) {
+  // reasoning_content given (even empty) leaves a '</think>' in the content alone; without
+  // it the reasoning is between the last '<think>' and the first '</think>', newlines
+  // stripped, and the content what follows the last '</think>'.
+  EXPECT_EQ(Thinking({Text("user", "q"), Reasoned("x</think>y", ""), Text("user", "q2"),
+                      Text("assistant", "<think>\n\nr2\n\n</think>\n\n\na2"), Reasoned("b", "")},
+                     false),
+            "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nx</think>y<|im_end|>\n"
+            "<|im_start|>user\nq2<|im_end|>\n<|im_start|>assistant\n<think>\nr2\n</think>\n\n"
+            "a2<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nb<|im_end|>\n");
 }
 
 // The fixture's ids, as its config.json gives them.
