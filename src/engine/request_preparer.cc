@@ -117,11 +117,10 @@ void CheckEngineLimits(const EngineOptions& o) {
 
 }  // namespace
 
-void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params,
-                        const VideoProcessorParams& video_params) {
+void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params) {
   CheckEngineLimits(options);
   ResolveServerImageBudget(options, image_params);
-  ResolveServerVideoBudget(options, video_params);
+  ResolveServerVideoBudget(options);
 }
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
@@ -145,7 +144,7 @@ RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfi
   limits_.max_encoded_bytes = static_cast<int64_t>(options.max_image_bytes);
   limits_.max_decoded_pixels = options.max_image_pixels;
   image_budget_ = ResolveServerImageBudget(options, image_params);
-  video_budget_ = ResolveServerVideoBudget(options, video_params);
+  video_budget_ = ResolveServerVideoBudget(options);
   max_text_bytes_ = MaxPromptTextBytes(options.context_tokens, LongestTokenBytes(tokenizer));
   eos_ids_ = generation.eos_token_ids;
   for (int32_t id : model.eos_token_ids) {
@@ -289,8 +288,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   std::vector<GridThw> video_grids;
   for (const VideoInput& input : request.videos) {
     Stopwatch video_clock;
-    const VideoBudget budget =
-        VideoBudgetFor(video_budget_, input.budget, video_params_, tokenizer_);
+    const VideoBudget budget = VideoBudgetFor(video_budget_, input.budget, tokenizer_);
     const uint64_t bytes_hash = VideoBytesHash(input);
     const uint64_t memo_key = VideoMemoKey(bytes_hash, input, budget);
     Recalled recalled = Recall(memo_key);

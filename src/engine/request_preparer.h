@@ -29,11 +29,11 @@ inline constexpr ParamRange kContextTokens{"context_tokens", 16, 1 << 24};
 
 // Throws Error(kInvalidArgument) naming the EngineOptions field for options a
 // RequestPreparer cannot work with: a context outside kContextTokens, no sequences, no
-// default answer length, negative or zero limits, and image or video budgets that
-// contradict each other or the model's preprocessor settings. The RequestPreparer checks
-// its options with it; a front end checks them with it before it loads the weights.
-void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params,
-                        const VideoProcessorParams& video_params);
+// default answer length, negative or zero limits, image budgets that contradict each
+// other or the model's preprocessor settings, and video budgets that contradict each
+// other. The RequestPreparer checks its options with it; a front end checks them with it
+// before it loads the weights.
+void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params);
 
 class RequestPreparer {
  public:
