@@ -684,6 +684,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
     GenerationUpdate unstarted = FinalUpdate(seq, reason, NowSeconds());
     unstarted.choice = seq.choice + seq.unforked_choices;
     unstarted.usage.completion_tokens = 0;
+    unstarted.usage.reasoning_tokens = 0;
     unstarted.error = error;
     unstarted.error_code = code;
     seq.sink(std::move(unstarted));

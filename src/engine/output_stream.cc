@@ -15,6 +15,7 @@ OutputStream::OutputStream(const Tokenizer& tokenizer, const OutputLimits& limit
 FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vocab,
                                   GenerationUpdate* update) {
   ++generated_;
+  if (token == limits_.reasoning_end && reasoning_end_at_ == 0) reasoning_end_at_ = generated_;
   const bool is_eos =
       std::find(limits_.eos_ids.begin(), limits_.eos_ids.end(), token) != limits_.eos_ids.end();
   if (limits_.top_logprobs >= 0 && !(is_eos && !limits_.ignore_eos)) {

@@ -21,6 +21,8 @@ struct OutputLimits {
   int top_logprobs = -1;
   std::vector<int32_t> eos_ids;
   std::vector<std::string> stop;
+  // A Thinking model's "</think>" token: the tokens up to it are reasoning (-1: none).
+  int32_t reasoning_end = -1;
 };
 
 class OutputStream {
@@ -37,6 +39,11 @@ class OutputStream {
   std::string Flush();
 
   int64_t generated() const { return generated_; }
+  // Of generated(), the reasoning: those up to and including limits.reasoning_end, or all
+  // of them while it has not come.
+  int64_t reasoning() const {
+    return limits_.reasoning_end < 0 ? 0 : reasoning_end_at_ > 0 ? reasoning_end_at_ : generated_;
+  }
 
  private:
   const Tokenizer& tokenizer_;
@@ -44,6 +51,7 @@ class OutputStream {
   StreamDecoder decoder_;
   StopMatcher stop_;
   int64_t generated_ = 0;
+  int64_t reasoning_end_at_ = 0;  // generated_ when reasoning_end came; 0 before
   std::vector<std::pair<int32_t, float>> top_;
 };
 

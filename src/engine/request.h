@@ -174,7 +174,8 @@ struct ImageGrid {
 struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  int64_t cached_tokens = 0;  // prompt tokens whose KV came from the prefix cache
+  int64_t cached_tokens = 0;     // prompt tokens whose KV came from the prefix cache
+  int64_t reasoning_tokens = 0;  // of completion_tokens, a Thinking model's reasoning
 };
 
 struct Timings {

@@ -123,6 +123,11 @@ void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams
   ResolveServerVideoBudget(options);
 }
 
+bool OpensReasoning(ChatTemplateKind chat_template, const GenerationRequest& request) {
+  return chat_template == ChatTemplateKind::kThinking && !request.prompt_text &&
+         request.prompt_tokens.empty();
+}
+
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
                                  const Tokenizer& tokenizer,
                                  const ImageProcessorParams& image_params,
@@ -248,6 +253,16 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   Stopwatch clock;
   PreparedRequest out;
   CheckSizes(request);
+  const bool thinking = OpensReasoning(chat_template_, request);
+  if (thinking && request.grammar) {
+    // The prompt opens the reasoning, so a grammar would bind the reasoning, not the answer.
+    Fail(ErrorCode::kInvalidArgument,
+         "constrained output (response_format json_object or json_schema, the Responses "
+         "API's text.format, Ollama's format, tool_choice \"required\" or naming a tool) is "
+         "not supported by this model: it is a Qwen3-VL Thinking model, which reasons before "
+         "it answers, and the constraint would bind its reasoning; leave it out (tools with "
+         "tool_choice \"auto\" work), or serve a Qwen3-VL Instruct model");
+  }
 
   // Images: decode, resize, patches.
   const int merge = image_params_.merge_size;
@@ -389,6 +404,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;
   out.output.stop = request.stop;
+  if (thinking) out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);
   PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
   out.preprocess_ms = clock.Millis();
   return out;

@@ -18,6 +18,7 @@
 #include "image/video_processor.h"
 #include "model/config.h"
 #include "text/chat_template.h"
+#include "text/reasoning_split.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -34,6 +35,11 @@ inline constexpr ParamRange kContextTokens{"context_tokens", 16, 1 << 24};
 // other. The RequestPreparer checks its options with it; a front end checks them with it
 // before it loads the weights.
 void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params);
+
+// Whether `request`'s prompt opens a Thinking model's reasoning (its messages go through
+// the Thinking template; a raw prompt does not), so that its answers start with the
+// reasoning and "</think>" before the reply.
+bool OpensReasoning(ChatTemplateKind chat_template, const GenerationRequest& request);
 
 class RequestPreparer {
  public:

@@ -74,6 +74,7 @@ GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double no
   const PreparedRequest& request = *seq.request;
   update.usage.prompt_tokens = static_cast<int64_t>(request.prompt.size());
   update.usage.completion_tokens = seq.output.generated();
+  update.usage.reasoning_tokens = seq.output.reasoning();
   update.usage.cached_tokens = seq.reused;
   Timings& t = update.timings;
   t.preprocess_ms = request.preprocess_ms;

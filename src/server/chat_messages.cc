@@ -1,5 +1,6 @@
 #include "server/chat_messages.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,15 @@ class MessageParser {
     out.role = ParseChatRole(message, index);
     if (const nlohmann::json* calls = message.Find("tool_calls")) {
       ParseToolCalls(*calls, message.Field("tool_calls"), out.role, &out.tool_calls);
+    }
+    // What vLLM and llama-server send back as a Thinking model's reasoning, and take in
+    // the history; the Thinking template renders it.
+    if (std::optional<std::string> reasoning = message.String("reasoning_content")) {
+      if (out.role != "assistant") {
+        FailField(ErrorCode::kInvalidArgument, message.Field("reasoning_content"),
+                  "is only for assistant messages");
+      }
+      out.reasoning = std::move(reasoning);
     }
     const nlohmann::json* content = message.Find("content");
     if (content == nullptr) {

@@ -32,6 +32,8 @@ struct ChatRequestPolicy {
   // max_video_tokens (and qwen-vl-utils' total_pixels) into pixels. Required by requests
   // that use them.
   int64_t pixels_per_video_token = 0;
+  // The served model's template (Ollama's "think" depends on it).
+  ChatTemplateKind chat_template = ChatTemplateKind::kInstruct;
 };
 
 struct ChatRequest {

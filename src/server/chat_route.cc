@@ -40,6 +40,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   options.logprobs = request.logprobs;
   options.choices = request.generation.n;
   options.parse_tool_calls = request.parse_tool_calls;
+  options.split_reasoning = SplitsReasoning(*engine, request.generation);
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<CompletionEncoder>(std::move(identity), options),
                         request.stream, upload_ms, res, answer_key);

@@ -1,5 +1,7 @@
 #include "server/completion_encoder.h"
 
+#include <utility>
+
 namespace qvl {
 
 CompletionEncoder::CompletionEncoder(CompletionIdentity identity, const EncoderOptions& options)
@@ -26,11 +28,14 @@ std::string CompletionEncoder::FinishReasonFor(const Choice& choice) const {
 void CompletionEncoder::Summarize(const GenerationUpdate& update) {
   if (update.choice == 0) {
     const int64_t completion = summary_.usage.completion_tokens;
+    const int64_t reasoning = summary_.usage.reasoning_tokens;
     summary_.timings = update.timings;
     summary_.usage = update.usage;
     summary_.usage.completion_tokens += completion;
+    summary_.usage.reasoning_tokens += reasoning;
   } else {
     summary_.usage.completion_tokens += update.usage.completion_tokens;
+    summary_.usage.reasoning_tokens += update.usage.reasoning_tokens;
   }
   const bool cut_short = !CutShortReason(update).empty();
   if (update.choice == 0 || (cut_short && CutShortReason(summary_).empty())) {
@@ -70,8 +75,31 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   return out;
 }
 
+void CompletionEncoder::SplitReasoning(Choice& choice, GenerationUpdate& update,
+                                       std::string* reasoning) const {
+  if (!options_.split_reasoning) return;
+  ReasoningSplitter::Output split;
+  choice.splitter.Feed(update.text, &split);
+  if (update.finished) choice.splitter.Finish(&split);
+  *reasoning = std::move(split.reasoning);
+  update.text = std::move(split.content);
+}
+
 std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&& update) {
   const int index = update.choice;
+  std::string reasoning;
+  SplitReasoning(choice, update, &reasoning);
+  std::string out;
+  nlohmann::json logprobs =
+      options_.logprobs ? LogprobsJson(update.tokens) : nlohmann::json(nullptr);
+  bool tokens_unsent = options_.logprobs && !update.tokens.empty();
+  if (!reasoning.empty()) {
+    // The update's logprobs go with its first chunk.
+    nlohmann::json none = options_.logprobs ? LogprobsJson({}) : nlohmann::json(nullptr);
+    out += SseEvent(ChunkJson(identity_, index, {{"reasoning_content", std::move(reasoning)}},
+                              std::exchange(logprobs, std::move(none)), nullptr));
+    tokens_unsent = false;
+  }
   ToolCallParser::Output parsed;
   if (options_.parse_tool_calls) {
     choice.tools.Feed(update.text, &parsed);
@@ -79,10 +107,7 @@ std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&&
   } else {
     parsed.content = std::move(update.text);
   }
-  std::string out;
-  if (!parsed.content.empty() || (options_.logprobs && !update.tokens.empty())) {
-    nlohmann::json logprobs =
-        options_.logprobs ? LogprobsJson(update.tokens) : nlohmann::json(nullptr);
+  if (!parsed.content.empty() || tokens_unsent) {
     out += SseEvent(
         ChunkJson(identity_, index, {{"content", parsed.content}}, std::move(logprobs), nullptr));
   }
@@ -102,6 +127,9 @@ std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&&
 }
 
 void CompletionEncoder::Accumulate(Choice& choice, GenerationUpdate&& update) {
+  std::string reasoning;
+  SplitReasoning(choice, update, &reasoning);
+  choice.reasoning += reasoning;
   if (options_.parse_tool_calls) {
     ToolCallParser::Output parsed;
     choice.tools.Feed(update.text, &parsed);
@@ -121,7 +149,8 @@ std::string CompletionEncoder::EncodeFinal() {
   for (size_t i = 0; i < choices_.size(); ++i) {
     const Choice& c = choices_[i];
     choices.push_back(ChoiceJson(static_cast<int>(i), c.text, c.calls,
-                                 options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c)));
+                                 options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c),
+                                 options_.split_reasoning ? &c.reasoning : nullptr));
   }
   nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_, upload_ms_);
   if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {

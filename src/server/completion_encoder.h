@@ -12,6 +12,7 @@
 #include "server/openai_format.h"
 #include "server/response_encoder.h"
 #include "server/tool_call_parser.h"
+#include "text/reasoning_split.h"
 
 namespace qvl {
 
@@ -21,6 +22,10 @@ struct EncoderOptions {
   bool logprobs = false;
   int choices = 1;
   bool parse_tool_calls = false;
+  // A Thinking model (ChatTemplateKind::kThinking): each choice's text is split at
+  // "</think>" into reasoning_content (delta.reasoning_content chunks while streaming) and
+  // content; tool calls are parsed from the content only.
+  bool split_reasoning = false;
 };
 
 class CompletionEncoder : public ResponseEncoder {
@@ -44,12 +49,17 @@ class CompletionEncoder : public ResponseEncoder {
     std::string text;                    // non-streamed: the whole answer
     std::vector<GeneratedToken> tokens;  // non-streamed with logprobs
     ToolCallParser tools;
+    ReasoningSplitter splitter;
+    std::string reasoning;              // non-streamed: the whole reasoning
     std::vector<ParsedToolCall> calls;  // non-streamed
     bool finished = false;
     FinishReason reason = FinishReason::kNone;
     nlohmann::json error;  // why it was cut short; null if it was not
   };
 
+  // With split_reasoning, takes the reasoning out of update.text (into `reasoning`),
+  // leaving the content.
+  void SplitReasoning(Choice& choice, GenerationUpdate& update, std::string* reasoning) const;
   std::string EncodeStreamed(Choice& choice, GenerationUpdate&& update);
   void Accumulate(Choice& choice, GenerationUpdate&& update);
   void Summarize(const GenerationUpdate& update);

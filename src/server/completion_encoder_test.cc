@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/encoder_updates_for_test.h"
@@ -227,6 +228,73 @@ TEST(CompletionEncoderTest, StreamedToolCallsArriveAsToolCallDeltas) {
   EXPECT_EQ(calls[0]["function"]["name"], "get_weather");
   EXPECT_EQ(calls[0]["function"]["arguments"], R"({"city":"Paris"})");
   EXPECT_EQ(finish, "tool_calls");
+}
+
+// A Thinking model's answer, split at "</think>" as vLLM's and llama-server's are:
+// message.reasoning_content beside message.content, and the reasoning's share of the
+// completion tokens in completion_tokens_details.
+TEST(CompletionEncoderTest, NonStreamedReasoningIsReasoningContent) {
+  GenerationUpdate last = Final(FinishReason::kStop);
+  last.usage.reasoning_tokens = 1;
+  CompletionEncoder encoder(Identity(), {.split_reasoning = true});
+  encoder.Encode(Text("Blue light scatters.\n</th"));
+  encoder.Encode(Text("ink>\n\nBlue."));
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(std::move(last)));
+  const nlohmann::json& message = c["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "Blue light scatters.");
+  EXPECT_EQ(message["content"], "Blue.");
+  EXPECT_EQ(c["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(c["usage"]["completion_tokens_details"], (nlohmann::json{{"reasoning_tokens", 1}}));
+
+  // An Instruct model's answer is its text as written, with no reasoning fields.
+  CompletionEncoder instruct(Identity(), {});
+  instruct.Encode(Text("r</think>a"));
+  const nlohmann::json plain = nlohmann::json::parse(instruct.Encode(Final(FinishReason::kStop)));
+  EXPECT_EQ(plain["choices"][0]["message"]["content"], "r</think>a");
+  EXPECT_FALSE(plain["choices"][0]["message"].contains("reasoning_content"));
+  EXPECT_FALSE(plain["usage"].contains("completion_tokens_details"));
+}
+
+TEST(CompletionEncoderTest, StreamedReasoningComesAsReasoningContentDeltasFirst) {
+  CompletionEncoder split(Identity(), {.stream = true, .logprobs = true, .split_reasoning = true});
+  std::string sse = split.Start();
+  sse += split.Encode(Text("Blue light "));
+  sse += split.Encode(Text("scatters.\n</th"));  // the tag's start is held back
+  sse += split.Encode(Text("ink>"));
+  sse += split.Encode(Text("\n\nBl"));
+  sse += split.Encode(Text("ue."));
+  sse += split.Encode(Final(FinishReason::kStop));
+  std::vector<std::pair<std::string, std::string>> deltas;
+  size_t logprob_tokens = 0;
+  for (const nlohmann::json& event : Events(sse)) {
+    if (event == "[DONE]") continue;
+    const nlohmann::json& choice = event["choices"][0];
+    if (!choice["logprobs"].is_null()) logprob_tokens += choice["logprobs"]["content"].size();
+    for (const char* key : {"reasoning_content", "content"}) {
+      if (choice["delta"].contains(key)) deltas.emplace_back(key, choice["delta"][key]);
+    }
+  }
+  EXPECT_EQ(deltas, (std::vector<std::pair<std::string, std::string>>{
+                        {"content", ""},  // the role chunk
+                        {"reasoning_content", "Blue light "},
+                        {"reasoning_content", "scatters."},
+                        {"content", ""},  // the tag's token: its logprobs, no text
+                        {"content", "Bl"},
+                        {"content", "ue."}}));
+  EXPECT_EQ(logprob_tokens, 5u);  // every token once
+}
+
+TEST(CompletionEncoderTest, ToolCallsAreParsedFromTheReplyAfterTheReasoning) {
+  CompletionEncoder encoder(Identity(), {.parse_tool_calls = true, .split_reasoning = true});
+  encoder.Encode(Text("I need the weather.\n</think>\n\n"));
+  encoder.Encode(Text(kCall));
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kStop)));
+  const nlohmann::json& message = c["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "I need the weather.");
+  EXPECT_EQ(message["content"], "Checking.");
+  ASSERT_EQ(message["tool_calls"].size(), 1u);
+  EXPECT_EQ(message["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(c["choices"][0]["finish_reason"], "tool_calls");
 }
 
 }  // namespace

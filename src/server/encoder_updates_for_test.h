@@ -25,7 +25,7 @@ inline GenerationUpdate Final(FinishReason reason) {
   GenerationUpdate u;
   u.finished = true;
   u.finish_reason = reason;
-  u.usage = {12, 2, 8};
+  u.usage = {12, 2, 8, 0};
   u.timings.prefill_ms = 3;
   return u;
 }

@@ -1,5 +1,7 @@
 #include "server/engine_limits.h"
 
+#include "engine/request_preparer.h"
+
 namespace qvl {
 
 void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy) {
@@ -8,6 +10,7 @@ void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy) {
   policy->max_images = engine.options().max_images_per_request;
   policy->media.max_image_bytes = static_cast<int64_t>(engine.options().max_image_bytes);
   policy->media.video = engine.options().video_limits;
+  policy->chat_template = engine.preparer().chat_template();
 }
 
 }  // namespace qvl

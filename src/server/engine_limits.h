@@ -8,8 +8,8 @@
 
 namespace qvl {
 
-// Sets the image count, image bytes, pixels per image and video token and video limits of `policy`
-// from `engine`.
+// Sets the image count, image bytes, pixels per image and video token, video limits and
+// chat template of `policy` from `engine`.
 void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy);
 
 }  // namespace qvl

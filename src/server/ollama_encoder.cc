@@ -71,6 +71,14 @@ std::string OllamaEncoder::Encode(GenerationUpdate&& update) {
   out_.clear();
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);
+  if (options_.split_reasoning) {
+    split_.reasoning.clear();
+    split_.content.clear();
+    splitter_.Feed(clean_text_, &split_);
+    if (update.finished) splitter_.Finish(&split_);
+    AddThinking(split_.reasoning);
+    clean_text_.swap(split_.content);
+  }
   if (parse_tool_calls_) {
     tools_.FeedInOrder(
         clean_text_, update.finished, &parsed_, [this](std::string_view text) { AddText(text); },
@@ -86,6 +94,18 @@ std::string OllamaEncoder::Encode(GenerationUpdate&& update) {
     Finish();
   }
   return std::move(out_);
+}
+
+void OllamaEncoder::AddThinking(std::string_view text) {
+  if (text.empty()) return;
+  if (!options_.stream) {
+    thinking_.append(text);
+    return;
+  }
+  nlohmann::json line = Header();
+  SetAnswer("", nlohmann::json::array(), &line, text);
+  line["done"] = false;
+  EmitLine(line);
 }
 
 void OllamaEncoder::AddText(std::string_view text) {
@@ -147,7 +167,7 @@ void OllamaEncoder::Finish() {
   if (options_.stream) {
     SetAnswer("", nlohmann::json::array(), &final_object);
   } else {
-    SetAnswer(content_, std::move(tool_calls_), &final_object);
+    SetAnswer(content_, std::move(tool_calls_), &final_object, thinking_);
   }
   const Timings& t = summary_.timings;
   final_object["done"] = true;
@@ -173,12 +193,14 @@ nlohmann::json OllamaEncoder::Header() const {
 }
 
 void OllamaEncoder::SetAnswer(std::string_view content, nlohmann::json tool_calls,
-                              nlohmann::json* object) const {
+                              nlohmann::json* object, std::string_view thinking) const {
   if (options_.api == OllamaApi::kGenerate) {
     (*object)["response"] = content;
+    if (!thinking.empty()) (*object)["thinking"] = thinking;
     return;
   }
   nlohmann::json message = {{"role", "assistant"}, {"content", content}};
+  if (!thinking.empty()) message["thinking"] = thinking;
   if (!tool_calls.empty()) message["tool_calls"] = std::move(tool_calls);
   (*object)["message"] = std::move(message);
 }

@@ -9,7 +9,9 @@
 // message.tool_calls [{"function": {"name", "arguments": {...}}}]: streamed, each in a
 // line of its own when the parser completes it, in order with the text around it. An
 // answer cut short (shutdown, engine failure) ends with {"error": "<reason>"} instead of
-// the final object, as Ollama reports an error mid-stream.
+// the final object, as Ollama reports an error mid-stream. A Thinking model's reasoning
+// (up to "</think>") is "thinking" beside the content, as Ollama gives a thinking
+// model's: message.thinking for chat, a top-level "thinking" for generate.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,8 +19,10 @@
 #include <string_view>
 
 #include "engine/request.h"
+#include "server/openai_format.h"
 #include "server/response_encoder.h"
 #include "server/tool_call_parser.h"
+#include "text/reasoning_split.h"
 
 namespace qvl {
 
@@ -29,6 +33,7 @@ struct OllamaEncoderOptions {
   std::string model;  // as the request named it
   bool stream = true;
   bool parse_tool_calls = false;  // ignored for generate, which has no tools
+  bool split_reasoning = false;   // a Thinking model (ChatTemplateKind::kThinking)
 };
 
 class OllamaEncoder : public ResponseEncoder {
@@ -51,21 +56,26 @@ class OllamaEncoder : public ResponseEncoder {
   std::string LoadReply() const;
 
  private:
+  void AddThinking(std::string_view text);
   void AddText(std::string_view text);
   void AddContent(std::string_view text);
   void AddCall(const ParsedToolCall& call);
   void Finish();
   // {"model", "created_at"}: what every object starts with.
   nlohmann::json Header() const;
-  // The chat "message" object or the generate "response" text, set into `object`.
-  void SetAnswer(std::string_view content, nlohmann::json tool_calls, nlohmann::json* object) const;
+  // The chat "message" object or the generate "response" text, set into `object`, with
+  // `thinking` when it is not empty.
+  void SetAnswer(std::string_view content, nlohmann::json tool_calls, nlohmann::json* object,
+                 std::string_view thinking = {}) const;
   void EmitLine(const nlohmann::json& object);
 
   OllamaEncoderOptions options_;
   bool parse_tool_calls_ = false;
   ToolCallParser tools_;
   ToolCallParser::Output parsed_;  // reused for every update
-  std::string clean_text_;         // the update's text, valid UTF-8
+  ReasoningSplitter splitter_;
+  ReasoningSplitter::Output split_;  // reused for every update
+  std::string clean_text_;           // the update's text, valid UTF-8
   // With tools, whitespace not yet given out as content: it is content only if more
   // text follows it, or if it ends an answer whose last part is text. Before a call, or
   // between calls, it is the template's separator and dropped.
@@ -74,6 +84,7 @@ class OllamaEncoder : public ResponseEncoder {
   bool wrote_content_ = false;       // some text was given out
   bool content_since_call_ = false;  // text was given out since the last call
   // Not streamed: the answer so far.
+  std::string thinking_;
   std::string content_;
   nlohmann::json tool_calls_ = nlohmann::json::array();
   std::string out_;  // what the current call returns

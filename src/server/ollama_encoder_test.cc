@@ -23,9 +23,11 @@ constexpr char kCall[] =
     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
 
 OllamaEncoderOptions Chat(bool stream, bool tools = false) {
-  return {OllamaApi::kChat, kModel, stream, tools};
+  return {OllamaApi::kChat, kModel, stream, tools, false};
 }
-OllamaEncoderOptions Generate(bool stream) { return {OllamaApi::kGenerate, kModel, stream, false}; }
+OllamaEncoderOptions Generate(bool stream) {
+  return {OllamaApi::kGenerate, kModel, stream, false, false};
+}
 
 // Final(reason) with every stage timed; the durations expected in nanoseconds below.
 GenerationUpdate Timed(FinishReason reason) {
@@ -343,6 +345,43 @@ TEST(OllamaEncoderTest, OnlyChoiceZeroCounts) {
   other.choice = 1;
   EXPECT_EQ(encoder.Encode(std::move(other)), "");
   EXPECT_FALSE(encoder.finished());
+}
+
+// A Thinking model's reasoning (up to "</think>") is message.thinking beside the content:
+// lines of their own while streaming, one field of the final object when not.
+TEST(OllamaEncoderTest, AThinkingModelsReasoningIsThinking) {
+  const OllamaEncoderOptions options{.api = OllamaApi::kChat,
+                                     .model = kModel,
+                                     .stream = true,
+                                     .parse_tool_calls = true,
+                                     .split_reasoning = true};
+  OllamaEncoder streamed(options);
+  const std::vector<json> lines = Lines(
+      StreamAll(streamed, {Text("Need the weather.\n</th"), Text(std::string("ink>\n\n") + kCall),
+                           Timed(FinishReason::kStop)}));
+  ExpectStreamShape(lines);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["message"],
+            json({{"role", "assistant"}, {"content", ""}, {"thinking", "Need the weather."}}));
+  EXPECT_EQ(lines[1]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_FALSE(lines[1]["message"].contains("thinking"));
+
+  OllamaEncoderOptions whole = options;
+  whole.stream = false;
+  whole.parse_tool_calls = false;
+  OllamaEncoder encoder(whole);
+  const json body = Body(encoder, {Text("Blue light "), Text("scatters.\n</think>\n\nBlue."),
+                                   Timed(FinishReason::kStop)});
+  EXPECT_EQ(
+      body["message"],
+      json({{"role", "assistant"}, {"content", "Blue."}, {"thinking", "Blue light scatters."}}));
+
+  OllamaEncoderOptions generate = whole;
+  generate.api = OllamaApi::kGenerate;
+  OllamaEncoder generated(generate);
+  const json reply = Body(generated, {Text("r</think>a"), Timed(FinishReason::kStop)});
+  EXPECT_EQ(reply["response"], "a");
+  EXPECT_EQ(reply["thinking"], "r");
 }
 
 }  // namespace

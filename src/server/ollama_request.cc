@@ -43,11 +43,17 @@ std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::s
 }
 
 // Fields that change the answer and that qvl cannot honour, refused by both routes.
-void RefuseUnsupported(const RequestObject& body) {
+// "think" must say what the model does anyway: an Instruct model never thinks, and a
+// Thinking model's template always opens its reasoning (there is no switch to skip it).
+void RefuseUnsupported(const RequestObject& body, ChatTemplateKind chat_template) {
   if (const nlohmann::json* think = body.Find("think")) {
-    if (!(think->is_boolean() && !think->get<bool>())) {
+    const bool thinking = chat_template == ChatTemplateKind::kThinking;
+    if (!think->is_boolean() || think->get<bool>() != thinking) {
       FailField(ErrorCode::kInvalidArgument, "think",
-                "this model does not think; leave think out or set it to false");
+                thinking ? "this model always thinks (a Qwen3-VL Thinking model: its chat "
+                           "template opens the reasoning, which comes in \"thinking\"); "
+                           "leave think out or set it to true"
+                         : "this model does not think; leave think out or set it to false");
     }
   }
   for (const char* key : {"logprobs", "top_logprobs"}) {
@@ -266,8 +272,15 @@ void ParseMessages(const RequestObject& body, const MessageLimits& limits, Gener
     if (const nlohmann::json* list = message.Find("tool_calls")) {
       ParseToolCalls(*list, message.Field("tool_calls"), role, &calls);
     }
+    // An earlier answer's reasoning, as the encoder gave it (a Thinking model's).
+    std::optional<std::string> thinking = message.String("thinking");
+    if (thinking && role != "assistant") {
+      FailField(ErrorCode::kInvalidArgument, message.Field("thinking"),
+                "is only for assistant messages");
+    }
     ChatMessage m = MessageOf(std::move(role), std::move(images), std::move(content));
     m.tool_calls = std::move(calls);
+    m.reasoning = std::move(thinking);
     g->messages.push_back(std::move(m));
   }
 }
@@ -276,7 +289,7 @@ void ParseMessages(const RequestObject& body, const MessageLimits& limits, Gener
 nlohmann::ordered_json ParseShared(const RequestObject& body, std::string_view text,
                                    const ChatRequestPolicy& policy, OllamaRequest* out) {
   out->model = ParseOllamaModel(body, policy.model_names);
-  RefuseUnsupported(body);
+  RefuseUnsupported(body, policy.chat_template);
   out->stream = body.Bool("stream").value_or(true);
   GenerationRequest& g = out->generation;
   ParseOptions(body, policy.max_stop_strings, &g);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "responses_test_fixture.h"
@@ -137,6 +138,36 @@ TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
   body.erase("think");
   body["logprobs"] = true;
   ErrorOf(body, "logprobs");
+}
+
+// A Qwen3-VL Thinking model always opens its reasoning: think false cannot be honoured.
+TEST_F(OllamaRequestTest, AThinkingModelTakesThinkTrueAndRefusesFalse) {
+  policy_.chat_template = ChatTemplateKind::kThinking;
+  nlohmann::json body = Hello();
+  body["think"] = true;
+  EXPECT_EQ(Describe(ParseChat(body).generation.messages), "user string: [Hello]\n");
+  body["think"] = false;
+  const std::string expected =
+      "think: this model always thinks (a Qwen3-VL Thinking model: its chat template opens the "
+      "reasoning, which comes in \"thinking\"); leave think out or set it to true";
+  EXPECT_EQ(ErrorOf(body, "think"), expected);
+  nlohmann::json generate = Generate("Hi");
+  generate["think"] = false;
+  EXPECT_EQ(ErrorOf(generate.dump(), "think", ErrorCode::kInvalidArgument, true), expected);
+}
+
+// An earlier answer's "thinking" is that assistant message's reasoning.
+TEST_F(OllamaRequestTest, AnAssistantsThinkingIsItsReasoning) {
+  const OllamaRequest r = ParseChat(
+      Chat({{{"role", "user"}, {"content", "Why?"}},
+            {{"role", "assistant"}, {"content", "Blue."}, {"thinking", "Light scatters."}},
+            {{"role", "user"}, {"content", "And?"}}}));
+  ASSERT_EQ(r.generation.messages.size(), 3u);
+  EXPECT_EQ(r.generation.messages[1].reasoning, "Light scatters.");
+  EXPECT_EQ(r.generation.messages[0].reasoning, std::nullopt);
+  EXPECT_EQ(ErrorOf(Chat({{{"role", "user"}, {"content", "Why?"}, {"thinking", "x"}}}),
+                    "messages[0].thinking"),
+            "messages[0].thinking: is only for assistant messages");
 }
 
 TEST_F(OllamaRequestTest, ImagesComeBeforeTheTextAsInTheOpenAiRequest) {

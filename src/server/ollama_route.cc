@@ -48,6 +48,7 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
   options.model = request.model;
   options.stream = request.stream;
   options.parse_tool_calls = request.parse_tool_calls;
+  options.split_reasoning = SplitsReasoning(*engine, request.generation);
   auto encoder = std::make_unique<OllamaEncoder>(std::move(options));
   if (request.load_only) {
     res.set_content(encoder->LoadReply(), std::string(encoder->ContentType(request.stream)));

@@ -2,9 +2,14 @@
 
 #include <random>
 
+#include "engine/request_preparer.h"
 #include "server/api_error.h"
 
 namespace qvl {
+
+bool SplitsReasoning(const Engine& engine, const GenerationRequest& request) {
+  return OpensReasoning(engine.preparer().chat_template(), request);
+}
 
 std::string NewCompletionId(std::string_view prefix) {
   thread_local std::mt19937_64 random(std::random_device{}());
@@ -50,10 +55,14 @@ nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
 }
 
 nlohmann::json UsageJson(const Usage& usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  nlohmann::json json = {{"prompt_tokens", usage.prompt_tokens},
+                         {"completion_tokens", usage.completion_tokens},
+                         {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+                         {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  if (usage.reasoning_tokens > 0) {
+    json["completion_tokens_details"] = {{"reasoning_tokens", usage.reasoning_tokens}};
+  }
+  return json;
 }
 
 namespace {
@@ -167,8 +176,9 @@ nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first
 nlohmann::json ChoiceJson(int index, const std::string& text,
                           const std::vector<ParsedToolCall>& calls,
                           const std::vector<GeneratedToken>* logprobs,
-                          const std::string& finish_reason) {
+                          const std::string& finish_reason, const std::string* reasoning) {
   nlohmann::json message = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
+  if (reasoning != nullptr) message["reasoning_content"] = *reasoning;
   if (!calls.empty()) {
     const size_t end = text.find_last_not_of(" \t\r\n");
     message["content"] = end == std::string::npos ? nlohmann::json(nullptr)

@@ -8,10 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/engine.h"
 #include "engine/request.h"
 #include "server/tool_call_parser.h"
 
 namespace qvl {
+
+// Whether the answers to `request` on `engine` start with a Thinking model's reasoning
+// (OpensReasoning), which the encoders then split from the reply.
+bool SplitsReasoning(const Engine& engine, const GenerationRequest& request);
 
 // What every response and chunk of one completion repeats.
 struct CompletionIdentity {
@@ -41,6 +46,8 @@ std::string CutShortReason(const GenerationUpdate& final_update);
 // OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 
+// With completion_tokens_details.reasoning_tokens when the answer had reasoning (a
+// Thinking model's: OpenAI counts it in completion_tokens and names it there).
 nlohmann::json UsageJson(const Usage& usage);
 // Milliseconds per stage (`upload_ms`: the request body arriving, before the engine's),
 // throughput, and the effective grid of every image.
@@ -55,11 +62,12 @@ void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::j
 nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first_index);
 
 // One choice of a non-streamed response. With tool calls, text that is only whitespace
-// is no content (null), as OpenAI sends it.
+// is no content (null), as OpenAI sends it. `reasoning` (a Thinking model's; null for
+// others) is message.reasoning_content, as vLLM and llama-server send it.
 nlohmann::json ChoiceJson(int index, const std::string& text,
                           const std::vector<ParsedToolCall>& calls,
                           const std::vector<GeneratedToken>* logprobs,
-                          const std::string& finish_reason);
+                          const std::string& finish_reason, const std::string* reasoning = nullptr);
 
 // A complete non-streamed response: `choices`, and usage and timings from `summary`
 // (`upload_ms` 0 for a request that came from no client: `qvl run --json`).

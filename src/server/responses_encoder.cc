@@ -14,7 +14,7 @@ nlohmann::json ResponsesUsageJson(const Usage& usage) {
   return {{"input_tokens", usage.prompt_tokens},
           {"input_tokens_details", {{"cached_tokens", usage.cached_tokens}}},
           {"output_tokens", usage.completion_tokens},
-          {"output_tokens_details", {{"reasoning_tokens", 0}}},
+          {"output_tokens_details", {{"reasoning_tokens", usage.reasoning_tokens}}},
           {"total_tokens", usage.prompt_tokens + usage.completion_tokens}};
 }
 
@@ -29,6 +29,22 @@ nlohmann::json TextPart(std::string text, nlohmann::json logprobs) {
           {"text", std::move(text)},
           {"annotations", nlohmann::json::array()},
           {"logprobs", std::move(logprobs)}};
+}
+
+nlohmann::json ReasoningPart(std::string text) {
+  return {{"type", "reasoning_text"}, {"text", std::move(text)}};
+}
+
+nlohmann::json ReasoningItem(const std::string& id, nlohmann::json content) {
+  return {{"id", id},
+          {"type", "reasoning"},
+          {"summary", nlohmann::json::array()},
+          {"content", std::move(content)}};
+}
+
+nlohmann::json InProgress(nlohmann::json item) {
+  item["status"] = "in_progress";
+  return item;
 }
 
 nlohmann::json CallItem(const std::string& id, const ParsedToolCall& call, const char* status,
@@ -66,6 +82,15 @@ std::string ResponsesEncoder::Encode(GenerationUpdate&& update) {
   if (options_.logprobs) AppendLogprobEntries(update.tokens, &pending_logprobs_);
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);
+  if (options_.split_reasoning) {
+    split_.reasoning.clear();
+    split_.content.clear();
+    splitter_.Feed(clean_text_, &split_);
+    if (update.finished) splitter_.Finish(&split_);
+    AddReasoning(split_.reasoning);
+    if (reasoning_open_ && splitter_.answering()) CloseReasoning("completed");
+    clean_text_.swap(split_.content);
+  }
   if (options_.parse_tool_calls) {
     tools_.FeedInOrder(
         clean_text_, update.finished, &parsed_, [this](std::string_view text) { AddText(text); },
@@ -82,6 +107,55 @@ std::string ResponsesEncoder::Encode(GenerationUpdate&& update) {
     Finish();
   }
   return std::move(events_);
+}
+
+// The tokens of the reasoning have no place in a message's logprobs.
+void ResponsesEncoder::AddReasoning(std::string_view text) {
+  if (text.empty()) return;
+  pending_logprobs_ = nlohmann::json::array();
+  const int64_t index = static_cast<int64_t>(output_.size());
+  if (!reasoning_open_) {
+    reasoning_open_ = true;
+    reasoning_id_ = NewCompletionId("rs_");
+    reasoning_text_.clear();
+    if (options_.stream) {
+      Emit("response.output_item.added",
+           {{"output_index", index},
+            {"item", InProgress(ReasoningItem(reasoning_id_, nlohmann::json::array()))}});
+      Emit("response.content_part.added", {{"item_id", reasoning_id_},
+                                           {"output_index", index},
+                                           {"content_index", 0},
+                                           {"part", ReasoningPart("")}});
+    }
+  }
+  reasoning_text_.append(text);
+  if (options_.stream) {
+    Emit("response.reasoning_text.delta", {{"item_id", reasoning_id_},
+                                           {"output_index", index},
+                                           {"content_index", 0},
+                                           {"delta", text}});
+  }
+}
+
+void ResponsesEncoder::CloseReasoning(const char* status) {
+  reasoning_open_ = false;
+  nlohmann::json part = ReasoningPart(std::move(reasoning_text_));
+  reasoning_text_.clear();
+  nlohmann::json item = ReasoningItem(reasoning_id_, nlohmann::json::array({part}));
+  item["status"] = status;
+  if (options_.stream) {
+    const int64_t index = static_cast<int64_t>(output_.size());
+    Emit("response.reasoning_text.done", {{"item_id", reasoning_id_},
+                                          {"output_index", index},
+                                          {"content_index", 0},
+                                          {"text", part["text"]}});
+    Emit("response.content_part.done", {{"item_id", reasoning_id_},
+                                        {"output_index", index},
+                                        {"content_index", 0},
+                                        {"part", std::move(part)}});
+    Emit("response.output_item.done", {{"output_index", index}, {"item", item}});
+  }
+  output_.push_back(std::move(item));
 }
 
 void ResponsesEncoder::AddText(std::string_view text) {
@@ -190,6 +264,7 @@ void ResponsesEncoder::Finish() {
   if (summary_.finish_reason == FinishReason::kLength) status = Status::kIncomplete;
   if (!CutShortReason(summary_).empty()) status = Status::kFailed;
   if (status == Status::kCompleted) completed_at_ = UnixSecondsNow();
+  if (reasoning_open_) CloseReasoning(status == Status::kCompleted ? "completed" : "incomplete");
   if (message_open_) {
     // Trailing whitespace of the answer is its text; so are tokens still without text.
     if (!held_.empty() || !pending_logprobs_.empty()) AppendToMessage(held_);

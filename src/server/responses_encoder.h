@@ -8,7 +8,11 @@
 // it goes through a ToolCallParser and each call becomes a "function_call" item, in the
 // order the model wrote them (text after a call is a new message). Text that is only
 // whitespace makes no message, and whitespace between a message and a call (the
-// template's separator) belongs to neither.
+// template's separator) belongs to neither. A Thinking model's reasoning (up to
+// "</think>") comes first as a "reasoning" item, {"type": "reasoning", "summary": [],
+// "content": [{"type": "reasoning_text", "text"}]}, streamed as OpenAI's Responses API
+// streams reasoning text (content_part.added, reasoning_text.delta ... reasoning_text.done,
+// content_part.done); its tokens count as output_tokens_details.reasoning_tokens.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include "engine/request.h"
 #include "server/response_encoder.h"
 #include "server/tool_call_parser.h"
+#include "text/reasoning_split.h"
 
 namespace qvl {
 
@@ -36,6 +41,7 @@ struct ResponsesEncoderOptions {
   bool stream = false;
   bool logprobs = false;
   bool parse_tool_calls = false;
+  bool split_reasoning = false;  // a Thinking model (ChatTemplateKind::kThinking)
   // Called once with the final Response object of an answer that completed or reached its
   // limit (not of a failed one), before it is sent: the route keeps stored responses.
   std::function<void(const nlohmann::json& response)> on_done = nullptr;
@@ -61,6 +67,8 @@ class ResponsesEncoder : public ResponseEncoder {
  private:
   enum class Status { kInProgress, kCompleted, kIncomplete, kFailed };
 
+  void AddReasoning(std::string_view text);
+  void CloseReasoning(const char* status);
   void AddText(std::string_view text);
   void AppendToMessage(std::string_view text);
   void OpenMessage();
@@ -73,7 +81,13 @@ class ResponsesEncoder : public ResponseEncoder {
   ResponsesIdentity identity_;
   ResponsesEncoderOptions options_;
   ToolCallParser tools_;
-  ToolCallParser::Output parsed_;                    // reused for every update
+  ToolCallParser::Output parsed_;  // reused for every update
+  ReasoningSplitter splitter_;
+  ReasoningSplitter::Output split_;  // reused for every update
+  // The reasoning item being written, if any; its output_index is output_.size().
+  bool reasoning_open_ = false;
+  std::string reasoning_id_;
+  std::string reasoning_text_;
   std::string clean_text_;                           // the update's text, valid UTF-8
   nlohmann::json output_ = nlohmann::json::array();  // the items closed so far
   // Whitespace not yet given to a message: it joins one if more text follows, and is

@@ -133,8 +133,31 @@ json Fold(const std::vector<Event>& events) {
       EXPECT_EQ(item["name"], e["name"]);
       continue;
     }
-    EXPECT_EQ(item["type"], "message") << name;
     const size_t content = e["content_index"].get<size_t>();
+    if (item["type"] == "reasoning") {
+      if (name == "response.content_part.added") {
+        EXPECT_EQ(content, item["content"].size());
+        item["content"].push_back(e["part"]);
+        continue;
+      }
+      if (content >= item["content"].size()) {
+        ADD_FAILURE() << "missing reasoning content at index " << content << " for " << name;
+        return snapshot;
+      }
+      json& part = item["content"][content];
+      EXPECT_EQ(part["type"], "reasoning_text");
+      if (name == "response.reasoning_text.delta") {
+        part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
+      } else if (name == "response.reasoning_text.done") {
+        EXPECT_EQ(part["text"], e["text"]);
+      } else if (name == "response.content_part.done") {
+        EXPECT_EQ(part, e["part"]);
+      } else {
+        ADD_FAILURE() << "unexpected event " << name;
+      }
+      continue;
+    }
+    EXPECT_EQ(item["type"], "message") << name;
     if (name == "response.content_part.added") {
       EXPECT_EQ(content, item["content"].size());
       item["content"].push_back(e["part"]);
@@ -497,6 +520,54 @@ TEST(ResponsesEncoderTest, OnlyChoiceZeroCounts) {
   other.choice = 1;
   EXPECT_EQ(encoder.Encode(std::move(other)), "");
   EXPECT_FALSE(encoder.finished());
+}
+
+// A Thinking model's answer: its reasoning (up to "</think>") is a reasoning item before
+// the message, streamed as the openai SDK builds it, and its tokens are counted.
+TEST(ResponsesEncoderTest, AThinkingModelsReasoningIsAnItemBeforeTheMessage) {
+  GenerationUpdate last = Final(FinishReason::kStop);
+  last.usage.reasoning_tokens = 1;
+  const std::vector<GenerationUpdate> updates = {Text("Blue light scatters.\n</th"),
+                                                 Text("ink>\n\nBlue."), last};
+  const ResponsesEncoderOptions options{.split_reasoning = true};
+  ResponsesEncoder whole(Identity(), options);
+  const json body = Body(whole, updates);
+  ResponsesEncoder streamed(Identity(), {.stream = true, .split_reasoning = true});
+  const std::vector<Event> events = Events(StreamAll(streamed, updates));
+  EXPECT_EQ(
+      Names(events),
+      (std::vector<std::string>{
+          "response.created", "response.in_progress", "response.output_item.added",
+          "response.content_part.added", "response.reasoning_text.delta",
+          "response.reasoning_text.done", "response.content_part.done", "response.output_item.done",
+          "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+          "response.output_text.done", "response.content_part.done", "response.output_item.done",
+          "response.completed"}));
+  for (const json& r : {body, Streamed(events)}) {
+    ASSERT_EQ(r["output"].size(), 2u) << r.dump();
+    const json& reasoning = r["output"][0];
+    EXPECT_EQ(reasoning["type"], "reasoning");
+    EXPECT_EQ(reasoning["id"].get<std::string>().rfind("rs_", 0), 0u);
+    EXPECT_EQ(reasoning["summary"], json::array());
+    EXPECT_EQ(reasoning["content"],
+              json::array({{{"type", "reasoning_text"}, {"text", "Blue light scatters."}}}));
+    EXPECT_EQ(reasoning["status"], "completed");
+    EXPECT_EQ(r["output"][1]["type"], "message");
+    EXPECT_EQ(r["output"][1]["content"][0]["text"], "Blue.");
+    EXPECT_EQ(r["usage"]["output_tokens"], 2);
+    EXPECT_EQ(r["usage"]["output_tokens_details"]["reasoning_tokens"], 1);
+  }
+}
+
+// Cut off while it reasons: the reasoning is all there is, and it is incomplete.
+TEST(ResponsesEncoderTest, AThinkingModelCutOffInItsReasoning) {
+  ResponsesEncoder encoder(Identity(), {.split_reasoning = true});
+  const json r = Body(encoder, {Text("Still thinking"), Final(FinishReason::kLength)});
+  EXPECT_EQ(r["status"], "incomplete");
+  ASSERT_EQ(r["output"].size(), 1u);
+  EXPECT_EQ(r["output"][0]["type"], "reasoning");
+  EXPECT_EQ(r["output"][0]["status"], "incomplete");
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "Still thinking");
 }
 
 }  // namespace

@@ -69,17 +69,14 @@ class InputParser {
     if (*type == "message") return ParseMessage(item);
     if (*type == "function_call") return ParseFunctionCall(item);
     if (*type == "function_call_output") return ParseFunctionCallOutput(item);
-    if (*type == "reasoning") {
-      FailField(ErrorCode::kInvalidArgument, item.Field("type"),
-                "qvl does not produce or keep reasoning items; leave them out of input");
-    }
+    if (*type == "reasoning") return ParseReasoning(item);
     if (*type == "item_reference") {
       FailField(ErrorCode::kInvalidArgument, item.Field("type"),
                 "qvl does not look items up by id; send the item itself");
     }
     FailField(ErrorCode::kInvalidArgument, item.Field("type"), "\"", *type,
-              "\" items are not supported; qvl reads message, function_call and "
-              "function_call_output items");
+              "\" items are not supported; qvl reads message, reasoning, function_call "
+              "and function_call_output items");
   }
 
   void ParseMessage(const RequestObject& item) {
@@ -100,7 +97,41 @@ class InputParser {
       FailField(ErrorCode::kInvalidArgument, item.Field("role"), "unknown role \"", role,
                 "\"; use user, assistant, system or developer");
     }
-    turns_.push_back(ParseContent(item, role));
+    ChatMessage turn = ParseContent(item, role);
+    if (role == "assistant" && OpenedByReasoning()) {
+      turn.reasoning = std::move(turns_.back().reasoning);
+      turns_.back() = std::move(turn);
+      return;
+    }
+    turns_.push_back(std::move(turn));
+  }
+
+  // The last turn is an assistant one that only a reasoning item has written so far.
+  bool OpenedByReasoning() const {
+    return !turns_.empty() && turns_.back().role == "assistant" && turns_.back().reasoning &&
+           turns_.back().parts.empty() && turns_.back().tool_calls.empty();
+  }
+
+  // A reasoning item (a Thinking model's, as qvl gives them) opens the assistant turn
+  // that the message and calls after it join; the Thinking template shows its text as
+  // that turn's reasoning, the Instruct one ignores it. Summaries are not the reasoning
+  // the model wrote, so they are left out.
+  void ParseReasoning(const RequestObject& item) {
+    item.String("id");
+    item.String("status");
+    std::string text;
+    if (const nlohmann::json* content = item.Find("content")) {
+      RequireArray(*content, item.Field("content"));
+      for (size_t i = 0; i < content->size(); ++i) {
+        text += RequestObject((*content)[i], IndexField(item.Field("content"), i))
+                    .RequiredString("text");
+      }
+    }
+    ChatMessage assistant;
+    assistant.role = "assistant";
+    assistant.content_is_string = true;
+    assistant.reasoning = std::move(text);
+    turns_.push_back(std::move(assistant));
   }
 
   ChatMessage ParseContent(const RequestObject& item, const std::string& role) {

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "responses_test_fixture.h"
 #include "text/chat_template.h"
@@ -127,6 +129,38 @@ TEST_F(ResponsesRequestTest, FunctionCallHistoryGivesTheChatMessages) {
   EXPECT_EQ(RenderChatTemplate(a, true), RenderChatTemplate(b, true));
 }
 
+// A Thinking model's reasoning item, as qvl's own output gives it, is the reasoning of the
+// assistant turn its message or calls write.
+TEST_F(ResponsesRequestTest, AReasoningItemIsTheReasoningOfTheAssistantTurnAfterIt) {
+  const nlohmann::json reasoning = {{"type", "reasoning"},
+                                    {"id", "rs_1"},
+                                    {"summary", nlohmann::json::array()},
+                                    {"content",
+                                     {{{"type", "reasoning_text"}, {"text", "Blue light "}},
+                                      {{"type", "reasoning_text"}, {"text", "scatters."}}}},
+                                    {"status", "completed"}};
+  const nlohmann::json answer = {{"type", "message"},
+                                 {"role", "assistant"},
+                                 {"content", {{{"type", "output_text"}, {"text", "Blue."}}}}};
+  const std::vector<ChatMessage> messages =
+      Parse(Body({{{"role", "user"}, {"content", "Why?"}},
+                  reasoning,
+                  answer,
+                  reasoning,
+                  {{"type", "function_call"}, {"call_id", "c"}, {"name", "f"}, {"arguments", "{}"}},
+                  {{"type", "function_call_output"}, {"call_id", "c"}, {"output", "ok"}}}))
+          .generation.messages;
+  EXPECT_EQ(Describe(messages),
+            "user string: [Why?]\n"
+            "assistant parts: [Blue.]\n"
+            "assistant string: call f{}\n"
+            "tool string: [ok]\n");
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[1].reasoning, "Blue light scatters.");
+  EXPECT_EQ(messages[2].reasoning, "Blue light scatters.");
+  EXPECT_EQ(messages[0].reasoning, std::nullopt);
+}
+
 TEST_F(ResponsesRequestTest, InputErrorsNameTheItemAndPart) {
   EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}}, "input"), "input: is required");
   EXPECT_EQ(ErrorOf(Body(nlohmann::json::array()), "input"), "input: has no items");
@@ -135,14 +169,16 @@ TEST_F(ResponsesRequestTest, InputErrorsNameTheItemAndPart) {
   EXPECT_EQ(ErrorOf(Body({{{"content", "hi"}}}), "input[0].type"), "input[0].type: is required");
   EXPECT_EQ(ErrorOf(Body({{{"role", "tool"}, {"content", "hi"}}}), "input[0].role"),
             "input[0].role: unknown role \"tool\"; use user, assistant, system or developer");
-  EXPECT_EQ(ErrorOf(Body({{{"type", "reasoning"}, {"summary", nlohmann::json::array()}}}),
-                    "input[0].type"),
-            "input[0].type: qvl does not produce or keep reasoning items; leave them out of input");
+  EXPECT_EQ(ErrorOf(Body({{{"type", "reasoning"}, {"content", 5}}}), "input[0].content"),
+            "input[0].content: expected an array, got integer");
+  EXPECT_EQ(ErrorOf(Body({{{"type", "reasoning"}, {"content", {{{"type", "reasoning_text"}}}}}}),
+                    "input[0].content[0].text"),
+            "input[0].content[0].text: is required");
   EXPECT_EQ(ErrorOf(Body({{{"type", "item_reference"}, {"id", "msg_1"}}}), "input[0].type"),
             "input[0].type: qvl does not look items up by id; send the item itself");
   EXPECT_EQ(ErrorOf(Body({{{"type", "web_search_call"}}}), "input[0].type"),
             "input[0].type: \"web_search_call\" items are not supported; qvl reads message, "
-            "function_call and function_call_output items");
+            "reasoning, function_call and function_call_output items");
   EXPECT_EQ(ErrorOf(Body({{{"type", "function_call"}, {"name", "f"}}}), "input[0].call_id"),
             "input[0].call_id: is required");
   EXPECT_EQ(

@@ -49,6 +49,7 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   options.stream = request.stream;
   options.logprobs = request.logprobs;
   options.parse_tool_calls = request.parse_tool_calls;
+  options.split_reasoning = SplitsReasoning(*engine, request.generation);
   if (request.store) {
     // The conversation a later previous_response_id continues: this one and the answer.
     options.on_done = [store, id = identity.id, conversation = std::move(request.conversation)](

@@ -26,7 +26,7 @@ GenerationUpdate Final(FinishReason reason) {
   GenerationUpdate u;
   u.finished = true;
   u.finish_reason = reason;
-  u.usage = {12, 2, 8};
+  u.usage = {12, 2, 8, 0};
   u.timings.ttft_ms = 5;
   return u;
 }

@@ -41,8 +41,10 @@ ServerHarness::ServerHarness(const HarnessOptions& options) {
       model_options.precision = MatmulPrecision::kF32;
       model_options.kv_dtype = DType::kF32;
     }
-    engine_ =
-        std::make_unique<Engine>(Qwen3VLModel::Load(ModelDir(), model_options), options.engine);
+    engine_ = std::make_unique<Engine>(
+        Qwen3VLModel::Load(options.model_dir.empty() ? ModelDir() : options.model_dir,
+                           model_options),
+        options.engine);
   }
   server_ = std::make_unique<ApiServer>(options.server);
   server_->Start();

@@ -22,6 +22,7 @@ struct HarnessOptions {
   // The checkpoint's own bf16 with f32 matmuls by default (greedy tokens equal the
   // goldens); a packed format computes as `qvl serve --dtype` does.
   WeightFormat weights = WeightFormat::kBF16;
+  std::string model_dir;  // empty: the tiny fixture model (ModelDir())
 };
 
 // Defaults for the tests: the fixture's model name, f32 matmuls (greedy tokens equal
