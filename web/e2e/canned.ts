@@ -1,7 +1,8 @@
 // Answers served by the test in place of the model (Playwright's request routing), for
 // what the tiny random-weight model cannot say: grounding boxes, a realistic
-// conversation for the README screenshots, a given token count, and an answer that is
-// still being written while the test looks (slowAnswer).
+// conversation for the README screenshots, a given token count, a thinking model's
+// reasoning, and an answer that is still being written while the test looks
+// (slowAnswer).
 import type { Page, Route } from "playwright-core";
 
 export const CANNED_TIMINGS = {
@@ -57,22 +58,35 @@ export const TABLE_ANSWER = [
 
 export const CANNED_USAGE = { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 };
 
-/** The events of an OpenAI-style stream that says `text` in small pieces. */
-function sseEvents(text: string, timings: object, usage: object): string[] {
-  const pieces = text.match(/[\s\S]{1,12}/g) ?? [];
+/** A thinking model's answer: `reasoning` streamed as delta.reasoning_content before `text`
+ * (vLLM's and llama-server's shape). */
+export interface ThoughtAnswer {
+  reasoning: string;
+  text: string;
+}
+
+export type CannedAnswer = string | ThoughtAnswer;
+
+/** The events of an OpenAI-style stream that says `answer` in small pieces. */
+function sseEvents(answer: CannedAnswer, timings: object, usage: object): string[] {
+  const { reasoning, text } = typeof answer === "string" ? { reasoning: "", text: answer } : answer;
+  const pieces = (words: string) => words.match(/[\s\S]{1,12}/g) ?? [];
   const chunk = (choices: object[], extra: object = {}) =>
     `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "qvl", choices, ...extra })}\n\n`;
   return [
     chunk([{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }]),
-    ...pieces.map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
+    ...pieces(reasoning).map((piece) =>
+      chunk([{ index: 0, delta: { reasoning_content: piece }, finish_reason: null }]),
+    ),
+    ...pieces(text).map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
     chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
     chunk([], { usage, timings }),
     "data: [DONE]\n\n",
   ];
 }
 
-export function sseBody(text: string, timings: object = CANNED_TIMINGS, usage: object = CANNED_USAGE): string {
-  return sseEvents(text, timings, usage).join("");
+export function sseBody(answer: CannedAnswer, timings: object = CANNED_TIMINGS, usage: object = CANNED_USAGE): string {
+  return sseEvents(answer, timings, usage).join("");
 }
 
 /** What qvl serve reports for the fixture clip (8 frames at 4 fps) with the 2B model. */
@@ -111,7 +125,7 @@ export const VIDEO_ANSWER = [
 /** Answers the next chat requests with `answers`, in order; later ones reach the server. */
 export async function cannedAnswers(
   page: Page,
-  answers: string[],
+  answers: CannedAnswer[],
   timings: object = CANNED_TIMINGS,
   usage: object = CANNED_USAGE,
 ): Promise<void> {
@@ -132,8 +146,8 @@ export async function cannedAnswers(
  * routing hands the page a whole body at once, so this answers inside the page, in place
  * of its fetch; the request never reaches the network. Stopping the answer ends it.
  */
-export async function slowAnswer(page: Page, text: string, everyMs: number): Promise<void> {
-  const events = sseEvents(text, CANNED_TIMINGS, CANNED_USAGE);
+export async function slowAnswer(page: Page, answer: CannedAnswer, everyMs: number): Promise<void> {
+  const events = sseEvents(answer, CANNED_TIMINGS, CANNED_USAGE);
   await page.evaluate(
     ({ events, everyMs }) => {
       const realFetch = window.fetch;

@@ -133,7 +133,8 @@ export async function waitForAnswer(page: Page, timeout = 60_000, text?: string)
       const replies = document.querySelectorAll("article.message.assistant");
       const last = replies[replies.length - 1];
       if (replies.length !== questions || last.getAttribute("aria-busy") !== "false") return false;
-      return want === null || (last.querySelector(".markdown") as HTMLElement | null)?.innerText === want;
+      // The answer's own text, not a thinking model's reasoning above it.
+      return want === null || (last.querySelector(":scope > .markdown") as HTMLElement | null)?.innerText === want;
     },
     text ?? null,
     { timeout },

@@ -94,14 +94,22 @@ function smallTargets(page: Page): Promise<string[]> {
 describe("on a phone", () => {
   it("every control is at least 44 px for a fingertip, in the conversation and the drawers", async () => {
     const page = await suite.openPage(PHONES[0], { touch: true });
-    await cannedAnswers(page, ["Some code:\n\n```python\nprint(1)\n```\n\nDone."]);
+    // With a thinking model's reasoning, whose folded summary is a control too.
+    await cannedAnswers(page, [{ reasoning: "Code, then.", text: "Some code:\n\n```python\nprint(1)\n```\n\nDone." }]);
     await pickWithCamera(page, [PHOTO()]);
     expect(await smallTargets(page)).toEqual([]); // with the picture waiting to be sent
     await ask(page, "Code?");
     await waitForAnswer(page);
     for (const block of ["article.message.user", "article.message.assistant"]) {
-      await page.locator(block).last().scrollIntoViewIfNeeded();
+      // Centred: scrolled flush with the question box, a control's edge meets it within
+      // a fraction of a pixel, which hit testing gives to either.
+      await page
+        .locator(block)
+        .last()
+        .evaluate((node) => node.scrollIntoView({ block: "center" }));
       expect(await smallTargets(page)).toEqual([]);
+      // Scrolled up from the end, the "scroll to the latest" button shows: judged too.
+      if (block === "article.message.user") expect(await page.locator("#jump-button").isVisible()).toBe(true);
     }
     await page.getByRole("button", { name: "Settings" }).click();
     await page.locator("#more-sampling > summary").click();

@@ -2,6 +2,7 @@
 // stopping them, keeping conversations in the browser, and downloading one.
 import { toAnswerError, refusesKey } from "./answer_error";
 import { answerFormatFor, answerFormatProblem } from "./answer_format";
+import { addPiece } from "./answer_stream";
 import { buildChatRequest, chatHeaders } from "./api/chat_request";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
@@ -34,7 +35,6 @@ import {
   writeMakingRoom,
   type ConversationStore,
 } from "./storage/conversation_store";
-import { countChunk } from "./timings";
 import { formatBytes } from "./videos/formats";
 import { VideoError } from "./videos/prepare";
 import { BranchView } from "./ui/branch_view";
@@ -344,15 +344,7 @@ export class App {
       const headers = chatHeaders(this.settings, conversation.id);
       let savedAt = performance.now();
       for await (const piece of streamChat(body, controller.signal, headers)) {
-        if (piece.text) {
-          const elapsed = performance.now() - started;
-          answer.clientTtftMs ??= elapsed;
-          answer.streamed = countChunk(answer.streamed, piece.text, elapsed - answer.clientTtftMs);
-          answer.text += piece.text;
-        }
-        if (piece.finishReason) answer.finishReason = piece.finishReason;
-        if (piece.usage) answer.usage = piece.usage;
-        if (piece.timings) answer.timings = piece.timings;
+        addPiece(answer, piece, performance.now() - started);
         view.update(answer);
         if (performance.now() - savedAt >= SAVE_STREAMING_EVERY_MS) {
           savedAt = performance.now();

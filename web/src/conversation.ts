@@ -74,7 +74,14 @@ export interface AssistantMessage {
   role: "assistant";
   /** The question it answers. */
   parentId?: string;
+  /** The answer: what is shown, copied and sent back in later requests. */
   text: string;
+  /** What a thinking model wrote before the answer (the API's reasoning_content): shown
+   * folded above it and exported, never sent back. */
+  reasoning?: string;
+  /** How long it thought: its first reasoning -> the answer's first text (or the
+   * latest reasoning, while it thinks or when stopped before answering). */
+  reasoningMs?: number;
   status: AnswerStatus;
   finishReason?: string;
   error?: AnswerError;

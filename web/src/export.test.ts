@@ -107,6 +107,51 @@ describe("the conversation as Markdown", () => {
   });
 });
 
+describe("a thinking model's answer", () => {
+  function thought(): Conversation {
+    const conversation = newConversation(AT);
+    conversation.messages.push(
+      ...chainMessages([
+        { id: "u1", role: "user", text: "Sky?", images: [] },
+        {
+          id: "a1",
+          role: "assistant",
+          text: "It is **blue**.",
+          reasoning: "The user asks about the sky.\n\nOn a clear day: blue.\n",
+          reasoningMs: 12_300,
+          status: "done",
+        },
+      ]),
+    );
+    return conversation;
+  }
+
+  it("has its reasoning quoted above the answer in Markdown", () => {
+    const markdown = conversationMarkdown(thought(), undefined, AT);
+    expect(markdown).toContain(
+      [
+        "## Answer",
+        "",
+        "> **Thought for 12 s**",
+        ">",
+        "> The user asks about the sky.",
+        ">",
+        "> On a clear day: blue.",
+        "",
+        "It is **blue**.",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("keeps its reasoning and how long it took in JSON", () => {
+    const [, answer] = JSON.parse(conversationJson(thought())).messages;
+    expect(answer.reasoning).toBe("The user asks about the sky.\n\nOn a clear day: blue.\n");
+    expect(answer.reasoningMs).toBe(12_300);
+    expect(answer.text).toBe("It is **blue**.");
+  });
+});
+
 describe("the conversation as JSON", () => {
   it("is the page's own record, which holds no image bytes", () => {
     const conversation = sample();

@@ -1,11 +1,12 @@
 // The branch shown of the current conversation as a file to keep or share: Markdown to
-// read (questions, answers, the names of its images and videos) or JSON, the page's own
-// record (images and videos by name and id: their bytes stay in this browser), one line
-// of messages as the page kept them before versions.
+// read (questions, answers and their reasoning, the names of its images and videos) or
+// JSON, the page's own record (images and videos by name and id: their bytes stay in
+// this browser), one line of messages as the page kept them before versions.
 import { videosOf, type Conversation, type Message } from "./conversation";
 import { visibleBranch } from "./conversation_tree";
 import { element } from "./dom";
 import { jsonCodeBlock } from "./markdown";
+import { thoughtFor } from "./timings";
 import { formatBytes, formatClipDuration } from "./videos/formats";
 
 export type ExportFormat = "markdown" | "json";
@@ -37,6 +38,14 @@ function messageMarkdown(message: Message): string[] {
     return lines;
   }
   const lines = ["## Answer", ""];
+  // A thinking model's reasoning, quoted above the answer as the page shows it.
+  if (message.reasoning?.trim()) {
+    const quoted = message.reasoning
+      .trim()
+      .split("\n")
+      .map((line) => (line ? `> ${line}` : ">"));
+    lines.push(`> **${thoughtFor(message.reasoningMs)}**`, ">", ...quoted, "");
+  }
   const text = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
   if (text) lines.push(text, "");
   if (message.status === "stopped") lines.push("*Stopped.*", "");

@@ -76,6 +76,16 @@ export function formatDuration(ms: number): string {
   return `${minutes} min ${Math.round((ms - minutes * 60_000) / 1000)} s`;
 }
 
+/** What a thinking model's reasoning is called once written: "Thought for 12 s". */
+export function thoughtFor(ms: number | undefined): string {
+  if (!isNumber(ms)) return "Thoughts";
+  if (ms < 1000) return "Thought for less than a second";
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `Thought for ${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `Thought for ${minutes} min ${seconds - minutes * 60} s`;
+}
+
 export function formatRate(tokensPerSecond: number): string {
   return `${tokensPerSecond.toFixed(tokensPerSecond < 100 ? 1 : 0)} tok/s`;
 }

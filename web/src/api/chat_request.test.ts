@@ -51,6 +51,23 @@ function conversation(): Message[] {
 }
 
 describe("buildChatRequest", () => {
+  it("sends a thinking model's answers back without their reasoning", async () => {
+    const branch: Message[] = [
+      { id: "u1", role: "user", text: "Sky?", images: [] },
+      { id: "a1", role: "assistant", text: "Blue.", reasoning: "Clear day.", reasoningMs: 900, status: "done" },
+      { id: "u2", role: "user", text: "Sure?", images: [] },
+      { id: "a2", role: "assistant", text: "", reasoning: "Stopped while", reasoningMs: 400, status: "stopped" },
+      { id: "u3", role: "user", text: "Well?", images: [] },
+    ];
+    const body = await buildChatRequest(branch, "", DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS, lookup);
+    expect(body.messages).toEqual([
+      { role: "user", content: "Sky?" },
+      { role: "assistant", content: "Blue." },
+      { role: "user", content: "Sure?" },
+      { role: "user", content: "Well?" },
+    ]);
+  });
+
   it("resends the whole history with images as data URLs before the text", async () => {
     const body = await buildChatRequest(
       conversation(),

@@ -19,7 +19,9 @@ export async function buildMessages(branch: Message[], systemPrompt: string, med
   for (const [index, message] of branch.entries()) {
     if (wasRefused(branch, index)) continue;
     if (message.role === "assistant") {
-      // Failed or empty answers carry nothing the model said.
+      // Failed or empty answers carry nothing the model said. A thinking model's reasoning
+      // stays out: Qwen3's chat template drops it from every turn before the latest
+      // question anyway, and some APIs (DeepSeek's) refuse reasoning_content in messages.
       if (message.text) messages.push({ role: "assistant", content: message.text });
       continue;
     }

@@ -8,6 +8,9 @@ import type { ChatRequestBody, Timings, Usage } from "./types";
 
 export interface StreamPiece {
   text: string;
+  /** What a thinking model writes before its answer: delta.reasoning_content (vLLM,
+   * llama-server), or delta.reasoning (later vLLM, OpenRouter); "" when none. */
+  reasoning: string;
   finishReason?: string;
   usage?: Usage;
   timings?: Timings;
@@ -75,13 +78,19 @@ export function pieceFromEvent(data: string): StreamPiece {
   const message = serverMessage(chunk);
   if (message) throw new ChatError("The server stopped with an error.", message);
   const value = chunk as {
-    choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
+    choices?: {
+      delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown };
+      finish_reason?: unknown;
+    }[];
     usage?: Usage | null;
     timings?: Timings | null;
   };
   const choice = Array.isArray(value.choices) ? value.choices[0] : undefined;
+  const delta = choice?.delta;
+  const reasoning = typeof delta?.reasoning_content === "string" ? delta.reasoning_content : delta?.reasoning;
   const piece: StreamPiece = {
-    text: typeof choice?.delta?.content === "string" ? choice.delta.content : "",
+    text: typeof delta?.content === "string" ? delta.content : "",
+    reasoning: typeof reasoning === "string" ? reasoning : "",
   };
   if (typeof choice?.finish_reason === "string") piece.finishReason = choice.finish_reason;
   if (value.usage && typeof value.usage === "object") piece.usage = value.usage;

@@ -44,3 +44,6 @@ export function placeIcons(root: ParentNode): void {
     if (isIconName(name)) node.insertAdjacentHTML("afterbegin", iconSvg(name));
   }
 }
+
+/** Three pulsing dots: something is being written. */
+export const BUSY_DOTS = '<span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>';

@@ -26,9 +26,10 @@ import { BlockAnnouncer } from "./announcer";
 import { addCodeCopyButtons } from "./code_blocks";
 import { copyButton } from "./copy_button";
 import { FoldedText } from "./folded_text";
-import { iconSvg } from "./icons";
+import { BUSY_DOTS, iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
 import { questionEditor } from "./question_editor";
+import { ReasoningView, THINKING } from "./reasoning_view";
 import { versionSwitcher, type VersionStep } from "./version_switcher";
 import { videoThumb } from "./video_thumb";
 
@@ -195,6 +196,7 @@ export class AnswerView {
   private readonly groundingSlot = element("div", "grounding-slot");
   private readonly errorBox = element("div", "answer-error");
   private readonly meta = element("footer", "answer-meta");
+  private reasoning: ReasoningView | null = null;
   private grounding: GroundingView | null = null;
   private groundingPending = false;
   private frame = 0;
@@ -230,7 +232,8 @@ export class AnswerView {
       return;
     }
     if (this.frame || this.timer !== undefined) return;
-    const wait = this.renderedAt + streamingRenderIntervalMs(message.text.length) - performance.now();
+    const length = message.text.length + (message.reasoning?.length ?? 0);
+    const wait = this.renderedAt + streamingRenderIntervalMs(length) - performance.now();
     if (wait <= 0) {
       this.renderNextFrame();
       return;
@@ -253,14 +256,14 @@ export class AnswerView {
     const streaming = message.status === "streaming";
     this.element.setAttribute("aria-busy", String(streaming));
     this.element.classList.toggle("is-streaming", streaming);
-    this.status.hidden = !(streaming && !message.text);
-    this.status.innerHTML = '<span class="dots" aria-hidden="true"><i></i><i></i><i></i></span>';
+    this.status.hidden = !(streaming && !message.text && !message.reasoning);
+    this.status.innerHTML = BUSY_DOTS;
     this.status.append(
       this.context.hasVideo
         ? "Watching the video…"
         : this.context.images.length > 0
           ? "Looking at the image…"
-          : "Thinking…",
+          : THINKING,
     );
     if (message.text !== this.renderedText) {
       const source = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
@@ -277,9 +280,25 @@ export class AnswerView {
       this.renderedAt = performance.now();
       this.renderGrounding();
     }
+    if (this.renderReasoning(streaming)) this.renderedAt = performance.now();
     this.announcer?.update(this.body, !streaming);
     this.renderError();
     this.renderMeta();
+  }
+
+  /** A thinking model's reasoning, above the answer. A screen reader hears that it
+   * thinks, not the reasoning: the answer is what it reads out. Returns whether the
+   * reasoning was drawn. */
+  private renderReasoning(streaming: boolean): boolean {
+    const { reasoning, text, reasoningMs } = this.message;
+    if (!reasoning) return false;
+    const thinking = streaming && !text;
+    if (!this.reasoning) {
+      this.reasoning = new ReasoningView();
+      this.status.after(this.reasoning.element);
+      if (this.announcer && thinking) this.context.announce(THINKING);
+    }
+    return this.reasoning.update(reasoning, thinking, reasoningMs);
   }
 
   private renderGrounding(): void {
