@@ -48,6 +48,7 @@ class Engine::Impl {
   const Qwen3VLModel& model() const { return *model_; }
   const EngineOptions& options() const { return options_; }
   const RequestPreparer& preparer() const { return *preparer_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
 
  private:
   using SequencePtr = std::unique_ptr<Sequence>;
@@ -753,6 +754,7 @@ int64_t Engine::pixels_per_image_token() const {
   return impl_->preparer().pixels_per_image_token();
 }
 const RequestPreparer& Engine::preparer() const { return impl_->preparer(); }
+const Tokenizer& Engine::tokenizer() const { return impl_->tokenizer(); }
 int64_t Engine::pixels_per_video_token() const {
   return impl_->preparer().pixels_per_video_token();
 }

@@ -22,6 +22,7 @@ namespace qvl {
 
 class Qwen3VLModel;
 class RequestPreparer;
+class Tokenizer;
 class SharedEncodingStore;
 
 struct EngineOptions {
@@ -133,6 +134,8 @@ class Engine {
   int64_t pixels_per_video_token() const;
   // The image and video budgets and processor settings in force (GET /props reports them).
   const RequestPreparer& preparer() const;
+  // The model's tokenizer (tokenizer.json), as the prompts are tokenized with.
+  const Tokenizer& tokenizer() const;
 
  private:
   class Impl;

@@ -20,6 +20,7 @@
 #include "server/responses_route.h"
 #include "server/routes.h"
 #include "server/served_models.h"
+#include "server/tokenize_route.h"
 #include "server/web_page.h"
 
 namespace qvl {
@@ -177,6 +178,14 @@ void ApiServer::AddRoutes() {
   http_.Post("/v1/responses", [chat](const httplib::Request& req, httplib::Response& res,
                                      const httplib::ContentReader& reader) {
     HandleResponse(chat, req, res, reader);
+  });
+  http_.Post("/tokenize", [chat](const httplib::Request& req, httplib::Response& res,
+                                 const httplib::ContentReader& reader) {
+    HandleTokenize(chat, req, res, reader);
+  });
+  http_.Post("/detokenize", [chat](const httplib::Request& req, httplib::Response& res,
+                                   const httplib::ContentReader& reader) {
+    HandleDetokenize(chat, req, res, reader);
   });
   GenerationRouteContext ollama = chat;
   ollama.errors = ErrorShape::kOllama;

@@ -12,6 +12,8 @@ constexpr KnownRoute kRoutes[] = {
     {"/v1/completions", "POST"},
     {"/v1/responses", "POST"},
     {"/v1/models", "GET"},
+    {"/tokenize", "POST"},
+    {"/detokenize", "POST"},
     {"/api/chat", "POST"},
     {"/api/generate", "POST"},
     {"/api/show", "POST"},

@@ -16,6 +16,8 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/api/ps")->allow, "GET");
   EXPECT_EQ(FindRoute("/api/version")->allow, "GET");
   EXPECT_EQ(FindRoute("/v1/models")->allow, "GET");
+  EXPECT_EQ(FindRoute("/tokenize")->allow, "POST");
+  EXPECT_EQ(FindRoute("/detokenize")->allow, "POST");
   EXPECT_EQ(FindRoute("/health")->allow, "GET");
   EXPECT_EQ(FindRoute("/metrics")->label, "/metrics");
   EXPECT_EQ(FindRoute("/props")->allow, "GET");

@@ -1,0 +1,128 @@
+#include "server/tokenize_route.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "engine/request_preparer.h"
+#include "server/http_reply.h"
+#include "server/inline_media.h"
+#include "server/tokenize_request.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace qvl {
+namespace {
+
+// A token as llama-server's with_pieces gives it: its text, or its bytes when they are
+// not whole UTF-8 (part of a character).
+nlohmann::json PieceJson(const Tokenizer& tokenizer, int32_t id) {
+  const std::string_view bytes = tokenizer.TokenBytes(id);
+  nlohmann::json piece;
+  if (text::IsValidUtf8(bytes)) {
+    piece = std::string(bytes);
+  } else {
+    piece = nlohmann::json::array();
+    for (const unsigned char c : bytes) piece.push_back(static_cast<int>(c));
+  }
+  return {{"id", id}, {"piece", std::move(piece)}};
+}
+
+nlohmann::json MediaJson(const ImageGrid& g) {
+  nlohmann::json out = {{"width", g.width},
+                        {"height", g.height},
+                        {"resized_width", g.resized_width},
+                        {"resized_height", g.resized_height},
+                        {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
+                        {"tokens", g.tokens}};
+  if (g.frames > 0) {
+    out["frames"] = g.frames;
+    out["sampled_frames"] = g.sampled_frames;
+    out["text_tokens"] = g.text_tokens;
+  }
+  return out;
+}
+
+nlohmann::json TokenizeJson(const TokenizeRequest& request, const Engine& engine) {
+  const Tokenizer& tokenizer = engine.tokenizer();
+  std::vector<int32_t> ids;
+  nlohmann::json images = nlohmann::json::array();
+  nlohmann::json videos = nlohmann::json::array();
+  if (request.text) {
+    ids = tokenizer.Encode(*request.text);
+  } else {
+    PreparedRequest prepared = engine.preparer().Prepare(request.chat, 0);
+    ids = std::move(prepared.prompt);
+    if (!request.add_generation_prompt) {
+      // The generation prompt is the turn the template opens last: from its last
+      // <|im_start|> on, whichever Qwen3-VL template (Instruct, Thinking) wrote it.
+      const int32_t turn = tokenizer.TokenToId("<|im_start|>");
+      const auto last = std::find(ids.rbegin(), ids.rend(), turn);
+      if (last != ids.rend()) ids.erase(std::prev(last.base()), ids.end());
+    }
+    for (const PreparedImage& media : prepared.images) {
+      (media.info.frames > 0 ? videos : images).push_back(MediaJson(media.info));
+    }
+  }
+  nlohmann::json tokens = nlohmann::json::array();
+  for (const int32_t id : ids) {
+    tokens.push_back(request.with_pieces ? PieceJson(tokenizer, id) : nlohmann::json(id));
+  }
+  nlohmann::json out = {{"tokens", std::move(tokens)},
+                        {"count", ids.size()},
+                        {"max_model_len", engine.options().context_tokens}};
+  if (request.token_strs) {
+    nlohmann::json strs = nlohmann::json::array();
+    for (const int32_t id : ids) strs.push_back(std::string(tokenizer.IdToToken(id)));
+    out["token_strs"] = std::move(strs);
+  }
+  if (!request.text) {
+    out["images"] = std::move(images);
+    out["videos"] = std::move(videos);
+  }
+  return out;
+}
+
+}  // namespace
+
+void HandleTokenize(const GenerationRouteContext& context, const httplib::Request& req,
+                    httplib::Response& res, const httplib::ContentReader& reader) {
+  std::string body;
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
+  if (engine == nullptr) return;
+  try {
+    TokenizeRequest request;
+    {
+      // Images arrive as on /v1/chat/completions, and are read the same way.
+      InlineMedia media = TakeInlineMedia(&body, MediaLayout::kChatCompletions);
+      ChatRequestPolicy policy = PolicyForEngine(context.policy, *engine);
+      policy.media.inline_media = &media;
+      request = ParseTokenizeRequest(body, policy);
+    }
+    std::string().swap(body);
+    ReplyJson(res, 200, TokenizeJson(request, *engine));
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e));
+  }
+}
+
+void HandleDetokenize(const GenerationRouteContext& context, const httplib::Request& req,
+                      httplib::Response& res, const httplib::ContentReader& reader) {
+  std::string body;
+  double upload_ms = 0;
+  Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
+  if (engine == nullptr) return;
+  try {
+    const Tokenizer& tokenizer = engine->tokenizer();
+    const DetokenizeRequest request =
+        ParseDetokenizeRequest(body, context.policy.model_names, tokenizer.vocab_size());
+    const std::string text = tokenizer.Decode(request.tokens, false);
+    ReplyJson(res, 200, {{"prompt", text}, {"content", text}});
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e));
+  }
+}
+
+}  // namespace qvl
