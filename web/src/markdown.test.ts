@@ -21,6 +21,13 @@ describe("renderMarkdown", () => {
     expect(root.querySelector("pre code")?.textContent).toBe("let x = 1 < 2;\n");
   });
 
+  it("keeps the lines of text read off an image", () => {
+    const root = render("ACME Store\n12 Main St.\nTotal: $4.20\n\nThank you!");
+    const [receipt, thanks] = [...root.querySelectorAll("p")];
+    expect(receipt.innerHTML).toBe("ACME Store<br>12 Main St.<br>Total: $4.20");
+    expect(thanks.textContent).toBe("Thank you!");
+  });
+
   it("keeps the column alignment of tables", () => {
     const root = render("| a | b | c |\n|:--|--:|:-:|\n| 1 | 2 | 3 |\n");
     expect([...root.querySelectorAll("td")].map((td) => td.getAttribute("align"))).toEqual(["left", "right", "center"]);

@@ -29,11 +29,13 @@ const FORBID_TAGS = [
 // What the render under way lacks (parsing is synchronous, so one at a time).
 let missing = new MissingModules();
 
-// Task list boxes as glyphs: marked's <input> checkboxes are forbidden above, and would
-// look clickable though nothing they do is kept.
+// A line break the model writes is kept (as ChatGPT and Open WebUI keep it): text read
+// off an image comes line by line, and an address or a receipt joined into one paragraph
+// is wrong. Task list boxes as glyphs: marked's <input> checkboxes are forbidden above,
+// and would look clickable though nothing they do is kept.
 const markdown = new Marked({
   gfm: true,
-  breaks: false,
+  breaks: true,
   extensions: MATHS_EXTENSIONS,
   renderer: {
     checkbox: ({ checked }) =>

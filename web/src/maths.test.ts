@@ -63,7 +63,8 @@ describe("maths delimiters", () => {
 
   it("shows an unfinished formula as text while the answer streams in", () => {
     const shown: Record<string, string> = {
-      "The sum $$\n\\sum_{i=1}^n i": "The sum $$\n\\sum_{i=1}^n i",
+      // The line break drawn as one (<br>), which has no text.
+      "The sum $$\n\\sum_{i=1}^n i": "The sum $$\\sum_{i=1}^n i",
       "So $x^2 + ": "So $x^2 +",
       // Markdown's escape, until the formula closes.
       "then \\(a": "then (a",
