@@ -262,6 +262,13 @@ describe("the page's own count of a stopped answer", () => {
     ]);
   });
 
+  it("says how many of a thinking model's tokens were reasoning", () => {
+    const thought = { completion_tokens: 90, completion_tokens_details: { reasoning_tokens: 64 } };
+    expect(answerStats({}, thought).details).toContainEqual(["Answer tokens", "90 (64 thinking)"]);
+    const none = { completion_tokens: 12, completion_tokens_details: { reasoning_tokens: 0 } };
+    expect(answerStats({}, none).details).toContainEqual(["Answer tokens", "12"]);
+  });
+
   it("prefers the server's figures when it sent them", () => {
     const stats = answerStats({ decode_ms: 1000, decode_tokens_per_s: 30 }, { completion_tokens: 31 }, 500, {
       chunks: 29,

@@ -222,8 +222,15 @@ export function answerStats(
       isNumber(cached) && cached > 0 ? `${usage.prompt_tokens} (${cached} reused)` : String(usage.prompt_tokens),
     ]);
   }
-  if (isNumber(usage?.completion_tokens)) details.push(["Answer tokens", String(usage.completion_tokens)]);
-  else if (counted) {
+  if (isNumber(usage?.completion_tokens)) {
+    const thinking = usage.completion_tokens_details?.reasoning_tokens;
+    details.push([
+      "Answer tokens",
+      isNumber(thinking) && thinking > 0
+        ? `${usage.completion_tokens} (${thinking} thinking)`
+        : String(usage.completion_tokens),
+    ]);
+  } else if (counted) {
     details.push(["Answer tokens", `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
   }
   if (isNumber(t.draft_n) && t.draft_n > 0 && isNumber(t.draft_n_accepted)) {

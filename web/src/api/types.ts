@@ -56,6 +56,8 @@ export interface Usage {
   completion_tokens?: number;
   total_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number };
+  /** A thinking model's reasoning tokens, counted in completion_tokens too. */
+  completion_tokens_details?: { reasoning_tokens?: number };
 }
 
 export interface ApiTextPart {
