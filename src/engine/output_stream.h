@@ -21,7 +21,8 @@ struct OutputLimits {
   int top_logprobs = -1;
   std::vector<int32_t> eos_ids;
   std::vector<std::string> stop;
-  // A Thinking model's "</think>" token: the tokens up to it are reasoning (-1: none).
+  // A Thinking model's "</think>" token: the tokens up to it are reasoning, which a
+  // grammar does not bind (TokenConstraints' grammar_after; -1: none).
   int32_t reasoning_end = -1;
 };
 

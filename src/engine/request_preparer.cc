@@ -254,15 +254,6 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   PreparedRequest out;
   CheckSizes(request);
   const bool thinking = OpensReasoning(chat_template_, request);
-  if (thinking && request.grammar) {
-    // The prompt opens the reasoning, so a grammar would bind the reasoning, not the answer.
-    Fail(ErrorCode::kInvalidArgument,
-         "constrained output (response_format json_object or json_schema, the Responses "
-         "API's text.format, Ollama's format, tool_choice \"required\" or naming a tool) is "
-         "not supported by this model: it is a Qwen3-VL Thinking model, which reasons before "
-         "it answers, and the constraint would bind its reasoning; leave it out (tools with "
-         "tool_choice \"auto\" work), or serve a Qwen3-VL Instruct model");
-  }
 
   // Images: decode, resize, patches.
   const int merge = image_params_.merge_size;

@@ -18,7 +18,8 @@ Sequence::Sequence(RequestId id, int choice, std::shared_ptr<const PreparedReque
       request(std::move(req)),
       sink(std::move(sink)),
       sampler(ChoiceSampling(request->sampling, choice), vocab),
-      constraints(request->logit_bias, request->grammar, std::move(token_table), vocab),
+      constraints(request->logit_bias, request->grammar, std::move(token_table), vocab,
+                  request->output.reasoning_end),
       output(tokenizer, request->output) {
   tokens = request->prompt;
   keys = request->keys;

@@ -1,31 +1,100 @@
 #include "engine/token_constraints.h"
 
+#include "text/reasoning_split.h"
+
 namespace qvl {
+namespace {
+
+// Tokens whose bytes are 1 .. max_newlines newlines: the chain of '\n' nodes from the
+// root of the token trie (a node's children follow it, each skipping to the next by
+// subtree_end).
+std::vector<std::pair<int32_t, size_t>> NewlineTokens(const TokenTable& table,
+                                                      size_t max_newlines) {
+  std::vector<std::pair<int32_t, size_t>> out;
+  const std::span<const TokenTable::Node> nodes = table.nodes();
+  size_t i = 0, end = nodes.size(), newlines = 1;
+  while (i < end && newlines <= max_newlines) {
+    const TokenTable::Node& node = nodes[i];
+    if (node.byte != '\n') {
+      i = static_cast<size_t>(node.subtree_end);
+      continue;
+    }
+    for (int k = 0; k < node.token_count; ++k) {
+      out.emplace_back(table.token_ids()[static_cast<size_t>(node.tokens_begin + k)], newlines);
+    }
+    end = static_cast<size_t>(node.subtree_end);
+    ++i;
+    ++newlines;
+  }
+  return out;
+}
+
+}  // namespace
 
 TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
                                    std::shared_ptr<const Grammar> grammar,
-                                   std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows)
-    : bias_(bias.begin(), bias.end()), vocab_rows_(vocab_rows) {
+                                   std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
+                                   int32_t grammar_after)
+    : bias_(bias.begin(), bias.end()),
+      grammar_after_(grammar_after),
+      gate_(grammar_after < 0 ? Gate::kOpen : Gate::kWaiting),
+      vocab_rows_(vocab_rows) {
   if (grammar == nullptr) return;
+  if (grammar_after >= 0) newline_tokens_ = NewlineTokens(*tokens, kReplySeparator.size());
   matcher_.emplace(std::move(grammar), std::move(tokens));
   mask_.resize(static_cast<size_t>((vocab_rows + 31) / 32));
 }
 
 void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
   for (const LogitBias& b : bias_) logits[b.token] += b.bias;
-  if (!matcher_) return;
+  if (!matcher_ || gate_ == Gate::kWaiting) return;
   matcher_->FillNextTokenMask(mask_, tokens_left);
+  if (gate_ == Gate::kReplyStart) AllowLeadingNewlines(tokens_left);
   ApplyTokenMask(mask_, logits, vocab_rows_);
 }
 
+void TokenConstraints::AllowLeadingNewlines(int64_t tokens_left) {
+  // A newline spends a token the grammar may need to close within max_tokens.
+  if (matcher_->MinBytesToComplete() > tokens_left - 1) return;
+  for (const auto& [token, newlines] : newline_tokens_) {
+    if (leading_newlines_ + newlines <= kReplySeparator.size()) {
+      mask_[static_cast<size_t>(token) >> 5] |= 1u << (token & 31);
+    }
+  }
+}
+
+size_t TokenConstraints::LeadingNewlines(int32_t token) const {
+  for (const auto& [id, newlines] : newline_tokens_) {
+    if (id == token) return leading_newlines_ + newlines <= kReplySeparator.size() ? newlines : 0;
+  }
+  return 0;
+}
+
 void TokenConstraints::Accept(int32_t token) {
-  if (matcher_) matcher_->Accept(token);
+  if (!matcher_) return;
+  switch (gate_) {
+    case Gate::kWaiting:
+      if (token == grammar_after_) gate_ = Gate::kReplyStart;
+      return;
+    case Gate::kReplyStart:
+      if (const size_t newlines = LeadingNewlines(token); newlines > 0) {
+        leading_newlines_ += newlines;
+        return;
+      }
+      gate_ = Gate::kOpen;
+      break;
+    case Gate::kOpen:
+      break;
+  }
+  matcher_->Accept(token);
 }
 
 std::string TokenConstraints::ForcedBytes(size_t max_bytes) const {
-  return matcher_ ? matcher_->ForcedBytes(max_bytes) : std::string();
+  return matcher_ && gate_ != Gate::kWaiting ? matcher_->ForcedBytes(max_bytes) : std::string();
 }
 
-bool TokenConstraints::Terminated() const { return matcher_ && matcher_->IsTerminated(); }
+bool TokenConstraints::Terminated() const {
+  return matcher_ && gate_ != Gate::kWaiting && matcher_->IsTerminated();
+}
 
 }  // namespace qvl

@@ -2,7 +2,9 @@
 // and, for structured output and required tool calls, a grammar whose token mask leaves
 // only tokens that keep the answer a valid sentence (grammar/grammar_matcher.h).
 // Applied to the raw logits before penalties and temperature, so greedy and sampled
-// requests alike only ever pick allowed tokens.
+// requests alike only ever pick allowed tokens. On a Thinking model the grammar binds the
+// reply, not the reasoning before it (as vLLM's reasoning parsers have it): it starts
+// after the "</think>" token, once the newlines the template puts there have come.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/request.h"
@@ -19,9 +22,13 @@ namespace qvl {
 
 class TokenConstraints {
  public:
-  // `tokens` may be null when `grammar` is (no constrained decoding).
+  // `tokens` may be null when `grammar` is (no constrained decoding). `grammar_after`
+  // (-1: none) is a token that must come before the grammar applies: until it does, the
+  // answer is free text; right after it, up to kReplySeparator's newlines may precede the
+  // grammar's first byte.
   TokenConstraints(std::span<const LogitBias> bias, std::shared_ptr<const Grammar> grammar,
-                   std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows);
+                   std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
+                   int32_t grammar_after = -1);
 
   // Biases and masks `logits` for the next token, of which the answer may still have
   // `tokens_left` (this one included). The mask of an unfinished grammar is never empty
@@ -32,13 +39,25 @@ class TokenConstraints {
   // The grammar is complete and nothing may follow: the answer is done.
   bool Terminated() const;
   bool constrained() const { return matcher_.has_value(); }
-  // What the grammar fixes next (GrammarMatcher::ForcedBytes); empty without one.
+  // What the grammar fixes next (GrammarMatcher::ForcedBytes); empty without one and
+  // before grammar_after.
   std::string ForcedBytes(size_t max_bytes) const;
 
  private:
+  enum class Gate { kWaiting, kReplyStart, kOpen };
+  // Adds to mask_ the newline-only tokens that still fit before the grammar's first byte.
+  void AllowLeadingNewlines(int64_t tokens_left);
+  // The bytes of `token` when it is a newline-only token that may lead the reply, else 0.
+  size_t LeadingNewlines(int32_t token) const;
+
   std::vector<LogitBias> bias_;
   std::optional<GrammarMatcher> matcher_;
-  std::vector<uint32_t> mask_;  // one bit per logits row
+  int32_t grammar_after_;
+  Gate gate_;
+  // Tokens spelling 1 .. kReplySeparator.size() newlines, with that count.
+  std::vector<std::pair<int32_t, size_t>> newline_tokens_;
+  size_t leading_newlines_ = 0;  // taken in kReplyStart
+  std::vector<uint32_t> mask_;   // one bit per logits row
   int64_t vocab_rows_;
 };
 

@@ -180,7 +180,7 @@ void AppendThinkingAssistant(const ChatMessage& message, bool after_last_query, 
   if (after_last_query && (last || !reasoning.empty())) {
     out->append(kThinkStart).append("\n");
     out->append(LstripNewlines(RstripNewlines(reasoning)));
-    out->append("\n").append(kReasoningEnd).append("\n\n");
+    out->append("\n").append(kReasoningEnd).append(kReplySeparator);
     out->append(LstripNewlines(content));
   } else {
     out->append(content);

@@ -13,6 +13,8 @@ namespace qvl {
 
 // The tag that ends the reasoning: one token in the Qwen3-VL vocabulary.
 inline constexpr std::string_view kReasoningEnd = "</think>";
+// What the template writes between the tag and the reply.
+inline constexpr std::string_view kReplySeparator = "\n\n";
 
 // Takes the generated text in pieces as it streams (a piece may end inside the tag, or
 // inside the newlines before it) and hands out each part as soon as it is certain; the

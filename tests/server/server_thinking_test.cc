@@ -1,7 +1,7 @@
 // A Qwen3-VL Thinking model over HTTP: the tiny fixture model with the Thinking chat
 // template (tests/data/qwen3vl-thinking) in place of its Instruct one. Its random
 // weights never write "</think>" by themselves, so the tests force it with logit_bias
-// where they need a reply after the reasoning.
+// where they need a reply after the reasoning (a grammar then masks the tag again).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "base/mapped_file.h"
 #include "engine/request_preparer.h"
+#include "grammar/schema_validator_for_test.h"
 #include "model/model_folder_for_test.h"
 #include "server_harness.h"
 #include "tiny_cases.h"
@@ -91,20 +92,104 @@ TEST_F(ServerThinkingTest, OllamaAndResponsesGiveTheReasoningTheirWay) {
   EXPECT_EQ(r.json["usage"]["output_tokens_details"]["reasoning_tokens"], 2);
 }
 
-TEST_F(ServerThinkingTest, WhatCannotBeHonouredIsA400) {
-  nlohmann::json body = Question(2);
-  body["response_format"] = {{"type", "json_object"}};
-  const HttpResult r = Post("/v1/chat/completions", body);
-  EXPECT_EQ(r.status, 400) << r.body;
-  EXPECT_NE(r.json["error"]["message"].get<std::string>().find(
-                "is not supported by this model: it is a Qwen3-VL Thinking model"),
-            std::string::npos)
-      << r.body;
-
+// The template always opens the reasoning: there is no answer without it.
+TEST_F(ServerThinkingTest, OllamasThinkFalseIsA400) {
   const HttpResult o =
-      Post("/api/chat", {{"model", "qwen3-vl"}, {"messages", body["messages"]}, {"think", false}});
+      Post("/api/chat",
+           {{"model", "qwen3-vl"}, {"messages", Question(2)["messages"]}, {"think", false}});
   EXPECT_EQ(o.status, 400) << o.body;
   EXPECT_NE(o.body.find("this model always thinks"), std::string::npos) << o.body;
+}
+
+const grammar_test::Json kVerdict = grammar_test::Json::parse(R"({
+  "type": "object", "additionalProperties": false, "required": ["answer", "score"],
+  "properties": {"answer": {"type": "string", "maxLength": 8}, "score": {"type": "integer"}}})");
+
+// Ends the reasoning at once; the grammar binds what follows, so the tag comes once.
+// Greedy, so that the streamed answer is the same.
+nlohmann::json EndingTheReasoning(nlohmann::json body) {
+  body["logit_bias"] = {{std::to_string(kThinkEnd), 100}};
+  body["temperature"] = 0;
+  return body;
+}
+
+// The schema binds the reply after "</think>", as vLLM applies it after the reasoning.
+TEST_F(ServerThinkingTest, AJsonSchemaBindsTheReplyAfterTheReasoning) {
+  nlohmann::json body = EndingTheReasoning(Question(64));
+  body["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "verdict"}, {"schema", kVerdict}}}};
+  const HttpResult r = Post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json& message = r.json["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "") << r.body;
+  EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 1);
+  EXPECT_EQ(r.json["choices"][0]["finish_reason"], "stop") << r.body;
+  const std::string content = message["content"];
+  const grammar_test::Json reply = grammar_test::Json::parse(content);
+  EXPECT_TRUE(grammar_test::Validate(reply, kVerdict, kVerdict)) << content;
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/v1/chat/completions", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_EQ(StreamedText(SseEvents(streamed.body)), content);
+}
+
+// Cut off by max_tokens while it reasons: no reply, as without a grammar.
+TEST_F(ServerThinkingTest, AJsonObjectCutOffInTheReasoningIsAnEmptyReply) {
+  nlohmann::json body = Question(4);
+  body["response_format"] = {{"type", "json_object"}};
+  const HttpResult r = Post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["choices"][0]["message"]["content"], "");
+  EXPECT_TRUE(r.json["choices"][0]["message"]["reasoning_content"].is_string()) << r.body;
+  EXPECT_EQ(r.json["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
+}
+
+TEST_F(ServerThinkingTest, ARequiredToolIsCalledAfterTheReasoning) {
+  nlohmann::json body = EndingTheReasoning(Question(96));
+  body["tools"] = {{{"type", "function"},
+                    {"function",
+                     {{"name", "get_weather"},
+                      {"parameters",
+                       {{"type", "object"},
+                        {"additionalProperties", false},
+                        {"required", {"city"}},
+                        {"properties", {{"city", {{"type", "string"}, {"maxLength", 8}}}}}}}}}}};
+  body["tool_choice"] = "required";
+  const HttpResult r = Post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json& choice = r.json["choices"][0];
+  EXPECT_EQ(choice["finish_reason"], "tool_calls") << r.body;
+  EXPECT_EQ(choice["message"]["reasoning_content"], "") << r.body;
+  ASSERT_EQ(choice["message"]["tool_calls"].size(), 1u) << r.body;
+  const nlohmann::json& function = choice["message"]["tool_calls"][0]["function"];
+  EXPECT_EQ(function["name"], "get_weather");
+  const std::string arguments = function["arguments"];
+  const nlohmann::json parsed = nlohmann::json::parse(arguments);
+  ASSERT_TRUE(parsed.is_object()) << arguments;
+  EXPECT_EQ(parsed.size(), 1u) << arguments;
+  EXPECT_TRUE(parsed["city"].is_string()) << arguments;
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/v1/chat/completions", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::string name, streamed_arguments, finish;
+  for (const nlohmann::json& e : SseEvents(streamed.body)) {
+    if (!e.is_object() || !e.contains("choices") || e["choices"].empty()) continue;
+    const nlohmann::json& c = e["choices"][0];
+    if (c["finish_reason"].is_string()) finish = c["finish_reason"];
+    if (!c["delta"].contains("tool_calls")) continue;
+    for (const nlohmann::json& call : c["delta"]["tool_calls"]) {
+      if (call["function"].contains("name")) name += call["function"]["name"].get<std::string>();
+      if (call["function"].contains("arguments")) {
+        streamed_arguments += call["function"]["arguments"].get<std::string>();
+      }
+    }
+  }
+  EXPECT_EQ(name, "get_weather") << streamed.body;
+  EXPECT_EQ(streamed_arguments, arguments) << streamed.body;
+  EXPECT_EQ(finish, "tool_calls") << streamed.body;
 }
 
 }  // namespace

@@ -1,0 +1,107 @@
+#include "engine/token_constraints.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar_test_util.h"
+#include "text/reasoning_split.h"
+
+namespace qvl {
+namespace {
+
+using grammar_test::kImEnd;
+using grammar_test::kVocabRows;
+using grammar_test::QwenTokenizer;
+using grammar_test::QwenTokens;
+
+int32_t Id(const std::string& piece) {
+  const std::vector<int32_t> ids = QwenTokenizer().Encode(piece);
+  EXPECT_EQ(ids.size(), 1u) << piece;
+  return ids.at(0);
+}
+
+// Which of `pieces` (one token each) the constraints leave possible next.
+std::vector<std::string> Allowed(TokenConstraints& c, const std::vector<std::string>& pieces,
+                                 int64_t tokens_left = 100) {
+  std::vector<float> logits(kVocabRows, 0.0f);
+  c.Apply(logits.data(), tokens_left);
+  std::vector<std::string> out;
+  for (const std::string& piece : pieces) {
+    if (std::isfinite(logits[static_cast<size_t>(Id(piece))])) out.push_back(piece);
+  }
+  return out;
+}
+
+void AcceptText(TokenConstraints& c, const std::string& text) {
+  for (int32_t id : QwenTokenizer().Encode(text)) c.Accept(id);
+}
+
+const std::vector<std::string> kPieces = {"\n", "\n\n", "{", "Hello", " sky"};
+
+class ThinkingConstraintsTest : public ::testing::Test {
+ protected:
+  const int32_t think_end_ = QwenTokenizer().TokenToId(std::string(kReasoningEnd));
+  TokenConstraints constraints_{{}, JsonObjectGrammar(), QwenTokens(), kVocabRows, think_end_};
+};
+
+TEST_F(ThinkingConstraintsTest, TheReasoningIsFreeText) {
+  EXPECT_EQ(Allowed(constraints_, kPieces), kPieces);
+  AcceptText(constraints_, "Hello, the sky\n\nis blue because");
+  EXPECT_EQ(Allowed(constraints_, kPieces), kPieces);
+  EXPECT_EQ(constraints_.ForcedBytes(16), "");
+  EXPECT_FALSE(constraints_.Terminated());
+}
+
+TEST_F(ThinkingConstraintsTest, TheGrammarBindsWhatFollowsTheTagAfterTheTemplatesNewlines) {
+  AcceptText(constraints_, "Hello");
+  constraints_.Accept(think_end_);
+  EXPECT_EQ(Allowed(constraints_, kPieces), (std::vector<std::string>{"\n", "\n\n", "{"}));
+  constraints_.Accept(Id("\n"));
+  EXPECT_EQ(Allowed(constraints_, kPieces), (std::vector<std::string>{"\n", "{"}));
+  constraints_.Accept(Id("\n"));
+  // kReplySeparator's two newlines are all that may lead the reply.
+  EXPECT_EQ(Allowed(constraints_, kPieces), (std::vector<std::string>{"{"}));
+  AcceptText(constraints_, "{\"a\": 1}");
+  std::vector<float> logits(kVocabRows, 0.0f);
+  constraints_.Apply(logits.data(), 100);
+  EXPECT_TRUE(std::isfinite(logits[kImEnd]));
+  EXPECT_FALSE(std::isfinite(logits[static_cast<size_t>(Id("Hello"))]));
+}
+
+TEST_F(ThinkingConstraintsTest, TheReplyMayStartRightAfterTheTag) {
+  constraints_.Accept(think_end_);
+  constraints_.Accept(Id("{"));
+  EXPECT_EQ(Allowed(constraints_, kPieces), (std::vector<std::string>{"\n"}));
+  EXPECT_EQ(constraints_.ForcedBytes(16), "");
+}
+
+TEST_F(ThinkingConstraintsTest, NoNewlinesLeadTheReplyWhenTheGrammarNeedsEveryToken) {
+  constraints_.Accept(think_end_);
+  // "{}" needs both tokens left.
+  EXPECT_EQ(Allowed(constraints_, kPieces, 2), (std::vector<std::string>{"{"}));
+}
+
+TEST(TokenConstraintsTest, WithoutATagTheGrammarBindsTheFirstToken) {
+  TokenConstraints constraints({}, JsonObjectGrammar(), QwenTokens(), kVocabRows);
+  EXPECT_EQ(Allowed(constraints, kPieces), (std::vector<std::string>{"{"}));
+}
+
+TEST(TokenConstraintsTest, LogitBiasAppliesInsideAndAfterTheReasoning) {
+  const int32_t think_end = QwenTokenizer().TokenToId(std::string(kReasoningEnd));
+  const LogitBias bias[] = {{think_end, 100.0f}};
+  TokenConstraints constraints(bias, JsonObjectGrammar(), QwenTokens(), kVocabRows, think_end);
+  std::vector<float> logits(kVocabRows, 0.0f);
+  constraints.Apply(logits.data(), 100);
+  EXPECT_EQ(logits[static_cast<size_t>(think_end)], 100.0f);
+  constraints.Accept(think_end);
+  logits.assign(kVocabRows, 0.0f);
+  constraints.Apply(logits.data(), 100);
+  // The grammar's mask outranks the bias: the tag is not JSON.
+  EXPECT_FALSE(std::isfinite(logits[static_cast<size_t>(think_end)]));
+}
+
+}  // namespace
+}  // namespace qvl
