@@ -11,8 +11,11 @@
 #include "engine/engine.h"
 #include "engine/engine_test_cases.h"
 #include "grammar/grammar.h"
+#include "model/model_folder_for_test.h"
 #include "model/qwen3vl.h"
 #include "ops/linear.h"
+#include "text/reasoning_split.h"
+#include "text/test_tokenizer.h"
 
 namespace qvl {
 namespace {
@@ -29,20 +32,22 @@ struct Answer {
 // q8 weights (or `format`), whose kernels serve several rows per read of a weight panel,
 // so that drafts fit beside three sequences decoding at once (engine.cc's draft room).
 std::unique_ptr<Engine> MakeEngine(int draft_tokens, EngineOptions options = EngineOptions(),
-                                   WeightFormat format = WeightFormat::kQ8) {
+                                   WeightFormat format = WeightFormat::kQ8,
+                                   const std::string& model_dir = kModelDir) {
   ModelOptions m;
   m.text_weights = m.vision_weights = format;
   m.weight_cache_dir = "none";
   options.threads = 2;
   options.max_sequences = 3;
   options.draft_tokens = draft_tokens;
-  return std::make_unique<Engine>(Qwen3VLModel::Load(kModelDir, m), options);
+  return std::make_unique<Engine>(Qwen3VLModel::Load(model_dir, m), options);
 }
 
 std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest>& requests,
                            const EngineOptions& options = EngineOptions(),
-                           WeightFormat format = WeightFormat::kQ8) {
-  auto engine = MakeEngine(draft_tokens, options, format);
+                           WeightFormat format = WeightFormat::kQ8,
+                           const std::string& model_dir = kModelDir) {
+  auto engine = MakeEngine(draft_tokens, options, format, model_dir);
   std::vector<std::unique_ptr<Collector>> collectors;
   std::vector<Answer> answers(requests.size());
   std::vector<std::vector<GeneratedToken>> streamed(requests.size());
@@ -68,6 +73,9 @@ std::vector<Answer> RunAll(int draft_tokens, const std::vector<GenerationRequest
   }
   return answers;
 }
+
+// Small enough that the tiny model reasons a while before the tag in some cases.
+constexpr float kLateThinkEndBias = 4.0f;
 
 constexpr size_t kVariants = 4;  // greedy, sampled, JSON object, JSON schema
 
@@ -229,6 +237,45 @@ TEST(EngineDrafts, ATightKvCacheThatPreemptsGivesTheSameAnswers) {
     EXPECT_EQ(drafted[i].finish, FinishReason::kLength);
     kept += drafted[i].timings.draft_tokens_accepted;
   }
+  EXPECT_GT(kept, 0);
+}
+
+// A Thinking model under a schema: its reasoning is free text, drafted only from the
+// prompt, and the schema's keys are drafted once "</think>" has come; the answers are
+// those of decoding one token per step. The tiny model never writes the tag itself, so a
+// bias brings it: at once, or after some reasoning.
+TEST(EngineDrafts, AThinkingModelsSchemaAnswersAreTheSameWithDrafts) {
+  if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
+  const std::string thinking = ModelFolderWith(
+      kModelDir, "chat_template.json",
+      ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+  const int32_t think_end = QwenTokenizerForTest().TokenToId(kReasoningEnd);
+  std::vector<GenerationRequest> requests;
+  for (const float bias : {100.0f, kLateThinkEndBias}) {
+    for (const GenerationRequest& r : Requests()) {
+      if (r.grammar == nullptr || r.grammar == JsonObjectGrammar()) continue;
+      requests.push_back(r);
+      requests.back().logit_bias = {{think_end, bias}};
+    }
+  }
+  const std::vector<Answer> plain =
+      RunAll(0, requests, EngineOptions(), WeightFormat::kQ8, thinking);
+  const std::vector<Answer> drafted =
+      RunAll(EngineOptions().draft_tokens, requests, EngineOptions(), WeightFormat::kQ8, thinking);
+  int64_t kept = 0;
+  int reasoned_then_answered = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(drafted[i].tokens, plain[i].tokens);
+    EXPECT_EQ(drafted[i].finish, plain[i].finish);
+    const auto end = std::find(plain[i].tokens.begin(), plain[i].tokens.end(), think_end);
+    if (end != plain[i].tokens.begin() && end != plain[i].tokens.end() &&
+        plain[i].finish == FinishReason::kStop) {
+      ++reasoned_then_answered;
+    }
+    kept += drafted[i].timings.draft_tokens_accepted;
+  }
+  EXPECT_GT(reasoned_then_answered, 0);
   EXPECT_GT(kept, 0);
 }
 
