@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "engine/request_preparer.h"
 #include "engine/sampler.h"
 #include "model/dtype_words.h"
 #include "model/qwen3vl.h"
@@ -107,6 +108,16 @@ std::string ParametersText(const Engine& engine) {
   return out;
 }
 
+// What Ollama's clients read to offer a feature; a Thinking model's reasoning comes as
+// `thinking`, so they show it apart.
+nlohmann::json Capabilities(const Engine& engine) {
+  nlohmann::json capabilities = {"completion", "vision", "tools"};
+  if (engine.preparer().chat_template() == ChatTemplateKind::kThinking) {
+    capabilities.push_back("thinking");
+  }
+  return capabilities;
+}
+
 }  // namespace
 
 void HandleOllamaChat(const GenerationRouteContext& context, const httplib::Request& req,
@@ -157,7 +168,7 @@ nlohmann::json OllamaShowJson(const std::string& name, const Engine& engine, int
         {"qwen3vl.attention.head_count", c.text.num_heads},
         {"qwen3vl.attention.head_count_kv", c.text.num_kv_heads},
         {"qwen3vl.vision.block_count", c.vision.depth}}},
-      {"capabilities", {"completion", "vision", "tools"}},
+      {"capabilities", Capabilities(engine)},
       {"modified_at", Rfc3339(started_at)},
   };
 }

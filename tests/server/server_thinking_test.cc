@@ -17,9 +17,11 @@
 namespace qvl::testing {
 namespace {
 
-constexpr int kThinkEnd = 151668;  // "</think>" in the Qwen3-VL vocabulary
-
 class ServerThinkingTest : public ::testing::Test {
+ public:
+  // "</think>" as the served model's tokenizer spells it.
+  static int ThinkEnd() { return harness_->engine()->tokenizer().TokenToId("</think>"); }
+
  protected:
   static void SetUpTestSuite() {
     HarnessOptions options = DefaultHarnessOptions();
@@ -61,7 +63,7 @@ TEST_F(ServerThinkingTest, AnAnswerCutOffWhileItReasonsIsAllReasoning) {
 // "</think>" first: no reasoning; only the first tag ends it, so the rest is the reply.
 TEST_F(ServerThinkingTest, TheReplyIsWhatFollowsTheTag) {
   nlohmann::json body = Question(3);
-  body["logit_bias"] = {{std::to_string(kThinkEnd), 100}};
+  body["logit_bias"] = {{std::to_string(ServerThinkingTest::ThinkEnd()), 100}};
   const HttpResult r = Post("/v1/chat/completions", body);
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.json["choices"][0]["message"]["reasoning_content"], "");
@@ -101,6 +103,14 @@ TEST_F(ServerThinkingTest, OllamasThinkFalseIsA400) {
   EXPECT_NE(o.body.find("this model always thinks"), std::string::npos) << o.body;
 }
 
+// Ollama's clients (Open WebUI, the ollama CLI) offer thinking where /api/show lists it.
+TEST_F(ServerThinkingTest, OllamasShowListsTheThinkingCapability) {
+  const HttpResult show = Post("/api/show", {{"model", "qwen3-vl"}});
+  ASSERT_EQ(show.status, 200) << show.body;
+  EXPECT_EQ(show.json["capabilities"],
+            (nlohmann::json{"completion", "vision", "tools", "thinking"}));
+}
+
 const grammar_test::Json kVerdict = grammar_test::Json::parse(R"({
   "type": "object", "additionalProperties": false, "required": ["answer", "score"],
   "properties": {"answer": {"type": "string", "maxLength": 8}, "score": {"type": "integer"}}})");
@@ -108,7 +118,7 @@ const grammar_test::Json kVerdict = grammar_test::Json::parse(R"({
 // Ends the reasoning at once; the grammar binds what follows, so the tag comes once.
 // Greedy, so that the streamed answer is the same.
 nlohmann::json EndingTheReasoning(nlohmann::json body) {
-  body["logit_bias"] = {{std::to_string(kThinkEnd), 100}};
+  body["logit_bias"] = {{std::to_string(ServerThinkingTest::ThinkEnd()), 100}};
   body["temperature"] = 0;
   return body;
 }
