@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/field_error.h"
+#include "server/chat_request_policy_for_test.h"
 #include "tiny_cases.h"
 
 namespace qvl {
@@ -52,13 +53,7 @@ class ChatRequestTest : public ::testing::Test {
     return RawErrorOf(body.dump(), code, field);
   }
 
-  ChatRequestPolicy policy_ = [] {
-    ChatRequestPolicy p;
-    p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
-    p.pixels_per_image_token = 32 * 32;
-    p.pixels_per_video_token = 2 * 32 * 32;
-    return p;
-  }();
+  ChatRequestPolicy policy_ = testing::TestChatPolicy();
 };
 
 TEST_F(ChatRequestTest, ParsesAFixtureRequestWithADataUrl) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "responses_test_fixture.h"
+#include "server/chat_request_policy_for_test.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -77,13 +78,7 @@ class OllamaRequestTest : public ::testing::Test {
     return ErrorOf(body.dump(), field, ErrorCode::kInvalidArgument, true);
   }
 
-  ChatRequestPolicy policy_ = [] {
-    ChatRequestPolicy p;
-    p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
-    p.pixels_per_image_token = 32 * 32;
-    p.pixels_per_video_token = 2 * 32 * 32;
-    return p;
-  }();
+  ChatRequestPolicy policy_ = testing::TestChatPolicy();
 };
 
 TEST_F(OllamaRequestTest, StringContentStreamsByDefault) {

@@ -11,6 +11,7 @@
 
 #include "base/field_error.h"
 #include "server/chat_request.h"
+#include "server/chat_request_policy_for_test.h"
 #include "server/responses_request.h"
 #include "tiny_cases.h"
 
@@ -71,14 +72,7 @@ class ResponsesRequestTest : public ::testing::Test {
     return RawErrorOf(body.dump(), field, code);
   }
 
-  // As chat_request_test's: the tiny model's names and image token size.
-  ChatRequestPolicy policy_ = [] {
-    ChatRequestPolicy p;
-    p.model_names = {"Qwen/Qwen3-VL-2B-Instruct", "qwen3-vl"};
-    p.pixels_per_image_token = 32 * 32;
-    p.pixels_per_video_token = 2 * 32 * 32;
-    return p;
-  }();
+  ChatRequestPolicy policy_ = testing::TestChatPolicy();
   StoredConversation stored_;  // empty: the server keeps no responses
 };
 
