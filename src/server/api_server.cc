@@ -167,36 +167,24 @@ void ApiServer::AddRoutes() {
   chat.in_flight = &in_flight_;
   chat.shared_cache = options_.shared_cache.get();
   chat.responses = responses_.get();
-  http_.Post("/v1/chat/completions", [chat](const httplib::Request& req, httplib::Response& res,
-                                            const httplib::ContentReader& reader) {
-    HandleChatCompletion(chat, req, res, reader);
-  });
-  http_.Post("/v1/completions", [chat](const httplib::Request& req, httplib::Response& res,
-                                       const httplib::ContentReader& reader) {
-    HandleTextCompletion(chat, req, res, reader);
-  });
-  http_.Post("/v1/responses", [chat](const httplib::Request& req, httplib::Response& res,
-                                     const httplib::ContentReader& reader) {
-    HandleResponse(chat, req, res, reader);
-  });
-  http_.Post("/tokenize", [chat](const httplib::Request& req, httplib::Response& res,
-                                 const httplib::ContentReader& reader) {
-    HandleTokenize(chat, req, res, reader);
-  });
-  http_.Post("/detokenize", [chat](const httplib::Request& req, httplib::Response& res,
-                                   const httplib::ContentReader& reader) {
-    HandleDetokenize(chat, req, res, reader);
-  });
+  // The routes that read a body through GenerationRouteContext, each with its context.
+  using BodyRoute = void (*)(const GenerationRouteContext&, const httplib::Request&,
+                             httplib::Response&, const httplib::ContentReader&);
+  auto post = [this](const char* path, BodyRoute route, const GenerationRouteContext& context) {
+    http_.Post(path, [route, context](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& reader) {
+      route(context, req, res, reader);
+    });
+  };
+  post("/v1/chat/completions", HandleChatCompletion, chat);
+  post("/v1/completions", HandleTextCompletion, chat);
+  post("/v1/responses", HandleResponse, chat);
+  post("/tokenize", HandleTokenize, chat);
+  post("/detokenize", HandleDetokenize, chat);
   GenerationRouteContext ollama = chat;
   ollama.errors = ErrorShape::kOllama;
-  http_.Post("/api/chat", [ollama](const httplib::Request& req, httplib::Response& res,
-                                   const httplib::ContentReader& reader) {
-    HandleOllamaChat(ollama, req, res, reader);
-  });
-  http_.Post("/api/generate", [ollama](const httplib::Request& req, httplib::Response& res,
-                                       const httplib::ContentReader& reader) {
-    HandleOllamaGenerate(ollama, req, res, reader);
-  });
+  post("/api/chat", HandleOllamaChat, ollama);
+  post("/api/generate", HandleOllamaGenerate, ollama);
   http_.Post("/api/show",
              [this](const httplib::Request& req, httplib::Response& res,
                     const httplib::ContentReader& reader) { HandleOllamaShow(req, res, reader); });
