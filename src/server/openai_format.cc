@@ -79,21 +79,38 @@ const char* ImageSourceName(ImageSource source) {
   return "";
 }
 
+// What the request's timings add to the cost: whether the encoding was reused, from
+// where, and the time it took.
+nlohmann::json CostAndTimesJson(const ImageGrid& g) {
+  nlohmann::json out = MediaCostJson(g);
+  out["cached"] = g.cached;
+  out["source"] = ImageSourceName(g.source);
+  out["decode_ms"] = g.decode_ms;
+  out["encode_ms"] = g.encode_ms;
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json MediaCostJson(const ImageGrid& g) {
+  nlohmann::json out = {{"width", g.width},
+                        {"height", g.height},
+                        {"resized_width", g.resized_width},
+                        {"resized_height", g.resized_height},
+                        {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
+                        {"tokens", g.tokens}};
+  if (g.frames > 0) {
+    out["frames"] = g.frames;
+    out["sampled_frames"] = g.sampled_frames;
+    out["text_tokens"] = g.text_tokens;
+  }
+  return out;
+}
 
 nlohmann::json TimingsJson(const Timings& t, double upload_ms) {
   nlohmann::json images = nlohmann::json::array();
   for (const ImageGrid& g : t.images) {
-    images.push_back({{"width", g.width},
-                      {"height", g.height},
-                      {"resized_width", g.resized_width},
-                      {"resized_height", g.resized_height},
-                      {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
-                      {"tokens", g.tokens},
-                      {"cached", g.cached},
-                      {"source", ImageSourceName(g.source)},
-                      {"decode_ms", g.decode_ms},
-                      {"encode_ms", g.encode_ms}});
+    images.push_back(CostAndTimesJson(g));
   }
   nlohmann::json timings = {{"upload_ms", upload_ms},
                             {"queue_ms", t.queue_ms},
@@ -114,23 +131,15 @@ nlohmann::json TimingsJson(const Timings& t, double upload_ms) {
   if (!t.videos.empty()) {
     nlohmann::json& videos = timings["videos"] = nlohmann::json::array();
     for (const ImageGrid& g : t.videos) {
-      videos.push_back({{"width", g.width},
-                        {"height", g.height},
-                        {"frames", g.frames},
-                        {"fps", g.fps},
-                        {"decoded_frames", g.decoded_frames},
-                        {"sampled_frames", g.sampled_frames},
-                        {"frames_at_rate", g.frames_at_rate},
-                        {"resized_width", g.resized_width},
-                        {"resized_height", g.resized_height},
-                        {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
-                        {"tokens", g.tokens},
-                        {"text_tokens", g.text_tokens},
-                        {"declared_seconds", g.declared_seconds},
-                        {"cached", g.cached},
-                        {"source", ImageSourceName(g.source)},
-                        {"decode_ms", g.decode_ms},
-                        {"encode_ms", g.encode_ms}});
+      nlohmann::json video = CostAndTimesJson(g);
+      video["frames"] = g.frames;
+      video["sampled_frames"] = g.sampled_frames;
+      video["text_tokens"] = g.text_tokens;
+      video["fps"] = g.fps;
+      video["decoded_frames"] = g.decoded_frames;
+      video["frames_at_rate"] = g.frames_at_rate;
+      video["declared_seconds"] = g.declared_seconds;
+      videos.push_back(std::move(video));
     }
   }
   return timings;

@@ -51,6 +51,9 @@ nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 nlohmann::json UsageJson(const Usage& usage);
 // Milliseconds per stage (`upload_ms`: the request body arriving, before the engine's),
 // throughput, and the effective grid of every image.
+// An image's or video's size, grid and token cost (a video's frames and timestamp text
+// too), as timings and /tokenize report it.
+nlohmann::json MediaCostJson(const ImageGrid& grid);
 nlohmann::json TimingsJson(const Timings& timings, double upload_ms);
 // {"content":[{"token","logprob","bytes","top_logprobs":[...]}]}
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);

@@ -8,6 +8,7 @@
 #include "engine/request_preparer.h"
 #include "server/http_reply.h"
 #include "server/inline_media.h"
+#include "server/openai_format.h"
 #include "server/tokenize_request.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
@@ -29,21 +30,6 @@ nlohmann::json PieceJson(const Tokenizer& tokenizer, int32_t id) {
   return {{"id", id}, {"piece", std::move(piece)}};
 }
 
-nlohmann::json MediaJson(const ImageGrid& g) {
-  nlohmann::json out = {{"width", g.width},
-                        {"height", g.height},
-                        {"resized_width", g.resized_width},
-                        {"resized_height", g.resized_height},
-                        {"grid_thw", {g.grid_t, g.grid_h, g.grid_w}},
-                        {"tokens", g.tokens}};
-  if (g.frames > 0) {
-    out["frames"] = g.frames;
-    out["sampled_frames"] = g.sampled_frames;
-    out["text_tokens"] = g.text_tokens;
-  }
-  return out;
-}
-
 nlohmann::json TokenizeJson(const TokenizeRequest& request, const Engine& engine) {
   const Tokenizer& tokenizer = engine.tokenizer();
   std::vector<int32_t> ids;
@@ -62,7 +48,7 @@ nlohmann::json TokenizeJson(const TokenizeRequest& request, const Engine& engine
       if (last != ids.rend()) ids.erase(std::prev(last.base()), ids.end());
     }
     for (const PreparedImage& media : prepared.images) {
-      (media.info.frames > 0 ? videos : images).push_back(MediaJson(media.info));
+      (media.info.frames > 0 ? videos : images).push_back(MediaCostJson(media.info));
     }
   }
   nlohmann::json tokens = nlohmann::json::array();
