@@ -1,11 +1,15 @@
 // What one request has generated, turned into the updates its client sees: tokens are
 // detokenized incrementally (never half a UTF-8 character), stop strings are cut out,
 // end-of-sequence tokens end the answer without text, max_tokens ends it with "length",
-// and logprobs are attached when asked for.
+// and logprobs are attached when asked for. A Thinking model's stop strings match its
+// reply only: the text after limits.reasoning_end and the newlines that lead the reply
+// (what clients receive as the content, ReasoningSplitter), so that a stop string meant
+// for the answer ("\n\n", "```") does not cut the reasoning and leave no answer.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/request.h"
@@ -22,7 +26,8 @@ struct OutputLimits {
   std::vector<int32_t> eos_ids;
   std::vector<std::string> stop;
   // A Thinking model's "</think>" token: the tokens up to it are reasoning, which a
-  // grammar does not bind (TokenConstraints' grammar_after; -1: none).
+  // grammar does not bind (TokenConstraints' grammar_after) and stop strings do not
+  // match (-1: none).
   int32_t reasoning_end = -1;
 };
 
@@ -47,10 +52,18 @@ class OutputStream {
   }
 
  private:
+  // Where the text goes: a Thinking model's reasoning and the newlines that lead its
+  // reply pass as they are; the reply goes through the stop strings.
+  enum class Phase { kReasoning, kReplyStart, kReply };
+
+  // `text` as the client may see it now, through the stop strings where they apply.
+  std::string Pass(std::string_view text);
+
   const Tokenizer& tokenizer_;
   OutputLimits limits_;
   StreamDecoder decoder_;
   StopMatcher stop_;
+  Phase phase_;
   int64_t generated_ = 0;
   int64_t reasoning_end_at_ = 0;  // generated_ when reasoning_end came; 0 before
   std::vector<std::pair<int32_t, float>> top_;

@@ -1,0 +1,106 @@
+#include "engine/output_stream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "text/reasoning_split.h"
+#include "text/test_tokenizer.h"
+
+namespace qvl {
+namespace {
+
+struct Streamed {
+  std::string text;  // every update's text and the final flush
+  FinishReason finish = FinishReason::kNone;
+  int64_t generated = 0;
+  int64_t reasoning = 0;
+};
+
+// Feeds `pieces` token by token (each piece encoded on its own, "</think>" as its one
+// token) until the stream finishes, as the engine does.
+Streamed Stream(const OutputLimits& limits, const std::vector<std::string>& pieces) {
+  const Tokenizer& tokenizer = QwenTokenizerForTest();
+  std::vector<int32_t> tokens;
+  for (const std::string& piece : pieces) {
+    if (piece == kReasoningEnd) {
+      tokens.push_back(tokenizer.TokenToId(kReasoningEnd));
+      continue;
+    }
+    for (const int32_t id : tokenizer.Encode(piece)) tokens.push_back(id);
+  }
+  OutputStream stream(tokenizer, limits);
+  Streamed out;
+  for (const int32_t token : tokens) {
+    GenerationUpdate update;
+    out.finish = stream.Accept(token, nullptr, 0, &update);
+    out.text += update.text;
+    if (out.finish != FinishReason::kNone) break;
+  }
+  out.text += stream.Flush();
+  out.generated = stream.generated();
+  out.reasoning = stream.reasoning();
+  return out;
+}
+
+OutputLimits Limits(std::vector<std::string> stop, bool thinking) {
+  OutputLimits limits;
+  limits.max_tokens = 100;
+  limits.stop = std::move(stop);
+  if (thinking) limits.reasoning_end = QwenTokenizerForTest().TokenToId(kReasoningEnd);
+  return limits;
+}
+
+const std::vector<std::string> kAnswer = {"Rayleigh.\n\nShort waves", "</think>",
+                                          "\n\nBlue.\n\nMore", "```"};
+
+// The user's "\n\n" is meant for the answer: the reasoning's paragraphs and the newlines
+// that lead the reply (the template's separator) pass, the reply's first one stops it.
+TEST(OutputStreamTest, AThinkingModelsStopStringsMatchTheReplyOnly) {
+  const Streamed s = Stream(Limits({"\n\n"}, true), kAnswer);
+  EXPECT_EQ(s.text, "Rayleigh.\n\nShort waves</think>\n\nBlue.");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+
+  const Streamed fence = Stream(Limits({"```", "waves"}, true), kAnswer);
+  EXPECT_EQ(fence.text, "Rayleigh.\n\nShort waves</think>\n\nBlue.\n\nMore");
+  EXPECT_EQ(fence.finish, FinishReason::kStop);
+}
+
+// Cut off while it reasons, a stop string in the reasoning changes nothing.
+TEST(OutputStreamTest, AStopStringInTheReasoningDoesNotEndIt) {
+  OutputLimits limits = Limits({"waves"}, true);
+  const Streamed s = Stream(limits, {"Rayleigh.\n\nShort waves scatter"});
+  EXPECT_EQ(s.text, "Rayleigh.\n\nShort waves scatter");
+  EXPECT_EQ(s.finish, FinishReason::kNone);
+  EXPECT_EQ(s.reasoning, s.generated);
+}
+
+// Only the first tag ends the reasoning: a later one is reply text, which stops match.
+TEST(OutputStreamTest, ALaterTagIsReplyText) {
+  const Streamed s = Stream(Limits({"</think>"}, true), {"a", "</think>", "b", "</think>", "c"});
+  EXPECT_EQ(s.text, "a</think>b");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.reasoning, 2);
+}
+
+// Without a reasoning tag (an Instruct model, a raw prompt) stops match all of the text.
+TEST(OutputStreamTest, WithoutReasoningStopStringsMatchEverything) {
+  const Streamed s = Stream(Limits({"\n\n"}, false), kAnswer);
+  EXPECT_EQ(s.text, "Rayleigh.");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.reasoning, 0);
+
+  const Streamed lead = Stream(Limits({"\n"}, false), {"\n\nx"});
+  EXPECT_EQ(lead.text, "");
+}
+
+// The newlines that lead the reply are no part of its content, so no stop matches them.
+TEST(OutputStreamTest, TheNewlinesThatLeadTheReplyAreNotMatched) {
+  const Streamed s = Stream(Limits({"\n\n\n"}, true), {"a", "</think>", "\n\n\n"});
+  EXPECT_EQ(s.text, "a</think>\n\n\n");
+  EXPECT_EQ(s.finish, FinishReason::kNone);
+}
+
+}  // namespace
+}  // namespace qvl
