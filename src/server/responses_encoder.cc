@@ -1,6 +1,7 @@
 #include "server/responses_encoder.h"
 
 #include <chrono>
+#include <utility>
 
 #include "server/openai_format.h"
 #include "text/utf8.h"
@@ -35,6 +36,18 @@ nlohmann::json ReasoningPart(std::string text) {
   return {{"type", "reasoning_text"}, {"text", std::move(text)}};
 }
 
+nlohmann::json SummaryPart(std::string text) {
+  return {{"type", "summary_text"}, {"text", std::move(text)}};
+}
+
+// Whether the request asked for the reasoning's summary (ResponsesRequest::echo).
+bool AsksForSummary(const nlohmann::json& echo) {
+  const auto reasoning = echo.find("reasoning");
+  if (reasoning == echo.end() || !reasoning->is_object()) return false;
+  const auto summary = reasoning->find("summary");
+  return summary != reasoning->end() && summary->is_string();
+}
+
 nlohmann::json ReasoningItem(const std::string& id, nlohmann::json content) {
   return {{"id", id},
           {"type", "reasoning"},
@@ -59,6 +72,7 @@ ResponsesEncoder::ResponsesEncoder(ResponsesIdentity identity,
                                    const ResponsesEncoderOptions& options)
     : identity_(std::move(identity)), options_(options) {
   if (!identity_.echo.is_object()) identity_.echo = nlohmann::json::object();
+  reasoning_summary_ = AsksForSummary(identity_.echo);
 }
 
 void ResponsesEncoder::Emit(const char* type, nlohmann::json event) {
@@ -122,14 +136,27 @@ void ResponsesEncoder::AddReasoning(std::string_view text) {
       Emit("response.output_item.added",
            {{"output_index", index},
             {"item", InProgress(ReasoningItem(reasoning_id_, nlohmann::json::array()))}});
-      Emit("response.content_part.added", {{"item_id", reasoning_id_},
-                                           {"output_index", index},
-                                           {"content_index", 0},
-                                           {"part", ReasoningPart("")}});
+      if (reasoning_summary_) {
+        Emit("response.reasoning_summary_part.added", {{"item_id", reasoning_id_},
+                                                       {"output_index", index},
+                                                       {"summary_index", 0},
+                                                       {"part", SummaryPart("")}});
+      } else {
+        Emit("response.content_part.added", {{"item_id", reasoning_id_},
+                                             {"output_index", index},
+                                             {"content_index", 0},
+                                             {"part", ReasoningPart("")}});
+      }
     }
   }
   reasoning_text_.append(text);
-  if (options_.stream) {
+  if (!options_.stream) return;
+  if (reasoning_summary_) {
+    Emit("response.reasoning_summary_text.delta", {{"item_id", reasoning_id_},
+                                                   {"output_index", index},
+                                                   {"summary_index", 0},
+                                                   {"delta", text}});
+  } else {
     Emit("response.reasoning_text.delta", {{"item_id", reasoning_id_},
                                            {"output_index", index},
                                            {"content_index", 0},
@@ -139,20 +166,31 @@ void ResponsesEncoder::AddReasoning(std::string_view text) {
 
 void ResponsesEncoder::CloseReasoning(const char* status) {
   reasoning_open_ = false;
-  nlohmann::json part = ReasoningPart(std::move(reasoning_text_));
-  reasoning_text_.clear();
-  nlohmann::json item = ReasoningItem(reasoning_id_, nlohmann::json::array({part}));
+  const std::string text = std::exchange(reasoning_text_, {});
+  nlohmann::json item = ReasoningItem(reasoning_id_, nlohmann::json::array({ReasoningPart(text)}));
+  if (reasoning_summary_) item["summary"].push_back(SummaryPart(text));
   item["status"] = status;
   if (options_.stream) {
     const int64_t index = static_cast<int64_t>(output_.size());
-    Emit("response.reasoning_text.done", {{"item_id", reasoning_id_},
+    if (reasoning_summary_) {
+      Emit("response.reasoning_summary_text.done", {{"item_id", reasoning_id_},
+                                                    {"output_index", index},
+                                                    {"summary_index", 0},
+                                                    {"text", text}});
+      Emit("response.reasoning_summary_part.done", {{"item_id", reasoning_id_},
+                                                    {"output_index", index},
+                                                    {"summary_index", 0},
+                                                    {"part", SummaryPart(text)}});
+    } else {
+      Emit("response.reasoning_text.done", {{"item_id", reasoning_id_},
+                                            {"output_index", index},
+                                            {"content_index", 0},
+                                            {"text", text}});
+      Emit("response.content_part.done", {{"item_id", reasoning_id_},
                                           {"output_index", index},
                                           {"content_index", 0},
-                                          {"text", part["text"]}});
-    Emit("response.content_part.done", {{"item_id", reasoning_id_},
-                                        {"output_index", index},
-                                        {"content_index", 0},
-                                        {"part", std::move(part)}});
+                                          {"part", ReasoningPart(text)}});
+    }
     Emit("response.output_item.done", {{"output_index", index}, {"item", item}});
   }
   output_.push_back(std::move(item));

@@ -10,9 +10,17 @@
 // whitespace makes no message, and whitespace between a message and a call (the
 // template's separator) belongs to neither. A Thinking model's reasoning (up to
 // "</think>") comes first as a "reasoning" item, {"type": "reasoning", "summary": [],
-// "content": [{"type": "reasoning_text", "text"}]}, streamed as OpenAI's Responses API
-// streams reasoning text (content_part.added, reasoning_text.delta ... reasoning_text.done,
-// content_part.done); its tokens count as output_tokens_details.reasoning_tokens.
+// "content": [{"type": "reasoning_text", "text"}]} as vLLM gives it, streamed as OpenAI's
+// Responses API streams reasoning text (content_part.added, reasoning_text.delta ...
+// reasoning_text.done, content_part.done); its tokens count as
+// output_tokens_details.reasoning_tokens. qvl writes no summary of the reasoning, but
+// clients that asked for one (reasoning.summary, in the echo) read the reasoning from
+// "summary" only (the Vercel AI SDK, Codex, .NET's OpenAI chat client): for them the
+// summary is the reasoning as written, one {"type": "summary_text", "text"}, as Ollama
+// gives it, and "content" keeps it too (what a later request reads back). Streamed, it
+// comes once, as a summary (reasoning_summary_part.added, reasoning_summary_text.delta
+// ... .done, reasoning_summary_part.done), since clients that take both kinds of delta
+// as reasoning would show it twice; output_item.done brings the whole item.
 #pragma once
 
 #include <cstdint>
@@ -84,6 +92,7 @@ class ResponsesEncoder : public ResponseEncoder {
   ToolCallParser::Output parsed_;  // reused for every update
   ReasoningSplitter splitter_;
   ReasoningSplitter::Output split_;  // reused for every update
+  bool reasoning_summary_ = false;   // the reasoning is given as its summary too
   // The reasoning item being written, if any; its output_index is output_.size().
   bool reasoning_open_ = false;
   std::string reasoning_id_;

@@ -119,6 +119,15 @@ json Fold(const std::vector<Event>& events) {
     if (name == "response.output_item.done") {
       json built = item;
       built["status"] = e["item"]["status"];
+      // A reasoning item streamed as its summary brings its content whole here (the
+      // reasoning is streamed once); the content is that summary's text.
+      if (item["type"] == "reasoning" && !item["summary"].empty() && item["content"].empty()) {
+        built["content"] = json::array({{{"type", "reasoning_text"}, {"text", ""}}});
+        for (const json& part : item["summary"]) {
+          built["content"][0]["text"] =
+              built["content"][0]["text"].get<std::string>() + part["text"].get<std::string>();
+        }
+      }
       EXPECT_EQ(built, e["item"]);
       item = e["item"];
       continue;
@@ -131,6 +140,31 @@ json Fold(const std::vector<Event>& events) {
     if (name == "response.function_call_arguments.done") {
       EXPECT_EQ(item["arguments"], e["arguments"]);
       EXPECT_EQ(item["name"], e["name"]);
+      continue;
+    }
+    if (name.rfind("response.reasoning_summary_", 0) == 0) {
+      EXPECT_EQ(item["type"], "reasoning") << name;
+      const size_t summary = e["summary_index"].get<size_t>();
+      if (name == "response.reasoning_summary_part.added") {
+        EXPECT_EQ(summary, item["summary"].size());
+        item["summary"].push_back(e["part"]);
+        continue;
+      }
+      if (summary >= item["summary"].size()) {
+        ADD_FAILURE() << "missing summary at index " << summary << " for " << name;
+        return snapshot;
+      }
+      json& part = item["summary"][summary];
+      EXPECT_EQ(part["type"], "summary_text");
+      if (name == "response.reasoning_summary_text.delta") {
+        part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
+      } else if (name == "response.reasoning_summary_text.done") {
+        EXPECT_EQ(part["text"], e["text"]);
+      } else if (name == "response.reasoning_summary_part.done") {
+        EXPECT_EQ(part, e["part"]);
+      } else {
+        ADD_FAILURE() << "unexpected event " << name;
+      }
       continue;
     }
     const size_t content = e["content_index"].get<size_t>();
@@ -568,6 +602,56 @@ TEST(ResponsesEncoderTest, AThinkingModelCutOffInItsReasoning) {
   EXPECT_EQ(r["output"][0]["type"], "reasoning");
   EXPECT_EQ(r["output"][0]["status"], "incomplete");
   EXPECT_EQ(r["output"][0]["content"][0]["text"], "Still thinking");
+}
+
+// Asked for a summary (reasoning.summary, echoed), the item gives the reasoning as its
+// summary as well, for clients that read only that; streamed, it comes once, as summary
+// events, and the item is whole at output_item.done.
+TEST(ResponsesEncoderTest, AnAskedForSummaryIsTheReasoningAsWritten) {
+  ResponsesIdentity identity = Identity();
+  identity.echo["reasoning"] = {{"effort", nullptr}, {"summary", "auto"}};
+  GenerationUpdate last = Final(FinishReason::kStop);
+  last.usage.reasoning_tokens = 3;
+  const std::vector<GenerationUpdate> updates = {Text("Blue light "), Text("scatters.</think>"),
+                                                 Text("\n\nBlue."), last};
+  ResponsesEncoder whole(identity, {.split_reasoning = true});
+  const json body = Body(whole, updates);
+  ResponsesEncoder streamed(identity, {.stream = true, .split_reasoning = true});
+  const std::vector<Event> events = Events(StreamAll(streamed, updates));
+  EXPECT_EQ(Names(events),
+            (std::vector<std::string>{
+                "response.created", "response.in_progress", "response.output_item.added",
+                "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",
+                "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+                "response.reasoning_summary_part.done", "response.output_item.done",
+                "response.output_item.added", "response.content_part.added",
+                "response.output_text.delta", "response.output_text.done",
+                "response.content_part.done", "response.output_item.done", "response.completed"}));
+  EXPECT_EQ(events[3].data["part"], json({{"type", "summary_text"}, {"text", ""}}));
+  EXPECT_EQ(events[4].data["delta"], "Blue light ");
+  EXPECT_EQ(events[4].data["summary_index"], 0);
+  for (const json& r : {body, Streamed(events)}) {
+    ASSERT_EQ(r["output"].size(), 2u) << r.dump();
+    const json& reasoning = r["output"][0];
+    EXPECT_EQ(reasoning["type"], "reasoning");
+    EXPECT_EQ(reasoning["summary"],
+              json::array({{{"type", "summary_text"}, {"text", "Blue light scatters."}}}));
+    EXPECT_EQ(reasoning["content"],
+              json::array({{{"type", "reasoning_text"}, {"text", "Blue light scatters."}}}));
+    EXPECT_EQ(reasoning["status"], "completed");
+    EXPECT_EQ(r["output"][1]["content"][0]["text"], "Blue.");
+    EXPECT_EQ(r["reasoning"], json({{"effort", nullptr}, {"summary", "auto"}}));
+  }
+}
+
+// An Instruct model has no reasoning: a summary asked for gives no item.
+TEST(ResponsesEncoderTest, WithoutReasoningASummaryGivesNoItem) {
+  ResponsesIdentity identity = Identity();
+  identity.echo["reasoning"] = {{"effort", nullptr}, {"summary", "detailed"}};
+  ResponsesEncoder encoder(identity, {});
+  const json r = Body(encoder, {Text("Blue."), Final(FinishReason::kStop)});
+  ASSERT_EQ(r["output"].size(), 1u) << r.dump();
+  EXPECT_EQ(r["output"][0]["type"], "message");
 }
 
 }  // namespace

@@ -72,13 +72,30 @@ void RefuseUnsupported(const RequestObject& body) {
   }
 }
 
+// reasoning.summary (or its deprecated name generate_summary) as sent; nullopt when not
+// asked for. qvl has nothing to make a summary with: a Thinking model's reasoning is
+// given as its own summary (ResponsesEncoder). effort is checked and changes nothing:
+// the model reasons as long as it does.
+std::optional<std::string> ParseReasoningSummary(const RequestObject& body) {
+  const nlohmann::json* reasoning = body.Find("reasoning");
+  if (reasoning == nullptr) return std::nullopt;
+  const RequestObject object(*reasoning, "reasoning");
+  object.String("effort");
+  std::optional<std::string> summary;
+  for (const char* key : {"summary", "generate_summary"}) {
+    std::optional<std::string> value = object.String(key);
+    if (!value) continue;
+    if (*value != "auto" && *value != "concise" && *value != "detailed") {
+      FailField(ErrorCode::kInvalidArgument, object.Field(key), "\"", *value,
+                "\" is not one of auto, concise, detailed");
+    }
+    if (!summary) summary = std::move(value);
+  }
+  return summary;
+}
+
 // Fields that change nothing qvl does, checked so that a wrong one is still a 400.
 void CheckIgnoredFields(const RequestObject& body) {
-  if (const nlohmann::json* reasoning = body.Find("reasoning")) {
-    const RequestObject object(*reasoning, "reasoning");
-    object.String("effort");
-    object.String("summary");
-  }
   if (const nlohmann::json* text = body.Find("text")) {
     const RequestObject object(*text, "text");
     if (std::optional<std::string> verbosity = object.String("verbosity")) {
@@ -126,6 +143,7 @@ nlohmann::ordered_json SentOrNull(const RequestObject& body, const char* key) {
 // `ordered` holds the body's tools and text in the client's key order.
 nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_json& ordered,
                             int64_t top_logprobs, bool store) {
+  const std::optional<std::string> summary = ParseReasoningSummary(body);
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
   echo["instructions"] = SentOrNull(body, "instructions");
   echo["max_output_tokens"] = SentOrNull(body, "max_output_tokens");
@@ -154,7 +172,8 @@ nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_j
       metadata != nullptr ? nlohmann::ordered_json(*metadata) : nlohmann::ordered_json::object();
   echo["store"] = store;
   echo["user"] = SentOrNull(body, "user");
-  echo["reasoning"] = {{"effort", nullptr}, {"summary", nullptr}};
+  echo["reasoning"] = {{"effort", nullptr},
+                       {"summary", summary ? nlohmann::ordered_json(*summary) : nullptr}};
   echo["previous_response_id"] = SentOrNull(body, "previous_response_id");
   return echo;
 }

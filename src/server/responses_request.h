@@ -39,7 +39,9 @@ struct ResponsesRequest {
   // defaults filled in: instructions, max_output_tokens, temperature, top_p, top_logprobs,
   // tools, tool_choice, parallel_tool_calls, text, truncation, metadata, store, user,
   // reasoning, previous_response_id. Ordered, so that tools and schemas keep the client's
-  // key order (it converts to nlohmann::json, which sorts them).
+  // key order (it converts to nlohmann::json, which sorts them). reasoning.summary is the
+  // one asked for (auto, concise, detailed; null when none), which the encoder honours;
+  // reasoning.effort is null, for it changes nothing.
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
   // The answer is to be kept (store, and the server keeps responses): the conversation it
   // continues, as input items — the stored one of previous_response_id, then this

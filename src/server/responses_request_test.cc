@@ -311,6 +311,28 @@ TEST_F(ResponsesRequestTest, AStoredConversationGoesBeforeTheInput) {
   EXPECT_NE(ErrorOf(body, "previous_response_id[0].content[0].type"), "no error");
 }
 
+// The summary asked for is echoed (the encoder gives the reasoning as it); a value OpenAI
+// does not have is a 400, as is any with the deprecated name.
+TEST_F(ResponsesRequestTest, AReasoningSummaryIsEchoedAndChecked) {
+  nlohmann::json body = Body("hi");
+  EXPECT_EQ(Parse(body).echo["reasoning"].dump(), R"({"effort":null,"summary":null})");
+  body["reasoning"] = {{"effort", "high"}, {"summary", nullptr}};
+  EXPECT_EQ(Parse(body).echo["reasoning"].dump(), R"({"effort":null,"summary":null})");
+  body["reasoning"] = {{"generate_summary", "detailed"}};
+  EXPECT_EQ(Parse(body).echo["reasoning"].dump(), R"({"effort":null,"summary":"detailed"})");
+  body["reasoning"] = {{"summary", "short"}};
+  EXPECT_EQ(ErrorOf(body, "reasoning.summary"),
+            "reasoning.summary: \"short\" is not one of auto, concise, detailed");
+  body["reasoning"] = {{"generate_summary", "none"}};
+  EXPECT_EQ(ErrorOf(body, "reasoning.generate_summary"),
+            "reasoning.generate_summary: \"none\" is not one of auto, concise, detailed");
+  body["reasoning"] = {{"summary", true}};
+  EXPECT_EQ(ErrorOf(body, "reasoning.summary"),
+            "reasoning.summary: expected a string, got boolean");
+  body["reasoning"] = "auto";
+  EXPECT_EQ(ErrorOf(body, "reasoning"), "reasoning: expected an object, got string");
+}
+
 TEST_F(ResponsesRequestTest, EchoRepeatsTheSettingsAsSent) {
   nlohmann::json body = Body("hi");
   body.update({{"instructions", "Be brief."},
@@ -328,7 +350,7 @@ TEST_F(ResponsesRequestTest, EchoRepeatsTheSettingsAsSent) {
   EXPECT_EQ(r.echo["user"], "u1");
   EXPECT_EQ(r.echo["metadata"].dump(), R"({"team":"vision"})");
   EXPECT_EQ(r.echo["tool_choice"], "none");
-  EXPECT_EQ(r.echo["reasoning"].dump(), R"({"effort":null,"summary":null})");
+  EXPECT_EQ(r.echo["reasoning"].dump(), R"({"effort":null,"summary":"auto"})");
 
   nlohmann::json metadata = nlohmann::json::object();
   for (int i = 0; i < 17; ++i) metadata[StrCat("k", i)] = "v";
