@@ -1,6 +1,6 @@
 // @vitest-environment jsdom
 import katex from "katex";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { highlighter, mathsRenderer } from "./lazy_modules";
 import { renderMarkdown } from "./markdown";
 import { renderMaths } from "./maths_render";
@@ -91,6 +91,19 @@ describe("maths delimiters", () => {
       expect(drawn.querySelector(".maths")!.innerHTML).toBe(expected.innerHTML);
     }
     expect(renderMaths("$\\sqrt{x}$")).toContain("<svg");
+  });
+
+  it("draws letters of other scripts in a formula without a console warning", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const drawn = document.createElement("div");
+      drawn.innerHTML = renderMaths("$价格 = x + у$");
+      expect(drawn.querySelector(".maths .katex")).not.toBeNull();
+      expect(drawn.querySelector(".maths")!.textContent).toContain("价格");
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("makes no links, images or scripts from TeX", () => {

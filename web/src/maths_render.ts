@@ -17,7 +17,16 @@ export function renderMaths(source: string): string {
   const delimiter = display || source.startsWith("\\(") ? 2 : 1;
   const tex = source.slice(delimiter, -delimiter).trim();
   try {
-    const html = katex.renderToString(tex, { displayMode: display, output: "html", throwOnError: true, trust: false });
+    // strict "ignore": with KaTeX's default ("warn") every Chinese or Cyrillic letter
+    // written as maths is a console warning, again at each render of a streaming answer;
+    // the drawing is the same.
+    const html = katex.renderToString(tex, {
+      displayMode: display,
+      output: "html",
+      throwOnError: true,
+      trust: false,
+      strict: "ignore",
+    });
     const safe = DOMPurify.sanitize(html, { FORBID_TAGS: MATHS_FORBID_TAGS, ALLOW_DATA_ATTR: false });
     // The drawing is spans of glyphs: a screen reader reads the TeX instead.
     return `<span class="maths${display ? " maths-display" : ""}" role="img" aria-label="${escapeHtml(tex)}">${safe}</span>`;
