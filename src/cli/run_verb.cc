@@ -1,10 +1,14 @@
 // qvl run -m MODEL [-i IMAGE]... "PROMPT": one answer in the terminal, streamed as it is
 // generated, through the same engine the server uses. --request takes an OpenAI-style
 // chat request instead; --json prints the OpenAI response object with usage and timings.
+// A Thinking model's reasoning is shown apart from its reply (AnswerPrinter).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -18,6 +22,7 @@
 #include "base/mapped_file.h"
 #include "base/process_memory.h"
 #include "base/timer.h"
+#include "cli/answer_printer.h"
 #include "cli/flag_ranges.h"
 #include "cli/model_check.h"
 #include "cli/model_flags.h"
@@ -32,6 +37,7 @@
 #include "image/video_decoder.h"
 #include "server/body_limit.h"
 #include "server/chat_request.h"
+#include "server/completion_encoder.h"
 #include "server/engine_limits.h"
 #include "server/generation_fields.h"
 #include "server/openai_format.h"
@@ -49,6 +55,7 @@ struct RunFlags {
   std::string request;
   bool json = false;
   bool quiet = false;
+  bool hide_thinking = false;
   std::optional<int> max_tokens;
   std::vector<std::string> stop;
   bool ignore_eos = false;
@@ -204,6 +211,15 @@ void ApplyVideoBudgetFlags(const RunFlags& f, EngineOptions* options) {
   options->video_token_limit = std::max(f.max_video_tokens, kDefaultVideoTokenLimit);
 }
 
+// Dim is for a person at a terminal: never in a pipe or a file, nor where NO_COLOR
+// (no-color.org) or TERM=dumb asks for plain text.
+bool StdoutTakesColor() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0') &&
+         (term == nullptr || std::string_view(term) != "dumb");
+}
+
 void Run(const RunFlags& f) {
   CheckArguments(f);
   EngineOptions options;
@@ -224,11 +240,22 @@ void Run(const RunFlags& f) {
   GenerationRequest request = BuildRequest(f, inputs, engine);
   ApplyFlags(f, &request);
 
+  const bool thinking = SplitsReasoning(engine, request);
+  // The reasoning goes to stdout, as `ollama run` prints it: what the model wrote, in
+  // order, and a pipe gets the same text as the terminal; --hide-thinking leaves the reply.
+  AnswerPrinter printer({.split_reasoning = thinking,
+                         .hide_reasoning = f.hide_thinking,
+                         .dim_reasoning = StdoutTakesColor()},
+                        stdout, f.quiet ? nullptr : stderr);
+  // --json: the response object the server would send (reasoning_content apart).
+  CompletionEncoder encoder(
+      {NewCompletionId(), static_cast<int64_t>(std::time(nullptr)), f.model.model},
+      {.split_reasoning = thinking});
+  std::string json;
+
   std::mutex mu;
   std::condition_variable cv;
   bool done = false;
-  std::string text;
-  std::vector<GeneratedToken> tokens;
   GenerationUpdate last;
   // Only the first answer is shown; a --request with n > 1 still waits for every one.
   int unfinished = request.n;
@@ -241,12 +268,12 @@ void Run(const RunFlags& f) {
       }
       return;
     }
-    if (!f.json) {
-      std::fwrite(u.text.data(), 1, u.text.size(), stdout);
-      std::fflush(stdout);
+    if (f.json) {
+      json += encoder.Encode(GenerationUpdate(u));
+    } else {
+      printer.Print(u.text);
     }
     std::lock_guard<std::mutex> lock(mu);
-    text += u.text;
     if (u.finished) {
       last = std::move(u);
       done = --unfinished == 0;
@@ -257,19 +284,17 @@ void Run(const RunFlags& f) {
     std::unique_lock<std::mutex> lock(mu);
     cv.wait(lock, [&] { return done; });
   }
+  if (!f.json) printer.Finish();
   if (last.finish_reason == FinishReason::kError) Fail(last.error_code, last.error);
   if (f.json) {
-    CompletionIdentity id{NewCompletionId(), static_cast<int64_t>(std::time(nullptr)),
-                          f.model.model};
-    std::printf(
-        "%s\n",
-        JsonText(CompletionJson(id,
-                                nlohmann::json::array({ChoiceJson(
-                                    0, text, {}, nullptr, FinishReasonText(last.finish_reason))}),
-                                last))
-            .c_str());
+    std::printf("%s\n", json.c_str());
   } else {
     std::printf("\n");
+  }
+  if (!f.json && printer.still_reasoning() && last.finish_reason == FinishReason::kLength) {
+    std::fprintf(stderr,
+                 "qvl: the answer reached its token limit while the model was still thinking, "
+                 "so there is no reply; raise --max-tokens (-n)\n");
   }
   if (!f.quiet) {
     const Timings& t = last.timings;
@@ -278,14 +303,16 @@ void Run(const RunFlags& f) {
     for (const ImageGrid& g : t.videos) video_tokens += g.tokens;
     std::string visual = std::to_string(image_tokens) + " image";
     if (!t.videos.empty()) visual += ", " + std::to_string(video_tokens) + " video";
+    const std::string reasoning =
+        thinking ? " (" + std::to_string(last.usage.reasoning_tokens) + " thinking)" : "";
     std::fprintf(stderr,
                  "[load %.0f ms | prompt %lld tokens (%s) | preprocess %.0f ms | vision "
-                 "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens, "
+                 "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens%s, "
                  "%.2f tok/s, %lld of %lld drafted kept | peak RSS %.2f GiB]\n",
                  load_ms, static_cast<long long>(last.usage.prompt_tokens), visual.c_str(),
                  t.preprocess_ms, t.vision_ms, t.prefill_ms, t.prefill_tokens_per_s, t.ttft_ms,
-                 static_cast<long long>(last.usage.completion_tokens), t.decode_tokens_per_s,
-                 static_cast<long long>(t.draft_tokens_accepted),
+                 static_cast<long long>(last.usage.completion_tokens), reasoning.c_str(),
+                 t.decode_tokens_per_s, static_cast<long long>(t.draft_tokens_accepted),
                  static_cast<long long>(t.draft_tokens), PeakRssBytes() / double(1 << 30));
     for (size_t i = 0; i < t.images.size(); ++i) {
       const ImageGrid& g = t.images[i];
@@ -330,7 +357,10 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("--system", f->system, "system prompt");
   verb->add_option("--request", f->request, "an OpenAI-style chat request (JSON file) instead");
   verb->add_flag("--json", f->json, "print the OpenAI response object instead of streaming text");
-  verb->add_flag("-q,--quiet", f->quiet, "no timing line on stderr");
+  verb->add_flag("-q,--quiet", f->quiet, "no timing line (nor thinking marks) on stderr");
+  verb->add_flag("--hide-thinking", f->hide_thinking,
+                 "a Thinking model: print only the reply, not the reasoning before it (stderr "
+                 "marks where it starts and ends)");
   namespace ranges = request_ranges;
   verb->add_option("-n,--max-tokens", f->max_tokens,
                    "most tokens to generate (default 2048, cut to what the context leaves)")
