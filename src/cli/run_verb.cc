@@ -365,7 +365,9 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("-n,--max-tokens", f->max_tokens,
                    "most tokens to generate (default 2048, cut to what the context leaves)")
       ->check(InRange(ranges::kMaxTokens));
-  verb->add_option("--stop", f->stop, "stop string (repeat for several, at most 4)")
+  verb->add_option("--stop", f->stop,
+                   "stop string (repeat for several, at most " +
+                       std::to_string(ChatRequestPolicy().max_stop_strings) + ")")
       ->allow_extra_args(false);
   verb->add_flag("--ignore-eos", f->ignore_eos, "keep generating past end-of-sequence");
   verb->add_option("--temperature", f->sampling.temperature,
