@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/mapped_file.h"
@@ -200,6 +201,220 @@ TEST_F(ServerThinkingTest, ARequiredToolIsCalledAfterTheReasoning) {
   EXPECT_EQ(name, "get_weather") << streamed.body;
   EXPECT_EQ(streamed_arguments, arguments) << streamed.body;
   EXPECT_EQ(finish, "tool_calls") << streamed.body;
+}
+
+// A bias on "</think>" that the greedy tiny model follows only after some reasoning (at
+// 100 the tag comes first). It stays on after the tag: without a grammar to mask it, the
+// reply holds more tags.
+constexpr float kLateThinkEndBias = 4.0f;
+
+nlohmann::json ReasoningThenReply(nlohmann::json body) {
+  body["logit_bias"] = {{std::to_string(ServerThinkingTest::ThinkEnd()), kLateThinkEndBias}};
+  body["temperature"] = 0;
+  return body;
+}
+
+// The first or last whole UTF-8 character of `text`.
+std::string FirstCharacter(const std::string& text) {
+  size_t n = 1;
+  while (n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) ++n;
+  return text.substr(0, n);
+}
+std::string LastCharacter(const std::string& text) {
+  size_t at = text.size() - 1;
+  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  return text.substr(at);
+}
+
+// `text` up to the first `stop` in it, as a stop string cuts it.
+std::string CutAt(const std::string& text, const std::string& stop) {
+  return text.substr(0, text.find(stop));
+}
+
+// The reasoning and content deltas of a chat completion stream.
+std::pair<std::string, std::string> StreamedParts(const std::string& body) {
+  std::string reasoning, content;
+  for (const nlohmann::json& e : SseEvents(body)) {
+    if (!e.is_object() || !e.contains("choices") || e["choices"].empty()) continue;
+    const nlohmann::json& delta = e["choices"][0]["delta"];
+    if (delta.contains("reasoning_content")) reasoning += delta["reasoning_content"];
+    if (delta.contains("content") && delta["content"].is_string()) content += delta["content"];
+  }
+  return {reasoning, content};
+}
+
+// A stop string meant for the answer cuts the reply (here its last character); text of
+// the reasoning (here all of it) does not end it. vLLM issues #14170, #38499, #52393:
+// there the reasoning is cut and there is no answer at all.
+TEST_F(ServerThinkingTest, StopStringsEndTheReplyNotTheReasoning) {
+  nlohmann::json body = ReasoningThenReply(Question(24));
+  const HttpResult plain = Post("/v1/chat/completions", body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  const std::string reasoning = plain.json["choices"][0]["message"]["reasoning_content"];
+  const std::string content = plain.json["choices"][0]["message"]["content"];
+  ASSERT_FALSE(reasoning.empty()) << plain.body;
+  ASSERT_FALSE(content.empty()) << plain.body;
+
+  for (const std::string& stop : {reasoning, LastCharacter(content)}) {
+    SCOPED_TRACE("stop \"" + stop + "\"");
+    body["stop"] = {stop};
+    body.erase("stream");
+    const HttpResult r = Post("/v1/chat/completions", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    const nlohmann::json& choice = r.json["choices"][0];
+    EXPECT_EQ(choice["message"]["reasoning_content"], reasoning);
+    EXPECT_EQ(choice["message"]["content"], CutAt(content, stop));
+    EXPECT_EQ(choice["finish_reason"], content.find(stop) != std::string::npos
+                                           ? "stop"
+                                           : plain.json["choices"][0]["finish_reason"]);
+
+    body["stream"] = true;
+    const HttpResult streamed = Post("/v1/chat/completions", body);
+    ASSERT_EQ(streamed.status, 200) << streamed.body;
+    EXPECT_EQ(StreamedParts(streamed.body), std::make_pair(reasoning, CutAt(content, stop)));
+  }
+}
+
+std::vector<nlohmann::json> NdjsonLines(const std::string& body) {
+  std::vector<nlohmann::json> lines;
+  size_t at = 0;
+  while (at < body.size()) {
+    const size_t end = body.find('\n', at);
+    if (end == std::string::npos) {
+      ADD_FAILURE() << "a line without its newline";
+      break;
+    }
+    lines.push_back(nlohmann::json::parse(body.substr(at, end - at)));
+    at = end + 1;
+  }
+  return lines;
+}
+
+nlohmann::json OllamaChat(int num_predict) {
+  return {{"model", "qwen3-vl"},
+          {"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
+          {"stream", false},
+          {"options", {{"num_predict", num_predict}, {"temperature", 0}}}};
+}
+
+// Ollama's options.stop, as stop: the thinking goes on past it.
+TEST_F(ServerThinkingTest, OllamasStopDoesNotEndTheThinking) {
+  nlohmann::json body = OllamaChat(8);
+  const HttpResult plain = Post("/api/chat", body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  const std::string thinking = plain.json["message"]["thinking"];
+  ASSERT_FALSE(thinking.empty()) << plain.body;
+
+  body["options"]["stop"] = {FirstCharacter(thinking)};
+  const HttpResult r = Post("/api/chat", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["message"]["thinking"], thinking);
+  EXPECT_EQ(r.json["message"]["content"], "");
+  EXPECT_EQ(r.json["done_reason"], "length");
+}
+
+// Ollama's format on a Thinking model: the schema binds the reply, not the thinking,
+// which is what the model thinks without a format. Ollama has no logit_bias to bring
+// "</think>" from the tiny model, so the answer is cut off while it thinks: no reply.
+TEST_F(ServerThinkingTest, OllamasFormatLeavesTheThinkingFree) {
+  nlohmann::json body = OllamaChat(6);
+  const HttpResult free = Post("/api/chat", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  body["format"] = kVerdict;
+  const HttpResult r = Post("/api/chat", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["message"]["thinking"], free.json["message"]["thinking"]);
+  EXPECT_FALSE(r.json["message"]["thinking"].get<std::string>().empty());
+  EXPECT_EQ(r.json["message"]["content"], "");
+  EXPECT_EQ(r.json["done_reason"], "length");
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/api/chat", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::string thinking, content;
+  for (const nlohmann::json& line : NdjsonLines(streamed.body)) {
+    if (line["message"].contains("thinking")) thinking += line["message"]["thinking"];
+    if (line["message"].contains("content")) content += line["message"]["content"];
+  }
+  EXPECT_EQ(thinking, r.json["message"]["thinking"]);
+  EXPECT_EQ(content, "");
+}
+
+// The payloads of a Responses stream ("event: TYPE\ndata: JSON" blocks).
+std::vector<nlohmann::json> ResponsesEvents(const std::string& body) {
+  std::vector<nlohmann::json> events;
+  size_t start = 0;
+  while (start < body.size()) {
+    size_t end = body.find("\n\n", start);
+    if (end == std::string::npos) end = body.size();
+    const std::string block = body.substr(start, end - start);
+    const size_t data = block.find("data: ");
+    if (data != std::string::npos) events.push_back(nlohmann::json::parse(block.substr(data + 6)));
+    start = end + 2;
+  }
+  return events;
+}
+
+// The Responses API's text.format: a reasoning item, then a message that the schema
+// binds; streamed, the same items.
+TEST_F(ServerThinkingTest, ResponsesTextFormatBindsTheMessageAfterTheReasoning) {
+  nlohmann::json body = ReasoningThenReply(
+      {{"input", "Why is the sky blue?"},
+       {"max_output_tokens", 64},
+       {"text",
+        {{"format", {{"type", "json_schema"}, {"name", "verdict"}, {"schema", kVerdict}}}}}});
+  const HttpResult r = Post("/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["status"], "completed") << r.body;
+  const nlohmann::json& output = r.json["output"];
+  ASSERT_EQ(output.size(), 2u) << r.body;
+  EXPECT_EQ(output[0]["type"], "reasoning");
+  const std::string reasoning = output[0]["content"][0]["text"];
+  EXPECT_FALSE(reasoning.empty());
+  EXPECT_EQ(output[1]["type"], "message");
+  const std::string text = output[1]["content"][0]["text"];
+  EXPECT_TRUE(grammar_test::Validate(grammar_test::Json::parse(text), kVerdict, kVerdict)) << text;
+  EXPECT_GT(r.json["usage"]["output_tokens_details"]["reasoning_tokens"], 1);
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/v1/responses", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const std::vector<nlohmann::json> events = ResponsesEvents(streamed.body);
+  ASSERT_FALSE(events.empty());
+  const nlohmann::json& done = events.back();
+  ASSERT_EQ(done["type"], "response.completed") << streamed.body;
+  ASSERT_EQ(done["response"]["output"].size(), 2u) << streamed.body;
+  EXPECT_EQ(done["response"]["output"][0]["content"][0]["text"], reasoning);
+  EXPECT_EQ(done["response"]["output"][1]["content"][0]["text"], text);
+}
+
+// reasoning.summary: qvl writes no summary; the reasoning as written is the summary (and
+// still the content), streamed once, as summary deltas.
+TEST_F(ServerThinkingTest, AResponsesSummaryIsTheReasoningAsWritten) {
+  nlohmann::json body = {{"input", "Why is the sky blue?"},
+                         {"max_output_tokens", 4},
+                         {"temperature", 0},
+                         {"reasoning", {{"effort", "low"}, {"summary", "auto"}}}};
+  const HttpResult r = Post("/v1/responses", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["reasoning"], (nlohmann::json{{"effort", nullptr}, {"summary", "auto"}}));
+  ASSERT_EQ(r.json["output"].size(), 1u) << r.body;
+  const nlohmann::json& item = r.json["output"][0];
+  EXPECT_EQ(item["type"], "reasoning");
+  const std::string reasoning = item["content"][0]["text"];
+  EXPECT_FALSE(reasoning.empty());
+  EXPECT_EQ(item["summary"],
+            (nlohmann::json::array({{{"type", "summary_text"}, {"text", reasoning}}})));
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/v1/responses", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::string deltas;
+  for (const nlohmann::json& e : ResponsesEvents(streamed.body)) {
+    EXPECT_NE(e["type"], "response.reasoning_text.delta");
+    if (e["type"] == "response.reasoning_summary_text.delta") deltas += e["delta"];
+  }
+  EXPECT_EQ(deltas, reasoning);
 }
 
 }  // namespace
