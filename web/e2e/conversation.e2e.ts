@@ -55,6 +55,30 @@ describe("a conversation when something goes wrong", () => {
     await expect.poll(() => note.innerText()).toBe("");
   });
 
+  it("when a question cannot reach the server, says so under the question box until it answers again", async () => {
+    const page = await openPage();
+    const note = page.locator("#composer-note");
+    await setMaxTokens(page, 4);
+    // The server has stopped: nothing on its port answers.
+    await page.route("**/v1/**", (route) => route.abort("connectionrefused"));
+    await ask(page, "Are you there?");
+    await waitForAnswer(page);
+    const failure = answers(page).last().locator(".answer-error");
+    expect(await failure.locator("strong").innerText()).toBe(
+      "Cannot reach the qvl server. Check that it is still running.",
+    );
+    // Not the browser's "Failed to fetch".
+    expect(await failure.locator(".answer-error-detail").count()).toBe(0);
+    await expect.poll(() => note.innerText()).toMatch(/^Cannot reach the qvl server: .* Trying again…$/);
+
+    await page.unroute("**/v1/**");
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    await expect.poll(() => note.innerText()).toBe("");
+    await failure.getByRole("button", { name: "Try again" }).click();
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+  });
+
   it("leaves a question the server refused out of the follow-ups", async () => {
     const page = await openPage();
     const requests = recordChatRequests(page);

@@ -361,6 +361,9 @@ export class App {
         if (error instanceof ChatError && refusesKey(error.status) && conversation === this.conversation) {
           this.askForKey();
         }
+        // No HTTP answer (server stopped, network gone): the note under the question box
+        // says so and clears once the server answers again, so the person knows when to retry.
+        if (error instanceof ChatError && error.status === 0) void this.loadModelName();
       }
     }
     if (this.generation?.answerId === answer.id) {

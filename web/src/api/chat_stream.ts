@@ -32,9 +32,9 @@ export async function* streamChat(
       body: JSON.stringify(body),
       signal,
     });
-  } catch (cause) {
+  } catch {
     if (signal.aborted) return;
-    throw networkError(cause);
+    throw networkError();
   }
   if (!response.ok) throw await errorFromResponse(response);
   if (!response.body) throw new ChatError("The server sent an empty answer.", "");

@@ -36,7 +36,8 @@ export function titleForStatus(status: number): string {
     case 404:
       return "This server has no chat API at /v1/chat/completions.";
     case 413:
-      return "The image or message is too large for the server. Try a smaller image or lower image detail.";
+      // The bytes are what is too large: image detail changes the tokens, not the upload.
+      return "The images or the message are too large for the server. Try a smaller image, or start a new conversation with fewer images.";
     case 429:
       return "The server is busy with other requests. Please try again in a moment.";
     case 503:
@@ -71,7 +72,8 @@ export async function errorFromResponse(response: Response): Promise<ChatError> 
   return new ChatError(titleForStatus(response.status), detail, response.status, param);
 }
 
-export function networkError(cause: unknown): ChatError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new ChatError("Cannot reach the qvl server. Check that it is still running.", detail);
+// The browser's own words ("Failed to fetch", "NetworkError when attempting to fetch
+// resource.") tell a person nothing more than the title.
+export function networkError(): ChatError {
+  return new ChatError("Cannot reach the qvl server. Check that it is still running.", "");
 }
