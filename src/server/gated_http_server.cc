@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -16,6 +17,8 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/log.h"
+#include "server/request_id.h"
 
 namespace qvl {
 namespace {
@@ -165,6 +168,7 @@ std::optional<std::string_view> HeaderValue(const std::string& text, size_t head
 }
 
 constexpr std::string_view kContentLength = "\ncontent-length:";
+constexpr std::string_view kRequestIdName = "\nx-request-id:";
 
 // The number a Content-Length value starts with, saturated at 2^60.
 uint64_t LengthValue(std::string_view digits) {
@@ -345,7 +349,9 @@ void GatedHttpServer::GateLoop() {
           Close(c.fd);
           break;
         case ReadResult::kTooLarge:
-          Refuse(c.fd, "431 Request Header Fields Too Large");
+          Refuse(
+              c, "431 Request Header Fields Too Large",
+              StrCat("the request line and headers are over ", limits_.max_head_bytes, " bytes"));
           break;
         case ReadResult::kPending:
           if (now < c.deadline) {
@@ -353,7 +359,9 @@ void GatedHttpServer::GateLoop() {
           } else if (c.received.empty()) {
             Close(c.fd);  // an idle keep-alive connection
           } else {
-            Refuse(c.fd, "408 Request Timeout");
+            Refuse(c, "408 Request Timeout",
+                   StrCat("the request line and headers did not arrive within ",
+                          limits_.head_timeout_ms, " ms"));
           }
           break;
       }
@@ -371,17 +379,17 @@ void GatedHttpServer::Dispatch(Connection c) {
   workers_->enqueue([this, c]() mutable { Serve(std::move(c)); });
 }
 
-const char* GatedHttpServer::CheckHead(Connection& c) const {
+bool GatedHttpServer::CheckHead(Connection& c) const {
   const std::optional<std::string_view> length =
       HeaderValue(c.received, c.head_bytes, kContentLength);
   if (length) {
     // httplib would read "-5" as 2^64 - 5 and wait for that much body.
     if (length->empty() || length->find_first_not_of("0123456789") != std::string_view::npos) {
-      return "400 Bad Request";
+      return false;
     }
     // One over the limit with "Expect: 100-continue" is refused by the expect handler
     // (see the constructor), before any 100 Continue.
-    return nullptr;
+    return true;
   }
   // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. httplib
   // would read one until the client closed; it gets "Content-Length: 0" instead.
@@ -397,11 +405,13 @@ const char* GatedHttpServer::CheckHead(Connection& c) const {
     c.received.insert(blank, kEmpty);
     c.head_bytes += kEmpty.size();
   }
-  return nullptr;
+  return true;
 }
 
 void GatedHttpServer::Serve(Connection c) {
-  if (const char* refusal = CheckHead(c)) return Refuse(c.fd, refusal);
+  if (!CheckHead(c)) {
+    return Refuse(c, "400 Bad Request", "Content-Length is not a number of bytes");
+  }
   const uint64_t body = ContentLength(c.received, c.head_bytes);
   const uint64_t request_bytes = c.head_bytes + body;
   const int read_ms = static_cast<int>(read_timeout_sec_ * 1000 + read_timeout_usec_ / 1000);
@@ -420,12 +430,27 @@ void GatedHttpServer::Serve(Connection c) {
   Wait(std::move(c));
 }
 
-void GatedHttpServer::Refuse(int fd, const char* status_line) {
-  const std::string response =
-      StrCat("HTTP/1.1 ", status_line, "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+void GatedHttpServer::Refuse(const Connection& c, const char* status_line, const std::string& why) {
+  // A whole head names the client's id; one cut off or never ended cannot be trusted to.
+  const std::string sent =
+      c.head_bytes > 0
+          ? std::string(HeaderValue(c.received, c.head_bytes, kRequestIdName).value_or(""))
+          : "";
+  const std::string id = IsSaneRequestId(sent) ? sent : NewRequestId();
+  const std::string response = StrCat("HTTP/1.1 ", status_line, "\r\n", kRequestIdHeader, ": ", id,
+                                      "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   [[maybe_unused]] const ssize_t ignored =
-      ::send(fd, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  Linger(fd);
+      ::send(c.fd, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  // As the access log names a routed request (access_log.h), which this one never was.
+  std::string ip;
+  int port = 0;
+  AddressOf(c.fd, true, ip, port);
+  LogEvent(LogLevel::kInfo, "request",
+           {{"request_id", id},
+            {"client", StrCat(ip, ":", port)},
+            {"status", static_cast<int64_t>(std::atoi(status_line))},
+            {"error", why}});
+  Linger(c.fd);
 }
 
 void GatedHttpServer::Linger(int fd) {

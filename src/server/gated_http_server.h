@@ -7,7 +7,8 @@
 // which reads its head into a buffer of at most `max_head_bytes`; only a complete head is
 // handed to a worker, which runs httplib's own request processing (routing, bodies,
 // responses, keep-alive) on it, then gives the connection back to the gate. A head that
-// is not complete within `head_timeout_ms` gets 408, one over the size limit 431.
+// is not complete within `head_timeout_ms` gets 408, one over the size limit 431; each
+// refusal carries an X-Request-Id and is logged with it, as routed requests are.
 // Connections answered before their body was read are closed lingering (see Linger).
 #pragma once
 
@@ -74,11 +75,15 @@ class GatedHttpServer : public httplib::Server {
   void GateLoop();
   ReadResult ReadHead(Connection& c) const;
   void Dispatch(Connection c);
-  // The status line for a head refused before httplib sees it (a Content-Length that is
-  // not a number), else null; gives a body-less POST, PUT or PATCH "Content-Length: 0".
-  const char* CheckHead(Connection& c) const;
+  // False for a head refused before httplib sees it (a Content-Length that is not a
+  // number); gives a body-less POST, PUT or PATCH "Content-Length: 0".
+  bool CheckHead(Connection& c) const;
   void Serve(Connection c);  // on a worker: one request, then back to the gate
-  void Refuse(int fd, const char* status_line);
+  // Answers `status_line` with no body and closes, lingering. The reply carries an
+  // X-Request-Id as every routed one does (request_id.h): the client's own when its head
+  // is whole and names a sane one, else a fresh one; the refusal is logged with it and
+  // `why`.
+  void Refuse(const Connection& c, const char* status_line, const std::string& why);
   // Closes after the client has had time to read the response: closing a socket with
   // unread input sends a reset, which can destroy the response still in flight (a 503 or
   // 413 answered before a large body arrived). The gate discards input until the client

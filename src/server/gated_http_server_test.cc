@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/captured_log.h"
 #include "base/error.h"
 
 namespace qvl {
@@ -194,6 +196,59 @@ TEST_F(GatedHttpServerTest, HeadOverTheLimitIs431) {
   raw.Send(head);
   EXPECT_EQ(raw.ReadAll().substr(0, 12), "HTTP/1.1 431");
   EXPECT_TRUE(raw.closed_by_server());
+}
+
+// A reply's X-Request-Id, "" when it has none.
+std::string RequestIdOf(const std::string& response) {
+  const std::string name = "\r\nX-Request-Id: ";
+  const size_t at = response.find(name);
+  if (at == std::string::npos || at > response.find("\r\n\r\n")) return "";
+  const size_t begin = at + name.size();
+  return response.substr(begin, response.find("\r\n", begin) - begin);
+}
+
+// Refused before any route runs, each reply still names its request as every routed one
+// does, and the log line of the refusal names it too: a fresh id where the head is cut
+// off or never ends (the client's id in it cannot be trusted), the client's own where
+// the head is whole.
+TEST_F(GatedHttpServerTest, RefusalsBeforeRoutingNameTheirRequest) {
+  CapturedLog log;
+  struct Case {
+    std::string sent;
+    std::string status;
+    std::string error;
+    std::string client_id;  // echoed; "" = a fresh id
+  };
+  std::string flood = "GET /hello HTTP/1.1\r\nX-Request-Id: client-431\r\n";
+  while (flood.size() < 4096) flood += "X-Flood: " + std::string(50, 'v') + "\r\n";
+  const Case cases[] = {
+      {"GET /hello HTTP/1.1\r\nX-Request-Id: client-408\r\nX-Slow: ", "408",
+       "the request line and headers did not arrive within 1000 ms", ""},
+      {flood, "431", "the request line and headers are over 2048 bytes", ""},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nX-Request-Id: client-400\r\nContent-Length: -5\r\n\r\n",
+       "400", "Content-Length is not a number of bytes", "client-400"},
+  };
+  std::set<std::string> ids;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.status);
+    RawConnection raw(port_);
+    raw.Send(c.sent);
+    const std::string response = raw.ReadAll();
+    EXPECT_EQ(response.rfind("HTTP/1.1 " + c.status + " ", 0), 0u) << response;
+    const std::string id = RequestIdOf(response);
+    if (c.client_id.empty()) {
+      EXPECT_EQ(id.size(), 4u + 24u) << response;
+      EXPECT_EQ(id.rfind("req_", 0), 0u) << response;
+    } else {
+      EXPECT_EQ(id, c.client_id) << response;
+    }
+    ids.insert(id);
+    const std::string line = log.WaitFor({" request request_id=" + id + " "});
+    EXPECT_NE(line.find(" client=127.0.0.1:"), std::string::npos) << line;
+    EXPECT_NE(line.find(" status=" + c.status + " error=\"" + c.error + "\""), std::string::npos)
+        << line;
+  }
+  EXPECT_EQ(ids.size(), 3u);
 }
 
 TEST_F(GatedHttpServerTest, AnUnreadBodyEndsTheConnection) {
