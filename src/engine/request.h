@@ -99,6 +99,9 @@ struct GenerationRequest {
   std::vector<int32_t> prompt_tokens;
   std::vector<ImageInput> images;
   std::vector<VideoInput> videos;
+  // False: the prompt ends with the last message, the assistant turn not opened (vLLM's
+  // /tokenize add_generation_prompt). Messages only; a raw prompt is used as it is.
+  bool add_generation_prompt = true;
   // Tool definitions for the chat template's system turn, serialized as it does (see
   // RenderChatTemplate).
   std::vector<std::string> tools_json;

@@ -124,8 +124,8 @@ void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams
 }
 
 bool OpensReasoning(ChatTemplateKind chat_template, const GenerationRequest& request) {
-  return chat_template == ChatTemplateKind::kThinking && !request.prompt_text &&
-         request.prompt_tokens.empty();
+  return chat_template == ChatTemplateKind::kThinking && request.add_generation_prompt &&
+         !request.prompt_text && request.prompt_tokens.empty();
 }
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
@@ -325,13 +325,12 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     out.prompt = request.prompt_tokens;
   } else {
     try {
-      out.prompt = TokenizePrompt(tokenizer_,
-                                  request.prompt_text
-                                      ? *request.prompt_text
-                                      : RenderChatTemplate(request.messages,
-                                                           /*add_generation_prompt=*/true,
-                                                           request.tools_json, chat_template_),
-                                  token_counts, layouts);
+      out.prompt = TokenizePrompt(
+          tokenizer_,
+          request.prompt_text ? *request.prompt_text
+                              : RenderChatTemplate(request.messages, request.add_generation_prompt,
+                                                   request.tools_json, chat_template_),
+          token_counts, layouts);
     } catch (const FieldError&) {
       throw;
     } catch (const Error& e) {

@@ -58,13 +58,23 @@ TokenizeRequest ParseTokenizeRequest(std::string_view text, const ChatRequestPol
     out.text = body.RequiredString(input);
     return out;
   }
-  out.add_generation_prompt = body.Bool("add_generation_prompt").value_or(true);
+  const bool add_generation_prompt = body.Bool("add_generation_prompt").value_or(true);
   if (body.Bool("continue_final_message").value_or(false)) {
     FailField(ErrorCode::kInvalidArgument, "continue_final_message",
               "is not supported: the chat template closes every message; send the text to "
               "continue as prompt, already formatted");
   }
-  out.chat = ParseChatRequest(text, policy).generation;
+  if (body.Find("add_generation_prompt") == nullptr) {
+    out.chat = ParseChatRequest(text, policy).generation;
+  } else {
+    // The flag is /tokenize's own: the chat parser reads the body without it, as a chat
+    // completion cannot honour a false one. The rest keeps the body's order (tools are
+    // rendered in it).
+    nlohmann::ordered_json rest = nlohmann::ordered_json::parse(text);
+    rest.erase("add_generation_prompt");
+    out.chat = ParseChatRequest(rest.dump(), policy).generation;
+  }
+  out.chat.add_generation_prompt = add_generation_prompt;
   return out;
 }
 

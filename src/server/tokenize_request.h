@@ -26,11 +26,11 @@ struct TokenizeRequest {
   // token. Unset: `chat` holds the messages.
   std::optional<std::string> text;
   // messages and the fields around them as /v1/chat/completions parses them (images
-  // loaded, not decoded), so that the same body counts the tokens that route prefills.
+  // loaded, not decoded), so that the same body counts the tokens that route prefills;
+  // add_generation_prompt as the body gives it.
   GenerationRequest chat;
-  bool add_generation_prompt = true;  // messages: end with the assistant turn opened
-  bool with_pieces = false;           // llama-server's tokens as {"id", "piece"}
-  bool token_strs = false;            // vLLM's token_strs beside the ids
+  bool with_pieces = false;  // llama-server's tokens as {"id", "piece"}
+  bool token_strs = false;   // vLLM's token_strs beside the ids
 };
 
 // Throws FieldError as ParseChatRequest does, naming the field: none or more than one of

@@ -71,14 +71,14 @@ TEST_F(TokenizeRequestTest, MessagesAreReadAsTheChatRouteReadsThem) {
                                       {{"type", "text"}, {"text", "Describe this image."}}}}}};
   TokenizeRequest r = Parse({{"messages", messages}, {"max_pixels", 200000}});
   EXPECT_FALSE(r.text);
-  EXPECT_TRUE(r.add_generation_prompt);
+  EXPECT_TRUE(r.chat.add_generation_prompt);
   ASSERT_EQ(r.chat.messages.size(), 1u);
   ASSERT_EQ(r.chat.images.size(), 1u);
   EXPECT_EQ(r.chat.images[0].field, "messages[0].content[0].image_url.url");
   EXPECT_EQ(r.chat.image_budget.max_pixels, 200000);
 
   r = Parse({{"messages", messages}, {"add_generation_prompt", false}});
-  EXPECT_FALSE(r.add_generation_prompt);
+  EXPECT_FALSE(r.chat.add_generation_prompt);
 }
 
 TEST_F(TokenizeRequestTest, BadBodiesNameTheirField) {

@@ -1,7 +1,5 @@
 #include "server/tokenize_route.h"
 
-#include <algorithm>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -40,13 +38,6 @@ nlohmann::json TokenizeJson(const TokenizeRequest& request, const Engine& engine
   } else {
     PreparedRequest prepared = engine.preparer().Prepare(request.chat, 0);
     ids = std::move(prepared.prompt);
-    if (!request.add_generation_prompt) {
-      // The generation prompt is the turn the template opens last: from its last
-      // <|im_start|> on, whichever Qwen3-VL template (Instruct, Thinking) wrote it.
-      const int32_t turn = tokenizer.TokenToId("<|im_start|>");
-      const auto last = std::find(ids.rbegin(), ids.rend(), turn);
-      if (last != ids.rend()) ids.erase(std::prev(last.base()), ids.end());
-    }
     for (const PreparedImage& media : prepared.images) {
       (media.info.frames > 0 ? videos : images).push_back(MediaCostJson(media.info));
     }

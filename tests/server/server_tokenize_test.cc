@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/mapped_file.h"
+#include "engine/request_preparer.h"
+#include "model/model_folder_for_test.h"
 #include "server_harness.h"
 #include "tiny_cases.h"
 
@@ -73,6 +76,53 @@ TEST_F(ServerTokenizeTest, WithoutTheGenerationPromptTheAssistantTurnIsNotOpened
   golden.resize(golden.size() - 3);  // <|im_start|> assistant \n
   EXPECT_EQ(r.json["tokens"], nlohmann::json(golden));
   EXPECT_EQ(r.json["count"], golden.size());
+}
+
+// A conversation sent whole, ending with the assistant's answer (to count or train on
+// it): without the generation prompt the ids are the template's text of it, that last
+// answer kept, and with it the same text with the assistant turn opened after it.
+const nlohmann::json kAnswered = {
+    {{"role", "user"}, {"content", "What is 2 + 2?"}},
+    {{"role", "assistant"}, {"content", "4"}, {"reasoning_content", "Two and two."}}};
+
+// The text of the ids `body` tokenizes to (special tokens spelled out), "" on failure.
+std::string TokenizedText(ServerHarness& harness, const nlohmann::json& body) {
+  const HttpResult r = PostJson(harness, "/tokenize", body.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+  if (r.status != 200) return "";
+  EXPECT_EQ(r.json["count"], r.json["tokens"].size());
+  const std::vector<int32_t> ids = r.json["tokens"];
+  return harness.engine()->tokenizer().Decode(ids, /*skip_special=*/false);
+}
+
+// As the reference templates render it (chat_template.json): the Instruct one ignores
+// the reasoning; the Thinking one shows it for an answer after the last user message,
+// and its generation prompt opens the reasoning.
+void ExpectTheTemplatesText(ServerHarness& harness, const std::string& answer,
+                            const std::string& opening) {
+  const std::string conversation = "<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n" + answer;
+  EXPECT_EQ(TokenizedText(harness, {{"messages", kAnswered}, {"add_generation_prompt", false}}),
+            conversation);
+  EXPECT_EQ(TokenizedText(harness, {{"messages", kAnswered}}), conversation + opening);
+  EXPECT_EQ(TokenizedText(harness, {{"messages", kAnswered}, {"add_generation_prompt", true}}),
+            conversation + opening);
+}
+
+TEST_F(ServerTokenizeTest, AConversationEndingWithAnAnswerKeepsItWithoutTheGenerationPrompt) {
+  ExpectTheTemplatesText(*harness_, "<|im_start|>assistant\n4<|im_end|>\n",
+                         "<|im_start|>assistant\n");
+}
+
+TEST(ServerTokenizeThinkingTest, TheThinkingTemplatesGenerationPromptOpensTheReasoning) {
+  HarnessOptions options = DefaultHarnessOptions();
+  options.model_dir = ModelFolderWith(
+      ModelDir(), "chat_template.json",
+      ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+  ServerHarness harness(options);
+  ASSERT_EQ(harness.engine()->preparer().chat_template(), ChatTemplateKind::kThinking);
+  ExpectTheTemplatesText(harness,
+                         "<|im_start|>assistant\n<think>\nTwo and two.\n</think>\n\n4<|im_end|>\n",
+                         "<|im_start|>assistant\n<think>\n");
 }
 
 TEST_F(ServerTokenizeTest, TextRoundTripsThroughDetokenize) {
