@@ -253,6 +253,48 @@ TEST_F(ServerResponsesTest, StoredResponsesAreContinuedRetrievedAndDeleted) {
   EXPECT_EQ(Get(*harness_, "/v1/responses/" + kept_not.json["id"].get<std::string>()).status, 404);
 }
 
+// A stored conversation whose first turn had an image (a data URL) continued with
+// previous_response_id: the image is in the second turn's prompt again, as when the
+// whole conversation is sent, and the first turn's KV (the image's included) is reused.
+TEST_F(ServerResponsesTest, AStoredConversationWithAnImageIsContinuedWithIt) {
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  nlohmann::json first_body;
+  ASSERT_TRUE(ToResponses(c.request, &first_body));
+  const HttpResult first = Respond(first_body);
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json["output"][0]["content"][0]["text"], c.greedy_text);
+  ASSERT_EQ(first.json["timings"]["images"].size(), 1u) << first.body;
+
+  const nlohmann::json follow_up = {{"role", "user"}, {"content", "And the colours?"}};
+  const HttpResult continued = Respond({{"input", {follow_up}},
+                                        {"previous_response_id", first.json["id"]},
+                                        {"max_output_tokens", 4},
+                                        {"temperature", 0}});
+  ASSERT_EQ(continued.status, 200) << continued.body;
+  nlohmann::json whole = {
+      {"input", first_body["input"]}, {"max_output_tokens", 4}, {"temperature", 0}};
+  for (const nlohmann::json& item : first.json["output"]) whole["input"].push_back(item);
+  whole["input"].push_back(follow_up);
+  const HttpResult resent = Respond(whole);
+  ASSERT_EQ(resent.status, 200) << resent.body;
+
+  const nlohmann::json& image = continued.json["timings"]["images"];
+  ASSERT_EQ(image.size(), 1u) << continued.body;
+  EXPECT_EQ(image[0]["tokens"], 80);
+  EXPECT_EQ(image[0]["grid_thw"], (nlohmann::json{1, 16, 20}));
+  EXPECT_EQ(continued.json["usage"]["input_tokens"], resent.json["usage"]["input_tokens"]);
+  EXPECT_GT(continued.json["usage"]["input_tokens"].get<int64_t>(),
+            c.prompt_tokens + c.completion_tokens);
+  // The image's encoding is reused, and the KV of the first turn's prompt in whole pages
+  // of 16 tokens: at least 5 of its 94 tokens' 6 pages (76 of the image's 80 tokens; the
+  // sixth page holds the first answer's tokens, which the history tokenizes anew).
+  EXPECT_EQ(image[0]["cached"], true);
+  EXPECT_GE(continued.json["usage"]["input_tokens_details"]["cached_tokens"].get<int64_t>(), 80)
+      << continued.body;
+  EXPECT_EQ(continued.json["output"][0]["content"][0]["text"],
+            resent.json["output"][0]["content"][0]["text"]);
+}
+
 TEST(ServerResponsesStoreTest, AServerThatKeepsNoneSaysSo) {
   HarnessOptions options = DefaultHarnessOptions();
   options.server.response_store.max_bytes = 0;
