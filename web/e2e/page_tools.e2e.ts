@@ -241,9 +241,13 @@ describe("the page's tools", () => {
     await page.getByLabel("Presence penalty").fill("-0.5");
     await page.getByLabel("Frequency penalty").fill("0.5");
     await page.getByLabel("Seed").fill("42");
-    expect(await page.locator("#stop-hint").innerText()).toContain("up to 4");
+    // As many stop strings as this server takes (/props), so that the button goes away.
+    const { limits } = (await (await fetch(`${suite.url()}/props`)).json()) as { limits: { max_stop_strings: number } };
+    const typed = ["\\n\\n", "END", "###", "Q:"];
+    while (typed.length < limits.max_stop_strings) typed.push(`S${typed.length + 1}`);
+    expect(await page.locator("#stop-hint").innerText()).toContain(`up to ${limits.max_stop_strings}.`);
     const add = page.getByRole("button", { name: "Add a stop string" });
-    for (const [i, stop] of ["\\n\\n", "END", "###", "Q:"].entries()) {
+    for (const [i, stop] of typed.entries()) {
       await add.click();
       await page.getByLabel(`Stop string ${i + 1}`, { exact: true }).fill(stop);
     }
@@ -262,7 +266,7 @@ describe("the page's tools", () => {
       presence_penalty: -0.5,
       frequency_penalty: 0.5,
       seed: 42,
-      stop: ["\n\n", "END", "###", "Q:"],
+      stop: ["\n\n", "END", "###", "Q:", ...typed.slice(4)],
     });
     expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
     // The same seed, settings and question give the same answer.
