@@ -262,6 +262,11 @@ describe("the page's own count of a stopped answer", () => {
     ]);
   });
 
+  it("says one token, not one tokens, for an answer stopped after its first", () => {
+    const stats = answerStats(undefined, undefined, 90, { chunks: 1, characters: 5, decodeMs: 0 });
+    expect(stats.summary).toEqual(["first token 90 ms", "about 1 token"]);
+  });
+
   it("says how many of a thinking model's tokens were reasoning", () => {
     const thought = { completion_tokens: 90, completion_tokens_details: { reasoning_tokens: 64 } };
     expect(answerStats({}, thought).details).toContainEqual(["Answer tokens", "90 (64 thinking)"]);

@@ -171,7 +171,7 @@ export function answerStats(
   }
   const ttft = isNumber(t.ttft_ms) ? t.ttft_ms : clientTtftMs;
   if (isNumber(ttft)) summary.push(`first token ${formatDuration(ttft)}`);
-  if (counted) summary.push(`about ${counted.chunks} tokens`);
+  if (counted) summary.push(`about ${counted.chunks} token${counted.chunks === 1 ? "" : "s"}`);
   if (isNumber(t.decode_tokens_per_s) && t.decode_tokens_per_s > 0) summary.push(formatRate(t.decode_tokens_per_s));
   else if (countedRate !== undefined) summary.push(formatRate(countedRate));
   if (images.length === 1) {

@@ -74,6 +74,24 @@ describe("following the end of the conversation", () => {
     expect(box.scrollTop).toBe(1300);
   });
 
+  it("offers no button while the last message is seen to its end", () => {
+    const content = document.createElement("div");
+    content.style.paddingBottom = "18px";
+    follower = new ScrollFollower(box, content, button, prompt);
+    follower.follow();
+    // Only the space under the last message is out of view.
+    scrollTo(box, 582);
+    expect(button.hidden).toBe(true);
+    box.contentHeight = 1100;
+    resized();
+    expect(box.scrollTop).toBe(582);
+    expect(button.hidden).toBe(false);
+    scrollTo(box, 681);
+    expect(button.hidden).toBe(true);
+    scrollTo(box, 670);
+    expect(button.hidden).toBe(false);
+  });
+
   it("follows again once scrolled back near the end", () => {
     scrollTo(box, 100);
     expect(button.hidden).toBe(false);

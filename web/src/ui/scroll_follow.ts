@@ -18,7 +18,7 @@ export class ScrollFollower {
    * which hides once it has done its job, when it was reached with the keyboard. */
   constructor(
     private readonly scroller: HTMLElement,
-    content: HTMLElement,
+    private readonly content: HTMLElement,
     private readonly button: HTMLButtonElement,
     focusAfterJump: HTMLElement,
   ) {
@@ -69,6 +69,13 @@ export class ScrollFollower {
   private update(): void {
     this.lastTop = this.scroller.scrollTop;
     this.lastHeight = this.scroller.scrollHeight;
-    this.button.hidden = this.following || distanceFromEnd(this.scroller) <= 1;
+    this.button.hidden = this.following || this.endInView();
+  }
+
+  /** Whether the last message is seen to its end: only the space under it is hidden.
+   * The button would then cover the latest text instead of leading to it. */
+  private endInView(): boolean {
+    const below = parseFloat(getComputedStyle(this.content).paddingBottom) || 0;
+    return distanceFromEnd(this.scroller) <= below + 1;
   }
 }
