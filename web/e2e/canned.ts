@@ -141,13 +141,54 @@ export async function cannedAnswers(
   });
 }
 
+/** A Qwen3-VL Thinking model reading the README's demo image (bench/bench-1024x768.jpg):
+ * what it thought, then the text line by line. */
+export const THOUGHT_OCR_ANSWER: ThoughtAnswer = {
+  reasoning: [
+    "The person wants all the text, line by line, in reading order.",
+    "",
+    "Top left there is a report card: the title **QUARTERLY REPORT 2024**, then seven lines of figures. " +
+      "Below it, a bar chart titled *Sales by quarter (units)*; on the right, a STOP sign and a road sign, *Exit 42 - Main St*.",
+    "",
+    "I'll copy the card line by line, then the chart's title, then the signs, left to right.",
+  ].join("\n"),
+  text: [
+    "QUARTERLY REPORT 2024",
+    "Revenue grew 12.4% to $48.2M in Q3.",
+    "Operating margin: 18.7% (prev. 16.1%)",
+    "Active users: 1,284,530 (+9.8% YoY)",
+    "Top regions: EU 41%, NA 33%, APAC 26%",
+    "Invoice #A-20931 Due: 2024-11-15",
+    "Contact: support@example.com / +1 555 0142",
+    "Note: figures are unaudited estimates.",
+    "",
+    "Sales by quarter (units)",
+    "STOP",
+    "Exit 42 - Main St",
+  ].join("\n"),
+};
+
+/** Its token counts: 96 of the 190 are reasoning. */
+export const CANNED_THINKING_USAGE = {
+  prompt_tokens: 812,
+  completion_tokens: 190,
+  total_tokens: 1002,
+  completion_tokens_details: { reasoning_tokens: 96 },
+};
+
 /**
  * Answers the page's next chat request with `text`, one event every `everyMs`. Playwright's
  * routing hands the page a whole body at once, so this answers inside the page, in place
  * of its fetch; the request never reaches the network. Stopping the answer ends it.
  */
-export async function slowAnswer(page: Page, answer: CannedAnswer, everyMs: number): Promise<void> {
-  const events = sseEvents(answer, CANNED_TIMINGS, CANNED_USAGE);
+export async function slowAnswer(
+  page: Page,
+  answer: CannedAnswer,
+  everyMs: number,
+  timings: object = CANNED_TIMINGS,
+  usage: object = CANNED_USAGE,
+): Promise<void> {
+  const events = sseEvents(answer, timings, usage);
   await page.evaluate(
     ({ events, everyMs }) => {
       const realFetch = window.fetch;
