@@ -27,17 +27,29 @@ constexpr std::array<int8_t, 256> kDecodeTable = MakeDecodeTable();
 
 // How a character looks in an error message: printable ASCII as is, the rest as a code.
 std::string Describe(unsigned char c) {
-  if (c == '\n') return "'\\n' (line break)";
-  if (c == '\r') return "'\\r' (line break)";
   if (c == ' ') return "' ' (space)";
   if (c >= 0x21 && c < 0x7f) return StrCat("'", static_cast<char>(c), "'");
   static const char kHex[] = "0123456789abcdef";
   return StrCat("byte 0x", kHex[c >> 4], kHex[c & 15]);
 }
 
+// `text` without the line breaks of MIME's wrapped base64 (Python's encodebytes, the
+// base64 and openssl tools), which carry no data; `storage` holds the copy when there are
+// any.
+std::string_view WithoutLineBreaks(std::string_view text, std::string* storage) {
+  if (text.find_first_of("\r\n") == std::string_view::npos) return text;
+  storage->reserve(text.size());
+  for (const char c : text) {
+    if (c != '\r' && c != '\n') storage->push_back(c);
+  }
+  return *storage;
+}
+
 }  // namespace
 
 size_t Base64DecodedSize(std::string_view text) {
+  std::string storage;
+  text = WithoutLineBreaks(text, &storage);
   size_t size = text.size() / 4 * 3;
   if (!text.empty() && text.back() == '=') --size;
   if (text.size() >= 2 && text[text.size() - 2] == '=') --size;
@@ -45,6 +57,8 @@ size_t Base64DecodedSize(std::string_view text) {
 }
 
 std::vector<uint8_t> DecodeBase64(std::string_view text, std::string_view field) {
+  std::string storage;
+  text = WithoutLineBreaks(text, &storage);
   if (text.empty()) FailField(ErrorCode::kInvalidArgument, field, "the base64 data is empty");
   if (text.size() % 4 != 0) {
     FailField(ErrorCode::kInvalidArgument, field, "invalid base64: length ", text.size(),

@@ -1,6 +1,8 @@
 // Strict base64 (RFC 4648, standard alphabet, '=' padding required): images arrive as
 // data: URLs, and a silently skipped character would turn into a corrupt image far from
-// its cause.
+// its cause. Line breaks are the one exception, skipped wherever they are: MIME's wrapped
+// base64 (76-column lines from Python's encodebytes or the base64 tool) carries no data
+// in them, and Ollama and vLLM take it. Offsets in errors count the data without them.
 #pragma once
 
 #include <cstdint>

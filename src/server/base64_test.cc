@@ -59,17 +59,28 @@ TEST(Base64Test, DecodedSizeMatchesWithoutDecoding) {
   EXPECT_EQ(Base64DecodedSize(""), 0u);
 }
 
+// MIME's wrapped base64 (CRLF or LF every 76 characters, a final line break) is the data
+// without its line breaks.
+TEST(Base64Test, LineBreaksAreSkipped) {
+  for (const std::string text : {"Zm9v\nYmFy", "Zm9v\r\nYmFy\r\n", "Zm\n9vYm\nFy\n"}) {
+    EXPECT_EQ(Decode(text), "foobar") << text;
+    EXPECT_EQ(Base64DecodedSize(text), 6u) << text;
+  }
+  EXPECT_EQ(Base64DecodedSize("Zm8=\n"), 2u);
+  EXPECT_EQ(Base64DecodedSize("Zg\n==\n"), 1u);
+}
+
 TEST(Base64Test, RefusesMalformedInputNamingTheProblem) {
   EXPECT_EQ(ErrorOf(""), "messages[0].content[0].image_url.url: the base64 data is empty");
   EXPECT_EQ(ErrorOf("Zm9vY"),
             "messages[0].content[0].image_url.url: invalid base64: length 5 is not a multiple "
             "of 4 (missing '=' padding or truncated data?)");
-  EXPECT_EQ(ErrorOf("Zm9v\nYmFy"),
-            "messages[0].content[0].image_url.url: invalid base64: length 9 is not a multiple "
-            "of 4 (missing '=' padding or truncated data?)");
   EXPECT_EQ(ErrorOf("Zm9v\nYmE"),
-            "messages[0].content[0].image_url.url: invalid base64: character '\\n' (line "
-            "break) at offset 4");
+            "messages[0].content[0].image_url.url: invalid base64: length 7 is not a multiple "
+            "of 4 (missing '=' padding or truncated data?)");
+  EXPECT_EQ(ErrorOf("Zm9v YmE"),
+            "messages[0].content[0].image_url.url: invalid base64: character ' ' (space) at "
+            "offset 4");
   EXPECT_EQ(ErrorOf("Zm9-"),
             "messages[0].content[0].image_url.url: invalid base64: character '-' at offset 3");
   EXPECT_EQ(ErrorOf("Zg==Zm8="),

@@ -9,6 +9,7 @@
 #include "server/media_fields.h"
 #include "server/output_controls.h"
 #include "server/request_fields.h"
+#include "server/server_dialects.h"
 
 namespace qvl {
 namespace {
@@ -49,6 +50,8 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
     FailField(ErrorCode::kInvalidArgument, "top_logprobs", "needs \"logprobs\": true");
   }
   g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
+  ParseOtherServersGenerationFields(body, policy, &g);
+  ParseOtherServersChatFields(body, text, policy, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
 
   const nlohmann::json* messages = body.Find("messages");

@@ -241,8 +241,8 @@ TEST_F(ChatRequestTest, WrongFieldTypesAndValuesNameTheField) {
             "max_tokens: expected an integer, got 2.5");
   EXPECT_EQ(ErrorOf(with("stream", "yes"), bad, "stream"),
             "stream: expected true or false, got string");
-  EXPECT_EQ(ErrorOf(with("stop", {"a", "b", "c", "d", "e"}), bad, "stop"),
-            "stop: at most 4 stop strings are supported, got 5");
+  EXPECT_EQ(ErrorOf(with("stop", std::vector<std::string>(17, "a")), bad, "stop"),
+            "stop: at most 16 stop strings are supported, got 17");
   EXPECT_EQ(ErrorOf(with("stop", {"a", 5}), bad, "stop[1]"),
             "stop[1]: expected a string, got integer");
   EXPECT_EQ(ErrorOf(with("stop", ""), bad, "stop"), "stop: stop strings cannot be empty");

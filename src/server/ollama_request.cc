@@ -42,13 +42,20 @@ std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::s
   return model;
 }
 
+// Whether Ollama's "think" asks for reasoning: true, or a level ("low", "medium", "high"),
+// which Ollama gives models without levels as true.
+bool AsksToThink(const nlohmann::json& think) {
+  if (think.is_boolean()) return think.get<bool>();
+  return think == "low" || think == "medium" || think == "high";
+}
+
 // Fields that change the answer and that qvl cannot honour, refused by both routes.
 // "think" must say what the model does anyway: an Instruct model never thinks, and a
 // Thinking model's template always opens its reasoning (there is no switch to skip it).
 void RefuseUnsupported(const RequestObject& body, ChatTemplateKind chat_template) {
   if (const nlohmann::json* think = body.Find("think")) {
     const bool thinking = chat_template == ChatTemplateKind::kThinking;
-    if (!think->is_boolean() || think->get<bool>() != thinking) {
+    if (!(think->is_boolean() || think->is_string()) || AsksToThink(*think) != thinking) {
       FailField(ErrorCode::kInvalidArgument, "think",
                 thinking ? "this model always thinks (a Qwen3-VL Thinking model: its chat "
                            "template opens the reasoning, which comes in \"thinking\"); "
@@ -71,11 +78,14 @@ void RefuseUnsupported(const RequestObject& body, ChatTemplateKind chat_template
   }
 }
 
-// Options that set how the runner uses the machine, not what it answers.
-constexpr const char* kRuntimeIntOptions[] = {"num_ctx",  "num_batch",  "num_gpu",
-                                              "main_gpu", "num_thread", "num_keep"};
-constexpr const char* kRuntimeBoolOptions[] = {"low_vram", "use_mmap", "use_mlock", "numa",
-                                               "vocab_only"};
+// Options that set how the runner uses the machine, not what it answers; num_gqa, f16_kv,
+// logits_all and embedding_only are older Ollama's, which clients written for it still
+// send and today's Ollama ignores.
+constexpr const char* kRuntimeIntOptions[] = {"num_ctx",    "num_batch", "num_gpu", "main_gpu",
+                                              "num_thread", "num_keep",  "num_gqa"};
+constexpr const char* kRuntimeBoolOptions[] = {"low_vram",   "use_mmap",      "use_mlock",
+                                               "numa",       "vocab_only",    "f16_kv",
+                                               "logits_all", "embedding_only"};
 // Options read into the request (and by ParseSamplingFields / ParseStopField).
 constexpr const char* kMappedOptions[] = {"temperature",
                                           "top_p",

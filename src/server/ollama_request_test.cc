@@ -136,11 +136,17 @@ TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
 }
 
 // A Qwen3-VL Thinking model always opens its reasoning: think false cannot be honoured.
-TEST_F(OllamaRequestTest, AThinkingModelTakesThinkTrueAndRefusesFalse) {
+TEST_F(OllamaRequestTest, AThinkingModelTakesThinkTrueOrALevelAndRefusesFalse) {
   policy_.chat_template = ChatTemplateKind::kThinking;
   nlohmann::json body = Hello();
-  body["think"] = true;
-  EXPECT_EQ(Describe(ParseChat(body).generation.messages), "user string: [Hello]\n");
+  // A level, which Ollama gives models without levels as true.
+  for (const nlohmann::json& think : {nlohmann::json(true), nlohmann::json("low"),
+                                      nlohmann::json("medium"), nlohmann::json("high")}) {
+    body["think"] = think;
+    EXPECT_EQ(Describe(ParseChat(body).generation.messages), "user string: [Hello]\n") << think;
+  }
+  body["think"] = "maybe";
+  ErrorOf(body, "think");
   body["think"] = false;
   const std::string expected =
       "think: this model always thinks (a Qwen3-VL Thinking model: its chat template opens the "
@@ -280,6 +286,14 @@ TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
   ParseChat(WithOptions({{"f16_kv", nullptr}, {"mirostat", nullptr}}));
   EXPECT_EQ(ErrorOf(WithOptions({{"numa_nodes", 2}}), "options.numa_nodes"),
             "options.numa_nodes: unknown option \"numa_nodes\"");
+}
+
+// Older Ollama's runner options, which clients written for it still send (a probe with
+// them was a 400): they set how a runner used the machine, and today's Ollama ignores them.
+TEST_F(OllamaRequestTest, OlderOllamasRuntimeOptionsAreAccepted) {
+  ParseChat(WithOptions(
+      {{"num_gqa", 8}, {"f16_kv", true}, {"logits_all", false}, {"embedding_only", false}}));
+  ErrorOf(WithOptions({{"f16_kv", 1}}), "options.f16_kv");
 }
 
 TEST_F(OllamaRequestTest, RepeatWindowMatchesWhatTheSamplerDoes) {

@@ -82,12 +82,18 @@ std::shared_ptr<const Grammar> ParseResponseFormat(const std::optional<RequestOb
   const std::string type = format->String("type").value_or("text");
   if (type == "text") return nullptr;
   *structured = true;
-  if (type == "json_object") return JsonObjectGrammar();
+  // llama-server's spellings: a schema beside either type, in the format object itself.
+  const bool schema_beside = format->Find("schema") != nullptr;
+  if (type == "json_object") {
+    if (!schema_beside) return JsonObjectGrammar();
+    return CompileSchemaAt(OrderedFormat(ordered, shape).at("schema"), format->Field("schema"));
+  }
   if (type != "json_schema") {
     FailField(ErrorCode::kInvalidArgument, format->Field("type"), "\"", type,
               "\" is not one of text, json_object, json_schema");
   }
-  const bool nested = *shape.json_schema_key != '\0';
+  const bool nested = *shape.json_schema_key != '\0' &&
+                      !(schema_beside && format->Find(shape.json_schema_key) == nullptr);
   std::optional<RequestObject> nested_spec;
   const nlohmann::ordered_json* ordered_spec = &OrderedFormat(ordered, shape);
   if (nested) {
@@ -100,7 +106,7 @@ std::shared_ptr<const Grammar> ParseResponseFormat(const std::optional<RequestOb
     ordered_spec = &ordered_spec->at(shape.json_schema_key);
   }
   const RequestObject& json_schema = nested ? *nested_spec : *format;
-  if (nested) {
+  if (nested || *shape.json_schema_key != '\0') {
     json_schema.String("name");
   } else {
     json_schema.RequiredString("name");
@@ -281,7 +287,8 @@ OutputControls ParseOutputControls(const RequestObject& body, std::string_view t
   std::string named_field;
   if (const nlohmann::json* tool_choice = body.Find("tool_choice")) {
     choice = ParseToolChoice(*tool_choice, shape, &named, &named_field);
-    if (choice != "none" && !has_tools) {
+    // "auto" with no tools is plain text, as "none" is (vLLM takes it with "tools": []).
+    if (choice != "none" && choice != "auto" && !has_tools) {
       FailField(ErrorCode::kInvalidArgument, "tool_choice", "needs \"tools\"");
     }
   }

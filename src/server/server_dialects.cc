@@ -1,0 +1,167 @@
+#include "server/server_dialects.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "base/field_error.h"
+#include "engine/request_ranges.h"
+#include "server/output_controls.h"
+#include "text/chat_template.h"
+
+namespace qvl {
+namespace {
+
+constexpr char kUseResponseFormat[] =
+    "; for JSON output send response_format {\"type\": \"json_schema\", \"json_schema\": "
+    "{\"name\", \"schema\"}}";
+
+// llama-server's n_predict: -1 (until the end) and -2 (until the context is full) are the
+// default answer length; max_tokens and max_completion_tokens, OpenAI's names for the same
+// limit, win when given.
+void ParseNPredict(const RequestObject& body, GenerationRequest* g) {
+  const ParamRange& range = request_ranges::kMaxTokens;
+  const std::optional<int64_t> n = body.Int("n_predict", -2, static_cast<int64_t>(range.max));
+  if (!n || *n < 0 || g->max_tokens != 0) return;
+  if (!range.Contains(static_cast<double>(*n))) {
+    FailField(ErrorCode::kInvalidArgument, "n_predict", "must be -1, -2 or between ",
+              static_cast<int64_t>(range.min), " and ", static_cast<int64_t>(range.max), ", got ",
+              *n);
+  }
+  g->max_tokens = static_cast<int>(*n);
+  g->max_tokens_field = "n_predict";
+}
+
+// vLLM's stop_token_ids: the ids the model ends its answer on are honoured already; any
+// other would need a stop the engine does not have.
+void CheckStopTokenIds(const RequestObject& body, const ChatRequestPolicy& policy) {
+  const nlohmann::json* ids = body.Find("stop_token_ids");
+  if (ids == nullptr) return;
+  RequireArray(*ids, "stop_token_ids");
+  const std::vector<int32_t>& ends = policy.end_token_ids;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    const nlohmann::json& id = (*ids)[i];
+    if (!id.is_number_integer() ||
+        std::find(ends.begin(), ends.end(), id.get<int64_t>()) == ends.end()) {
+      std::string list;
+      for (const int32_t end : ends) list += StrCat(list.empty() ? "" : ", ", end);
+      FailField(ErrorCode::kInvalidArgument, IndexField("stop_token_ids", i),
+                "only the model's own end tokens (", list,
+                ") are supported as stop token ids, got ", id.dump(), "; use \"stop\" strings");
+    }
+  }
+}
+
+// A field that changes the answer unless it holds `neutral` (or is absent or null).
+void RefuseUnlessNeutral(const RequestObject& body, const char* key, const nlohmann::json& neutral,
+                         std::string_view why) {
+  const nlohmann::json* value = body.Find(key);
+  if (value != nullptr && *value != neutral) {
+    FailField(ErrorCode::kInvalidArgument, key, "is not supported (", why, "); leave it out",
+              neutral.is_null() ? "" : StrCat(" or at ", neutral.dump()));
+  }
+}
+
+// A schema given as a JSON object or, as vLLM also takes it, as JSON text.
+nlohmann::ordered_json SchemaValue(const nlohmann::ordered_json& value, const std::string& field) {
+  if (value.is_object()) return value;
+  if (value.is_string()) {
+    nlohmann::ordered_json parsed =
+        nlohmann::ordered_json::parse(value.get<std::string>(), nullptr, false);
+    if (parsed.is_object()) return parsed;
+  }
+  FailField(ErrorCode::kInvalidArgument, field, "expected a JSON schema (an object), got ",
+            JsonKind(nlohmann::json(value)));
+}
+
+}  // namespace
+
+void ParseOtherServersGenerationFields(const RequestObject& body, const ChatRequestPolicy& policy,
+                                       GenerationRequest* g) {
+  ParseNPredict(body, g);
+  CheckStopTokenIds(body, policy);
+  RefuseUnlessNeutral(body, "min_tokens", 0, "every answer may end at its first token");
+  RefuseUnlessNeutral(body, "include_stop_str_in_output", false,
+                      "the stop string is never part of the answer");
+  RefuseUnlessNeutral(body, "use_beam_search", false, "qvl samples; it has no beam search");
+  RefuseUnlessNeutral(body, "bad_words", nlohmann::json::array(),
+                      "use logit_bias -100 on their token ids");
+  RefuseUnlessNeutral(body, "allowed_token_ids", nullptr, "use logit_bias on token ids");
+  RefuseUnlessNeutral(body, "truncate_prompt_tokens", nullptr,
+                      "a prompt is never cut; one over the context is refused");
+  RefuseUnlessNeutral(body, "prompt_logprobs", nullptr, "logprobs are given for the answer only");
+}
+
+void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
+                                 const ChatRequestPolicy& policy, GenerationRequest* g) {
+  for (const char* key : {"guided_choice", "guided_regex", "guided_grammar", "grammar"}) {
+    if (body.Find(key) != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, key, "is not supported", kUseResponseFormat);
+    }
+  }
+  // Where a schema may come from, each with the key that holds it in its object.
+  std::optional<std::string> schema_key;
+  std::string schema_field;
+  for (const char* key : {"guided_json", "json_schema"}) {
+    if (body.Find(key) == nullptr) continue;
+    if (schema_key) {
+      FailField(ErrorCode::kInvalidArgument, key, "cannot be combined with ", *schema_key);
+    }
+    schema_key = key;
+    schema_field = key;
+  }
+  if (const nlohmann::json* outputs = body.Find("structured_outputs")) {
+    const RequestObject object(*outputs, "structured_outputs");
+    for (const auto& [key, value] : outputs->items()) {
+      if (value.is_null() || key == "json" || key == "disable_any_whitespace" ||
+          key == "disable_additional_properties" || key == "whitespace_pattern") {
+        continue;
+      }
+      FailField(ErrorCode::kInvalidArgument, object.Field(key), "is not supported",
+                kUseResponseFormat);
+    }
+    if (object.Find("json") != nullptr) {
+      if (schema_key) {
+        FailField(ErrorCode::kInvalidArgument, "structured_outputs", "cannot be combined with ",
+                  *schema_key);
+      }
+      schema_key = "structured_outputs";
+      schema_field = object.Field("json");
+    }
+  }
+  if (schema_key) {
+    if (g->grammar != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, *schema_key,
+                "cannot be combined with response_format or a forced tool call");
+    }
+    const nlohmann::ordered_json ordered = OrderedRequestFields(text, *schema_key);
+    const nlohmann::ordered_json& value = *schema_key == "structured_outputs"
+                                              ? ordered.at(*schema_key).at("json")
+                                              : ordered.at(*schema_key);
+    g->grammar = CompileSchemaAt(SchemaValue(value, schema_field), schema_field);
+  }
+
+  RefuseUnlessNeutral(body, "continue_final_message", false,
+                      "the chat template always closes the last message");
+  RefuseUnlessNeutral(body, "add_generation_prompt", true,
+                      "the chat template always opens the assistant's turn");
+  RefuseUnlessNeutral(body, "echo", false, "the prompt is not returned");
+  if (!body.String("chat_template").value_or("").empty()) {
+    FailField(ErrorCode::kInvalidArgument, "chat_template",
+              "is not supported: qvl renders the model's own chat template");
+  }
+  if (const nlohmann::json* kwargs = body.Find("chat_template_kwargs")) {
+    const RequestObject object(*kwargs, "chat_template_kwargs");
+    const bool thinking = policy.chat_template == ChatTemplateKind::kThinking;
+    if (const std::optional<bool> enable = object.Bool("enable_thinking");
+        enable && *enable != thinking) {
+      FailField(ErrorCode::kInvalidArgument, object.Field("enable_thinking"),
+                thinking ? "this model always thinks (a Qwen3-VL Thinking model: its chat "
+                           "template opens the reasoning, which comes in reasoning_content)"
+                         : "this model does not think (a Qwen3-VL Instruct model)");
+    }
+  }
+}
+
+}  // namespace qvl

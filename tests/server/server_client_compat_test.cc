@@ -1,0 +1,286 @@
+// Requests as the clients of the servers qvl replaces send them (editors' completion
+// plugins, vLLM's and llama-server's own fields, Ollama's older clients), over HTTP with
+// the tiny model. Each test holds what a probe with such a client found: a 400 for a
+// request those servers answer, or a field silently dropped although it changes the
+// answer.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "model/model_folder_for_test.h"
+#include "server_harness.h"
+#include "tiny_cases.h"
+
+namespace qvl::testing {
+namespace {
+
+class ServerClientCompatTest : public SharedServerTest {
+ protected:
+  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
+    return PostJson(*harness_, path, body.dump());
+  }
+  static nlohmann::json Question(int max_tokens) {
+    return {{"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
+            {"max_tokens", max_tokens},
+            {"temperature", 0}};
+  }
+  static std::string Content(const HttpResult& r) {
+    return r.json["choices"][0]["message"]["content"].get<std::string>();
+  }
+  static std::string ImageUrl() {
+    return DataUrl(std::string(QVL_TEST_DATA) +
+                   "/tiny-qwen3vl/cases/03_two_images/images/first.png");
+  }
+  // `text` with `line_break` after every 76 characters, as MIME writes base64.
+  static std::string Wrapped(const std::string& text, const std::string& line_break) {
+    std::string out;
+    for (size_t i = 0; i < text.size(); i += 76) out += text.substr(i, 76) + line_break;
+    return out;
+  }
+};
+
+// Editors' code-completion templates (Continue's for Qwen) send about ten stop strings:
+// the model's special tokens and a few line patterns. They were a 400 past 4.
+TEST_F(ServerClientCompatTest, StopListsAsEditorsSendThemAreTaken) {
+  nlohmann::json body = Question(8);
+  body["logprobs"] = true;
+  const HttpResult free = Post("/v1/chat/completions", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const std::string answer = Content(free);
+  const std::string stop = free.json["choices"][0]["logprobs"]["content"][2]["token"];
+  ASSERT_NE(answer.find(stop), std::string::npos);
+
+  std::vector<std::string> stops = {"<|endoftext|>",  "<|fim_prefix|>", "<|fim_middle|>",
+                                    "<|fim_suffix|>", "<|fim_pad|>",    "<|repo_name|>",
+                                    "<|file_sep|>",   "<|im_start|>",   "\n\n\n"};
+  stops.push_back(stop);
+  body["stop"] = stops;
+  const HttpResult stopped = Post("/v1/chat/completions", body);
+  ASSERT_EQ(stopped.status, 200) << stopped.body;
+  EXPECT_EQ(Content(stopped), answer.substr(0, answer.find(stop)));
+  EXPECT_EQ(stopped.json["choices"][0]["finish_reason"], "stop");
+
+  body["stop"] = std::vector<std::string>(17, "x");
+  const HttpResult many = Post("/v1/chat/completions", body);
+  EXPECT_EQ(many.status, 400);
+  EXPECT_EQ(many.json["error"]["message"], "stop: at most 16 stop strings are supported, got 17");
+}
+
+// Base64 wrapped in lines (Python's base64.encodebytes, the base64 tool, Java's MIME
+// encoder) is the same image, as Ollama and vLLM take it; it was a 400.
+TEST_F(ServerClientCompatTest, Base64WrappedInLinesIsTheSameImage) {
+  const std::string url = ImageUrl();
+  const size_t comma = url.find(',') + 1;
+  auto ask = [&](const std::string& image_url) {
+    nlohmann::json body = Question(3);
+    body["messages"][0]["content"] = {{{"type", "image_url"}, {"image_url", {{"url", image_url}}}},
+                                      {{"type", "text"}, {"text", "What is this?"}}};
+    return Post("/v1/chat/completions", body);
+  };
+  const HttpResult plain = ask(url);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  const HttpResult wrapped = ask(url.substr(0, comma) + Wrapped(url.substr(comma), "\n"));
+  ASSERT_EQ(wrapped.status, 200) << wrapped.body;
+  EXPECT_EQ(Content(wrapped), Content(plain));
+  EXPECT_EQ(wrapped.json["usage"]["prompt_tokens"], plain.json["usage"]["prompt_tokens"]);
+
+  auto ask_ollama = [&](const std::string& image) {
+    const nlohmann::json body = {
+        {"model", "qwen3-vl"},
+        {"stream", false},
+        {"options", {{"num_predict", 3}, {"temperature", 0}}},
+        {"messages", {{{"role", "user"}, {"content", "What is this?"}, {"images", {image}}}}}};
+    return Post("/api/chat", body);
+  };
+  const HttpResult ollama_plain = ask_ollama(url.substr(comma));
+  ASSERT_EQ(ollama_plain.status, 200) << ollama_plain.body;
+  const HttpResult ollama_wrapped = ask_ollama(Wrapped(url.substr(comma), "\r\n"));
+  ASSERT_EQ(ollama_wrapped.status, 200) << ollama_wrapped.body;
+  EXPECT_EQ(ollama_wrapped.json["message"]["content"], ollama_plain.json["message"]["content"]);
+}
+
+// llama-server's n_predict is the answer's length on both OpenAI routes; it was ignored
+// and the answer ran to the server's default of 2048 tokens.
+TEST_F(ServerClientCompatTest, NPredictIsTheTokenLimit) {
+  nlohmann::json body = Question(0);
+  body.erase("max_tokens");
+  body["n_predict"] = 2;
+  const HttpResult chat = Post("/v1/chat/completions", body);
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  EXPECT_EQ(chat.json["usage"]["completion_tokens"], 2);
+  EXPECT_EQ(chat.json["choices"][0]["finish_reason"], "length");
+
+  body["max_tokens"] = 3;  // OpenAI's name for the same limit wins
+  EXPECT_EQ(Post("/v1/chat/completions", body).json["usage"]["completion_tokens"], 3);
+
+  const HttpResult text =
+      Post("/v1/completions", {{"prompt", "The sky"}, {"n_predict", 5}, {"temperature", 0}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.json["usage"]["completion_tokens"], 5);
+
+  body["n_predict"] = 0;
+  body.erase("max_tokens");
+  const HttpResult zero = Post("/v1/chat/completions", body);
+  EXPECT_EQ(zero.status, 400);
+  EXPECT_EQ(zero.json["error"]["param"], "n_predict");
+}
+
+// A schema in vLLM's and llama-server's spellings binds the answer as response_format's
+// json_schema does. Before, json_object's schema was dropped (the answer was "{}") and the
+// other fields were ignored (free text).
+TEST_F(ServerClientCompatTest, SchemasInOtherServersSpellingsBindTheAnswer) {
+  const nlohmann::json schema = {{"type", "object"},
+                                 {"properties", {{"a", {{"type", "integer"}}}}},
+                                 {"required", {"a"}},
+                                 {"additionalProperties", false}};
+  const std::vector<std::pair<std::string, nlohmann::json>> spellings = {
+      {"response_format", {{"type", "json_object"}, {"schema", schema}}},
+      {"response_format", {{"type", "json_schema"}, {"schema", schema}}},
+      {"guided_json", schema},
+      {"guided_json", schema.dump()},
+      {"json_schema", schema},
+      {"structured_outputs", {{"json", schema}}},
+  };
+  for (const auto& [key, value] : spellings) {
+    nlohmann::json body = Question(40);
+    body[key] = value;
+    const HttpResult r = Post("/v1/chat/completions", body);
+    ASSERT_EQ(r.status, 200) << key << ": " << r.body;
+    const nlohmann::json answer = nlohmann::json::parse(Content(r), nullptr, false);
+    ASSERT_TRUE(answer.is_object()) << key << ": " << Content(r);
+    EXPECT_EQ(answer.size(), 1u) << key << ": " << Content(r);
+    EXPECT_TRUE(answer["a"].is_number_integer()) << key << ": " << Content(r);
+  }
+
+  nlohmann::json both = Question(4);
+  both["guided_json"] = schema;
+  both["response_format"] = {{"type", "json_object"}};
+  const HttpResult conflict = Post("/v1/chat/completions", both);
+  EXPECT_EQ(conflict.status, 400);
+  EXPECT_EQ(conflict.json["error"]["param"], "guided_json");
+}
+
+// vLLM's and llama-server's fields that would change the answer and that qvl cannot
+// honour are a 400 naming them; they were silently ignored. At their neutral values, and
+// with stop_token_ids that are the model's own end tokens, they are taken.
+TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByName) {
+  const std::vector<std::pair<std::string, nlohmann::json>> refused = {
+      {"guided_choice", {"yes", "no"}},
+      {"guided_regex", "[a-z]+"},
+      {"guided_grammar", "root ::= \"a\""},
+      {"grammar", "root ::= \"a\""},
+      {"stop_token_ids", {5}},
+      {"min_tokens", 2},
+      {"include_stop_str_in_output", true},
+      {"use_beam_search", true},
+      {"bad_words", {"blue"}},
+      {"allowed_token_ids", {1, 2}},
+      {"truncate_prompt_tokens", 10},
+      {"prompt_logprobs", 1},
+      {"continue_final_message", true},
+      {"add_generation_prompt", false},
+      {"echo", true},
+      {"chat_template", "{{ messages }}"},
+  };
+  for (const auto& [key, value] : refused) {
+    nlohmann::json body = Question(2);
+    body[key] = value;
+    const HttpResult r = Post("/v1/chat/completions", body);
+    EXPECT_EQ(r.status, 400) << key << ": " << r.body;
+    const std::string param = key == "stop_token_ids" ? "stop_token_ids[0]" : key;
+    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+  }
+  nlohmann::json choice = Question(2);
+  choice["structured_outputs"] = {{"choice", {"yes", "no"}}};
+  EXPECT_EQ(Post("/v1/chat/completions", choice).json["error"]["param"],
+            "structured_outputs.choice");
+  nlohmann::json thinking = Question(2);
+  thinking["chat_template_kwargs"] = {{"enable_thinking", true}};
+  const HttpResult instruct = Post("/v1/chat/completions", thinking);
+  EXPECT_EQ(instruct.status, 400);
+  EXPECT_EQ(instruct.json["error"]["message"],
+            "chat_template_kwargs.enable_thinking: this model does not think (a Qwen3-VL "
+            "Instruct model)");
+  const HttpResult text =
+      Post("/v1/completions", {{"prompt", "The sky"}, {"max_tokens", 2}, {"min_tokens", 1}});
+  EXPECT_EQ(text.status, 400);
+  EXPECT_EQ(text.json["error"]["param"], "min_tokens");
+
+  const int end = harness_->engine()->tokenizer().TokenToId("<|im_end|>");
+  nlohmann::json neutral = Question(2);
+  neutral["stop_token_ids"] = {end};
+  neutral["min_tokens"] = 0;
+  neutral["include_stop_str_in_output"] = false;
+  neutral["continue_final_message"] = false;
+  neutral["add_generation_prompt"] = true;
+  neutral["echo"] = false;
+  neutral["chat_template_kwargs"] = {{"enable_thinking", false}};
+  neutral["skip_special_tokens"] = true;
+  neutral["tools"] = nlohmann::json::array();
+  neutral["tool_choice"] = "auto";
+  const HttpResult taken = Post("/v1/chat/completions", neutral);
+  ASSERT_EQ(taken.status, 200) << taken.body;
+  EXPECT_EQ(Content(taken), Content(Post("/v1/chat/completions", Question(2))));
+}
+
+// Options of older Ollama runners, which its older clients still send, were a 400.
+TEST_F(ServerClientCompatTest, OlderOllamaOptionsAreTaken) {
+  const nlohmann::json body = {
+      {"model", "qwen3-vl"},
+      {"stream", false},
+      {"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
+      {"options", {{"num_predict", 2}, {"num_gqa", 8}, {"f16_kv", true}, {"logits_all", false}}}};
+  const HttpResult r = Post("/api/chat", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["eval_count"], 2);
+}
+
+// The tiny model with the Thinking template, as server_thinking_test serves it.
+class ServerClientCompatThinkingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    HarnessOptions options = DefaultHarnessOptions();
+    options.model_dir = ModelFolderWith(
+        ModelDir(), "chat_template.json",
+        ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+    harness_ = new ServerHarness(options);
+  }
+  static void TearDownTestSuite() {
+    delete harness_;
+    harness_ = nullptr;
+  }
+  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
+    return PostJson(*harness_, path, body.dump());
+  }
+
+  static inline ServerHarness* harness_ = nullptr;
+};
+
+// Ollama takes a think level ("high") for a model without levels as true; it was a 400.
+// chat_template_kwargs.enable_thinking (vLLM's switch for Qwen3) must say the model
+// thinks, as Ollama's think must: false cannot be honoured.
+TEST_F(ServerClientCompatThinkingTest, AThinkLevelAndEnableThinkingSayTheModelThinks) {
+  const nlohmann::json messages = {{{"role", "user"}, {"content", "Why is the sky blue?"}}};
+  const HttpResult ollama = Post("/api/chat", {{"model", "qwen3-vl"},
+                                               {"messages", messages},
+                                               {"stream", false},
+                                               {"think", "high"},
+                                               {"options", {{"num_predict", 2}}}});
+  ASSERT_EQ(ollama.status, 200) << ollama.body;
+  EXPECT_TRUE(ollama.json["message"]["thinking"].is_string()) << ollama.body;
+
+  nlohmann::json chat = {{"messages", messages}, {"max_tokens", 2}};
+  chat["chat_template_kwargs"] = {{"enable_thinking", true}};
+  const HttpResult thinks = Post("/v1/chat/completions", chat);
+  ASSERT_EQ(thinks.status, 200) << thinks.body;
+  EXPECT_TRUE(thinks.json["choices"][0]["message"]["reasoning_content"].is_string());
+  chat["chat_template_kwargs"] = {{"enable_thinking", false}};
+  const HttpResult refused = Post("/v1/chat/completions", chat);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.json["error"]["param"], "chat_template_kwargs.enable_thinking");
+}
+
+}  // namespace
+}  // namespace qvl::testing
