@@ -1,6 +1,7 @@
 #include "server/api_server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <optional>
@@ -78,6 +79,9 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_.set_read_timeout(options_.io_timeout_seconds, 0);
   http_.set_write_timeout(options_.io_timeout_seconds, 0);
   http_.set_keep_alive_timeout(5);
+  // Allow-Headers names every header the openai SDK sends from a page (its stream, parse
+  // and runTools helpers add X-Stainless-Helper-Method): a browser refuses the request
+  // when its preflight names one that is not listed.
   http_.set_default_headers({
       {"Access-Control-Allow-Origin", options_.cors_origin},
       {"Access-Control-Allow-Headers",
@@ -85,7 +89,8 @@ ApiServer::ApiServer(ApiServerOptions options)
        "OpenAI-Project, X-Stainless-Lang, X-Stainless-Arch, "
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
-       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Session-Id, X-Request-Id"},
+       "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method, "
+       "X-Session-Id, X-Request-Id"},
       // DELETE for /v1/responses/{id}.
       {"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"},
       // What a page on another origin may read: when to ask again after a 429 or 503,
@@ -138,11 +143,14 @@ void ApiServer::AddRoutes() {
         }
       });
 
-  http_.Get("/health",
-            [this](const httplib::Request&, httplib::Response& res) { HandleHealth(res); });
-  http_.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
-    HandleModels(req, res);
-  });
+  for (const std::string& path : PathsOf("/health")) {
+    http_.Get(path, [this](const httplib::Request&, httplib::Response& res) { HandleHealth(res); });
+  }
+  for (const std::string& path : PathsOf("/v1/models")) {
+    http_.Get(path, [this](const httplib::Request& req, httplib::Response& res) {
+      HandleModels(req, res);
+    });
+  }
   http_.Get("/v1/models/.+",
             [this](const httplib::Request& req, httplib::Response& res) { HandleModel(req, res); });
   http_.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
@@ -170,14 +178,19 @@ void ApiServer::AddRoutes() {
   // The routes that read a body through GenerationRouteContext, each with its context.
   using BodyRoute = void (*)(const GenerationRouteContext&, const httplib::Request&,
                              httplib::Response&, const httplib::ContentReader&);
-  auto post = [this](const char* path, BodyRoute route, const GenerationRouteContext& context) {
+  auto post = [this](const std::string& path, BodyRoute route,
+                     const GenerationRouteContext& context) {
     http_.Post(path, [route, context](const httplib::Request& req, httplib::Response& res,
                                       const httplib::ContentReader& reader) {
       route(context, req, res, reader);
     });
   };
-  post("/v1/chat/completions", HandleChatCompletion, chat);
-  post("/v1/completions", HandleTextCompletion, chat);
+  for (const std::string& path : PathsOf("/v1/chat/completions")) {
+    post(path, HandleChatCompletion, chat);
+  }
+  for (const std::string& path : PathsOf("/v1/completions")) {
+    post(path, HandleTextCompletion, chat);
+  }
   post("/v1/responses", HandleResponse, chat);
   post("/tokenize", HandleTokenize, chat);
   post("/detokenize", HandleDetokenize, chat);
@@ -219,9 +232,11 @@ void ApiServer::AddRoutes() {
 bool ApiServer::Authorized(const httplib::Request& req) const {
   if (options_.api_key.empty()) return true;
   const std::string header = req.get_header_value("Authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() <= kBearer.size() || header.compare(0, kBearer.size(), kBearer) != 0) {
-    return false;
+  // The scheme is case-insensitive (RFC 9110): some clients write "bearer".
+  constexpr std::string_view kBearer = "bearer ";
+  if (header.size() <= kBearer.size()) return false;
+  for (size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kBearer[i]) return false;
   }
   return ConstantTimeEquals(header.substr(kBearer.size()), options_.api_key);
 }

@@ -26,6 +26,18 @@ constexpr KnownRoute kRoutes[] = {
     {"/", "GET"},
 };
 
+struct RouteAlias {
+  std::string_view path;   // "/chat/completions"
+  std::string_view route;  // "/v1/chat/completions"
+};
+
+constexpr RouteAlias kAliases[] = {
+    {"/chat/completions", "/v1/chat/completions"},
+    {"/completions", "/v1/completions"},
+    {"/models", "/v1/models"},
+    {"/v1/health", "/health"},
+};
+
 std::string_view IdAfter(std::string_view prefix, std::string_view path) {
   if (path.size() <= prefix.size() || path.substr(0, prefix.size()) != prefix) return {};
   return path.substr(prefix.size());
@@ -45,7 +57,18 @@ std::string_view ResponseIdInPath(std::string_view path) {
   return id.find('/') == std::string_view::npos ? id : std::string_view();
 }
 
+std::vector<std::string> PathsOf(std::string_view route) {
+  std::vector<std::string> paths = {std::string(route)};
+  for (const RouteAlias& alias : kAliases) {
+    if (alias.route == route) paths.emplace_back(alias.path);
+  }
+  return paths;
+}
+
 std::optional<KnownRoute> FindRoute(std::string_view path) {
+  for (const RouteAlias& alias : kAliases) {
+    if (path == alias.path) path = alias.route;
+  }
   for (const KnownRoute& route : kRoutes) {
     if (path == route.label) return route;
   }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/api_error.h"
 
@@ -16,8 +18,14 @@ struct KnownRoute {
 };
 
 // The route `path` belongs to, or nullopt for a path that is no route (web page assets
-// included: they are served or 404, never 405).
+// included: they are served or 404, never 405). An alias (PathsOf) belongs to the route
+// it stands for.
 std::optional<KnownRoute> FindRoute(std::string_view path);
+
+// The paths `route` is served on: itself, then its aliases. llama-server also answers
+// on /chat/completions, /completions, /models and /v1/health, which clients given the
+// server's address without /v1 as their base URL call.
+std::vector<std::string> PathsOf(std::string_view route);
 
 // How errors about `path` are written: Ollama's shape under /api/, else OpenAI's.
 ErrorShape ErrorShapeFor(std::string_view path);

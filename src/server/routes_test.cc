@@ -24,6 +24,18 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/")->allow, "GET");
 }
 
+// llama-server's paths without /v1 are their /v1 route's: one label, one Allow.
+TEST(RoutesTest, AliasesBelongToTheirRoute) {
+  EXPECT_EQ(FindRoute("/chat/completions")->label, "/v1/chat/completions");
+  EXPECT_EQ(FindRoute("/completions")->allow, "POST");
+  EXPECT_EQ(FindRoute("/models")->label, "/v1/models");
+  EXPECT_EQ(FindRoute("/v1/health")->label, "/health");
+  EXPECT_EQ(PathsOf("/v1/chat/completions"),
+            (std::vector<std::string>{"/v1/chat/completions", "/chat/completions"}));
+  EXPECT_EQ(PathsOf("/v1/responses"), std::vector<std::string>{"/v1/responses"});
+  EXPECT_FALSE(FindRoute("/responses"));
+}
+
 TEST(RoutesTest, ModelIdsShareOneLabelAndMayHoldSlashes) {
   const auto route = FindRoute("/v1/models/Qwen/Qwen3-VL-2B-Instruct");
   ASSERT_TRUE(route);

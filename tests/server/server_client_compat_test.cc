@@ -237,6 +237,70 @@ TEST_F(ServerClientCompatTest, OlderOllamaOptionsAreTaken) {
   EXPECT_EQ(r.json["eval_count"], 2);
 }
 
+// A page on another origin using the openai SDK's helpers (chat.completions.stream and
+// .parse, runTools, responses.stream) sends X-Stainless-Helper-Method: the preflight must
+// allow every header the SDK sends, or the browser blocks the request.
+TEST_F(ServerClientCompatTest, ThePreflightAllowsEveryHeaderTheOpenAiSdkSends) {
+  const std::vector<std::string> sdk_headers = {"Authorization",
+                                                "Content-Type",
+                                                "X-Stainless-Lang",
+                                                "X-Stainless-Arch",
+                                                "X-Stainless-OS",
+                                                "X-Stainless-Runtime",
+                                                "X-Stainless-Runtime-Version",
+                                                "X-Stainless-Package-Version",
+                                                "X-Stainless-Retry-Count",
+                                                "X-Stainless-Timeout",
+                                                "X-Stainless-Helper-Method"};
+  httplib::Client client = harness_->Client();
+  const httplib::Result preflight = client.Options(
+      "/v1/chat/completions",
+      {{"Origin", "http://example.test"}, {"Access-Control-Request-Method", "POST"}});
+  ASSERT_TRUE(preflight);
+  const std::string allowed = preflight->get_header_value("Access-Control-Allow-Headers");
+  for (const std::string& header : sdk_headers) {
+    EXPECT_NE(allowed.find(header), std::string::npos) << header;
+  }
+}
+
+// llama-server also answers without /v1, so clients given the server's address as their
+// base URL (Open WebUI, LiteLLM, editor plugins set up for it) call /chat/completions and
+// /models: they were 404s.
+TEST_F(ServerClientCompatTest, LlamaServersPathsWithoutV1AreServed) {
+  const HttpResult versioned = Post("/v1/chat/completions", Question(3));
+  ASSERT_EQ(versioned.status, 200) << versioned.body;
+  const HttpResult bare = Post("/chat/completions", Question(3));
+  ASSERT_EQ(bare.status, 200) << bare.body;
+  EXPECT_EQ(Content(bare), Content(versioned));
+  const HttpResult text =
+      Post("/completions", {{"prompt", "The sky"}, {"max_tokens", 2}, {"temperature", 0}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.json["object"], "text_completion");
+  const HttpResult models = Get(*harness_, "/models");
+  ASSERT_EQ(models.status, 200) << models.body;
+  EXPECT_EQ(models.json, Get(*harness_, "/v1/models").json);
+  EXPECT_EQ(Get(*harness_, "/v1/health").json["status"], "ok");
+  const HttpResult wrong_method = Get(*harness_, "/chat/completions");
+  EXPECT_EQ(wrong_method.status, 405);
+  // Counted under their route's label.
+  const std::string counted = "route=\"/v1/models\",code=\"200\"} 2";
+  EXPECT_NE(MetricsHolding(*harness_, counted).find(counted), std::string::npos);
+}
+
+// HTTP's authentication scheme is case-insensitive: "bearer KEY" was a 401.
+TEST(ServerClientCompatAuthTest, TheBearerSchemeIsCaseInsensitive) {
+  HarnessOptions options = DefaultHarnessOptions();
+  options.server.api_key = "s3cret-key";
+  ServerHarness harness(options);
+  for (const char* scheme : {"Bearer", "bearer", "BEARER"}) {
+    const HttpResult r =
+        Get(harness, "/v1/models", {{"Authorization", std::string(scheme) + " s3cret-key"}});
+    EXPECT_EQ(r.status, 200) << scheme << ": " << r.body;
+  }
+  EXPECT_EQ(Get(harness, "/v1/models", {{"Authorization", "bearer s3cret-kex"}}).status, 401);
+  EXPECT_EQ(Get(harness, "/v1/models", {{"Authorization", "Basic s3cret-key"}}).status, 401);
+}
+
 // The tiny model with the Thinking template, as server_thinking_test serves it.
 class ServerClientCompatThinkingTest : public ::testing::Test {
  protected:
