@@ -465,7 +465,14 @@ bool Engine::Impl::Interrupted() const {
 
 void Engine::Impl::Preempt(Sequence& seq) {
   // Recompute later: its KV goes to the prefix cache (likely still there on resume).
-  LogInfo("KV cache full: preempting request ", seq.id, " (", seq.tokens.size(), " tokens)");
+  if (LogEnabled(LogLevel::kInfo)) {
+    // Named as the front end's logs name it (the server's X-Request-Id), so they join.
+    const std::string& request_id = seq.request->request_id;
+    LogEvent(LogLevel::kInfo, "KV cache full: preempting a request",
+             {request_id.empty() ? LogField("request", static_cast<int64_t>(seq.id))
+                                 : LogField("request_id", request_id),
+              LogField("tokens", static_cast<int64_t>(seq.tokens.size()))});
+  }
   kv_.Release(seq, true);
   seq.cached = 0;
   seq.encoding.reset();

@@ -56,6 +56,7 @@ struct PreparedRequest {
   std::shared_ptr<const Grammar> grammar;
   OutputLimits output;
   double preprocess_ms = 0;
+  std::string request_id;  // GenerationRequest::request_id, for the engine's log lines
 };
 
 }  // namespace qvl

@@ -123,6 +123,10 @@ struct GenerationRequest {
   bool ignore_eos = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best
   ImageBudgetRequest image_budget;
+  // How the front end names the request (the server's X-Request-Id), so that the engine's
+  // log lines about it join the front end's; empty: they name it by the engine's own
+  // number where they name it at all.
+  std::string request_id;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };

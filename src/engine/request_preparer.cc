@@ -307,7 +307,8 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     } else {
       v = NamingField(input.field, [&] {
         const DecodeSlots::Held slot(decode_slots_);
-        return PrepareVideo(input, bytes_hash, video_params_, budget, options_.video_limits);
+        return PrepareVideo(input, bytes_hash, video_params_, budget, options_.video_limits,
+                            request.request_id);
       });
       memo_.Insert(memo_key, v.visual, v.layout);
     }
@@ -396,6 +397,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.stop = request.stop;
   if (thinking) out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);
   PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
+  out.request_id = request.request_id;
   out.preprocess_ms = clock.Millis();
   return out;
 }

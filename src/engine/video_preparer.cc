@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -47,6 +48,14 @@ std::string SecondsText(double seconds) {
   return text;
 }
 
+// A line about the clip that names its request as the access log does, so the two join.
+void LogAboutClip(LogLevel level, std::string_view request_id, const std::string& message) {
+  if (!LogEnabled(level)) return;
+  std::vector<LogField> fields;
+  if (!request_id.empty()) fields.emplace_back("request_id", request_id);
+  LogEvent(level, message, fields);
+}
+
 }  // namespace
 
 uint64_t VideoBytesHash(const VideoInput& input) {
@@ -64,7 +73,7 @@ uint64_t VideoBytesHash(const VideoInput& input) {
 
 PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
                                 const VideoProcessorParams& params, const VideoBudget& budget,
-                                const VideoLimits& limits) {
+                                const VideoLimits& limits, std::string_view request_id) {
   Stopwatch clock;
   std::unique_ptr<VideoFrameSource> source;
   VideoFileDecoder* file = nullptr;
@@ -102,19 +111,22 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   v.info.frames_at_rate = video.frames_at_rate;
   if (video.frames_at_rate > 0) {
     const double seconds = video.input_frames / video.fps;
-    LogInfo(input.name, ": its ", video.frames_at_rate, " frames at ", sampling.fps,
-            " fps do not fit its video budget of ", MaxVideoTokens(budget),
-            " tokens at a legible size; sampled ", v.info.sampled_frames, " over its ",
-            SecondsText(seconds), " instead (one every ",
-            SecondsText(seconds / static_cast<double>(v.info.sampled_frames)), ")");
+    LogAboutClip(LogLevel::kInfo, request_id,
+                 StrCat(input.name, ": its ", video.frames_at_rate, " frames at ", sampling.fps,
+                        " fps do not fit its video budget of ", MaxVideoTokens(budget),
+                        " tokens at a legible size; sampled ", v.info.sampled_frames, " over its ",
+                        SecondsText(seconds), " instead (one every ",
+                        SecondsText(seconds / static_cast<double>(v.info.sampled_frames)), ")"));
   }
   if (video.frames_left_out > 0) {
-    LogWarn(input.name, ": ", video.frames_left_out, " of the ",
-            video.frames_left_out + v.info.sampled_frames, " frames sampled ",
-            video.frames_left_out == 1 ? "does not decode and is" : "do not decode and are",
-            " left out; the answer is about the ", v.info.sampled_frames, " that do, from ",
-            SecondsText(video.sampled_indices.front() / video.fps), " to ",
-            SecondsText(video.sampled_indices.back() / video.fps));
+    LogAboutClip(
+        LogLevel::kWarn, request_id,
+        StrCat(input.name, ": ", video.frames_left_out, " of the ",
+               video.frames_left_out + v.info.sampled_frames, " frames sampled ",
+               video.frames_left_out == 1 ? "does not decode and is" : "do not decode and are",
+               " left out; the answer is about the ", v.info.sampled_frames, " that do, from ",
+               SecondsText(video.sampled_indices.front() / video.fps), " to ",
+               SecondsText(video.sampled_indices.back() / video.fps)));
   }
   // A stream that ends before its packets do is cut short as well, at its last frame
   // that decodes.
@@ -123,10 +135,12 @@ PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
   if (declared_seconds > 0) {
     // Answered from what is there, but the user is to know it is not the whole clip.
     v.info.declared_seconds = declared_seconds;
-    LogWarn(input.name, " is cut short: its container declares ",
-            SecondsText(v.info.declared_seconds), " but holds ", video.input_frames, " frames at ",
-            video.fps, " fps (", SecondsText(video.input_frames / video.fps),
-            "); the answer is about those");
+    LogAboutClip(
+        LogLevel::kWarn, request_id,
+        StrCat(input.name, " is cut short: its container declares ",
+               SecondsText(v.info.declared_seconds), " but holds ", video.input_frames,
+               " frames at ", video.fps, " fps (", SecondsText(video.input_frames / video.fps),
+               "); the answer is about those"));
   }
   // The encoding depends on the frames, on which of them were sampled and on the size
   // the budget resized them to.

@@ -3,6 +3,8 @@
 // the prompt (a timestamp and a vision block per frame pair).
 #pragma once
 
+#include <string_view>
+
 #include "engine/prepared_request.h"
 #include "engine/request.h"
 #include "image/video_budget.h"
@@ -27,9 +29,10 @@ uint64_t VideoBytesHash(const VideoInput& input);
 // `bytes_hash` is VideoBytesHash(input), computed once by a caller that keys on it too.
 // Throws Error: kTooLarge over `limits`, kInvalidArgument for broken or unsupported
 // files and frames, clips too short or with frames of different sizes (see
-// PreprocessVideo and VideoFileDecoder), each naming input.name.
+// PreprocessVideo and VideoFileDecoder), each naming input.name. What it logs about the
+// clip (frames left out, a file cut short) names `request_id` when given.
 PreparedVideoInput PrepareVideo(const VideoInput& input, uint64_t bytes_hash,
                                 const VideoProcessorParams& params, const VideoBudget& budget,
-                                const VideoLimits& limits);
+                                const VideoLimits& limits, std::string_view request_id = {});
 
 }  // namespace qvl

@@ -11,6 +11,7 @@
 #include "server/byte_size.h"
 #include "server/engine_limits.h"
 #include "server/http_reply.h"
+#include "server/request_id.h"
 #include "server/update_channel.h"
 
 namespace qvl {
@@ -169,6 +170,7 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
                            bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key) {
   encoder->set_upload_ms(upload_ms);
+  request.request_id = res.get_header_value(kRequestIdHeader);
   auto channel = std::make_shared<UpdateChannel>();
   RequestId id = 0;
   SharedCache* shared = context.shared_cache;

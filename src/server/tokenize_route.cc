@@ -7,6 +7,7 @@
 #include "server/http_reply.h"
 #include "server/inline_media.h"
 #include "server/openai_format.h"
+#include "server/request_id.h"
 #include "server/tokenize_request.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
@@ -78,6 +79,7 @@ void HandleTokenize(const GenerationRouteContext& context, const httplib::Reques
       policy.media.inline_media = &media;
       request = ParseTokenizeRequest(body, policy);
     }
+    request.chat.request_id = res.get_header_value(kRequestIdHeader);
     std::string().swap(body);
     ReplyJson(res, 200, TokenizeJson(request, *engine));
   } catch (const std::exception& e) {
