@@ -119,7 +119,7 @@ export const VIDEO_ANSWER = [
   "2. **0.5–1.5 s**: it rolls right, passing over the bar chart.",
   "3. **1.5–2 s**: it stops at the right edge, covering bar *d*.",
   "",
-  "The frame counter in the top right corner counts from **#00** to **#07**; the text box and the chart stay still.",
+  "The frame counter in the top right corner counts from **#00** to **#07**.",
 ].join("\n");
 
 /** Answers the next chat requests with `answers`, in order; later ones reach the server. */

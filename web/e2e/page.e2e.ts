@@ -111,8 +111,11 @@ describe("the web page with qvl serve", () => {
     await pickWithCamera(page, [PHOTO()]);
     await ask(page, "Describe this image in great detail.");
     const answer = answers(page).last();
-    // Some chunks in, so that the page has a speed to show.
-    await expect.poll(async () => (await answer.locator(".markdown").innerText()).length).toBeGreaterThan(40);
+    // Some chunks in, so that the page has a speed to show. The real model writes them: on
+    // a busy machine that takes more than poll's 1 s default.
+    await expect
+      .poll(async () => (await answer.locator(".markdown").innerText()).length, { timeout: 30_000 })
+      .toBeGreaterThan(40);
     await page.getByRole("button", { name: "Stop the answer" }).click();
     await waitForAnswer(page);
     expect(await answer.locator(".answer-flag").innerText()).toBe("Stopped");

@@ -100,6 +100,9 @@ describe("videos on the web page", () => {
       `${clip.sampled_frames} frames sampled, ${clip.tokens} tokens`,
     );
     expect(await message.locator(".video-name").innerText()).toBe("clip.mp4 · 0:02 · 78 KB");
+    // The server's facts on a line of their own under the file's.
+    const name = (await message.locator(".video-name").boundingBox())!;
+    expect((await message.locator(".video-facts").boundingBox())!.y).toBeGreaterThanOrEqual(name.y + name.height);
     // The clip plays in the lightbox.
     await page.getByRole("button", { name: "Play video 1 (clip.mp4)" }).click();
     const player = page.locator("#lightbox-video");
