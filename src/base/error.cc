@@ -6,6 +6,8 @@ const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
       return "invalid_argument";
+    case ErrorCode::kContextLength:
+      return "context_length";
     case ErrorCode::kNotFound:
       return "not_found";
     case ErrorCode::kTooLarge:

@@ -12,6 +12,7 @@ namespace qvl {
 
 enum class ErrorCode {
   kInvalidArgument,  // bad input from the caller: request, flag, image (HTTP 400)
+  kContextLength,    // a request whose prompt and answer do not fit the context (HTTP 400)
   kNotFound,         // missing file, model, route (HTTP 404)
   kTooLarge,         // over a configured limit: body, image bytes, pixels, context (HTTP 413)
   kUnauthenticated,  // missing or wrong API key (HTTP 401)

@@ -377,7 +377,7 @@ TEST(Engine, RefusesBadInputBeforeAnyWork) {
     engine->Submit(LoadCase("02_one_image_jpeg"), c.Sink());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(e.code(), ErrorCode::kContextLength);
     EXPECT_NE(std::string(e.what()).find("context holds 64"), std::string::npos) << e.what();
   }
   GenerationRequest broken = LoadCase("02_one_image_jpeg");

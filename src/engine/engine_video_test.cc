@@ -272,7 +272,7 @@ TEST(EngineVideo, AVideoOverTheContextIsToldToSendFewerFrames) {
     engine->Submit(LoadCase("07_video_frames"), [](GenerationUpdate&&) {});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_EQ(e.code(), ErrorCode::kContextLength);
     EXPECT_NE(std::string(e.what()).find(
                   "send fewer or smaller images, or fewer video frames (fps, max_frames or "
                   "num_frames; a lower max_video_tokens), or shorten the conversation"),

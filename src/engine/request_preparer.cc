@@ -193,7 +193,7 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
     range.name = request.max_tokens_field.c_str();
     CheckInRange(range, request.max_tokens);
     if (request.max_tokens >= options_.context_tokens) {
-      FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "asks for ",
+      FailField(ErrorCode::kContextLength, request.max_tokens_field, "asks for ",
                 request.max_tokens, " tokens, but the context holds ", options_.context_tokens,
                 " tokens for prompt and answer together");
     }
@@ -202,7 +202,7 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
   const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
                                                  : MessageTextBytes(request.messages);
   if (text_bytes > max_text_bytes_) {
-    FailField(ErrorCode::kInvalidArgument, ConversationField(request), "the text is ", text_bytes,
+    FailField(ErrorCode::kContextLength, ConversationField(request), "the text is ", text_bytes,
               " bytes, more than the context of ", options_.context_tokens,
               " tokens can hold (at most ", max_text_bytes_,
               " bytes: ", max_text_bytes_ / options_.context_tokens,
@@ -353,15 +353,15 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
         request.videos.empty() ? ""
                                : " or fewer video frames (fps, max_frames or num_frames; a "
                                  "lower max_video_tokens),";
-    FailField(ErrorCode::kInvalidArgument, ConversationField(request), "the prompt is ", n,
+    FailField(ErrorCode::kContextLength, ConversationField(request), "the prompt is ", n,
               " tokens (", visual_tokens, ") but the context holds ", options_.context_tokens,
               " tokens for prompt and answer; send fewer or smaller images,", video_advice,
               " or shorten the conversation");
   }
   if (n + request.max_tokens > options_.context_tokens) {
-    FailField(ErrorCode::kInvalidArgument, request.max_tokens_field, "the prompt is ", n,
-              " tokens (", visual_tokens, ") and ", request.max_tokens_field, " asks for ",
-              request.max_tokens, ", but the context holds ", options_.context_tokens,
+    FailField(ErrorCode::kContextLength, request.max_tokens_field, "the prompt is ", n, " tokens (",
+              visual_tokens, ") and ", request.max_tokens_field, " asks for ", request.max_tokens,
+              ", but the context holds ", options_.context_tokens,
               " tokens for prompt and answer; ask for at most ", options_.context_tokens - n);
   }
   out.positions = ComputeMropePositions(out.prompt, model_.image_token_id, grids, merge,

@@ -9,6 +9,7 @@ namespace qvl {
 int HttpStatusFor(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
+    case ErrorCode::kContextLength:
       return 400;
     case ErrorCode::kNotFound:
       return 404;
@@ -32,6 +33,12 @@ ApiError MakeApiError(ErrorCode code, std::string message, std::string param) {
     case ErrorCode::kInvalidArgument:
       e.type = "invalid_request_error";
       e.code = "invalid_value";
+      break;
+    case ErrorCode::kContextLength:
+      // OpenAI's code, by which clients (LiteLLM, CrewAI, LangChain) know to shorten the
+      // conversation and retry.
+      e.type = "invalid_request_error";
+      e.code = "context_length_exceeded";
       break;
     case ErrorCode::kNotFound:
       e.type = "invalid_request_error";

@@ -625,7 +625,7 @@ TEST_F(ServerHttpTest, PromptOverTheContextIsRefusedNot500) {
               "messages: the prompt is 10008 tokens (0 of them image tokens) but the context "
               "holds 4096 tokens for prompt and answer; send fewer or smaller images, or shorten "
               "the conversation",
-              "messages", "invalid_request_error", "invalid_value");
+              "messages", "invalid_request_error", "context_length_exceeded");
 }
 
 TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
@@ -636,13 +636,13 @@ TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
               "max_tokens: the prompt is 9 tokens (0 of them image tokens) and max_tokens asks "
               "for 4088, but the context holds 4096 tokens for prompt and answer; ask for at most "
               "4087",
-              "max_tokens", "invalid_request_error", "invalid_value");
+              "max_tokens", "invalid_request_error", "context_length_exceeded");
   body.erase("max_tokens");
   body["max_completion_tokens"] = 5000;
   ExpectError(Chat(body), 400,
               "max_completion_tokens: asks for 5000 tokens, but the context holds 4096 tokens "
               "for prompt and answer together",
-              "max_completion_tokens", "invalid_request_error", "invalid_value");
+              "max_completion_tokens", "invalid_request_error", "context_length_exceeded");
   // At the boundary: 2040 x " 7" is a 4088-token prompt, so 8 more fit and 9 do not.
   std::string long_text;
   for (int i = 0; i < 2040; ++i) long_text += " 7";
@@ -651,7 +651,7 @@ TEST_F(ServerHttpTest, MaxTokensBeyondTheContextIs400WithTheNumbers) {
   ExpectError(Chat(body), 400,
               "max_tokens: the prompt is 4088 tokens (0 of them image tokens) and max_tokens asks "
               "for 9, but the context holds 4096 tokens for prompt and answer; ask for at most 8",
-              "max_tokens", "invalid_request_error", "invalid_value");
+              "max_tokens", "invalid_request_error", "context_length_exceeded");
   body["max_tokens"] = 8;
   const HttpResult fits = Chat(body);
   EXPECT_EQ(fits.status, 200) << fits.body;
@@ -664,7 +664,7 @@ TEST_F(ServerHttpTest, TextThatCannotFitIsRefusedBeforeTokenizing) {
   ExpectError(r, 400,
               "messages: the text is 2000000 bytes, more than the context of 4096 tokens can "
               "hold (at most 1572864 bytes: 384 per token at the most); shorten the conversation",
-              "messages", "invalid_request_error", "invalid_value");
+              "messages", "invalid_request_error", "context_length_exceeded");
 }
 
 TEST_F(ServerHttpTest, ImageDetailPicksTheImageBudget) {
