@@ -52,9 +52,7 @@ std::string RunQvlInTerminal(const std::string& args, const std::string& env = "
 class RunThinkingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    model_ = new std::string(
-        ModelFolderWith(kInstruct, "chat_template.json",
-                        ReadFileToString(kData + "/qwen3vl-thinking/chat_template.json")));
+    model_ = new std::string(ThinkingModelFolder(kInstruct));
     think_end_ = Tokenizer::FromFile(kInstruct + "/tokenizer.json").TokenToId("</think>");
   }
   static void TearDownTestSuite() {

@@ -246,9 +246,7 @@ TEST(EngineDrafts, ATightKvCacheThatPreemptsGivesTheSameAnswers) {
 // bias brings it: at once, or after some reasoning.
 TEST(EngineDrafts, AThinkingModelsSchemaAnswersAreTheSameWithDrafts) {
   if (!DraftsRunHere()) GTEST_SKIP() << kNoDrafts;
-  const std::string thinking = ModelFolderWith(
-      kModelDir, "chat_template.json",
-      ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+  const std::string thinking = ThinkingModelFolder(kModelDir);
   const int32_t think_end = QwenTokenizerForTest().TokenToId(kReasoningEnd);
   std::vector<GenerationRequest> requests;
   for (const float bias : {100.0f, kLateThinkEndBias}) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace qvl {
@@ -24,6 +25,15 @@ inline std::string ModelFolderWith(const std::string& dir, const std::string& fi
   }
   std::ofstream(copy / file) << text;
   return copy.string();
+}
+
+// `dir` with the Qwen3-VL Thinking models' chat template (tests/data/qwen3vl-thinking), so
+// that a model folder serves as a Thinking model.
+inline std::string ThinkingModelFolder(const std::string& dir) {
+  std::ifstream in(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_FALSE(text.empty()) << "the Thinking template is missing from " << QVL_TEST_DATA;
+  return ModelFolderWith(dir, "chat_template.json", text);
 }
 
 }  // namespace qvl

@@ -26,9 +26,7 @@ class ServerThinkingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     HarnessOptions options = DefaultHarnessOptions();
-    options.model_dir = ModelFolderWith(
-        ModelDir(), "chat_template.json",
-        ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+    options.model_dir = ThinkingModelFolder(ModelDir());
     harness_ = new ServerHarness(options);
   }
   static void TearDownTestSuite() {

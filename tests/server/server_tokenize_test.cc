@@ -115,9 +115,7 @@ TEST_F(ServerTokenizeTest, AConversationEndingWithAnAnswerKeepsItWithoutTheGener
 
 TEST(ServerTokenizeThinkingTest, TheThinkingTemplatesGenerationPromptOpensTheReasoning) {
   HarnessOptions options = DefaultHarnessOptions();
-  options.model_dir = ModelFolderWith(
-      ModelDir(), "chat_template.json",
-      ReadFileToString(std::string(QVL_TEST_DATA) + "/qwen3vl-thinking/chat_template.json"));
+  options.model_dir = ThinkingModelFolder(ModelDir());
   ServerHarness harness(options);
   ASSERT_EQ(harness.engine()->preparer().chat_template(), ChatTemplateKind::kThinking);
   ExpectTheTemplatesText(harness,
