@@ -104,8 +104,10 @@ std::vector<nlohmann::json> SseEvents(const std::string& body) {
     size_t end = body.find("\n\n", start);
     if (end == std::string::npos) end = body.size();
     const std::string event = body.substr(start, end - start);
-    if (event.rfind("data: ", 0) == 0) {
-      const std::string data = event.substr(6);
+    // The data line leads the event, or follows its "event: NAME" line (Responses).
+    const size_t line = event.rfind("data: ", 0) == 0 ? 0 : event.find("\ndata: ");
+    if (line != std::string::npos) {
+      const std::string data = event.substr(line == 0 ? 6 : line + 7);
       events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
     }
     start = end + 2;

@@ -56,7 +56,7 @@ HttpResult PostJson(const ServerHarness& harness, const std::string& path, const
 HttpResult Get(const ServerHarness& harness, const std::string& path,
                const httplib::Headers& headers = {});
 
-// The payloads of an SSE body's "data:" events; "[DONE]" as a JSON string.
+// The payloads of an SSE body's "data:" events (named or not); "[DONE]" as a JSON string.
 std::vector<nlohmann::json> SseEvents(const std::string& body);
 // The concatenated delta contents of a stream.
 std::string StreamedText(const std::vector<nlohmann::json>& events);

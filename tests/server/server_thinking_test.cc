@@ -338,21 +338,6 @@ TEST_F(ServerThinkingTest, OllamasFormatLeavesTheThinkingFree) {
   EXPECT_EQ(content, "");
 }
 
-// The payloads of a Responses stream ("event: TYPE\ndata: JSON" blocks).
-std::vector<nlohmann::json> ResponsesEvents(const std::string& body) {
-  std::vector<nlohmann::json> events;
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find("\n\n", start);
-    if (end == std::string::npos) end = body.size();
-    const std::string block = body.substr(start, end - start);
-    const size_t data = block.find("data: ");
-    if (data != std::string::npos) events.push_back(nlohmann::json::parse(block.substr(data + 6)));
-    start = end + 2;
-  }
-  return events;
-}
-
 // The Responses API's text.format: a reasoning item, then a message that the schema
 // binds; streamed, the same items.
 TEST_F(ServerThinkingTest, ResponsesTextFormatBindsTheMessageAfterTheReasoning) {
@@ -377,7 +362,7 @@ TEST_F(ServerThinkingTest, ResponsesTextFormatBindsTheMessageAfterTheReasoning) 
   body["stream"] = true;
   const HttpResult streamed = Post("/v1/responses", body);
   ASSERT_EQ(streamed.status, 200) << streamed.body;
-  const std::vector<nlohmann::json> events = ResponsesEvents(streamed.body);
+  const std::vector<nlohmann::json> events = SseEvents(streamed.body);
   ASSERT_FALSE(events.empty());
   const nlohmann::json& done = events.back();
   ASSERT_EQ(done["type"], "response.completed") << streamed.body;
@@ -408,7 +393,7 @@ TEST_F(ServerThinkingTest, AResponsesSummaryIsTheReasoningAsWritten) {
   const HttpResult streamed = Post("/v1/responses", body);
   ASSERT_EQ(streamed.status, 200) << streamed.body;
   std::string deltas;
-  for (const nlohmann::json& e : ResponsesEvents(streamed.body)) {
+  for (const nlohmann::json& e : SseEvents(streamed.body)) {
     EXPECT_NE(e["type"], "response.reasoning_text.delta");
     if (e["type"] == "response.reasoning_summary_text.delta") deltas += e["delta"];
   }
