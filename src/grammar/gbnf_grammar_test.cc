@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/field_error.h"
+#include "grammar/gbnf_checks.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/grammar_test_util.h"
 #include "grammar/pattern_grammar.h"
@@ -255,16 +256,47 @@ TEST(GbnfGrammarTest, RefusesGroupsNestedTooDeep) {
   EXPECT_TRUE(Accepts(CompileGbnf(deepest, "grammar"), "a"));
 }
 
-// A chain of rules as long as the grammar: the checks walk it without recursing per rule.
-TEST(GbnfGrammarTest, ALongChainOfRulesCompiles) {
-  std::string text = "root ::= r0\n";
+// The matcher expands every rule and repetition it may enter before the next character,
+// once per way of reaching it, on every step: past kMaxGbnfLeadingParts a grammar is
+// refused, where it would take seconds per token (or the stack) to enforce.
+TEST(GbnfGrammarTest, BoundsWhatMayBeEnteredBeforeACharacter) {
+  const std::string message =
+      StrCat("more than ", grammar::kMaxGbnfLeadingParts,
+             " rules and repetitions may be entered here before the next character, too many to "
+             "enforce: make the repeated part non-empty (\"a\"{0,2000}, not (\"a\"?){0,2000}) or "
+             "shorten the chain of rules that start with rules");
+  std::string chain = "root ::= r0\n";
   constexpr int kRules = 20000;
-  for (int i = 0; i < kRules; ++i) text += StrCat("r", i, " ::= r", i + 1, " | \"", i % 10, "\"\n");
-  text += StrCat("r", kRules, " ::= \"end\"\n");
-  const std::shared_ptr<const Grammar> grammar = CompileGbnf(text, "grammar");
-  EXPECT_TRUE(Accepts(grammar, "7"));
-  EXPECT_TRUE(Accepts(grammar, "end"));
-  EXPECT_FALSE(Accepts(grammar, "77"));
+  for (int i = 0; i < kRules; ++i)
+    chain += StrCat("r", i, " ::= r", i + 1, " | \"", i % 10, "\"\n");
+  chain += StrCat("r", kRules, " ::= \"end\"\n");
+  const std::vector<ErrorCase> cases = {
+      // Each copy of ("a"?) is three parts: the copy, the ?, the literal.
+      {R"g(root ::= ("a"?){0,2000})g", "line 1, column 10: " + message},
+      {R"g(root ::= "x" (("a"?){0,30}){0,30})g", "line 1, column 14: " + message},
+      // r19000 is the first rule of the chain with more than 1000 rules after it.
+      {chain, "line 19002, column 12: " + message},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.grammar.substr(0, 40));
+    try {
+      CompileGbnf(c.grammar, "grammar");
+      ADD_FAILURE() << "compiled";
+    } catch (const FieldError& e) {
+      EXPECT_EQ(std::string(e.what()), "grammar: " + c.message);
+    }
+  }
+
+  const std::shared_ptr<const Grammar> optional_copies =
+      CompileGbnf(R"g(root ::= ("a"?){0,300} "b")g", "grammar");
+  EXPECT_TRUE(Accepts(optional_copies, std::string(300, 'a') + "b"));
+  EXPECT_FALSE(Accepts(optional_copies, std::string(301, 'a') + "b"));
+  // Alternatives are entered side by side, not one inside another: a long list is fine.
+  std::string words = "root ::= \"w0\"";
+  for (int i = 1; i < 5000; ++i) words += StrCat(" | \"w", i, "\"");
+  const std::shared_ptr<const Grammar> choice = CompileGbnf(words, "grammar");
+  EXPECT_TRUE(Accepts(choice, "w4999"));
+  EXPECT_FALSE(Accepts(choice, "w5000"));
 }
 
 }  // namespace

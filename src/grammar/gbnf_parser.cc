@@ -251,6 +251,7 @@ class GbnfParser {
         src_.FailAt(at, "lookahead assertions (= ...) are not supported");
       GbnfExpr inner = Alternatives(depth + 1);
       if (!Eat(')')) src_.FailAt(at, "'(' without a matching ')'");
+      inner.at = at;  // errors about the group point at its '('
       return inner;
     }
     if (IsNameChar(c)) {
