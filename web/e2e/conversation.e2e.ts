@@ -2,7 +2,7 @@
 // picture the model cannot take, a reload in the middle of an answer; and the length of
 // answers left to the server unless the settings choose one.
 import type { Route } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PHONE } from "./browser";
 import {
   answers,
@@ -13,7 +13,9 @@ import {
   recordChatRequests,
   setMaxTokens,
   waitForAnswer,
+  type ImageFile,
 } from "./page_driver";
+import { startServer, type RunningServer } from "./qvl_server";
 import { pageSuite } from "./suite";
 
 // A short default answer keeps the test that leaves the length to the server quick.
@@ -181,5 +183,65 @@ describe("a conversation when something goes wrong", () => {
     await page.locator("#prompt").pressSequentially("line two");
     expect(await page.locator("#prompt").inputValue()).toBe("line one\nline two");
     expect(await page.locator("article.message").count()).toBe(0);
+  });
+});
+
+describe("a server with a lower limit on a request's size", () => {
+  let small: RunningServer;
+  beforeAll(async () => {
+    small = await startServer(["--max-body-mb", "1", "--max-tokens", "4", "--ctx-size", "4096"]);
+  });
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  /** The fixture photo made `bytes` long by comment segments after its start: still a JPEG. */
+  const paddedPhoto = (name: string, bytes: number): ImageFile => {
+    const photo = PHOTO().buffer;
+    const segments: Buffer[] = [];
+    for (let left = bytes - photo.length; left > 0;) {
+      const size = Math.min(left, 60_000);
+      const segment = Buffer.alloc(size, 0x20);
+      segment.writeUInt16BE(0xfffe, 0);
+      segment.writeUInt16BE(size - 2, 2);
+      segments.push(segment);
+      left -= size;
+    }
+    return {
+      name,
+      mimeType: "image/jpeg",
+      buffer: Buffer.concat([photo.subarray(0, 2), ...segments, photo.subarray(2)]),
+    };
+  };
+
+  it("refuses a picture the request could not carry as base64 when it is attached, naming the limit", async () => {
+    const page = await openPage(undefined, { url: small.url });
+    const requests = recordChatRequests(page);
+    // The page has the server's /props once the answer length follows its context.
+    await expect.poll(() => page.locator("#max-tokens").getAttribute("max")).toBe("4096");
+    const note = page.locator("#composer-note");
+    // 900 KB, under the limit as a file; 1.2 MB as the request carries it.
+    await pickWithCamera(page, [paddedPhoto("scan.jpg", 900_000)]);
+    await expect
+      .poll(() => note.innerText())
+      .toBe(
+        '"scan.jpg" is too large for this server: sent, it takes 1.1 MB (files grow by a third as text), over the ' +
+          "server's limit of 1.0 MB per request. Use a smaller picture; the server's operator can raise the limit with --max-body-mb.",
+      );
+    expect(await page.locator("#attachments .attachment").count()).toBe(0);
+
+    // One that fits is sent and answered; the next would not fit beside it.
+    await pickWithCamera(page, [paddedPhoto("first.jpg", 600_000)]);
+    await page.locator("#attachments img").waitFor();
+    expect(await note.innerText()).toBe("");
+    await ask(page, "What is it?");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-error").isHidden()).toBe(true);
+    await pickWithCamera(page, [paddedPhoto("second.jpg", 600_000)]);
+    await expect
+      .poll(() => note.innerText())
+      .toMatch(/^"second.jpg" would make the request 1.5 MB, .* Start a new conversation/);
+    expect(await page.locator("#attachments .attachment").count()).toBe(0);
+    expect(requests).toHaveLength(1);
   });
 });

@@ -3,7 +3,8 @@
 import { toAnswerError, refusesKey } from "./answer_error";
 import { answerFormatFor, answerFormatProblem } from "./answer_format";
 import { addPiece } from "./answer_stream";
-import { buildChatRequest, chatHeaders } from "./api/chat_request";
+import { buildChatRequest, chatHeaders, type MediaUrls } from "./api/chat_request";
+import { requestBytes } from "./api/request_size";
 import { streamChat } from "./api/chat_stream";
 import { ChatError } from "./api/errors";
 import { DEFAULT_SERVER_LIMITS, fetchServerLimits, type ServerLimits } from "./api/server_limits";
@@ -111,6 +112,11 @@ export class App {
       imageCount: () => imagesBefore(this.branch(), this.branch().length).length,
       videoCount: () => videosBefore(this.branch(), this.branch().length).length,
       limits: () => this.limits,
+      requestBytes: () =>
+        requestBytes(
+          (media) => this.buildRequest(this.branch(), this.conversation.systemPrompt, media),
+          (id) => this.cache.blob(id),
+        ),
       sendProblem: () => answerFormatProblem(this.settings.answerFormat, this.settings.jsonSchema),
     });
     this.settingsDialog = new SettingsDialog(
@@ -333,14 +339,10 @@ export class App {
     const started = performance.now();
     let body: ChatRequestBody | undefined;
     try {
-      body = await buildChatRequest(
-        history,
-        conversation.systemPrompt,
-        this.settings,
-        this.limits,
-        { image: (id) => this.cache.dataUrl(id), video: (video) => this.videos.dataUrl(video.id, video.type) },
-        this.model,
-      );
+      body = await this.buildRequest(history, conversation.systemPrompt, {
+        image: (id) => this.cache.dataUrl(id),
+        video: (video) => this.videos.dataUrl(video.id, video.type),
+      });
       const headers = chatHeaders(this.settings, conversation.id);
       let savedAt = performance.now();
       for await (const piece of streamChat(body, controller.signal, headers)) {
@@ -374,6 +376,12 @@ export class App {
     this.noteVideoTimings(history, answer);
     if (conversation === this.conversation) this.showContextUse();
     await this.persist(conversation);
+  }
+
+  /** The request for `history`, the branch shown up to a question, of a conversation
+   * started with `systemPrompt`. */
+  private buildRequest(history: Message[], systemPrompt: string | undefined, media: MediaUrls) {
+    return buildChatRequest(history, systemPrompt, this.settings, this.limits, media, this.model);
   }
 
   /** Keeps what the server made of each video (sampled frames, tokens) with the video. */

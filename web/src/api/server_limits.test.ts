@@ -4,6 +4,7 @@ import { DEFAULT_SERVER_LIMITS, fetchServerLimits, parseServerLimits } from "./s
 const PROPS = {
   default_generation_settings: { n_ctx: 4096, params: { temperature: 0.6, top_k: 0, repeat_penalty: 1.05 } },
   limits: {
+    max_body_bytes: 10485760,
     context_tokens: 4096,
     default_max_tokens: 512,
     max_stop_strings: 2,
@@ -33,6 +34,7 @@ function answering(status: number, body: unknown, headers: Record<string, string
 describe("parseServerLimits", () => {
   it("reads every limit of /props", () => {
     expect(parseServerLimits(PROPS)).toEqual({
+      bodyBytes: 10485760,
       imageBytes: 2097152,
       imagePixels: 4000000,
       imagesPerRequest: 3,

@@ -6,6 +6,9 @@
 import { parseSamplingDefaults, type SamplingDefaults } from "../sampling";
 
 export interface ServerLimits {
+  /** A request's JSON body (`--max-body-mb`): the whole conversation, its images and
+   * videos as base64. */
+  bodyBytes: number;
   /** Encoded bytes per image (`--max-image-mb`). */
   imageBytes: number;
   /** Pixels per image before decoding. */
@@ -42,6 +45,8 @@ export interface ServerLimits {
 
 /** `qvl serve`'s defaults. */
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
+  // DefaultMaxBodyBytes (src/server/body_limit.cc) on the other defaults: 531 MiB.
+  bodyBytes: 556_793_880,
   imageBytes: 16 * 1024 * 1024,
   imagePixels: 8192 * 8192,
   imagesPerRequest: 8,
@@ -85,6 +90,7 @@ export function parseServerLimits(props: unknown): ServerLimits {
   // older answer cannot make low detail larger than the default or high smaller.
   const defaultTokens = whole(image.default_max_tokens, d.imageDefaultTokens);
   return {
+    bodyBytes: count(limits.max_body_bytes, d.bodyBytes, 1),
     imageBytes: count(image.max_bytes, d.imageBytes, 1),
     imagePixels: count(image.max_decoded_pixels, d.imagePixels, 1),
     imagesPerRequest: count(image.max_per_request, d.imagesPerRequest, 0),

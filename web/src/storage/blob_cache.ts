@@ -25,7 +25,8 @@ export class BlobCache {
     if (url) this.displayUrls.set(id, Promise.resolve(url));
   }
 
-  private async blob(id: string): Promise<Blob | undefined> {
+  /** The Blob of `id`, or undefined when it is gone. */
+  async blob(id: string): Promise<Blob | undefined> {
     return this.blobs.get(id) ?? (await this.load(id).catch(() => undefined));
   }
 

@@ -1,6 +1,7 @@
 // The message box: text, images and videos waiting to be sent (camera/gallery pickers,
 // paste, drag-and-drop), suggestions (a video's own when one is attached), and the
 // send button that turns into a stop button while an answer is being written.
+import { partBytes, questionBytes, requestSizeProblem } from "../api/request_size";
 import type { ServerLimits } from "../api/server_limits";
 import { newId, type ResponseFormat } from "../conversation";
 import { byId, element } from "../dom";
@@ -41,6 +42,9 @@ export interface ComposerHandlers {
   videoCount(): number;
   /** What the server accepts. */
   limits(): ServerLimits;
+  /** The bytes of the conversation's next request before this question: the body the
+   * server limits, which carries every earlier image and video. */
+  requestBytes(): Promise<number>;
   /** Why no question can be sent as the settings stand, if so. */
   sendProblem(): string | undefined;
 }
@@ -54,6 +58,15 @@ const MAX_TEXTAREA_PX = 200;
 /** Whether typing goes through an on-screen keyboard (a phone or tablet without a mouse). */
 function touchKeyboard(): boolean {
   return window.matchMedia?.("(pointer: coarse)").matches ?? false;
+}
+
+function attachmentBytes(item: PendingAttachment): number {
+  return item.kind === "image" ? partBytes(item.blob.type, item.blob.size) : partBytes(item.type, item.bytes);
+}
+
+function releaseThumbnail(item: PendingAttachment): void {
+  const url = item.kind === "image" ? item.url : item.posterUrl;
+  if (url) URL.revokeObjectURL(url);
 }
 
 function perConversation(limit: number, what: "image" | "video"): string {
@@ -198,9 +211,24 @@ export class Composer {
         return { ...image, kind: "image", id: newId(), url: URL.createObjectURL(image.blob) };
       }),
     );
+    // A file within the server's limits for one image or video may still make the
+    // request too large for it, as base64 beside the conversation's other files.
+    let total = (await this.handlers.requestBytes()) + questionBytes(this.prompt.value);
+    for (const item of this.attachments) total += attachmentBytes(item);
     for (const result of results) {
       if (result.status === "fulfilled") {
-        if (result.value) this.attachments.push(result.value);
+        if (!result.value) continue;
+        const bytes = attachmentBytes(result.value);
+        const alone = questionBytes(this.prompt.value) + bytes;
+        const sizes = { alone, request: total + bytes };
+        const problem = requestSizeProblem(result.value.name, result.value.kind, sizes, limits.bodyBytes);
+        if (problem) {
+          messages.push(problem);
+          releaseThumbnail(result.value);
+          continue;
+        }
+        total += bytes;
+        this.attachments.push(result.value);
       } else {
         const known = result.reason instanceof ImageError || result.reason instanceof VideoError;
         messages.push(known ? result.reason.message : "A file could not be read.");
@@ -326,9 +354,7 @@ export class Composer {
   private removeAttachment(id: string): void {
     const index = this.attachments.findIndex((item) => item.id === id);
     if (index < 0) return;
-    const [removed] = this.attachments.splice(index, 1);
-    const url = removed.kind === "image" ? removed.url : removed.posterUrl;
-    if (url) URL.revokeObjectURL(url);
+    releaseThumbnail(this.attachments.splice(index, 1)[0]);
     this.renderAttachments();
     const next =
       this.list.querySelectorAll<HTMLButtonElement>(".attachment-remove")[Math.min(index, this.attachments.length - 1)];
