@@ -128,7 +128,7 @@ describe("the page's tools", () => {
     await cannedAnswers(page, ["Got it: 1,900 lines.", "Yes."]);
     const pasted = Array.from({ length: 1900 }, (_, i) => `${i + 1}\tINFO request served in ${i % 97} ms`).join("\n");
     expect(pasted.length).toBeGreaterThan(60_000);
-    await ask(page, pasted);
+    await ask(page, pasted, "pasted");
     await waitForAnswer(page);
     expect(lastUserContent(requests[0])).toBe(pasted);
 
