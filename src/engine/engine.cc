@@ -33,6 +33,24 @@ namespace {
 constexpr int64_t kMinPrefillChunk = 16;
 constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 
+// The requests of `active` as the engine's other lines name them, each once (its n
+// choices are one request): the front end's ids in request_ids, the engine's numbers of
+// those without one in requests; a field is left out when it would be empty.
+std::vector<LogField> RequestsOf(const std::vector<std::unique_ptr<Sequence>>& active) {
+  std::string ids, numbers;
+  std::unordered_set<RequestId> named;
+  for (const std::unique_ptr<Sequence>& seq : active) {
+    if (!named.insert(seq->id).second) continue;
+    const std::string& id = seq->request->request_id;
+    std::string& list = id.empty() ? numbers : ids;
+    list += StrCat(list.empty() ? "" : ",", id.empty() ? std::to_string(seq->id) : id);
+  }
+  std::vector<LogField> out;
+  if (!ids.empty()) out.emplace_back("request_ids", ids);
+  if (!numbers.empty()) out.emplace_back("requests", numbers);
+  return out;
+}
+
 }  // namespace
 
 class Engine::Impl {
@@ -233,7 +251,9 @@ void Engine::Impl::Run() {
     } catch (const std::exception& e) {
       // A failure inside a step is a bug; fail the requests involved rather than the
       // server, and keep serving.
-      LogError("engine step failed: ", e.what());
+      std::vector<LogField> fields = RequestsOf(active_);
+      fields.emplace_back("error", e.what());
+      LogEvent(LogLevel::kError, "engine step failed", fields);
       for (SequencePtr& s : active_) Finish(*s, FinishReason::kError, e.what());
       RemoveFinished();
     }

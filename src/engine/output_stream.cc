@@ -6,9 +6,16 @@
 
 namespace qvl {
 
+std::vector<int32_t> AnswerEndTokens(const OutputLimits& limits) {
+  std::vector<int32_t> out = limits.stop_token_ids;
+  if (!limits.ignore_eos) out.insert(out.end(), limits.eos_ids.begin(), limits.eos_ids.end());
+  return out;
+}
+
 OutputStream::OutputStream(const Tokenizer& tokenizer, const OutputLimits& limits)
     : tokenizer_(tokenizer),
       limits_(limits),
+      end_tokens_(AnswerEndTokens(limits)),
       decoder_(tokenizer, /*skip_special=*/true),
       stop_(limits.stop),
       phase_(limits.reasoning_end >= 0 ? Phase::kReasoning : Phase::kReply) {}
@@ -23,6 +30,7 @@ std::string OutputStream::Pass(std::string_view text) {
     if (text.empty()) return out;
     phase_ = Phase::kReply;
   }
+  if (generated_ <= limits_.min_tokens) return out.append(text);
   return out + stop_.Push(text);
 }
 
@@ -31,9 +39,8 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
   ++generated_;
   const bool ends_reasoning = phase_ == Phase::kReasoning && token == limits_.reasoning_end;
   if (ends_reasoning) reasoning_end_at_ = generated_;
-  const bool is_eos =
-      std::find(limits_.eos_ids.begin(), limits_.eos_ids.end(), token) != limits_.eos_ids.end();
-  if (limits_.top_logprobs >= 0 && !(is_eos && !limits_.ignore_eos)) {
+  const bool ends = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+  if (limits_.top_logprobs >= 0 && !ends) {
     GeneratedToken t;
     t.chosen.id = token;
     t.chosen.text = std::string(tokenizer_.TokenBytes(token));
@@ -42,7 +49,7 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
       t.top.push_back({id, std::string(tokenizer_.TokenBytes(id)), lp});
     update->tokens.push_back(std::move(t));
   }
-  if (is_eos && !limits_.ignore_eos) return FinishReason::kStop;
+  if (ends) return FinishReason::kStop;
   update->text += Pass(decoder_.Feed(token));
   // The tag is the reasoning's last text; what follows is the reply.
   if (ends_reasoning) phase_ = Phase::kReplyStart;

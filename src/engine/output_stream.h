@@ -1,7 +1,9 @@
 // What one request has generated, turned into the updates its client sees: tokens are
 // detokenized incrementally (never half a UTF-8 character), stop strings are cut out,
-// end-of-sequence tokens end the answer without text, max_tokens ends it with "length",
-// and logprobs are attached when asked for. A Thinking model's stop strings match its
+// end-of-sequence tokens and the request's stop token ids end the answer without text,
+// max_tokens ends it with "length", and logprobs are attached when asked for. Stop
+// strings are looked for only in the text after the first min_tokens tokens, as vLLM's
+// v1 engine does: the text of those is never cut. A Thinking model's stop strings match its
 // reply only: the text after limits.reasoning_end and the newlines that lead the reply
 // (what clients receive as the content, ReasoningSplitter), so that a stop string meant
 // for the answer ("\n\n", "```") does not cut the reasoning and leave no answer.
@@ -24,12 +26,18 @@ struct OutputLimits {
   bool ignore_eos = false;
   int top_logprobs = -1;
   std::vector<int32_t> eos_ids;
+  std::vector<int32_t> stop_token_ids;  // checked against the vocabulary
+  int min_tokens = 0;                   // at most max_tokens
   std::vector<std::string> stop;
   // A Thinking model's "</think>" token: the tokens up to it are reasoning, which a
   // grammar does not bind (TokenConstraints' grammar_after) and stop strings do not
   // match (-1: none).
   int32_t reasoning_end = -1;
 };
+
+// The tokens that end an answer: the end-of-sequence ids (unless ignore_eos) and the
+// request's stop token ids.
+std::vector<int32_t> AnswerEndTokens(const OutputLimits& limits);
 
 class OutputStream {
  public:
@@ -61,6 +69,7 @@ class OutputStream {
 
   const Tokenizer& tokenizer_;
   OutputLimits limits_;
+  std::vector<int32_t> end_tokens_;  // AnswerEndTokens(limits_)
   StreamDecoder decoder_;
   StopMatcher stop_;
   Phase phase_;

@@ -102,5 +102,34 @@ TEST(OutputStreamTest, TheNewlinesThatLeadTheReplyAreNotMatched) {
   EXPECT_EQ(s.finish, FinishReason::kNone);
 }
 
+// A stop token id ends the answer without its text, ignore_eos or not; an
+// end-of-sequence id ends it unless ignore_eos.
+TEST(OutputStreamTest, StopTokenIdsEndTheAnswerWithoutTheirText) {
+  const Tokenizer& tokenizer = QwenTokenizerForTest();
+  OutputLimits limits = Limits({}, false);
+  limits.stop_token_ids = tokenizer.Encode(" is");
+  limits.eos_ids = {tokenizer.TokenToId("<|im_end|>")};
+  limits.ignore_eos = true;
+  EXPECT_EQ(AnswerEndTokens(limits), limits.stop_token_ids);
+  const Streamed s = Stream(limits, {"blue", " sky", " is", " blue"});
+  EXPECT_EQ(s.text, "blue sky");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.generated, 3);
+
+  limits.ignore_eos = false;
+  EXPECT_EQ(AnswerEndTokens(limits).size(), 2u);
+}
+
+// As vLLM's v1 engine does, stop strings are looked for in the text after the first
+// min_tokens tokens only: one within those stays, a later one ends the answer.
+TEST(OutputStreamTest, StopStringsAreLookedForPastMinTokens) {
+  OutputLimits limits = Limits({"blue"}, false);
+  limits.min_tokens = 3;
+  const Streamed s = Stream(limits, {"blue", " sky", " is", " blue", " again"});
+  EXPECT_EQ(s.text, "blue sky is ");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.generated, 4);
+}
+
 }  // namespace
 }  // namespace qvl

@@ -120,6 +120,14 @@ struct GenerationRequest {
   // OpenAI chat's "messages", a Responses request's "input", Ollama's generate "prompt".
   std::string messages_field = "messages";
   std::vector<std::string> stop;
+  // vLLM's stop_token_ids: the answer also ends, with "stop", when one of these is
+  // sampled; the token's text is not part of it (as an end-of-sequence token's is not).
+  // ignore_eos leaves them in force.
+  std::vector<int32_t> stop_token_ids;
+  // vLLM's min_tokens: neither an end-of-sequence token nor a stop_token_id can be sampled,
+  // and no stop string is looked for, before the answer has this many tokens (a Thinking
+  // model's reasoning counts, as completion_tokens counts it).
+  int min_tokens = 0;
   bool ignore_eos = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best
   ImageBudgetRequest image_budget;

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/field_error.h"
 #include "base/timer.h"
+#include "engine/answer_ends.h"
 #include "engine/content_hash.h"
 #include "engine/image_cache.h"
 #include "engine/prefix_cache.h"
@@ -395,6 +396,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;
   out.output.stop = request.stop;
+  PrepareAnswerEnds(request, model_.text.vocab_size, room, &out.output);
   if (thinking) out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);
   PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
   out.request_id = request.request_id;

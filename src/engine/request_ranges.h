@@ -30,6 +30,9 @@ inline constexpr ParamRange kPresencePenalty{"presence_penalty", -2, 2};
 inline constexpr ParamRange kFrequencyPenalty{"frequency_penalty", -2, 2};
 inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};
 inline constexpr ParamRange kTopLogprobs{"top_logprobs", 0, 20};
+inline constexpr ParamRange kMinTokens{"min_tokens", 0, kMaxTokens.max};
+// Most stop_token_ids a request may list: each is looked for at every token.
+inline constexpr int kMaxStopTokenIds = 64;
 }  // namespace request_ranges
 
 // Throws FieldError(kInvalidArgument, range.name, "must be <Describe()>, got VALUE").

@@ -1,5 +1,8 @@
 #include "engine/token_constraints.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "text/reasoning_split.h"
 
 namespace qvl {
@@ -34,8 +37,9 @@ std::vector<std::pair<int32_t, size_t>> NewlineTokens(const TokenTable& table,
 TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
                                    std::shared_ptr<const Grammar> grammar,
                                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                                   int32_t grammar_after)
+                                   int32_t grammar_after, EndHold hold)
     : bias_(bias.begin(), bias.end()),
+      hold_(std::move(hold)),
       grammar_after_(grammar_after),
       gate_(grammar_after < 0 ? Gate::kOpen : Gate::kWaiting),
       vocab_rows_(vocab_rows) {
@@ -47,10 +51,28 @@ TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
 
 void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
   for (const LogitBias& b : bias_) logits[b.token] += b.bias;
-  if (!matcher_ || gate_ == Gate::kWaiting) return;
-  matcher_->FillNextTokenMask(mask_, tokens_left);
-  if (gate_ == Gate::kReplyStart) AllowLeadingNewlines(tokens_left);
-  ApplyTokenMask(mask_, logits, vocab_rows_);
+  if (matcher_ && gate_ != Gate::kWaiting) {
+    matcher_->FillNextTokenMask(mask_, tokens_left);
+    if (gate_ == Gate::kReplyStart) AllowLeadingNewlines(tokens_left);
+    ApplyTokenMask(mask_, logits, vocab_rows_);
+  }
+  if (accepted_ < hold_.min_tokens) HoldEnd(logits);
+}
+
+void TokenConstraints::HoldEnd(float* logits) const {
+  constexpr float kBanned = -std::numeric_limits<float>::infinity();
+  std::vector<float> held;
+  held.reserve(hold_.tokens.size());
+  for (const int32_t token : hold_.tokens) {
+    held.push_back(logits[token]);
+    logits[token] = kBanned;
+  }
+  // Only a grammar's mask can leave nothing but the end tokens.
+  if (!matcher_ ||
+      std::any_of(logits, logits + vocab_rows_, [](float logit) { return logit != kBanned; })) {
+    return;
+  }
+  for (size_t i = 0; i < held.size(); ++i) logits[hold_.tokens[i]] = held[i];
 }
 
 void TokenConstraints::AllowLeadingNewlines(int64_t tokens_left) {
@@ -71,6 +93,7 @@ size_t TokenConstraints::LeadingNewlines(int32_t token) const {
 }
 
 void TokenConstraints::Accept(int32_t token) {
+  ++accepted_;
   if (!matcher_) return;
   switch (gate_) {
     case Gate::kWaiting:

@@ -1,6 +1,7 @@
-// What a request forbids or favours before each token is sampled: OpenAI's logit_bias
-// and, for structured output and required tool calls, a grammar whose token mask leaves
-// only tokens that keep the answer a valid sentence (grammar/grammar_matcher.h).
+// What a request forbids or favours before each token is sampled: OpenAI's logit_bias,
+// vLLM's min_tokens (the tokens that end the answer held back until it is that long) and,
+// for structured output and required tool calls, a grammar whose token mask leaves only
+// tokens that keep the answer a valid sentence (grammar/grammar_matcher.h).
 // Applied to the raw logits before penalties and temperature, so greedy and sampled
 // requests alike only ever pick allowed tokens. On a Thinking model the grammar binds the
 // reply, not the reasoning before it (as vLLM's reasoning parsers have it): it starts
@@ -20,21 +21,30 @@
 
 namespace qvl {
 
+// vLLM's min_tokens: `tokens` (AnswerEndTokens) cannot be sampled while the answer has
+// fewer than `min_tokens` tokens.
+struct EndHold {
+  std::vector<int32_t> tokens;
+  int64_t min_tokens = 0;
+};
+
 class TokenConstraints {
  public:
   // `tokens` may be null when `grammar` is (no constrained decoding). `grammar_after`
   // (-1: none) is a token that must come before the grammar applies: until it does, the
   // answer is free text; right after it, up to kReplySeparator's newlines may precede the
-  // grammar's first byte.
+  // grammar's first byte. Where the grammar allows nothing but `hold`'s tokens (its
+  // sentence is complete and the rest of max_tokens leaves no room for more), they stay
+  // allowed: the grammar's end comes before min_tokens.
   TokenConstraints(std::span<const LogitBias> bias, std::shared_ptr<const Grammar> grammar,
                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                   int32_t grammar_after = -1);
+                   int32_t grammar_after = -1, EndHold hold = {});
 
   // Biases and masks `logits` for the next token, of which the answer may still have
   // `tokens_left` (this one included). The mask of an unfinished grammar is never empty
   // (GrammarMatcher::FillNextTokenMask), and a finished one ends the answer first.
   void Apply(float* logits, int64_t tokens_left);
-  // Moves the grammar past the sampled token.
+  // Counts the sampled token and moves the grammar past it.
   void Accept(int32_t token);
   // The grammar is complete and nothing may follow: the answer is done.
   bool Terminated() const;
@@ -49,8 +59,12 @@ class TokenConstraints {
   void AllowLeadingNewlines(int64_t tokens_left);
   // The bytes of `token` when it is a newline-only token that may lead the reply, else 0.
   size_t LeadingNewlines(int32_t token) const;
+  // Bans hold_'s tokens in `logits` unless nothing else is left.
+  void HoldEnd(float* logits) const;
 
   std::vector<LogitBias> bias_;
+  EndHold hold_;
+  int64_t accepted_ = 0;  // tokens of the answer so far
   std::optional<GrammarMatcher> matcher_;
   int32_t grammar_after_;
   Gate gate_;

@@ -103,5 +103,30 @@ TEST(TokenConstraintsTest, LogitBiasAppliesInsideAndAfterTheReasoning) {
   EXPECT_FALSE(std::isfinite(logits[static_cast<size_t>(think_end)]));
 }
 
+TEST(TokenConstraintsTest, MinTokensHoldsTheEndTokensBack) {
+  const EndHold hold{{Id(" sky"), kImEnd}, 2};
+  TokenConstraints constraints({}, nullptr, nullptr, kVocabRows, -1, hold);
+  const std::vector<std::string> without_sky = {"\n", "\n\n", "{", "Hello"};
+  EXPECT_EQ(Allowed(constraints, kPieces), without_sky);
+  constraints.Accept(Id("Hello"));
+  EXPECT_EQ(Allowed(constraints, kPieces), without_sky);
+  constraints.Accept(Id("Hello"));
+  EXPECT_EQ(Allowed(constraints, kPieces), kPieces);
+}
+
+// A sentence of the grammar that nothing may follow ends before min_tokens: its end
+// tokens are all there is to sample.
+TEST(TokenConstraintsTest, AGrammarThatCanOnlyEndEndsBeforeMinTokens) {
+  TokenConstraints constraints({}, JsonObjectGrammar(), QwenTokens(), kVocabRows, -1,
+                               {{kImEnd, grammar_test::kEndOfText}, 100});
+  std::vector<float> logits(kVocabRows, 0.0f);
+  constraints.Apply(logits.data(), 100);
+  EXPECT_FALSE(std::isfinite(logits[kImEnd]));
+  AcceptText(constraints, "{}");
+  logits.assign(kVocabRows, 0.0f);
+  constraints.Apply(logits.data(), 100);
+  EXPECT_TRUE(std::isfinite(logits[kImEnd]));
+}
+
 }  // namespace
 }  // namespace qvl

@@ -50,7 +50,7 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
     FailField(ErrorCode::kInvalidArgument, "top_logprobs", "needs \"logprobs\": true");
   }
   g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
-  ParseOtherServersGenerationFields(body, policy, &g);
+  ParseOtherServersGenerationFields(body, &g);
   ParseOtherServersChatFields(body, text, policy, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
 

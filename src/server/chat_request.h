@@ -27,8 +27,6 @@ struct ChatRequestPolicy {
   // OpenAI takes 4; vLLM, llama-server and Ollama any number, and editors' completion
   // templates send around ten (a model's special tokens and a few line patterns).
   int max_stop_strings = 16;
-  // The tokens the served model ends an answer on (vLLM's stop_token_ids may name them).
-  std::vector<int32_t> end_token_ids;
   // Pixels covered by one image token: turns min_image_tokens / max_image_tokens into
   // pixels. Required.
   int64_t pixels_per_image_token = 0;

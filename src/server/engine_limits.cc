@@ -11,7 +11,6 @@ void TakeEngineLimits(const Engine& engine, ChatRequestPolicy* policy) {
   policy->media.max_image_bytes = static_cast<int64_t>(engine.options().max_image_bytes);
   policy->media.video = engine.options().video_limits;
   policy->chat_template = engine.preparer().chat_template();
-  policy->end_token_ids = engine.preparer().eos_ids();
 }
 
 }  // namespace qvl

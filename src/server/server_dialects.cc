@@ -33,23 +33,19 @@ void ParseNPredict(const RequestObject& body, GenerationRequest* g) {
   g->max_tokens_field = "n_predict";
 }
 
-// vLLM's stop_token_ids: the ids the model ends its answer on are honoured already; any
-// other would need a stop the engine does not have.
-void CheckStopTokenIds(const RequestObject& body, const ChatRequestPolicy& policy) {
+// vLLM's stop_token_ids: token ids, each an integer within int32 (the vocabulary and
+// their count are the engine's to check).
+void ParseStopTokenIds(const RequestObject& body, GenerationRequest* g) {
   const nlohmann::json* ids = body.Find("stop_token_ids");
   if (ids == nullptr) return;
   RequireArray(*ids, "stop_token_ids");
-  const std::vector<int32_t>& ends = policy.end_token_ids;
   for (size_t i = 0; i < ids->size(); ++i) {
     const nlohmann::json& id = (*ids)[i];
-    if (!id.is_number_integer() ||
-        std::find(ends.begin(), ends.end(), id.get<int64_t>()) == ends.end()) {
-      std::string list;
-      for (const int32_t end : ends) list += StrCat(list.empty() ? "" : ", ", end);
+    if (!id.is_number_integer() || id.get<int64_t>() < INT32_MIN || id.get<int64_t>() > INT32_MAX) {
       FailField(ErrorCode::kInvalidArgument, IndexField("stop_token_ids", i),
-                "only the model's own end tokens (", list,
-                ") are supported as stop token ids, got ", id.dump(), "; use \"stop\" strings");
+                "expected a token id (an integer), got ", id.dump());
     }
+    g->stop_token_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
 }
 
@@ -77,11 +73,15 @@ nlohmann::ordered_json SchemaValue(const nlohmann::ordered_json& value, const st
 
 }  // namespace
 
-void ParseOtherServersGenerationFields(const RequestObject& body, const ChatRequestPolicy& policy,
-                                       GenerationRequest* g) {
+void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g) {
   ParseNPredict(body, g);
-  CheckStopTokenIds(body, policy);
-  RefuseUnlessNeutral(body, "min_tokens", 0, "every answer may end at its first token");
+  ParseStopTokenIds(body, g);
+  const ParamRange& min_tokens = request_ranges::kMinTokens;
+  if (const std::optional<int64_t> n =
+          body.Int(min_tokens.name, static_cast<int64_t>(min_tokens.min),
+                   static_cast<int64_t>(min_tokens.max))) {
+    g->min_tokens = static_cast<int>(*n);
+  }
   RefuseUnlessNeutral(body, "include_stop_str_in_output", false,
                       "the stop string is never part of the answer");
   RefuseUnlessNeutral(body, "use_beam_search", false, "qvl samples; it has no beam search");

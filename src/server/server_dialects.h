@@ -17,10 +17,9 @@ namespace qvl {
 
 // Fields of any generation request (/v1/chat/completions, /v1/completions): llama-server's
 // n_predict is the token limit when no max_tokens is given (-1 and -2, "until the end",
-// the default); stop_token_ids are accepted when each is one the model stops at anyway
-// (policy.end_token_ids); vLLM's other sampling extensions are refused unless neutral.
-void ParseOtherServersGenerationFields(const RequestObject& body, const ChatRequestPolicy& policy,
-                                       GenerationRequest* g);
+// the default); vLLM's stop_token_ids and min_tokens are read for the engine to check and
+// honour; vLLM's other sampling extensions are refused unless neutral.
+void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g);
 
 // Fields of a chat request, after ParseOutputControls: a JSON schema given as vLLM's
 // guided_json or structured_outputs.json, or as llama-server's top-level json_schema, is

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/mapped_file.h"
@@ -28,6 +29,15 @@ class ServerClientCompatTest : public SharedServerTest {
   }
   static std::string Content(const HttpResult& r) {
     return r.json["choices"][0]["message"]["content"].get<std::string>();
+  }
+  // The id of the vocabulary token whose bytes are `text` (a logprobs entry's token).
+  static int32_t IdOfBytes(const std::string& text) {
+    const Tokenizer& tokenizer = harness_->engine()->tokenizer();
+    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+      if (tokenizer.TokenBytes(id) == text) return id;
+    }
+    ADD_FAILURE() << "no token is \"" << text << "\"";
+    return -1;
   }
   static std::string ImageUrl() {
     return DataUrl(std::string(QVL_TEST_DATA) +
@@ -162,17 +172,91 @@ TEST_F(ServerClientCompatTest, SchemasInOtherServersSpellingsBindTheAnswer) {
   EXPECT_EQ(conflict.json["error"]["param"], "guided_json");
 }
 
+// vLLM's stop_token_ids end the answer on any id listed, without its text, and its
+// min_tokens holds the answer's ends back until it has that many tokens; both were 400s
+// (stop_token_ids unless they were the model's own end tokens).
+TEST_F(ServerClientCompatTest, StopTokenIdsAndMinTokensShapeTheAnswer) {
+  nlohmann::json body = Question(8);
+  body["logprobs"] = true;
+  const HttpResult free = Post("/v1/chat/completions", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const nlohmann::json& tokens = free.json["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(tokens.size(), 8u);
+  // The first token unlike every one before it (the tiny model repeats itself), and the
+  // text before it.
+  size_t k = 1;
+  std::string before = tokens[0]["token"];
+  while (k < tokens.size() &&
+         before.find(tokens[k]["token"].get<std::string>()) != std::string::npos) {
+    before += tokens[k++]["token"].get<std::string>();
+  }
+  ASSERT_LT(k, tokens.size()) << free.body;
+  const int32_t id = IdOfBytes(tokens[k]["token"]);
+
+  body["stop_token_ids"] = {7, id};
+  const HttpResult stopped = Post("/v1/chat/completions", body);
+  ASSERT_EQ(stopped.status, 200) << stopped.body;
+  EXPECT_EQ(Content(stopped), before);
+  EXPECT_EQ(stopped.json["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(stopped.json["usage"]["completion_tokens"], k + 1);
+  nlohmann::json streaming = body;
+  streaming["stream"] = true;
+  const HttpResult streamed = Post("/v1/chat/completions", streaming);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const std::vector<nlohmann::json> events = SseEvents(streamed.body);
+  EXPECT_EQ(StreamedText(events), before);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[events.size() - 2]["choices"][0]["finish_reason"], "stop");
+
+  // min_tokens: the id cannot end the answer before its seventh token.
+  body["min_tokens"] = 6;
+  const HttpResult held = Post("/v1/chat/completions", body);
+  ASSERT_EQ(held.status, 200) << held.body;
+  EXPECT_GE(held.json["usage"]["completion_tokens"], 6);
+  EXPECT_GT(held.json["usage"]["completion_tokens"], k + 1);
+  EXPECT_EQ(Content(held).rfind(before, 0), 0u) << Content(held);
+  EXPECT_GT(Content(held).size(), before.size());
+
+  const HttpResult text = Post("/v1/completions", {{"prompt", "The sky"},
+                                                   {"max_tokens", 4},
+                                                   {"temperature", 0},
+                                                   {"ignore_eos", true},
+                                                   {"min_tokens", 4}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.json["usage"]["completion_tokens"], 4);
+
+  const std::vector<std::tuple<nlohmann::json, std::string, std::string>> bad = {
+      {{{"stop_token_ids", {1, 151936}}},
+       "stop_token_ids[1]",
+       "stop_token_ids[1]: token id 151936 is not in the vocabulary (0 to 151935)"},
+      {{{"stop_token_ids", {"7"}}},
+       "stop_token_ids[0]",
+       "stop_token_ids[0]: expected a token id (an integer), got \"7\""},
+      {{{"stop_token_ids", std::vector<int>(65, 7)}},
+       "stop_token_ids",
+       "stop_token_ids: at most 64 stop token ids are supported, got 65"},
+      {{{"min_tokens", 9}}, "min_tokens", "min_tokens: must be at most max_tokens (8), got 9"},
+      {{{"min_tokens", -1}}, "min_tokens", "min_tokens: must be between 0 and 1048576, got -1"},
+  };
+  for (const auto& [fields, param, message] : bad) {
+    nlohmann::json request = Question(8);
+    request.update(fields);
+    const HttpResult r = Post("/v1/chat/completions", request);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+    EXPECT_EQ(r.json["error"]["message"], message);
+  }
+}
+
 // vLLM's and llama-server's fields that would change the answer and that qvl cannot
-// honour are a 400 naming them; they were silently ignored. At their neutral values, and
-// with stop_token_ids that are the model's own end tokens, they are taken.
+// honour are a 400 naming them; they were silently ignored. At their neutral values they
+// are taken.
 TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByName) {
   const std::vector<std::pair<std::string, nlohmann::json>> refused = {
       {"guided_choice", {"yes", "no"}},
       {"guided_regex", "[a-z]+"},
       {"guided_grammar", "root ::= \"a\""},
       {"grammar", "root ::= \"a\""},
-      {"stop_token_ids", {5}},
-      {"min_tokens", 2},
       {"include_stop_str_in_output", true},
       {"use_beam_search", true},
       {"bad_words", {"blue"}},
@@ -189,8 +273,7 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
     body[key] = value;
     const HttpResult r = Post("/v1/chat/completions", body);
     EXPECT_EQ(r.status, 400) << key << ": " << r.body;
-    const std::string param = key == "stop_token_ids" ? "stop_token_ids[0]" : key;
-    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+    EXPECT_EQ(r.json["error"]["param"], key) << r.body;
   }
   nlohmann::json choice = Question(2);
   choice["structured_outputs"] = {{"choice", {"yes", "no"}}};
@@ -204,9 +287,10 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
             "chat_template_kwargs.enable_thinking: this model does not think (a Qwen3-VL "
             "Instruct model)");
   const HttpResult text =
-      Post("/v1/completions", {{"prompt", "The sky"}, {"max_tokens", 2}, {"min_tokens", 1}});
+      Post("/v1/completions",
+           {{"prompt", "The sky"}, {"max_tokens", 2}, {"include_stop_str_in_output", true}});
   EXPECT_EQ(text.status, 400);
-  EXPECT_EQ(text.json["error"]["param"], "min_tokens");
+  EXPECT_EQ(text.json["error"]["param"], "include_stop_str_in_output");
 
   const int end = harness_->engine()->tokenizer().TokenToId("<|im_end|>");
   nlohmann::json neutral = Question(2);
