@@ -110,6 +110,29 @@ describe("a conversation when something goes wrong", () => {
     expect(questionsOf(requests[1])).toEqual(["Another question."]);
   });
 
+  it("says when the conversation no longer fits the context, and offers a new one", async () => {
+    const page = await openPage();
+    const message = "the prompt is 17000 tokens, over the context of 16384 tokens";
+    // qvl serve's answer to a prompt over --ctx-size, as OpenAI's API words it.
+    await page.route("**/v1/chat/completions", (route: Route) =>
+      route.fulfill({
+        status: 400,
+        json: { error: { message, type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } },
+      }),
+    );
+    await ask(page, "One more question.");
+    await waitForAnswer(page);
+    const refusal = answers(page).last().locator(".answer-error");
+    expect(await refusal.locator("strong").innerText()).toBe(
+      "The conversation is too long for the model: it no longer fits in the server's context. Start a new conversation, or ask something shorter.",
+    );
+    expect(await refusal.locator(".answer-error-detail").first().innerText()).toBe(message);
+    await refusal.getByRole("button", { name: "New conversation" }).click();
+    expect(await page.locator("article.message").count()).toBe(0);
+    expect(await page.locator("#welcome").isVisible()).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("prompt");
+  });
+
   it("refuses a picture the model cannot take before sending it, and converts an SVG", async () => {
     const page = await openPage();
     await pickWithCamera(page, [fixtureImage("images/limits/1x10000.png")]);

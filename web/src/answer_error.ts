@@ -31,6 +31,7 @@ export function toAnswerError(error: unknown, body?: ChatRequestBody, branch?: M
     const title = error.status === 413 && branch ? tooLargeTitle(body, branch, error.param) : undefined;
     const answer: AnswerError = { title: title ?? error.title, detail: error.detail };
     if (error.status) answer.status = error.status;
+    if (error.code) answer.code = error.code;
     return answer;
   }
   if (error instanceof ImageError || error instanceof VideoError || error instanceof SchemaError)

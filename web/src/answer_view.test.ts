@@ -64,3 +64,28 @@ describe("AnswerView while the answer streams", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 });
+
+describe("AnswerView of a refused question", () => {
+  const refused = (code?: string): AssistantMessage => ({
+    id: "a1",
+    role: "assistant",
+    text: "",
+    status: "error",
+    error: { title: "Too long.", detail: "the prompt is 17000 tokens", status: 400, ...(code ? { code } : {}) },
+  });
+  const buttons = (view: AnswerView) =>
+    [...view.element.querySelectorAll(".answer-error button")].map((button) => button.textContent);
+
+  it("offers a new conversation when the conversation no longer fits the context", () => {
+    const startNew = vi.fn();
+    const view = answerViewFor(refused("context_length_exceeded"), () => {}, startNew);
+    expect(buttons(view)).toEqual(["New conversation"]);
+    view.element.querySelector<HTMLButtonElement>(".answer-error button")!.click();
+    expect(startNew).toHaveBeenCalledTimes(1);
+  });
+
+  it("offers nothing for another refusal, which asking again would not change", () => {
+    expect(buttons(answerViewFor(refused()))).toEqual([]);
+    expect(buttons(answerViewFor(refused("invalid_value")))).toEqual([]);
+  });
+});

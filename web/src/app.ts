@@ -160,6 +160,7 @@ export class App {
       onUnfold: () => this.follower.hold(),
       resend: (questionId, text) => this.resend(questionId, text),
       regenerate: (answerId) => this.regenerate(answerId),
+      startNew: () => this.startNew(),
       showVersion: (messageId, step) => this.showVersion(messageId, step),
     });
   }

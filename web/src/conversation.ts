@@ -54,6 +54,8 @@ export interface AnswerError {
   detail: string;
   /** The HTTP status of a server's refusal; absent for failures of the network or page. */
   status?: number;
+  /** The server's error code (OpenAI's `code`), when it sent one. */
+  code?: string;
 }
 
 /** Whether the server refused the question as it stands (it is malformed, too large, or

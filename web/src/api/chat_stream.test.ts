@@ -100,6 +100,26 @@ describe("streamChat", () => {
     expect(error.detail).toBe(message);
   });
 
+  it("says a conversation over the context is too long, with the server's numbers and code", async () => {
+    const message = "the prompt is 17000 tokens, over the context of 16384 tokens";
+    const error = await failure(async () =>
+      Response.json(
+        { error: { message, type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } },
+        { status: 400 },
+      ),
+    );
+    expect(error.title).toBe(
+      "The conversation is too long for the model: it no longer fits in the server's context. Start a new conversation, or ask something shorter.",
+    );
+    expect(error.detail).toBe(message);
+    expect(error.code).toBe("context_length_exceeded");
+    const other = await failure(async () =>
+      Response.json({ error: { message: "bad", code: "invalid_value" } }, { status: 400 }),
+    );
+    expect(other.title).toBe("The server could not use this request.");
+    expect(other.code).toBe("invalid_value");
+  });
+
   it("explains a busy server and a non-JSON error body", async () => {
     const busy = await failure(async () => Response.json({ error: { message: "queue full" } }, { status: 503 }));
     expect(busy.title).toMatch(/busy/);

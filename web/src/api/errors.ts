@@ -8,6 +8,8 @@ export class ChatError extends Error {
     readonly status = 0,
     /** The OpenAI error's `param`: the request field at fault ("messages[0].content[1]..."). */
     readonly param = "",
+    /** The OpenAI error's `code` ("context_length_exceeded"), or "". */
+    readonly code = "",
   ) {
     super(detail ? `${title} ${detail}` : title);
     this.name = "ChatError";
@@ -25,6 +27,11 @@ export function serverMessage(body: unknown): string {
   }
   return "";
 }
+
+/** OpenAI's code for a prompt (or prompt and max_tokens) over the model's context. */
+export const CONTEXT_LENGTH_EXCEEDED = "context_length_exceeded";
+const CONVERSATION_TOO_LONG =
+  "The conversation is too long for the model: it no longer fits in the server's context. Start a new conversation, or ask something shorter.";
 
 export function titleForStatus(status: number): string {
   switch (status) {
@@ -47,29 +54,33 @@ export function titleForStatus(status: number): string {
   }
 }
 
-function serverParam(body: unknown): string {
+/** A string field of an OpenAI error object (`param`, `code`), or "". */
+function errorField(body: unknown, field: "param" | "code"): string {
   const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
-  const param = typeof error === "object" && error !== null ? (error as { param?: unknown }).param : undefined;
-  return typeof param === "string" ? param : "";
+  const value = typeof error === "object" && error !== null ? (error as Record<string, unknown>)[field] : undefined;
+  return typeof value === "string" ? value : "";
 }
 
 /** Reads an error response; works whether or not its body is JSON. */
 export async function errorFromResponse(response: Response): Promise<ChatError> {
   let detail = "";
   let param = "";
+  let code = "";
   try {
     const text = await response.text();
     try {
       const body: unknown = JSON.parse(text);
       detail = serverMessage(body);
-      param = serverParam(body);
+      param = errorField(body, "param");
+      code = errorField(body, "code");
     } catch {
       detail = text.trim().slice(0, 300);
     }
   } catch {
     // The body could not be read; the status alone has to do.
   }
-  return new ChatError(titleForStatus(response.status), detail, response.status, param);
+  const title = code === CONTEXT_LENGTH_EXCEEDED ? CONVERSATION_TOO_LONG : titleForStatus(response.status);
+  return new ChatError(title, detail, response.status, param, code);
 }
 
 // The browser's own words ("Failed to fetch", "NetworkError when attempting to fetch

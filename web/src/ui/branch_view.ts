@@ -18,6 +18,7 @@ export interface BranchHandlers {
   /** Sends a new version of the question; false when that cannot happen now. */
   resend(questionId: string, text: string): boolean;
   regenerate(answerId: string): void;
+  startNew(): void;
   showVersion(messageId: string, step: VersionStep): void;
 }
 
@@ -88,6 +89,7 @@ export class BranchView {
       hasVideo: earlierVideos.length > 0,
       cache: handlers.cache,
       onRegenerate: () => handlers.regenerate(message.id),
+      onNewConversation: handlers.startNew,
       announce,
       versions,
       showVersion,

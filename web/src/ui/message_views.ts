@@ -13,6 +13,7 @@ import {
   type UserMessage,
   type VideoRef,
 } from "../conversation";
+import { CONTEXT_LENGTH_EXCEEDED } from "../api/errors";
 import type { VersionPosition } from "../conversation_tree";
 import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
@@ -167,6 +168,8 @@ export interface AnswerContext {
   cache: BlobCache;
   /** Writes a new version of this answer to the same question. */
   onRegenerate(): void;
+  /** Starts a new conversation (offered when this one no longer fits the context). */
+  onNewConversation(): void;
   /** Reads text out to a screen reader, politely (announcer.ts). */
   announce(text: string): void;
   versions: VersionPosition;
@@ -342,6 +345,14 @@ export class AnswerView {
     if (isRefusal(error)) {
       // The same request would be refused again; later requests leave it out.
       children.push(element("p", "answer-error-detail", REFUSED_QUESTION));
+      if (error.code === CONTEXT_LENGTH_EXCEEDED) {
+        const fresh = element("button", "text-button");
+        fresh.type = "button";
+        fresh.innerHTML = iconSvg("plus");
+        fresh.append("New conversation");
+        fresh.addEventListener("click", () => this.context.onNewConversation());
+        children.push(fresh);
+      }
     } else {
       const retry = element("button", "text-button");
       retry.type = "button";
