@@ -57,6 +57,23 @@ describe("with the keyboard", () => {
     expect(seen.filter((s) => !s.outlined)).toEqual([]);
   });
 
+  it("keeps the focus on the button that sends, then stops, then on the question box", async () => {
+    const page = await suite.openPage();
+    await slowAnswer(page, "A short answer, written slowly.", 150);
+    await page.locator("#prompt").fill("Hello?");
+    await page.locator("#prompt").press("Tab");
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? document.activeElement?.id);
+    expect(await focused()).toBe("Send");
+    await page.keyboard.press("Enter");
+    // The stop button takes the send button's place, and the focus with it: Enter again stops.
+    expect(await focused()).toBe("Stop the answer");
+    await page.keyboard.press("Enter");
+    await waitForAnswer(page);
+    expect(await answers(page).last().locator(".answer-flag").innerText()).toBe("Stopped");
+    expect(await focused()).toBe("prompt");
+  });
+
   for (const [open, close, title] of [
     ["Settings", "Close settings", "Settings"],
     ["Conversations", "Close conversations", "Conversations"],

@@ -144,11 +144,15 @@ export class Composer {
   }
 
   setBusy(busy: boolean): void {
-    // Hiding the focused stop button would drop focus to the page: asked before hiding.
+    // Hiding the focused button would drop focus to the page: asked before hiding. The
+    // stop button takes over from a send button reached with the keyboard (not from a
+    // tapped one, whose focus would bring a phone's keyboard up when the answer ends).
     const stopHadFocus = this.stopButton.contains(document.activeElement);
+    const sendHadKeyboardFocus = this.sendButton.matches(":focus-visible");
     this.busy = busy;
     this.sendButton.hidden = busy;
     this.stopButton.hidden = !busy;
+    if (busy && sendHadKeyboardFocus) this.stopButton.focus();
     if (!busy && stopHadFocus) this.prompt.focus();
     if (!busy && this.note.textContent === WAIT_FOR_THE_ANSWER) this.showNote("");
   }
