@@ -106,6 +106,8 @@ ApiServer::~ApiServer() {
 }
 
 void ApiServer::AddRoutes() {
+  // Before everything that reads the path: routing, the metrics label, the error shape.
+  http_.SetRequestSetup([](httplib::Request& req) { req.path = MergedSlashes(req.path); });
   http_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
     SetRequestId(req, res);
     BeginAccessRecord();

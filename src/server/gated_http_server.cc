@@ -235,6 +235,10 @@ void GatedHttpServer::SetWorkerThreads(int threads) {
   workers_ = std::make_unique<httplib::ThreadPool>(static_cast<size_t>(std::max(threads, 1)));
 }
 
+void GatedHttpServer::SetRequestSetup(std::function<void(httplib::Request&)> setup) {
+  setup_request_ = std::move(setup);
+}
+
 void GatedHttpServer::WidenBacklog() {
   if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
 }
@@ -419,7 +423,7 @@ void GatedHttpServer::Serve(Connection c) {
   ConnectionStream stream(c.fd, std::move(c.received), read_ms, write_ms);
   const bool last = ++c.served >= limits_.max_requests_per_connection;
   bool client_closes = false;
-  const bool ok = process_request(stream, last, client_closes, nullptr);
+  const bool ok = process_request(stream, last, client_closes, setup_request_);
   // A handler that answered without reading the body (a 401, a 413) leaves it unread:
   // the connection cannot carry another request.
   if (stream.consumed() < request_bytes) return Linger(c.fd);

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +44,11 @@ class GatedHttpServer : public httplib::Server {
   // Threads that run requests; must be called before listening. (It replaces
   // new_task_queue: httplib's accept loop only hands connections to the gate.)
   void SetWorkerThreads(int threads);
+
+  // Runs on each request once its head is parsed, before routing and every handler
+  // (httplib's setup_request): the place to rewrite its path. Must be called before
+  // listening.
+  void SetRequestSetup(std::function<void(httplib::Request&)> setup);
 
   // Raises the listening socket's backlog to the system's maximum; call after binding.
   // httplib listens with a backlog of 5, and a burst of clients beyond it overflows the
@@ -94,6 +100,7 @@ class GatedHttpServer : public httplib::Server {
 
   GateLimits limits_;
   std::unique_ptr<httplib::ThreadPool> workers_;
+  std::function<void(httplib::Request&)> setup_request_;
   std::thread gate_;
   int wake_fd_ = -1;    // eventfd that interrupts the gate's poll()
   int listen_fd_ = -1;  // the listening socket, once bound

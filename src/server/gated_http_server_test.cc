@@ -80,6 +80,10 @@ class GatedHttpServerTest : public ::testing::Test {
       res.status = 401;
       res.set_content("no", "text/plain");
     });
+    // An old name of /hello, renamed before routing.
+    server_->SetRequestSetup([](httplib::Request& req) {
+      if (req.path == "/greeting") req.path = "/hello";
+    });
     port_ = server_->bind_to_any_port("127.0.0.1");
     ASSERT_GT(port_, 0);
     server_->WidenBacklog();
@@ -116,6 +120,17 @@ TEST_F(GatedHttpServerTest, ServesKeepAliveAndPipelinedRequests) {
   const std::string both = raw.ReadAll();
   EXPECT_NE(both.find("\r\n\r\nabc"), std::string::npos) << both;
   EXPECT_NE(both.find("\r\n\r\nhello"), std::string::npos) << both;
+}
+
+TEST_F(GatedHttpServerTest, TheRequestSetupRunsBeforeRouting) {
+  httplib::Client client("127.0.0.1", port_);
+  const httplib::Result renamed = client.Get("/greeting?x=1");
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ(renamed->status, 200);
+  EXPECT_EQ(renamed->body, "hello");
+  const httplib::Result other = client.Get("/greetings");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
 }
 
 // Each answered at once: before, httplib waited for a body of 2^64 - 5 bytes, for one

@@ -50,6 +50,15 @@ ErrorShape ErrorShapeFor(std::string_view path) {
                                                                : ErrorShape::kOpenAI;
 }
 
+std::string MergedSlashes(std::string_view path) {
+  std::string merged;
+  merged.reserve(path.size());
+  for (const char c : path) {
+    if (c != '/' || merged.empty() || merged.back() != '/') merged.push_back(c);
+  }
+  return merged;
+}
+
 std::string_view ModelIdInPath(std::string_view path) { return IdAfter(kModelPrefix, path); }
 
 std::string_view ResponseIdInPath(std::string_view path) {

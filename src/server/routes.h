@@ -27,6 +27,14 @@ std::optional<KnownRoute> FindRoute(std::string_view path);
 // server's address without /v1 as their base URL call.
 std::vector<std::string> PathsOf(std::string_view route);
 
+// `path` with every run of '/' written as one: "//v1/chat/completions" -> "/v1/chat/completions".
+// Clients send such paths when they join a base URL ending in '/' with a path starting
+// with one (OPENAI_BASE_URL=http://127.0.0.1:8080/v1/, OLLAMA_HOST=http://127.0.0.1:8080/).
+// llama-server and vLLM answer them 404 and Ollama 404 or a 301 (which clients follow
+// with a GET); qvl routes them as the path meant, as nginx's merge_slashes does. Nothing
+// is lost: no route, model id or response id holds an empty segment.
+std::string MergedSlashes(std::string_view path);
+
 // How errors about `path` are written: Ollama's shape under /api/, else OpenAI's.
 ErrorShape ErrorShapeFor(std::string_view path);
 

@@ -65,6 +65,19 @@ TEST(RoutesTest, OllamaPathsGetOllamaErrors) {
   EXPECT_EQ(ErrorShapeFor("/apix"), ErrorShape::kOpenAI);
 }
 
+// A base URL ending in '/' joined with "/v1/..." or "/api/...": routed as the path meant.
+TEST(RoutesTest, RunsOfSlashesMergeIntoOne) {
+  EXPECT_EQ(MergedSlashes("//v1/chat/completions"), "/v1/chat/completions");
+  EXPECT_EQ(MergedSlashes("/v1//models"), "/v1/models");
+  EXPECT_EQ(MergedSlashes("///api///chat"), "/api/chat");
+  EXPECT_EQ(MergedSlashes("//"), "/");
+  EXPECT_EQ(MergedSlashes("/v1/models/Qwen//Qwen3-VL-2B-Instruct"),
+            "/v1/models/Qwen/Qwen3-VL-2B-Instruct");
+  EXPECT_EQ(MergedSlashes("/v1/chat/completions/"), "/v1/chat/completions/");
+  EXPECT_EQ(MergedSlashes("/health"), "/health");
+  EXPECT_EQ(MergedSlashes(""), "");
+}
+
 TEST(RoutesTest, OtherPathsAreNoRoute) {
   EXPECT_FALSE(FindRoute("/v1/models/"));
   EXPECT_FALSE(FindRoute("/v2/nothing"));
