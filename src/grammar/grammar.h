@@ -1,11 +1,13 @@
-// Structured output: grammars over bytes compiled from JSON Schemas and tool
-// definitions, which GrammarMatcher (grammar_matcher.h) turns into token masks.
+// Structured output: grammars over bytes compiled from JSON Schemas, tool definitions,
+// regular expressions and lists of choices, which GrammarMatcher (grammar_matcher.h)
+// turns into token masks.
 #pragma once
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace qvl {
 
@@ -25,6 +27,15 @@ std::shared_ptr<const Grammar> CompileJsonSchema(const nlohmann::ordered_json& s
 
 // Any JSON object (response_format json_object). One shared instance.
 std::shared_ptr<const Grammar> JsonObjectGrammar();
+
+// vLLM's guided_regex: the texts `pattern` matches whole (full match, raw UTF-8; the
+// syntax of JSON Schema's "pattern", pattern_grammar.h). Throws
+// FieldError(kInvalidArgument, "", message) for a pattern it cannot honour.
+std::shared_ptr<const Grammar> CompileRegex(std::string_view pattern);
+
+// vLLM's guided_choice: exactly one of `choices`, byte for byte. Throws
+// FieldError(kInvalidArgument, "", message) when there is none.
+std::shared_ptr<const Grammar> CompileChoice(std::span<const std::string> choices);
 
 // Tool calls in Qwen3's format, for tool_choice "required" or a named function:
 //   <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>

@@ -1,8 +1,10 @@
-// CompileJsonSchema and JsonObjectGrammar (grammar.h).
+// The grammars of grammar.h made from one value (a schema, a pattern, choices):
+// CompileJsonSchema, JsonObjectGrammar, CompileRegex and CompileChoice.
 #include "base/field_error.h"
 #include "grammar/grammar.h"
 #include "grammar/grammar_rules.h"
 #include "grammar/json_rules.h"
+#include "grammar/pattern_grammar.h"
 #include "grammar/schema_compiler.h"
 
 namespace qvl {
@@ -36,6 +38,21 @@ std::shared_ptr<const Grammar> JsonObjectGrammar() {
     return builder.Build(rules.Object());
   }();
   return grammar;
+}
+
+std::shared_ptr<const Grammar> CompileRegex(std::string_view pattern) {
+  grammar::GrammarBuilder builder;
+  grammar::JsonRules rules(&builder);
+  return builder.Build(grammar::PatternText(rules, pattern, ""));
+}
+
+std::shared_ptr<const Grammar> CompileChoice(std::span<const std::string> choices) {
+  if (choices.empty()) FailField(ErrorCode::kInvalidArgument, "", "must list at least one choice");
+  grammar::GrammarBuilder builder;
+  std::vector<grammar::Sequence> alternatives;
+  alternatives.reserve(choices.size());
+  for (const std::string& choice : choices) alternatives.push_back(builder.Literal(choice));
+  return builder.Build(builder.Alt(std::move(alternatives)));
 }
 
 }  // namespace qvl

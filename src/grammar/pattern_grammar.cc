@@ -8,10 +8,15 @@
 namespace qvl::grammar {
 namespace {
 
+// How the matched text is written: inside a JSON string (escaped where JSON requires,
+// searched for unless anchored) or as the whole text, raw.
+enum class PatternForm { kJsonString, kWholeText };
+
 class PatternParser {
  public:
-  PatternParser(JsonRules& rules, std::string_view pattern, const std::string& path)
-      : rules_(rules), b_(rules.builder()), path_(path) {
+  PatternParser(JsonRules& rules, std::string_view pattern, const std::string& path,
+                PatternForm form)
+      : rules_(rules), b_(rules.builder()), path_(path), form_(form) {
     size_t pos = 0;
     while (pos < pattern.size()) {
       const text::Utf8Sequence seq = text::ScanUtf8(pattern, pos);
@@ -28,15 +33,24 @@ class PatternParser {
       Sequence body = Concatenation(/*top_level=*/true);
       const bool anchored_end = Eat('$');
       if (!AtEnd() && Peek() != '|') Fail("'$' is only supported at the end of the pattern");
-      const Sequence any = b_.Star(rules_.CharIn(CodepointSet::All()));
+      if (form_ == PatternForm::kWholeText) {
+        alternatives.push_back(std::move(body));
+        continue;
+      }
+      const Sequence any = b_.Star(Char(CodepointSet::All()));
       alternatives.push_back(
           Concat({anchored_start ? Sequence{} : any, body, anchored_end ? Sequence{} : any}));
     } while (Eat('|'));
     if (!AtEnd()) Fail("unbalanced ')'");
+    if (form_ == PatternForm::kWholeText) return b_.Alt(std::move(alternatives));
     return Concat({b_.Literal("\""), b_.Alt(std::move(alternatives)), b_.Literal("\"")});
   }
 
  private:
+  // One character of `set` as the form writes it.
+  Sequence Char(const CodepointSet& set) {
+    return form_ == PatternForm::kJsonString ? rules_.CharIn(set) : rules_.Utf8(set);
+  }
   [[noreturn]] void Fail(std::string_view what) {
     FailField(ErrorCode::kInvalidArgument, path_, what);
   }
@@ -131,16 +145,16 @@ class PatternParser {
         return inner;
       }
       case '[':
-        return rules_.CharIn(Class());
+        return Char(Class());
       case '.': {
         CodepointSet line_ends;
         line_ends.Add('\n', '\n');
         line_ends.Add('\r', '\r');
         line_ends.Add(0x2028, 0x2029);
-        return rules_.CharIn(line_ends.Complement());
+        return Char(line_ends.Complement());
       }
       case '\\':
-        return rules_.CharIn(Escape(/*in_class=*/false));
+        return Char(Escape(/*in_class=*/false));
       case '^':
         Fail("'^' is only supported at the start of the pattern");
       case '$':
@@ -153,7 +167,7 @@ class PatternParser {
       default: {
         CodepointSet set;
         set.Add(c, c);
-        return rules_.CharIn(set);
+        return Char(set);
       }
     }
   }
@@ -277,6 +291,7 @@ class PatternParser {
   JsonRules& rules_;
   GrammarBuilder& b_;
   const std::string& path_;
+  const PatternForm form_;
   std::vector<char32_t> chars_;
   size_t pos_ = 0;
 };
@@ -284,7 +299,11 @@ class PatternParser {
 }  // namespace
 
 Sequence PatternString(JsonRules& rules, std::string_view pattern, const std::string& path) {
-  return PatternParser(rules, pattern, path).Parse();
+  return PatternParser(rules, pattern, path, PatternForm::kJsonString).Parse();
+}
+
+Sequence PatternText(JsonRules& rules, std::string_view pattern, const std::string& path) {
+  return PatternParser(rules, pattern, path, PatternForm::kWholeText).Parse();
 }
 
 }  // namespace qvl::grammar

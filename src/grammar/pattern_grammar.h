@@ -1,6 +1,7 @@
 // JSON Schema "pattern" (an ECMA-262 regular expression, searched anywhere in the string
 // unless anchored with ^ / $) as a grammar for the JSON string literal whose value
-// matches. Supported: literals, escapes (\d \D \w \W \s \S \t \n \r \f \v \0 \xHH \uHHHH,
+// matches, and vLLM's guided_regex (the same syntax matching the whole text, raw).
+// Supported: literals, escapes (\d \D \w \W \s \S \t \n \r \f \v \0 \xHH \uHHHH,
 // escaped punctuation), '.', classes [a-z0-9_] [^...], groups (...) (?:...), alternation,
 // quantifiers ? * + {m} {m,} {m,n} (lazy forms match the same strings), ^ at the start
 // and $ at the end of a top-level alternative. Anything else (backreferences, lookaround,
@@ -19,5 +20,8 @@ inline constexpr int64_t kMaxRepetitions = 10000;
 
 // The quoted string, as JSON text.
 Sequence PatternString(JsonRules& rules, std::string_view pattern, const std::string& path);
+// The text the pattern matches whole, as raw UTF-8 (vLLM's full-match semantics): ^ and
+// $ where PatternString takes them are allowed and change nothing.
+Sequence PatternText(JsonRules& rules, std::string_view pattern, const std::string& path);
 
 }  // namespace qvl::grammar

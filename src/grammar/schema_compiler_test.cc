@@ -335,5 +335,54 @@ TEST(SchemaCompilerTest, RandomGenerationsParseAndSatisfyTheSchema) {
   EXPECT_GT(checked, 100);
 }
 
+// vLLM's guided_regex: the pattern matches the whole text, written raw (a quote or a
+// newline is itself, not a JSON escape).
+TEST(SchemaCompilerTest, ARegexMatchesTheWholeTextRaw) {
+  const SchemaCase cases[] = {
+      {"[a-z]+", {"abc", "z"}, {"", "abc1", "\"abc\"", " abc"}},
+      {"^yes|no$", {"yes", "no"}, {"yesno", "no!", "ye"}},
+      {R"(\d{3}-\d{4})", {"555-1234"}, {"x555-1234", "555-12345"}},
+      {"a.c",
+       {"a\"c",
+        "a\xC3\xA9"
+        "c"},
+       {"a\\\"c", "a\nc"}},
+      {R"(a\nb\s*)", {"a\nb", "a\nb \t"}, {"a\\nb"}},
+      {"(cat|dog)s?", {"cat", "dogs"}, {"cats!", "a dog"}},
+  };
+  for (const SchemaCase& c : cases) {
+    const std::shared_ptr<const Grammar> grammar = CompileRegex(c.schema);
+    for (const std::string& text : c.accepted) {
+      EXPECT_TRUE(Accepts(grammar, text)) << c.schema << " should accept " << text;
+    }
+    for (const std::string& text : c.rejected) {
+      EXPECT_FALSE(Accepts(grammar, text)) << c.schema << " should reject " << text;
+    }
+  }
+  try {
+    CompileRegex("(?=a)b");
+    ADD_FAILURE();
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "");
+    EXPECT_STREQ(e.what(), "lookaround, named groups and flags are not supported");
+  }
+}
+
+// vLLM's guided_choice: one of the strings, whole, and nothing else.
+TEST(SchemaCompilerTest, AChoiceIsExactlyOneOfTheStrings) {
+  const std::vector<std::string> choices = {"yes", "no", "yes!", "\"quoted\"\n"};
+  const std::shared_ptr<const Grammar> grammar = CompileChoice(choices);
+  for (const std::string& text : choices) EXPECT_TRUE(Accepts(grammar, text)) << text;
+  for (const std::string text : {"", "ye", "no!", "Yes", "yes!!", "\"quoted\""}) {
+    EXPECT_FALSE(Accepts(grammar, text)) << text;
+  }
+  try {
+    CompileChoice({});
+    ADD_FAILURE();
+  } catch (const FieldError& e) {
+    EXPECT_STREQ(e.what(), "must list at least one choice");
+  }
+}
+
 }  // namespace
 }  // namespace qvl

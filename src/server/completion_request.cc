@@ -111,6 +111,7 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
   ParseOtherServersGenerationFields(body, &g);
+  ParseGuidedFields(body, text, &g);
   if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;

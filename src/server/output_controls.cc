@@ -246,9 +246,15 @@ nlohmann::ordered_json OrderedRequestFields(std::string_view text, std::string_v
 
 std::shared_ptr<const Grammar> CompileSchemaAt(const nlohmann::ordered_json& schema,
                                                const std::string& field) {
+  return CompileCachedAt(
+      "schema:" + schema.dump(), [&] { return CompileJsonSchema(schema); }, field);
+}
+
+std::shared_ptr<const Grammar> CompileCachedAt(
+    const std::string& key, const std::function<std::shared_ptr<const Grammar>()>& compile,
+    const std::string& field) {
   try {
-    return CompiledGrammars().Get("schema:" + schema.dump(),
-                                  [&] { return CompileJsonSchema(schema); });
+    return CompiledGrammars().Get(key, compile);
   } catch (const FieldError& e) {
     RethrowUnder(e, field);
   }

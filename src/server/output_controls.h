@@ -7,6 +7,7 @@
 // them keeps these fields.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -61,6 +62,12 @@ nlohmann::ordered_json OrderedRequestFields(std::string_view text, std::string_v
 // sent before. Throws the schema's FieldError under `field` ("format.properties.x").
 std::shared_ptr<const Grammar> CompileSchemaAt(const nlohmann::ordered_json& schema,
                                                const std::string& field);
+
+// The grammar compile() makes, from the same cache when `key` (all it depends on, e.g.
+// "regex:" + the pattern) was compiled before. Throws compile()'s FieldError under `field`.
+std::shared_ptr<const Grammar> CompileCachedAt(
+    const std::string& key, const std::function<std::shared_ptr<const Grammar>()>& compile,
+    const std::string& field);
 
 // The body's "tools" in chat's shape offered as tool_choice "auto" offers them (their
 // schemas checked, g->tools_json set); `ordered` is OrderedRequestFields' of the body.

@@ -7,6 +7,7 @@
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
+#include "grammar/grammar.h"
 #include "server/output_controls.h"
 #include "text/chat_template.h"
 
@@ -71,6 +72,121 @@ nlohmann::ordered_json SchemaValue(const nlohmann::ordered_json& value, const st
             JsonKind(nlohmann::json(value)));
 }
 
+// What a guided-decoding field binds the answer to.
+enum class GuidedKind { kSchema, kJsonObject, kChoice, kRegex, kGrammar };
+
+// One field asking for guided decoding.
+struct Guided {
+  std::string key;    // its top-level key: "guided_regex", "structured_outputs"
+  std::string field;  // where its value is: "guided_regex", "structured_outputs.regex"
+  GuidedKind kind;
+  const nlohmann::json* value;
+};
+
+struct GuidedSpelling {
+  const char* key;
+  GuidedKind kind;
+};
+
+// vLLM's guided_* and llama-server's json_schema and grammar, at the top level.
+constexpr GuidedSpelling kTopLevelGuided[] = {
+    {"guided_json", GuidedKind::kSchema},     {"json_schema", GuidedKind::kSchema},
+    {"guided_choice", GuidedKind::kChoice},   {"guided_regex", GuidedKind::kRegex},
+    {"guided_grammar", GuidedKind::kGrammar}, {"grammar", GuidedKind::kGrammar},
+};
+// vLLM's structured_outputs kinds, and its settings that leave the answer's form as it is.
+constexpr GuidedSpelling kStructuredOutputs[] = {
+    {"json", GuidedKind::kSchema},     {"json_object", GuidedKind::kJsonObject},
+    {"choice", GuidedKind::kChoice},   {"regex", GuidedKind::kRegex},
+    {"grammar", GuidedKind::kGrammar},
+};
+constexpr const char* kStructuredOutputsSettings[] = {"disable_any_whitespace",
+                                                      "disable_additional_properties",
+                                                      "whitespace_pattern", "disable_fallback"};
+
+// The one guided-decoding field of `body`, if any; two are a 400 naming the second.
+std::optional<Guided> FindGuided(const RequestObject& body) {
+  std::optional<Guided> found;
+  auto take = [&](Guided guided) {
+    if (found) {
+      FailField(ErrorCode::kInvalidArgument, guided.field, "cannot be combined with ",
+                found->field);
+    }
+    found = std::move(guided);
+  };
+  for (const GuidedSpelling& spelling : kTopLevelGuided) {
+    if (const nlohmann::json* value = body.Find(spelling.key)) {
+      take({spelling.key, spelling.key, spelling.kind, value});
+    }
+  }
+  const nlohmann::json* outputs = body.Find("structured_outputs");
+  if (outputs == nullptr) return found;
+  const RequestObject object(*outputs, "structured_outputs");
+  for (const auto& [key, value] : outputs->items()) {
+    if (value.is_null() || std::ranges::find(kStructuredOutputsSettings, key) !=
+                               std::end(kStructuredOutputsSettings)) {
+      continue;
+    }
+    const auto* spelling = std::ranges::find_if(
+        kStructuredOutputs, [&](const GuidedSpelling& s) { return key == s.key; });
+    if (spelling == std::end(kStructuredOutputs)) {
+      FailField(ErrorCode::kInvalidArgument, object.Field(key), "is not supported",
+                kUseResponseFormat);
+    }
+    // json_object: false asks for nothing.
+    if (spelling->kind == GuidedKind::kJsonObject && object.Bool(key) == false) continue;
+    take({"structured_outputs", object.Field(key), spelling->kind, &value});
+  }
+  return found;
+}
+
+// guided_choice's strings.
+std::vector<std::string> Choices(const nlohmann::json& value, const std::string& field) {
+  RequireArray(value, field);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) {
+      FailField(ErrorCode::kInvalidArgument, IndexField(field, i), "expected a string, got ",
+                JsonKind(value[i]));
+    }
+    out.push_back(value[i].get<std::string>());
+  }
+  return out;
+}
+
+// The grammar `guided` binds the answer to; `text` is the body as sent, from which a
+// schema is re-read in the client's key order.
+std::shared_ptr<const Grammar> CompileGuided(const Guided& guided, std::string_view text) {
+  switch (guided.kind) {
+    case GuidedKind::kSchema: {
+      const nlohmann::ordered_json ordered = OrderedRequestFields(text, guided.key);
+      const nlohmann::ordered_json& value = guided.key == "structured_outputs"
+                                                ? ordered.at(guided.key).at("json")
+                                                : ordered.at(guided.key);
+      return CompileSchemaAt(SchemaValue(value, guided.field), guided.field);
+    }
+    case GuidedKind::kJsonObject:
+      return JsonObjectGrammar();
+    case GuidedKind::kChoice: {
+      const std::vector<std::string> choices = Choices(*guided.value, guided.field);
+      return CompileCachedAt(
+          "choice:" + guided.value->dump(), [&] { return CompileChoice(choices); }, guided.field);
+    }
+    case GuidedKind::kRegex: {
+      if (!guided.value->is_string()) {
+        FailField(ErrorCode::kInvalidArgument, guided.field,
+                  "expected a string (a regular expression), got ", JsonKind(*guided.value));
+      }
+      const std::string pattern = guided.value->get<std::string>();
+      return CompileCachedAt(
+          "regex:" + pattern, [&] { return CompileRegex(pattern); }, guided.field);
+    }
+    case GuidedKind::kGrammar:
+      break;
+  }
+  FailField(ErrorCode::kInvalidArgument, guided.field, "is not supported", kUseResponseFormat);
+}
+
 }  // namespace
 
 void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g) {
@@ -93,55 +209,19 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
   RefuseUnlessNeutral(body, "prompt_logprobs", nullptr, "logprobs are given for the answer only");
 }
 
+void ParseGuidedFields(const RequestObject& body, std::string_view text, GenerationRequest* g) {
+  const std::optional<Guided> guided = FindGuided(body);
+  if (!guided) return;
+  if (g->grammar != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, guided->key,
+              "cannot be combined with response_format or a forced tool call");
+  }
+  g->grammar = CompileGuided(*guided, text);
+}
+
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g) {
-  for (const char* key : {"guided_choice", "guided_regex", "guided_grammar", "grammar"}) {
-    if (body.Find(key) != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, key, "is not supported", kUseResponseFormat);
-    }
-  }
-  // Where a schema may come from, each with the key that holds it in its object.
-  std::optional<std::string> schema_key;
-  std::string schema_field;
-  for (const char* key : {"guided_json", "json_schema"}) {
-    if (body.Find(key) == nullptr) continue;
-    if (schema_key) {
-      FailField(ErrorCode::kInvalidArgument, key, "cannot be combined with ", *schema_key);
-    }
-    schema_key = key;
-    schema_field = key;
-  }
-  if (const nlohmann::json* outputs = body.Find("structured_outputs")) {
-    const RequestObject object(*outputs, "structured_outputs");
-    for (const auto& [key, value] : outputs->items()) {
-      if (value.is_null() || key == "json" || key == "disable_any_whitespace" ||
-          key == "disable_additional_properties" || key == "whitespace_pattern") {
-        continue;
-      }
-      FailField(ErrorCode::kInvalidArgument, object.Field(key), "is not supported",
-                kUseResponseFormat);
-    }
-    if (object.Find("json") != nullptr) {
-      if (schema_key) {
-        FailField(ErrorCode::kInvalidArgument, "structured_outputs", "cannot be combined with ",
-                  *schema_key);
-      }
-      schema_key = "structured_outputs";
-      schema_field = object.Field("json");
-    }
-  }
-  if (schema_key) {
-    if (g->grammar != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, *schema_key,
-                "cannot be combined with response_format or a forced tool call");
-    }
-    const nlohmann::ordered_json ordered = OrderedRequestFields(text, *schema_key);
-    const nlohmann::ordered_json& value = *schema_key == "structured_outputs"
-                                              ? ordered.at(*schema_key).at("json")
-                                              : ordered.at(*schema_key);
-    g->grammar = CompileSchemaAt(SchemaValue(value, schema_field), schema_field);
-  }
-
+  ParseGuidedFields(body, text, g);
   RefuseUnlessNeutral(body, "continue_final_message", false,
                       "the chat template always closes the last message");
   RefuseUnlessNeutral(body, "add_generation_prompt", true,

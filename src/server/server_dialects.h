@@ -21,12 +21,21 @@ namespace qvl {
 // honour; vLLM's other sampling extensions are refused unless neutral.
 void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g);
 
-// Fields of a chat request, after ParseOutputControls: a JSON schema given as vLLM's
-// guided_json or structured_outputs.json, or as llama-server's top-level json_schema, is
-// compiled as response_format's would be (unless an output format or a forced tool call
-// is already set: 400); guided_choice, guided_regex, guided_grammar, the other
-// structured_outputs kinds and llama-server's grammar are refused; so are a per-request
-// chat_template, continue_final_message, add_generation_prompt: false and echo.
+// Guided decoding as vLLM and llama-server ask for it, on /v1/chat/completions (after
+// ParseOutputControls) and /v1/completions: a JSON schema as vLLM's guided_json or
+// structured_outputs.json, or llama-server's top-level json_schema, compiled as
+// response_format's would be; structured_outputs.json_object as json_object; a list of
+// strings as guided_choice or structured_outputs.choice (the answer is one of them); a
+// regular expression as guided_regex or structured_outputs.regex (the whole answer
+// matches it). Each sets g->grammar; two of them, or one beside an output format or a
+// forced tool call, are a 400. guided_grammar, llama-server's grammar and
+// structured_outputs' other kinds are refused. `text` is the body as sent (a schema's key
+// order).
+void ParseGuidedFields(const RequestObject& body, std::string_view text, GenerationRequest* g);
+
+// Fields of a chat request, after ParseOutputControls: the guided-decoding fields
+// (ParseGuidedFields); a per-request chat_template, continue_final_message,
+// add_generation_prompt: false and echo are refused.
 // chat_template_kwargs.enable_thinking must say what the served template does
 // (policy.chat_template), as Ollama's "think" must.
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,

@@ -5,6 +5,7 @@
 // answer.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -248,13 +249,87 @@ TEST_F(ServerClientCompatTest, StopTokenIdsAndMinTokensShapeTheAnswer) {
   }
 }
 
+// vLLM's guided_choice and guided_regex, and their structured_outputs spellings, bind
+// the answer: it is one of the strings, or text the regular expression matches whole,
+// streamed or not, on both OpenAI routes. They were 400s.
+TEST_F(ServerClientCompatTest, AChoiceOrARegexBindsTheAnswer) {
+  const std::vector<std::string> choices = {"yes", "no", "maybe later"};
+  const std::string pattern = "[a-z]{2,6}( [a-z]{2,6})?";
+  const std::vector<std::pair<std::string, nlohmann::json>> spellings = {
+      {"guided_choice", choices},
+      {"structured_outputs", {{"choice", choices}}},
+      {"guided_regex", pattern},
+      {"structured_outputs", {{"regex", pattern}}},
+  };
+  for (const auto& [key, value] : spellings) {
+    const bool choice = value.is_array() || value.contains("choice");
+    nlohmann::json body = Question(8);
+    body[key] = value;
+    const HttpResult r = Post("/v1/chat/completions", body);
+    ASSERT_EQ(r.status, 200) << key << ": " << r.body;
+    const std::string content = Content(r);
+    if (choice) {
+      EXPECT_NE(std::find(choices.begin(), choices.end(), content), choices.end()) << content;
+      EXPECT_EQ(r.json["choices"][0]["finish_reason"], "stop");
+    } else {
+      EXPECT_TRUE(std::regex_match(content, std::regex(pattern))) << content;
+    }
+    body["stream"] = true;
+    const HttpResult streamed = Post("/v1/chat/completions", body);
+    ASSERT_EQ(streamed.status, 200) << streamed.body;
+    EXPECT_EQ(StreamedText(SseEvents(streamed.body)), content);
+  }
+
+  const HttpResult text = Post("/v1/completions", {{"prompt", "The sky is"},
+                                                   {"max_tokens", 8},
+                                                   {"temperature", 0},
+                                                   {"guided_choice", {"blue", "grey"}}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  const std::string answer = text.json["choices"][0]["text"];
+  EXPECT_TRUE(answer == "blue" || answer == "grey") << answer;
+  const HttpResult digits =
+      Post("/v1/completions", {{"prompt", "Year:"}, {"max_tokens", 8}, {"guided_regex", "\\d{4}"}});
+  ASSERT_EQ(digits.status, 200) << digits.body;
+  EXPECT_TRUE(std::regex_match(digits.json["choices"][0]["text"].get<std::string>(),
+                               std::regex("[0-9]{4}")))
+      << digits.body;
+
+  const std::vector<std::tuple<nlohmann::json, std::string, std::string>> bad = {
+      {{{"guided_choice", {"a"}}, {"guided_regex", "b"}},
+       "guided_regex",
+       "guided_regex: cannot be combined with guided_choice"},
+      {{{"guided_choice", {"a"}}, {"response_format", {{"type", "json_object"}}}},
+       "guided_choice",
+       "guided_choice: cannot be combined with response_format or a forced tool call"},
+      {{{"structured_outputs", {{"choice", {"a"}}, {"regex", "b"}}}},
+       "structured_outputs.regex",
+       "structured_outputs.regex: cannot be combined with structured_outputs.choice"},
+      {{{"guided_choice", {"a", 2}}},
+       "guided_choice[1]",
+       "guided_choice[1]: expected a string, got integer"},
+      {{{"guided_choice", nlohmann::json::array()}},
+       "guided_choice",
+       "guided_choice: must list at least one choice"},
+      {{{"guided_regex", "(a"}}, "guided_regex", "guided_regex: unbalanced '('"},
+      {{{"structured_outputs", {{"regex", 5}}}},
+       "structured_outputs.regex",
+       "structured_outputs.regex: expected a string (a regular expression), got integer"},
+  };
+  for (const auto& [fields, param, message] : bad) {
+    nlohmann::json request = Question(8);
+    request.update(fields);
+    const HttpResult r = Post("/v1/chat/completions", request);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+    EXPECT_EQ(r.json["error"]["message"], message);
+  }
+}
+
 // vLLM's and llama-server's fields that would change the answer and that qvl cannot
 // honour are a 400 naming them; they were silently ignored. At their neutral values they
 // are taken.
 TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByName) {
   const std::vector<std::pair<std::string, nlohmann::json>> refused = {
-      {"guided_choice", {"yes", "no"}},
-      {"guided_regex", "[a-z]+"},
       {"guided_grammar", "root ::= \"a\""},
       {"grammar", "root ::= \"a\""},
       {"include_stop_str_in_output", true},
@@ -275,10 +350,10 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
     EXPECT_EQ(r.status, 400) << key << ": " << r.body;
     EXPECT_EQ(r.json["error"]["param"], key) << r.body;
   }
-  nlohmann::json choice = Question(2);
-  choice["structured_outputs"] = {{"choice", {"yes", "no"}}};
-  EXPECT_EQ(Post("/v1/chat/completions", choice).json["error"]["param"],
-            "structured_outputs.choice");
+  nlohmann::json tag = Question(2);
+  tag["structured_outputs"] = {{"structural_tag", "{}"}};
+  EXPECT_EQ(Post("/v1/chat/completions", tag).json["error"]["param"],
+            "structured_outputs.structural_tag");
   nlohmann::json thinking = Question(2);
   thinking["chat_template_kwargs"] = {{"enable_thinking", true}};
   const HttpResult instruct = Post("/v1/chat/completions", thinking);
@@ -426,6 +501,30 @@ TEST_F(ServerClientCompatThinkingTest, AThinkLevelAndEnableThinkingSayTheModelTh
   const HttpResult refused = Post("/v1/chat/completions", chat);
   EXPECT_EQ(refused.status, 400);
   EXPECT_EQ(refused.json["error"]["param"], "chat_template_kwargs.enable_thinking");
+}
+
+// On a Thinking model a choice or a regex binds the reply after "</think>" (here the
+// first token, favoured by logit_bias), as a schema does.
+TEST_F(ServerClientCompatThinkingTest, AChoiceOrARegexBindsTheReplyAfterTheReasoning) {
+  const int think_end = harness_->engine()->tokenizer().TokenToId("</think>");
+  nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
+                         {"max_tokens", 16},
+                         {"temperature", 0},
+                         {"logit_bias", {{std::to_string(think_end), 100}}}};
+  body["guided_choice"] = {"yes", "no"};
+  const HttpResult choice = Post("/v1/chat/completions", body);
+  ASSERT_EQ(choice.status, 200) << choice.body;
+  const nlohmann::json& message = choice.json["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], "") << choice.body;
+  EXPECT_TRUE(message["content"] == "yes" || message["content"] == "no") << choice.body;
+
+  body.erase("guided_choice");
+  body["guided_regex"] = "[0-9]{2}";
+  const HttpResult regex = Post("/v1/chat/completions", body);
+  ASSERT_EQ(regex.status, 200) << regex.body;
+  EXPECT_TRUE(std::regex_match(regex.json["choices"][0]["message"]["content"].get<std::string>(),
+                               std::regex("[0-9]{2}")))
+      << regex.body;
 }
 
 }  // namespace
