@@ -7,6 +7,7 @@
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
+#include "grammar/gbnf_grammar.h"
 #include "grammar/grammar.h"
 #include "server/output_controls.h"
 #include "text/chat_template.h"
@@ -184,7 +185,13 @@ std::shared_ptr<const Grammar> CompileGuided(const Guided& guided, std::string_v
     case GuidedKind::kGrammar:
       break;
   }
-  FailField(ErrorCode::kInvalidArgument, guided.field, "is not supported", kUseResponseFormat);
+  if (!guided.value->is_string()) {
+    FailField(ErrorCode::kInvalidArgument, guided.field, "expected a string (a GBNF grammar), got ",
+              JsonKind(*guided.value));
+  }
+  const std::string gbnf = guided.value->get<std::string>();
+  return CompileCachedAt(
+      "gbnf:" + gbnf, [&] { return CompileGbnf(gbnf, ""); }, guided.field);
 }
 
 }  // namespace

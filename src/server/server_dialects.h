@@ -27,10 +27,10 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
 // response_format's would be; structured_outputs.json_object as json_object; a list of
 // strings as guided_choice or structured_outputs.choice (the answer is one of them); a
 // regular expression as guided_regex or structured_outputs.regex (the whole answer
-// matches it). Each sets g->grammar; two of them, or one beside an output format or a
-// forced tool call, are a 400. guided_grammar, llama-server's grammar and
-// structured_outputs' other kinds are refused. `text` is the body as sent (a schema's key
-// order).
+// matches it); a GBNF grammar as vLLM's guided_grammar or structured_outputs.grammar, or
+// llama-server's grammar (gbnf_grammar.h). Each sets g->grammar; two of them, or one
+// beside an output format or a forced tool call, are a 400; structured_outputs' other
+// kinds are refused. `text` is the body as sent (a schema's key order).
 void ParseGuidedFields(const RequestObject& body, std::string_view text, GenerationRequest* g);
 
 // Fields of a chat request, after ParseOutputControls: the guided-decoding fields
