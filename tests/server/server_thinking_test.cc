@@ -4,14 +4,17 @@
 // where they need a reply after the reasoning (a grammar then masks the tag again).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/bf16.h"
 #include "base/mapped_file.h"
 #include "engine/request_preparer.h"
 #include "grammar/schema_validator_for_test.h"
 #include "model/model_folder_for_test.h"
+#include "model/safetensors.h"
 #include "server_harness.h"
 #include "tiny_cases.h"
 
@@ -336,6 +339,140 @@ TEST_F(ServerThinkingTest, OllamasFormatLeavesTheThinkingFree) {
   }
   EXPECT_EQ(thinking, r.json["message"]["thinking"]);
   EXPECT_EQ(content, "");
+}
+
+// The tiny Thinking model changed so that it ends its reasoning by itself, for Ollama's
+// routes, which have no logit_bias to bring "</think>" from it: the embeddings are tied,
+// so with "</think>"'s row made kCloserScale times the row of token kCloser ("利率", which
+// its greedy reasoning writes fifth), "</think>"'s logit is that much larger than
+// kCloser's, and the greedy model ends its reasoning once kCloser comes near the top
+// (after two tokens).
+constexpr int kCloser = 102299;
+constexpr float kCloserScale = 1.25f;
+
+std::string ThinkingModelThatEndsItsReasoning() {
+  const std::string dir = ThinkingModelFolder(ModelDir());
+  const std::string file = dir + "/model.safetensors";
+  std::string weights = ReadFile(file);
+  const SafetensorsFile safetensors(file);
+  const TensorInfo* embeddings = safetensors.Find("model.language_model.embed_tokens.weight");
+  EXPECT_TRUE(embeddings != nullptr && embeddings->dtype == DType::kBF16);
+  if (embeddings == nullptr) return dir;
+  const int64_t hidden = embeddings->shape[1];
+  const size_t table = static_cast<size_t>(embeddings->data - safetensors.mapped().data());
+  const int think_end = 151668;  // "</think>" in Qwen3's vocabulary
+  for (int64_t i = 0; i < hidden; ++i) {
+    uint16_t closer;
+    std::memcpy(&closer, weights.data() + table + (kCloser * hidden + i) * 2, 2);
+    const uint16_t scaled = F32ToBf16(Bf16ToF32(closer) * kCloserScale);
+    std::memcpy(weights.data() + table + (think_end * hidden + i) * 2, &scaled, 2);
+  }
+  return ModelFolderWith(dir, "model.safetensors", weights);
+}
+
+class ServerThinkingReplyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    HarnessOptions options = DefaultHarnessOptions();
+    options.model_dir = ThinkingModelThatEndsItsReasoning();
+    harness_ = new ServerHarness(options);
+  }
+  static void TearDownTestSuite() {
+    delete harness_;
+    harness_ = nullptr;
+  }
+  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
+    return PostJson(*harness_, path, body.dump());
+  }
+
+  static inline ServerHarness* harness_ = nullptr;
+};
+
+// The thinking and the content of an NDJSON stream, and its last line.
+struct OllamaStream {
+  std::string thinking, content;
+  nlohmann::json last;
+};
+OllamaStream ReadOllamaStream(const std::string& body, const char* text_key) {
+  OllamaStream out;
+  for (const nlohmann::json& line : NdjsonLines(body)) {
+    const nlohmann::json& answer = text_key == nullptr ? line["message"] : line;
+    if (answer.contains("thinking")) out.thinking += answer["thinking"];
+    const char* key = text_key == nullptr ? "content" : text_key;
+    if (answer.contains(key)) out.content += answer[key];
+    out.last = line;
+  }
+  return out;
+}
+
+// Ollama's format with think on a Thinking model: the thinking is free text, the same as
+// without a format; the content after "</think>" satisfies the schema. Streamed, the same
+// thinking and content.
+TEST_F(ServerThinkingReplyTest, OllamasFormatBindsTheContentAfterFreeThinking) {
+  nlohmann::json body = OllamaChat(64);
+  body["think"] = true;
+  const HttpResult free = Post("/api/chat", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const std::string thinking = free.json["message"]["thinking"];
+  ASSERT_FALSE(thinking.empty()) << free.body;
+
+  body["format"] = kVerdict;
+  const HttpResult r = Post("/api/chat", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["message"]["thinking"], thinking);
+  EXPECT_FALSE(nlohmann::json::accept(thinking)) << thinking;
+  const std::string content = r.json["message"]["content"];
+  EXPECT_TRUE(grammar_test::Validate(grammar_test::Json::parse(content), kVerdict, kVerdict))
+      << content;
+  EXPECT_EQ(r.json["done_reason"], "stop") << r.body;
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/api/chat", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_EQ(streamed.content_type, "application/x-ndjson");
+  const OllamaStream lines = ReadOllamaStream(streamed.body, nullptr);
+  EXPECT_EQ(lines.thinking, thinking);
+  EXPECT_EQ(lines.content, content);
+  EXPECT_EQ(lines.last["done"], true) << streamed.body;
+  EXPECT_EQ(lines.last["done_reason"], "stop") << streamed.body;
+}
+
+// /api/generate alike: "thinking" beside "response", which the schema binds.
+TEST_F(ServerThinkingReplyTest, OllamasGenerateFormatBindsTheResponseAfterFreeThinking) {
+  nlohmann::json body = {
+      {"model", "qwen3-vl"}, {"prompt", "Why is the sky blue?"},
+      {"think", "high"},     {"format", kVerdict},
+      {"stream", false},     {"options", {{"num_predict", 64}, {"temperature", 0}}}};
+  const HttpResult r = Post("/api/generate", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string thinking = r.json["thinking"];
+  EXPECT_FALSE(thinking.empty()) << r.body;
+  const std::string response = r.json["response"];
+  EXPECT_TRUE(grammar_test::Validate(grammar_test::Json::parse(response), kVerdict, kVerdict))
+      << response;
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/api/generate", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const OllamaStream lines = ReadOllamaStream(streamed.body, "response");
+  EXPECT_EQ(lines.thinking, thinking);
+  EXPECT_EQ(lines.content, response);
+  EXPECT_EQ(lines.last["done_reason"], "stop") << streamed.body;
+}
+
+// think: false asks for an answer without reasoning, which this template cannot give: a
+// 400 naming think, with a format as without one, streamed or not.
+TEST_F(ServerThinkingReplyTest, OllamasThinkFalseWithAFormatIsA400) {
+  nlohmann::json body = OllamaChat(64);
+  body["think"] = false;
+  body["format"] = kVerdict;
+  for (const bool stream : {false, true}) {
+    body["stream"] = stream;
+    const HttpResult r = Post("/api/chat", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json["error"].get<std::string>().rfind("think: this model always thinks", 0), 0u)
+        << r.body;
+  }
 }
 
 // The Responses API's text.format: a reasoning item, then a message that the schema
