@@ -110,6 +110,32 @@ describe("a conversation when something goes wrong", () => {
     expect(questionsOf(requests[1])).toEqual(["Another question."]);
   });
 
+  it("asks a busy server again after the time it names, and says that it waits", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    let busy = true;
+    // qvl serve's answer while its queue is full.
+    await page.route("**/v1/chat/completions", (route: Route) => {
+      if (!busy) return route.continue();
+      busy = false;
+      return route.fulfill({
+        status: 503,
+        headers: { "Retry-After": "2" },
+        json: { error: { message: "the server is busy: 64 requests are waiting", type: "server_error" } },
+      });
+    });
+    await setMaxTokens(page, 4);
+    await ask(page, "Are you free?");
+    const answer = answers(page).last();
+    await expect
+      .poll(() => answer.locator(".answer-status").innerText())
+      .toBe("The server is busy: asking again in 2 s…");
+    await waitForAnswer(page);
+    expect(await answer.locator(".answer-error").isHidden()).toBe(true);
+    expect((await answer.locator(".markdown").innerText()).length).toBeGreaterThan(0);
+    expect(requests).toHaveLength(2);
+  });
+
   it("says when the conversation no longer fits the context, and offers a new one", async () => {
     const page = await openPage();
     const message = "the prompt is 17000 tokens, over the context of 16384 tokens";

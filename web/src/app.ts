@@ -5,7 +5,7 @@ import { answerFormatFor, answerFormatProblem } from "./answer_format";
 import { addPiece } from "./answer_stream";
 import { buildChatRequest, chatHeaders, type MediaUrls } from "./api/chat_request";
 import { requestBytes } from "./api/request_size";
-import { streamChat } from "./api/chat_stream";
+import { streamChatWhenFree } from "./api/busy_retry";
 import { ChatError } from "./api/errors";
 import { DEFAULT_SERVER_LIMITS, fetchServerLimits, type ServerLimits } from "./api/server_limits";
 import type { ChatRequestBody } from "./api/types";
@@ -346,7 +346,9 @@ export class App {
       });
       const headers = chatHeaders(this.settings, conversation.id);
       let savedAt = performance.now();
-      for await (const piece of streamChat(body, controller.signal, headers)) {
+      const waiting = (ms: number) =>
+        view.setWaiting(ms ? `The server is busy: asking again in ${Math.ceil(ms / 1000)} s…` : "");
+      for await (const piece of streamChatWhenFree(body, controller.signal, headers, waiting)) {
         addPiece(answer, piece, performance.now() - started);
         view.update(answer);
         if (performance.now() - savedAt >= SAVE_STREAMING_EVERY_MS) {

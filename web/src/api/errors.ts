@@ -10,6 +10,8 @@ export class ChatError extends Error {
     readonly param = "",
     /** The OpenAI error's `code` ("context_length_exceeded"), or "". */
     readonly code = "",
+    /** How long a busy server asked to be left before the next try (Retry-After); 0 if it did not. */
+    readonly retryAfterMs = 0,
   ) {
     super(detail ? `${title} ${detail}` : title);
     this.name = "ChatError";
@@ -80,7 +82,13 @@ export async function errorFromResponse(response: Response): Promise<ChatError> 
     // The body could not be read; the status alone has to do.
   }
   const title = code === CONTEXT_LENGTH_EXCEEDED ? CONVERSATION_TOO_LONG : titleForStatus(response.status);
-  return new ChatError(title, detail, response.status, param, code);
+  return new ChatError(title, detail, response.status, param, code, retryAfterMs(response));
+}
+
+/** A response's Retry-After in milliseconds (its seconds form), or 0 when it has none. */
+export function retryAfterMs(response: Response): number {
+  const seconds = Number(response.headers.get("Retry-After"));
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
 }
 
 // The browser's own words ("Failed to fetch", "NetworkError when attempting to fetch

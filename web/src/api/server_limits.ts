@@ -4,6 +4,7 @@
 // hides it) gets the limits `qvl serve` has by default. The same answer carries the
 // sampling a request gets when it sets none (see sampling.ts).
 import { parseSamplingDefaults, type SamplingDefaults } from "../sampling";
+import { retryAfterMs } from "./errors";
 
 export interface ServerLimits {
   /** A request's JSON body (`--max-body-mb`): the whole conversation, its images and
@@ -129,8 +130,7 @@ export async function fetchServerLimits(
   try {
     const response = await fetcher(PROPS_PATH, { headers });
     if (response.status === 503) {
-      const seconds = Number(response.headers.get("Retry-After"));
-      return { kind: "loading", retryMs: seconds > 0 ? seconds * 1000 : DEFAULT_RETRY_MS };
+      return { kind: "loading", retryMs: retryAfterMs(response) || DEFAULT_RETRY_MS };
     }
     if (!response.ok) return { kind: "none" };
     const body: unknown = await response.json();

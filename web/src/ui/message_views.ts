@@ -206,6 +206,8 @@ export class AnswerView {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private renderedText: string | null = null;
   private renderedAt = 0;
+  // Said in place of "Thinking…" while the page waits to ask a busy server again.
+  private waiting = "";
   // Only an answer being written is read out, not one shown again from storage.
   private readonly announcer: BlockAnnouncer | null;
 
@@ -247,6 +249,12 @@ export class AnswerView {
     }, wait);
   }
 
+  /** Says why no answer has come yet (a busy server asked again later); "" when it no longer waits. */
+  setWaiting(text: string): void {
+    this.waiting = text;
+    this.render();
+  }
+
   private renderNextFrame(): void {
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
@@ -262,11 +270,12 @@ export class AnswerView {
     this.status.hidden = !(streaming && !message.text && !message.reasoning);
     this.status.innerHTML = BUSY_DOTS;
     this.status.append(
-      this.context.hasVideo
-        ? "Watching the video…"
-        : this.context.images.length > 0
-          ? "Looking at the image…"
-          : THINKING,
+      this.waiting ||
+        (this.context.hasVideo
+          ? "Watching the video…"
+          : this.context.images.length > 0
+            ? "Looking at the image…"
+            : THINKING),
     );
     if (message.text !== this.renderedText) {
       const source = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
