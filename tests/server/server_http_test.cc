@@ -531,6 +531,31 @@ TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
               "model", "invalid_request_error", "model_not_found");
 }
 
+// A base URL ending in '/' joined with a path starting with one (OPENAI_BASE_URL=
+// http://host:8080/v1/ in some SDKs, OLLAMA_HOST=http://host:8080/) doubles a slash: the
+// request reaches the route meant, and is counted under it.
+TEST_F(ServerHttpTest, DoubledSlashesReachTheRouteMeant) {
+  const HttpResult chat = PostJson(*harness_, "//v1/chat/completions", TextRequest("hi").dump());
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  EXPECT_EQ(chat.json["object"], "chat.completion");
+  const HttpResult models = Get(*harness_, "/v1//models");
+  ASSERT_EQ(models.status, 200) << models.body;
+  EXPECT_EQ(models.json["data"][0]["id"], "tiny-qwen3vl");
+  const HttpResult ollama = PostJson(*harness_, "//api/chat",
+                                     nlohmann::json{{"model", "qwen3-vl"},
+                                                    {"messages", TextRequest("hi")["messages"]},
+                                                    {"stream", false},
+                                                    {"options", {{"num_predict", 2}}}}
+                                         .dump());
+  ASSERT_EQ(ollama.status, 200) << ollama.body;
+  EXPECT_EQ(ollama.json["done"], true);
+  ExpectError(Get(*harness_, "//v2//nothing"), 404, "no route GET /v2/nothing", nullptr,
+              "invalid_request_error", "not_found");
+  ASSERT_EQ(Get(*harness_, "//api//tags").status, 200);
+  const std::string counted = "qvl_http_responses_total{route=\"/api/tags\",code=\"200\"}";
+  EXPECT_NE(MetricsHolding(*harness_, counted).find(counted), std::string::npos);
+}
+
 TEST_F(ServerHttpTest, RetrievesAModelByIdOrAlias) {
   for (const char* id : {"tiny-qwen3vl", "qwen3-vl"}) {
     const HttpResult r = Get(*harness_, std::string("/v1/models/") + id);
