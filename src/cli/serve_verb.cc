@@ -222,7 +222,8 @@ void AddServeVerb(CLI::App& app) {
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   verb->add_option("--api-key", f->server.api_key,
-                   "require \"Authorization: Bearer KEY\" on every route but /health")
+                   "require \"Authorization: Bearer KEY\" on every route but /health, /api/version "
+                   "and the web page")
       ->envname("QVL_API_KEY");
   verb->add_option("--parallel", f->engine.max_sequences, "requests generating at once")
       ->check(CLI::Range(1, 1024))
@@ -305,8 +306,8 @@ void AddServeVerb(CLI::App& app) {
       ->check(InRange({"--max-video-seconds", 0, 86400, true}))
       ->capture_default_str();
   verb->add_option("--max-body-mb", f->max_body_mb,
-                   "request body size (default: --max-images images as base64 and the text "
-                   "that fits the context)")
+                   "request body size (default: --max-images images and one video as base64, "
+                   "and the text that fits the context)")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
   verb->add_option("--response-store-mb", f->response_store_mb,
                    "memory for /v1/responses kept for previous_response_id (0 = keep none)")

@@ -86,6 +86,16 @@ TEST(ServeVerb, RefusesBeforeListening) {
 // Integers are decimal whatever their leading zeros (CLI11 alone read "020" as octal 16 and
 // "017" as 15, so the numbers in the message were 16 and 15), and other bases are refused
 // by the flag's name.
+// What --help says the key and the default body limit cover is what the server does:
+// /health, /api/version and the web page need no key (api_server.cc), and the default
+// body holds one video beside the images (DefaultMaxBodyBytes).
+TEST(ServeVerb, TheHelpSaysWhatTheKeyAndTheBodyLimitCover) {
+  const QvlRun run = RunQvl("serve --help");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("on every route but /health, /api/version and the web page"));
+  EXPECT_THAT(run.out, HasSubstr("--max-images images and one video as base64"));
+}
+
 TEST(ServeVerb, IntegerFlagsAreDecimal) {
   QvlRun r = RunQvl("serve --port 0 -m " + kTinyModelDir + " --max-tokens 020 -c 017");
   EXPECT_EQ(r.exit_code, 1);
