@@ -36,31 +36,41 @@ void GrammarAutomaton::ExpandFrom(int32_t parent, int32_t position, std::vector<
 }
 
 void GrammarAutomaton::Expand(int32_t parent, int32_t position, std::vector<int32_t>* out) {
-  // Pop finished alternatives (iteratively: the stack may be as deep as the nesting).
-  while (grammar_.elements[position].kind == ElementKind::kEnd) {
-    if (parent == kNoFrame || parent == sentinel_) {
-      out->push_back(parent == kNoFrame ? kNoFrame : kPoppedTop);
-      return;
+  // A worklist, not recursion: the references reached before a byte (rules that start
+  // with rules, repetitions of what may be empty) chain as deep as the grammar is large.
+  std::vector<std::pair<int32_t, int32_t>> work = {{parent, position}};
+  while (!work.empty()) {
+    auto [at_parent, at] = work.back();
+    work.pop_back();
+    // Pop finished alternatives.
+    bool returned = false;
+    while (grammar_.elements[at].kind == ElementKind::kEnd) {
+      if (at_parent == kNoFrame || at_parent == sentinel_) {
+        out->push_back(at_parent == kNoFrame ? kNoFrame : kPoppedTop);
+        returned = true;
+        break;
+      }
+      at = frames_[at_parent].position;
+      at_parent = frames_[at_parent].parent;
     }
-    position = frames_[parent].position;
-    parent = frames_[parent].parent;
-  }
-  const Element& element = grammar_.elements[position];
-  if (element.kind == ElementKind::kBytes) {
-    out->push_back(InternFrame(position, parent));
-    return;
-  }
-  // A reference in last position returns straight to our caller: no frame of its own.
-  const int32_t return_position = position + 1;
-  const int32_t frame = grammar_.elements[return_position].kind == ElementKind::kEnd
-                            ? parent
-                            : InternFrame(return_position, parent);
-  const int32_t rule = element.value;
-  const uint64_t key =
-      static_cast<uint64_t>(static_cast<uint32_t>(rule)) << 32 | static_cast<uint32_t>(frame);
-  if (!expanded_.insert(key).second) return;
-  for (int32_t a = grammar_.alt_begin[rule]; a < grammar_.alt_begin[rule + 1]; ++a) {
-    Expand(frame, grammar_.alt_starts[a], out);
+    if (returned) continue;
+    const Element& element = grammar_.elements[at];
+    if (element.kind == ElementKind::kBytes) {
+      out->push_back(InternFrame(at, at_parent));
+      continue;
+    }
+    // A reference in last position returns straight to our caller: no frame of its own.
+    const int32_t return_position = at + 1;
+    const int32_t frame = grammar_.elements[return_position].kind == ElementKind::kEnd
+                              ? at_parent
+                              : InternFrame(return_position, at_parent);
+    const int32_t rule = element.value;
+    const uint64_t key =
+        static_cast<uint64_t>(static_cast<uint32_t>(rule)) << 32 | static_cast<uint32_t>(frame);
+    if (!expanded_.insert(key).second) continue;
+    for (int32_t a = grammar_.alt_begin[rule]; a < grammar_.alt_begin[rule + 1]; ++a) {
+      work.push_back({frame, grammar_.alt_starts[a]});
+    }
   }
 }
 
@@ -104,12 +114,14 @@ int32_t GrammarAutomaton::ComputeStep(int32_t state, int byte_class) {
   next.swap(scratch_);
   next.clear();
   const State& from = states_[state];
+  // One set of expanded (rule, frame) pairs for every top: all feed the same state.
+  expanded_.clear();
   for (uint32_t i = 0; i < from.tops_count; ++i) {
     const int32_t top = tops_[from.tops_begin + i];
     if (top < 0) continue;
     const Frame frame = frames_[top];
     if (grammar_.byte_sets[grammar_.elements[frame.position].value].Has(byte)) {
-      ExpandFrom(frame.parent, frame.position + 1, &next);
+      Expand(frame.parent, frame.position + 1, &next);
     }
   }
   const int32_t result = InternState(&next);

@@ -99,8 +99,9 @@ class GrammarAutomaton {
   std::unordered_map<std::string, int32_t> state_ids_;
   std::vector<int32_t> transitions_;  // state * class_count_ + class
   std::vector<int32_t> scratch_;
-  // (rule, frame) pairs expanded since the last ExpandFrom: a second expansion adds
-  // nothing, and a loop whose body may be empty would otherwise expand forever.
+  // (rule, frame) pairs expanded while one state's tops are gathered (since ExpandFrom, or
+  // for every top of a step at once): a second expansion adds nothing, and a loop whose
+  // body may be empty would otherwise expand forever.
   std::unordered_set<uint64_t> expanded_;
   int32_t start_;
   int32_t sentinel_;

@@ -272,5 +272,19 @@ TEST(TokenTableTest, RefusesAnEosOutsideTheRows) {
   EXPECT_THROW(BuildTokenTable(grammar_test::QwenTokenizer(), kVocabRows, eos), qvl::Error);
 }
 
+// Repetitions of what may be empty nest as deep as their counts, and each step used to
+// expand them again per stack top: this pattern overflowed the stack (a server crash by
+// one response_format), and (a?){0,10000} took minutes per token.
+TEST(GrammarMatcherTest, RepetitionsOfEmptyPartsNeitherOverflowNorCrawl) {
+  const auto nested = CompileJsonSchema(
+      nlohmann::ordered_json::parse(R"({"type": "string", "pattern": "^((a?){0,300}){0,300}$"})"));
+  EXPECT_TRUE(grammar_test::Accepts(nested, "\"aaaa\""));
+  EXPECT_FALSE(grammar_test::Accepts(nested, "\"ab\""));
+  const auto wide = CompileJsonSchema(
+      nlohmann::ordered_json::parse(R"({"type": "string", "pattern": "^(a?){0,10000}b$"})"));
+  EXPECT_TRUE(grammar_test::Accepts(wide, "\"aaab\""));
+  EXPECT_FALSE(grammar_test::Accepts(wide, "\"aaa\""));
+}
+
 }  // namespace
 }  // namespace qvl
