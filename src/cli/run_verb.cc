@@ -1,46 +1,43 @@
 // qvl run -m MODEL [-i IMAGE]... "PROMPT": one answer in the terminal, streamed as it is
 // generated, through the same engine the server uses. --request takes an OpenAI-style
 // chat request instead; --json prints the OpenAI response object with usage and timings.
-// A Thinking model's reasoning is shown apart from its reply (AnswerPrinter).
+// A Thinking model's reasoning is shown apart from its reply (AnswerPrinter). Without a
+// prompt, a question piped on stdin is answered, and at a terminal a chat opens
+// (chat_repl.h).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <span>
 #include <string>
 
 #include "base/field_error.h"
 #include "base/mapped_file.h"
-#include "base/process_memory.h"
 #include "base/timer.h"
-#include "cli/answer_printer.h"
+#include "base/trim_space.h"
+#include "cli/chat_repl.h"
 #include "cli/flag_ranges.h"
+#include "cli/media_files.h"
 #include "cli/model_check.h"
 #include "cli/model_flags.h"
+#include "cli/terminal_answer.h"
 #include "cli/verbs.h"
 #include "engine/draft_lookup.h"
 #include "engine/engine.h"
 #include "engine/request_preparer.h"
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
-#include "image/image_format.h"
 #include "image/image_limits.h"
-#include "image/video_decoder.h"
 #include "server/body_limit.h"
 #include "server/chat_request.h"
-#include "server/completion_encoder.h"
 #include "server/engine_limits.h"
 #include "server/generation_fields.h"
-#include "server/openai_format.h"
 #include "server/request_fields.h"
 
 namespace qvl::cli {
@@ -97,9 +94,6 @@ void CheckArguments(const RunFlags& f) {
     Fail(ErrorCode::kInvalidArgument,
          "give either --request or --system, not both: put the system message in the request");
   }
-  if (f.request.empty() && f.prompt.empty()) {
-    Fail(ErrorCode::kInvalidArgument, "no prompt: give one, or --request FILE");
-  }
   if (f.max_tokens && *f.max_tokens >= f.context) {
     Fail(ErrorCode::kInvalidArgument, "--max-tokens (", *f.max_tokens,
          ") must be below --ctx-size (", f.context, "): the prompt and the answer share it");
@@ -111,42 +105,46 @@ void CheckArguments(const RunFlags& f) {
   CheckStopFlags(f.stop);
 }
 
-// The bytes of `path`, a file refused by its size before it is read.
-std::string ReadInput(const std::string& flag, const std::string& path, uint64_t max_bytes) {
+std::string ReadRequestFile(const std::string& path, uint64_t max_bytes) {
   try {
     return ReadFileToString(path, max_bytes);
   } catch (const Error& e) {
-    Fail(e.code(), flag, " ", e.what());
+    Fail(e.code(), "--request ", e.what());
   }
 }
 
 RunInputs ReadInputs(const RunFlags& f, const EngineOptions& options) {
   RunInputs in;
-  if (!f.request.empty())
-    in.request = ReadInput("--request", f.request, DefaultMaxBodyBytes(options));
-  for (const std::string& path : f.images) {
-    std::string bytes = ReadInput("-i", path, options.max_image_bytes);
-    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                        bytes.size());
-    if (!DetectImageFormat(data) && LooksLikeVideoFile(data)) {
-      Fail(ErrorCode::kInvalidArgument, "-i ", path, ": this is a video; give it with -v");
-    }
-    in.images.push_back(std::move(bytes));
-  }
-  for (const std::string& path : f.videos) {
-    std::string bytes =
-        ReadInput("-v", path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes));
-    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                        bytes.size());
-    if (DetectImageFormat(data) && !LooksLikeVideoFile(data)) {
-      Fail(ErrorCode::kInvalidArgument, "-v ", path, ": this is an image; give it with -i");
-    }
-    in.videos.push_back(std::move(bytes));
-  }
+  if (!f.request.empty()) in.request = ReadRequestFile(f.request, DefaultMaxBodyBytes(options));
+  for (const std::string& path : f.images) in.images.push_back(ReadImageFile("-i", path, options));
+  for (const std::string& path : f.videos) in.videos.push_back(ReadVideoFile("-v", path, options));
   return in;
 }
 
-GenerationRequest BuildRequest(const RunFlags& f, const RunInputs& in, const Engine& engine) {
+// A question piped on stdin (`echo "..." | qvl run -m M -i photo.jpg`), at most as long as
+// the server takes a request body.
+std::string ReadPromptFromStdin(const EngineOptions& options) {
+  const uint64_t max_bytes = DefaultMaxBodyBytes(options);
+  std::string prompt;
+  char buffer[65536];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), stdin)) > 0) {
+    prompt.append(buffer, n);
+    if (prompt.size() > max_bytes) {
+      Fail(ErrorCode::kInvalidArgument, "the prompt on stdin is over ", max_bytes,
+           " bytes; give a shorter one");
+    }
+  }
+  if (TrimSpace(prompt).empty()) {
+    Fail(ErrorCode::kInvalidArgument,
+         "no prompt: give one, pipe it on stdin, run at a terminal for a chat, or give "
+         "--request FILE");
+  }
+  return std::string(TrimSpace(prompt));
+}
+
+GenerationRequest BuildRequest(const RunFlags& f, const RunInputs& in, const std::string& prompt,
+                               const Engine& engine) {
   if (!f.request.empty()) {
     ChatRequestPolicy policy;
     TakeEngineLimits(engine, &policy);
@@ -176,7 +174,7 @@ GenerationRequest BuildRequest(const RunFlags& f, const RunInputs& in, const Eng
     r.videos.push_back(std::move(video));
     user.parts.push_back({ChatPart::Kind::kVideo, ""});
   }
-  user.parts.push_back({ChatPart::Kind::kText, f.prompt});
+  user.parts.push_back({ChatPart::Kind::kText, prompt});
   r.messages.push_back(std::move(user));
   return r;
 }
@@ -211,15 +209,6 @@ void ApplyVideoBudgetFlags(const RunFlags& f, EngineOptions* options) {
   options->video_token_limit = std::max(f.max_video_tokens, kDefaultVideoTokenLimit);
 }
 
-// Dim is for a person at a terminal: never in a pipe or a file, nor where NO_COLOR
-// (no-color.org) or TERM=dumb asks for plain text.
-bool StdoutTakesColor() {
-  const char* no_color = std::getenv("NO_COLOR");
-  const char* term = std::getenv("TERM");
-  return ::isatty(STDOUT_FILENO) && (no_color == nullptr || *no_color == '\0') &&
-         (term == nullptr || std::string_view(term) != "dumb");
-}
-
 void Run(const RunFlags& f) {
   CheckArguments(f);
   EngineOptions options;
@@ -229,116 +218,43 @@ void Run(const RunFlags& f) {
   options.context_tokens = f.context;
   options.draft_tokens = f.draft_tokens;
   ApplyVideoBudgetFlags(f, &options);
+  const bool chat = f.request.empty() && f.prompt.empty() && ::isatty(STDIN_FILENO);
+  if (chat && f.json) {
+    Fail(ErrorCode::kInvalidArgument,
+         "--json prints one answer: give a prompt or --request FILE, not a chat");
+  }
+  const std::string prompt =
+      f.request.empty() && f.prompt.empty() && !chat ? ReadPromptFromStdin(options) : f.prompt;
   const RunInputs inputs = ReadInputs(f, options);
   const std::string dir = f.model.ResolveFolder();
   // The headers first, as serve does: a folder at fault is named before the weights load.
   const CheckedModelFolder checked = CheckModelFolder(dir);
   CheckEngineOptions(options, checked.preprocessor.image);
+  if (chat) KeepInterruptsForChat();
   Stopwatch load;
   Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
-  const double load_ms = load.Millis();
-  GenerationRequest request = BuildRequest(f, inputs, engine);
+  const AnswerDisplay display{.model = f.model.model,
+                              .json = f.json,
+                              .quiet = f.quiet,
+                              .hide_thinking = f.hide_thinking,
+                              .load_ms = load.Millis()};
+  if (chat) {
+    ChatOptions chat_options{.display = display,
+                             .system = f.system,
+                             .media = {},
+                             .apply_flags = [&f](GenerationRequest* r) { ApplyFlags(f, r); }};
+    for (size_t i = 0; i < f.images.size(); ++i)
+      chat_options.media.push_back({f.images[i], inputs.images[i], false});
+    for (size_t i = 0; i < f.videos.size(); ++i)
+      chat_options.media.push_back({f.videos[i], inputs.videos[i], true});
+    RunChat(engine, chat_options);
+    return;
+  }
+  GenerationRequest request = BuildRequest(f, inputs, prompt, engine);
   ApplyFlags(f, &request);
-
-  const bool thinking = SplitsReasoning(engine, request);
-  // The reasoning goes to stdout, as `ollama run` prints it: what the model wrote, in
-  // order, and a pipe gets the same text as the terminal; --hide-thinking leaves the reply.
-  AnswerPrinter printer({.split_reasoning = thinking,
-                         .hide_reasoning = f.hide_thinking,
-                         .dim_reasoning = StdoutTakesColor()},
-                        stdout, f.quiet ? nullptr : stderr);
-  // --json: the response object the server would send (reasoning_content apart).
-  CompletionEncoder encoder(
-      {NewCompletionId(), static_cast<int64_t>(std::time(nullptr)), f.model.model},
-      {.split_reasoning = thinking});
-  std::string json;
-
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  GenerationUpdate last;
-  // Only the first answer is shown; a --request with n > 1 still waits for every one.
-  int unfinished = request.n;
-  engine.Submit(std::move(request), [&](GenerationUpdate&& u) {
-    if (u.choice != 0) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (u.finished && --unfinished == 0) {
-        done = true;
-        cv.notify_all();
-      }
-      return;
-    }
-    if (f.json) {
-      json += encoder.Encode(GenerationUpdate(u));
-    } else {
-      printer.Print(u.text);
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    if (u.finished) {
-      last = std::move(u);
-      done = --unfinished == 0;
-      cv.notify_all();
-    }
-  });
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return done; });
-  }
-  if (!f.json) printer.Finish();
-  if (last.finish_reason == FinishReason::kError) Fail(last.error_code, last.error);
-  if (f.json) {
-    std::printf("%s\n", json.c_str());
-  } else {
-    std::printf("\n");
-  }
-  if (!f.json && printer.still_reasoning() && last.finish_reason == FinishReason::kLength) {
-    std::fprintf(stderr,
-                 "qvl: the answer reached its token limit while the model was still thinking, "
-                 "so there is no reply; raise --max-tokens (-n)\n");
-  }
-  if (!f.quiet) {
-    const Timings& t = last.timings;
-    int64_t image_tokens = 0, video_tokens = 0;
-    for (const ImageGrid& g : t.images) image_tokens += g.tokens;
-    for (const ImageGrid& g : t.videos) video_tokens += g.tokens;
-    std::string visual = std::to_string(image_tokens) + " image";
-    if (!t.videos.empty()) visual += ", " + std::to_string(video_tokens) + " video";
-    const std::string reasoning =
-        thinking ? " (" + std::to_string(last.usage.reasoning_tokens) + " thinking)" : "";
-    std::fprintf(stderr,
-                 "[load %.0f ms | prompt %lld tokens (%s) | preprocess %.0f ms | vision "
-                 "%.0f ms | prefill %.0f ms (%.1f tok/s) | first token %.0f ms | %lld tokens%s, "
-                 "%.2f tok/s, %lld of %lld drafted kept | peak RSS %.2f GiB]\n",
-                 load_ms, static_cast<long long>(last.usage.prompt_tokens), visual.c_str(),
-                 t.preprocess_ms, t.vision_ms, t.prefill_ms, t.prefill_tokens_per_s, t.ttft_ms,
-                 static_cast<long long>(last.usage.completion_tokens), reasoning.c_str(),
-                 t.decode_tokens_per_s, static_cast<long long>(t.draft_tokens_accepted),
-                 static_cast<long long>(t.draft_tokens), PeakRssBytes() / double(1 << 30));
-    for (size_t i = 0; i < t.images.size(); ++i) {
-      const ImageGrid& g = t.images[i];
-      std::fprintf(stderr,
-                   "[image %zu: %lldx%lld -> %lldx%lld, %lld tokens | decode %.0f ms | encode "
-                   "%.0f ms%s]\n",
-                   i + 1, static_cast<long long>(g.width), static_cast<long long>(g.height),
-                   static_cast<long long>(g.resized_width),
-                   static_cast<long long>(g.resized_height), static_cast<long long>(g.tokens),
-                   g.decode_ms, g.encode_ms, g.cached ? " (cached)" : "");
-    }
-    for (size_t i = 0; i < t.videos.size(); ++i) {
-      const ImageGrid& g = t.videos[i];
-      std::fprintf(
-          stderr,
-          "[video %zu: %lld frames at %.3g fps, %lld decoded, %lld sampled, %lldx%lld -> "
-          "%lldx%lld, grid %lldx%lldx%lld, %lld tokens | decode %.0f ms | encode %.0f "
-          "ms%s]\n",
-          i + 1, static_cast<long long>(g.frames), g.fps, static_cast<long long>(g.decoded_frames),
-          static_cast<long long>(g.sampled_frames), static_cast<long long>(g.width),
-          static_cast<long long>(g.height), static_cast<long long>(g.resized_width),
-          static_cast<long long>(g.resized_height), static_cast<long long>(g.grid_t),
-          static_cast<long long>(g.grid_h), static_cast<long long>(g.grid_w),
-          static_cast<long long>(g.tokens), g.decode_ms, g.encode_ms, g.cached ? " (cached)" : "");
-    }
-  }
+  const TerminalAnswer answer = AnswerInTerminal(engine, std::move(request), display, nullptr);
+  if (answer.last.finish_reason == FinishReason::kError)
+    Fail(answer.last.error_code, answer.last.error);
 }
 
 }  // namespace
@@ -346,15 +262,18 @@ void Run(const RunFlags& f) {
 void AddRunVerb(CLI::App& app) {
   auto f = std::make_shared<RunFlags>();
   CLI::App* verb = app.add_subcommand(
-      "run", "Answer one prompt about images and videos, streamed to the terminal");
+      "run",
+      "Answer a prompt about images and videos, streamed to the terminal; without one, a "
+      "question piped on stdin, or at a terminal a chat with follow-ups");
   f->model.AddTo(verb);
-  verb->add_option("prompt", f->prompt, "the question or instruction");
+  verb->add_option("prompt", f->prompt,
+                   "the question or instruction (none: read stdin, or chat at a terminal)");
   verb->add_option("-v,--video", f->videos,
                    "a video file: MP4, WebM, MOV, MKV, AVI, ... (repeat for several)")
       ->allow_extra_args(false);
   verb->add_option("-i,--image", f->images, "an image file (repeat for several)")
       ->allow_extra_args(false);
-  verb->add_option("--system", f->system, "system prompt");
+  verb->add_option("--system", f->system, "system prompt (a chat's too)");
   verb->add_option("--request", f->request, "an OpenAI-style chat request (JSON file) instead");
   verb->add_flag("--json", f->json, "print the OpenAI response object instead of streaming text");
   verb->add_flag("-q,--quiet", f->quiet, "no timing line (nor thinking marks) on stderr");

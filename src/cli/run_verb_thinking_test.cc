@@ -3,8 +3,6 @@
 // never write "</think>" by themselves, so the tests raise it with logit_bias where they
 // need a reply after the reasoning. The printed text is checked against the reasoning and
 // reply of the same request's --json response, which the server's encoder splits.
-#include <pty.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +12,7 @@
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
+#include "cli/terminal_for_test.h"
 #include "model/model_folder_for_test.h"
 #include "text/tokenizer.h"
 
@@ -28,25 +27,7 @@ const std::string kQuestion = "Why is the sky blue?";
 // What `qvl ARGS` writes to a terminal (stdout and stderr both: the one terminal), with
 // its "\n" as the terminal sends it back, "\r\n".
 std::string RunQvlInTerminal(const std::string& args, const std::string& env = "") {
-  const std::string command = env + QVL_BUILD_DIR + "/qvl " + args;
-  int terminal = -1;
-  const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, nullptr);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  EXPECT_GT(pid, 0) << command;
-  if (pid < 0) return "";
-  std::string out;
-  char buffer[4096];
-  ssize_t n;
-  // Once the child is gone, reading the terminal fails (EIO): that is the end.
-  while ((n = ::read(terminal, buffer, sizeof(buffer))) > 0) out.append(buffer, n);
-  ::close(terminal);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command << "\n" << out;
-  return out;
+  return TerminalSession(args, env).Finish();
 }
 
 class RunThinkingTest : public ::testing::Test {
@@ -153,12 +134,12 @@ TEST_F(RunThinkingTest, TheReasoningIsDimOnATerminalOnly) {
   const std::string args =
       "run -m " + *model_ + kFlags + "-q --temperature 0 -n 4 '" + kQuestion + "'";
   // Whatever the test's own environment holds.
-  const std::string colour = "env -u NO_COLOR TERM=xterm ";
+  const std::string colour = "-u NO_COLOR TERM=xterm ";
   const std::string terminal = RunQvlInTerminal(args, colour);
   EXPECT_EQ(terminal.rfind("\x1b[2mThinking...\r\n", 0), 0u) << terminal;
   EXPECT_NE(terminal.find("\r\n...done thinking.\x1b[0m\r\n\r\n"), std::string::npos) << terminal;
   EXPECT_EQ(RunQvlInTerminal(args, colour + "NO_COLOR=1 ").find('\x1b'), std::string::npos);
-  EXPECT_EQ(RunQvlInTerminal(args, "env -u NO_COLOR TERM=dumb ").find('\x1b'), std::string::npos);
+  EXPECT_EQ(RunQvlInTerminal(args, "-u NO_COLOR TERM=dumb ").find('\x1b'), std::string::npos);
   const QvlRun piped = RunQvl(args);
   EXPECT_EQ(piped.out.find('\x1b'), std::string::npos) << piped.out;
 }

@@ -13,6 +13,17 @@ void FailCorrupt(const std::string& name, const char* format, const std::string&
   Fail(ErrorCode::kInvalidArgument, name, ": corrupt or unsupported ", format, " (", detail, ")");
 }
 
+ImageFormat RequireImageFormat(std::span<const uint8_t> bytes, const std::string& name) {
+  const std::optional<ImageFormat> format = DetectImageFormat(bytes);
+  if (format) return *format;
+  const std::string_view known = RecognizeUnsupportedFormat(bytes);
+  if (!known.empty()) {
+    Fail(ErrorCode::kInvalidArgument, name, " is ", known,
+         ", which qvl does not read; send JPEG, PNG, WebP, GIF or BMP");
+  }
+  Fail(ErrorCode::kInvalidArgument, name, " is not a JPEG, PNG, WebP, GIF or BMP image");
+}
+
 DecodedImageInfo DecodeImage(std::span<const uint8_t> bytes, const ImageLimits& limits,
                              const std::string& name, RgbxImage* out,
                              std::vector<uint8_t>* scratch) {
@@ -21,18 +32,9 @@ DecodedImageInfo DecodeImage(std::span<const uint8_t> bytes, const ImageLimits& 
     Fail(ErrorCode::kTooLarge, name, " is ", bytes.size(), " bytes; the limit is ",
          limits.max_encoded_bytes, " bytes");
   }
-  const std::optional<ImageFormat> format = DetectImageFormat(bytes);
-  if (!format) {
-    const std::string_view known = RecognizeUnsupportedFormat(bytes);
-    if (!known.empty()) {
-      Fail(ErrorCode::kInvalidArgument, name, " is ", known,
-           ", which qvl does not read; send JPEG, PNG, WebP, GIF or BMP");
-    }
-    Fail(ErrorCode::kInvalidArgument, name, " is not a JPEG, PNG, WebP, GIF or BMP image");
-  }
   DecodedImageInfo info;
-  info.format = *format;
-  switch (*format) {
+  info.format = RequireImageFormat(bytes, name);
+  switch (info.format) {
     case ImageFormat::kJpeg:
       info.orientation = DecodeJpeg(bytes, limits, name, out);
       break;

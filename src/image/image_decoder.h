@@ -20,6 +20,10 @@ struct DecodedImageInfo {
   int orientation = 1;
 };
 
+// The format of `bytes`, or Error(kInvalidArgument) naming `name` when it is none that
+// qvl decodes (and which it is, when it is a known one: HEIC, TIFF, ...).
+ImageFormat RequireImageFormat(std::span<const uint8_t> bytes, const std::string& name);
+
 // Decodes `bytes` into `out`. The format comes from the bytes alone. `name` ("image 2")
 // starts every error message. Throws Error(kTooLarge) over the byte or pixel limits
 // (checked before the memory is allocated) and Error(kInvalidArgument) for empty,
