@@ -1,5 +1,7 @@
 #include "cli/chat_input.h"
 
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,13 +119,27 @@ LineReader::Status LineReader::Next(std::string* line) {
       pending_.clear();
       return Status::kLine;
     }
+    if (interrupt_fd_ >= 0) {
+      pollfd fds[2] = {{fd_, POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        eof_ = true;
+        continue;
+      }
+      if (fds[1].revents & POLLIN) {
+        signalfd_siginfo info;
+        while (::read(interrupt_fd_, &info, sizeof(info)) == sizeof(info)) {
+        }
+        pending_.clear();
+        return Status::kInterrupted;
+      }
+    }
     char buffer[4096];
     const ssize_t n = ::read(fd_, buffer, sizeof(buffer));
     if (n > 0) {
       pending_.append(buffer, static_cast<size_t>(n));
     } else if (n < 0 && errno == EINTR) {
-      pending_.clear();
-      return Status::kInterrupted;
+      continue;
     } else {
       eof_ = true;
     }

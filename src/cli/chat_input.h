@@ -12,19 +12,22 @@
 
 namespace qvl::cli {
 
-// Lines from a file descriptor, read as they come (no buffering ahead of a line, so the
-// answer of one question is written before the next is read).
+// Lines from a file descriptor, read as they come.
 class LineReader {
  public:
   enum class Status { kLine, kEnd, kInterrupted };
 
-  explicit LineReader(int fd) : fd_(fd) {}
-  // The next line without its "\n" (a last line without one counts); kInterrupted when a
-  // signal interrupted the wait (what was typed so far is dropped, as a terminal does).
+  // `interrupt_fd` (-1: none), a signalfd, interrupts the wait for a line when it becomes
+  // readable; a signal is then never lost between a check and the wait.
+  explicit LineReader(int fd, int interrupt_fd = -1) : fd_(fd), interrupt_fd_(interrupt_fd) {}
+  // The next line without its "\n" (a last line without one counts); kInterrupted when
+  // the interrupt came first (its signal consumed; what was typed so far is dropped, as a
+  // terminal does).
   Status Next(std::string* line);
 
  private:
   int fd_;
+  int interrupt_fd_;
   std::string pending_;
   bool eof_ = false;
 };

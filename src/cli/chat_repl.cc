@@ -2,10 +2,10 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 
 #include "base/error.h"
@@ -15,10 +15,12 @@
 namespace qvl::cli {
 namespace {
 
-std::atomic<int> g_interrupts{0};
-static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
-
-void OnInterrupt(int) { g_interrupts.store(1); }
+sigset_t Interrupts() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  return set;
+}
 
 bool IsReadableFile(const std::string& path) {
   struct stat st {};
@@ -94,23 +96,26 @@ void ChatConversation::Add(std::string question, std::vector<ChatAttachment> med
 }
 
 void KeepInterruptsForChat() {
-  sigset_t interrupt;
-  sigemptyset(&interrupt);
-  sigaddset(&interrupt, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &interrupt, nullptr);
+  const sigset_t interrupts = Interrupts();
+  pthread_sigmask(SIG_BLOCK, &interrupts, nullptr);
 }
 
 void RunChat(Engine& engine, const ChatOptions& options) {
-  struct sigaction action {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;  // no SA_RESTART: the wait for a line returns on Ctrl+C
-  sigaction(SIGINT, &action, nullptr);
-  sigset_t interrupt;
-  sigemptyset(&interrupt);
-  sigaddset(&interrupt, SIGINT);
-  pthread_sigmask(SIG_UNBLOCK, &interrupt, nullptr);
-
+  // SIGINT stays blocked in every thread and is read from a descriptor: the wait for a
+  // line and the answer's loop both see each Ctrl+C, whenever it comes.
+  const sigset_t interrupts = Interrupts();
+  const int interrupt_fd = ::signalfd(-1, &interrupts, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (interrupt_fd < 0) Fail(ErrorCode::kInternal, "signalfd: cannot watch for Ctrl+C");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{interrupt_fd};
+  const auto interrupted = [interrupt_fd] {
+    signalfd_siginfo info;
+    bool any = false;
+    while (::read(interrupt_fd, &info, sizeof(info)) == sizeof(info)) any = true;
+    return any;
+  };
   std::fprintf(stderr,
                "Ask about an image: put its path in a question, or /image PATH. Follow-ups "
                "keep the conversation. /? for help, /bye or Ctrl+D to leave.\n");
@@ -118,12 +123,11 @@ void RunChat(Engine& engine, const ChatOptions& options) {
   conversation.SetSystem(options.system);
   std::vector<ChatAttachment> pending = options.media;
   AnswerDisplay display = options.display;
-  LineReader lines(STDIN_FILENO);
-  const auto stop_requested = [] { return g_interrupts.exchange(0) != 0; };
+  LineReader lines(STDIN_FILENO, interrupt_fd);
   for (;;) {
     // A Ctrl+C from here on is about this question: typed at the prompt, it empties the
     // line; pressed once the question is sent, it stops the answer.
-    g_interrupts.store(0);
+    interrupted();
     Say(">>> ");
     std::string entry;
     const LineReader::Status status = ReadChatEntry(
@@ -176,7 +180,7 @@ void RunChat(Engine& engine, const ChatOptions& options) {
     if (options.apply_flags) options.apply_flags(&request);
     TerminalAnswer answer;
     try {
-      answer = AnswerInTerminal(engine, std::move(request), display, stop_requested);
+      answer = AnswerInTerminal(engine, std::move(request), display, interrupted);
     } catch (const Error& e) {
       std::printf(
           "qvl: error: %s%s\n", e.what(),

@@ -52,10 +52,9 @@ struct ChatOptions {
   std::function<void(GenerationRequest*)> apply_flags;
 };
 
-// SIGINT, from now on, interrupts the chat (a question being typed, an answer being
-// written) rather than ending the process. To be called on the main thread before any
-// other thread starts: the others are kept from receiving it, so that it interrupts the
-// main thread's wait for a line.
+// SIGINT, from now on, is the chat's (a question being typed, an answer being written)
+// rather than the end of the process. To be called on the main thread before any other
+// thread starts: it is blocked for all of them, and RunChat reads it from a signalfd.
 void KeepInterruptsForChat();
 
 // Reads questions from stdin until /bye or its end, answering each on stdout.

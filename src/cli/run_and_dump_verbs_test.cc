@@ -143,6 +143,16 @@ TEST(RunVerb, BadInputIsOneClearLine) {
   EXPECT_NE(run.err.find("--dtype q3"), std::string::npos) << run.err;
 }
 
+// run's KV cache holds its whole --ctx-size (serve's --kv-cache-mb default would hold a
+// million tokens of this model), without a word about a flag run does not have.
+TEST(RunVerb, TheKvCacheHoldsTheWholeContext) {
+  const QvlRun run = RunQvl("run -m " + kModel +
+                            " --dtype f32 --weight-cache none -c 4194304 -n 1 'What is this?'");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.err.find("the KV cache holds"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("--kv-cache-mb"), std::string::npos) << run.err;
+}
+
 TEST(RunVerb, FlagsOutsideTheirRequestRangeAreRefused) {
   const std::string run = "run -m " + kModel + " --dtype f32 --weight-cache none -q ";
   // More than the API's limit, whatever ChatRequestPolicy sets it to.

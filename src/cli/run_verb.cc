@@ -34,6 +34,7 @@
 #include "engine/request_ranges.h"
 #include "engine/video_budget_policy.h"
 #include "image/image_limits.h"
+#include "model/kv_pool.h"
 #include "server/body_limit.h"
 #include "server/chat_request.h"
 #include "server/engine_limits.h"
@@ -232,7 +233,15 @@ void Run(const RunFlags& f) {
   CheckEngineOptions(options, checked.preprocessor.image);
   if (chat) KeepInterruptsForChat();
   Stopwatch load;
-  Engine engine(Qwen3VLModel::Load(dir, f.model.Options()), options);
+  std::unique_ptr<Qwen3VLModel> model = Qwen3VLModel::Load(dir, f.model.Options());
+  // Room for one whole context (a chat grows to it), where serve's --kv-cache-mb default
+  // holds 9360 tokens of the 2B model: the pool is mapped, not touched, until used.
+  const int64_t pages = (f.context + options.kv_page_tokens - 1) / options.kv_page_tokens;
+  options.kv_cache_bytes = std::max(
+      options.kv_cache_bytes, static_cast<size_t>(pages) *
+                                  KvPool::PageBytes(model->config().text, model->options().kv_dtype,
+                                                    options.kv_page_tokens));
+  Engine engine(std::move(model), options);
   const AnswerDisplay display{.model = f.model.model,
                               .json = f.json,
                               .quiet = f.quiet,
