@@ -12,8 +12,13 @@
 namespace qvl::cli {
 namespace {
 
-// The bytes of `path`, a file refused by its size before it is read.
-std::string ReadInput(const std::string& flag, const std::string& path, uint64_t max_bytes) {
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+std::string ReadInputFile(const std::string& flag, const std::string& path, uint64_t max_bytes) {
   try {
     return ReadFileToString(path, max_bytes);
   } catch (const Error& e) {
@@ -21,15 +26,9 @@ std::string ReadInput(const std::string& flag, const std::string& path, uint64_t
   }
 }
 
-std::span<const uint8_t> Bytes(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-}  // namespace
-
 std::string ReadImageFile(const std::string& flag, const std::string& path,
                           const EngineOptions& options) {
-  std::string bytes = ReadInput(flag, path, options.max_image_bytes);
+  std::string bytes = ReadInputFile(flag, path, options.max_image_bytes);
   if (!DetectImageFormat(Bytes(bytes)) && LooksLikeVideoFile(Bytes(bytes))) {
     Fail(ErrorCode::kInvalidArgument, flag, " ", path, ": this is a video; give it with ",
          flag == "-i" ? "-v" : "/video");
@@ -41,7 +40,7 @@ std::string ReadImageFile(const std::string& flag, const std::string& path,
 std::string ReadVideoFile(const std::string& flag, const std::string& path,
                           const EngineOptions& options) {
   std::string bytes =
-      ReadInput(flag, path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes));
+      ReadInputFile(flag, path, static_cast<uint64_t>(options.video_limits.max_encoded_bytes));
   if (DetectImageFormat(Bytes(bytes)) && !LooksLikeVideoFile(Bytes(bytes))) {
     Fail(ErrorCode::kInvalidArgument, flag, " ", path, ": this is an image; give it with ",
          flag == "-v" ? "-i" : "/image");

@@ -18,7 +18,6 @@
 #include <string>
 
 #include "base/field_error.h"
-#include "base/mapped_file.h"
 #include "base/timer.h"
 #include "base/trim_space.h"
 #include "cli/chat_repl.h"
@@ -106,17 +105,10 @@ void CheckArguments(const RunFlags& f) {
   CheckStopFlags(f.stop);
 }
 
-std::string ReadRequestFile(const std::string& path, uint64_t max_bytes) {
-  try {
-    return ReadFileToString(path, max_bytes);
-  } catch (const Error& e) {
-    Fail(e.code(), "--request ", e.what());
-  }
-}
-
 RunInputs ReadInputs(const RunFlags& f, const EngineOptions& options) {
   RunInputs in;
-  if (!f.request.empty()) in.request = ReadRequestFile(f.request, DefaultMaxBodyBytes(options));
+  if (!f.request.empty())
+    in.request = ReadInputFile("--request", f.request, DefaultMaxBodyBytes(options));
   for (const std::string& path : f.images) in.images.push_back(ReadImageFile("-i", path, options));
   for (const std::string& path : f.videos) in.videos.push_back(ReadVideoFile("-v", path, options));
   return in;

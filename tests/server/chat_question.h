@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "server_harness.h"
 
@@ -18,6 +19,25 @@ inline nlohmann::json Question(int max_tokens) {
 
 inline std::string Content(const HttpResult& r) {
   return r.json["choices"][0]["message"]["content"].get<std::string>();
+}
+
+// The question with `fields` added, refused with a 400 naming `param` with `message`.
+struct Refusal {
+  nlohmann::json fields;
+  std::string param;
+  std::string message;
+};
+
+inline void ExpectRefused(HttpResult (*chat)(const nlohmann::json&),
+                          const std::vector<Refusal>& refusals) {
+  for (const auto& [fields, param, message] : refusals) {
+    nlohmann::json request = Question(8);
+    request.update(fields);
+    const HttpResult r = chat(request);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
+    EXPECT_EQ(r.json["error"]["message"], message);
+  }
 }
 
 }  // namespace qvl::testing

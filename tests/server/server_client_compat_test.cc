@@ -7,12 +7,10 @@
 
 #include <regex>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "base/mapped_file.h"
 #include "chat_question.h"
-#include "model/model_folder_for_test.h"
 #include "server_harness.h"
 #include "tiny_cases.h"
 
@@ -21,9 +19,6 @@ namespace {
 
 class ServerClientCompatTest : public SharedServerTest {
  protected:
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
   // The id of the vocabulary token whose bytes are `text` (a logprobs entry's token).
   static int32_t IdOfBytes(const std::string& text) {
     const Tokenizer& tokenizer = harness_->engine()->tokenizer();
@@ -184,7 +179,7 @@ TEST_F(ServerClientCompatTest, StopTokenIdsAndMinTokensShapeTheAnswer) {
   ASSERT_EQ(text.status, 200) << text.body;
   EXPECT_EQ(text.json["usage"]["completion_tokens"], 4);
 
-  const std::vector<std::tuple<nlohmann::json, std::string, std::string>> bad = {
+  const std::vector<Refusal> bad = {
       {{{"stop_token_ids", {1, 151936}}},
        "stop_token_ids[1]",
        "stop_token_ids[1]: token id 151936 is not in the vocabulary (0 to 151935)"},
@@ -197,14 +192,7 @@ TEST_F(ServerClientCompatTest, StopTokenIdsAndMinTokensShapeTheAnswer) {
       {{{"min_tokens", 9}}, "min_tokens", "min_tokens: must be at most max_tokens (8), got 9"},
       {{{"min_tokens", -1}}, "min_tokens", "min_tokens: must be between 0 and 1048576, got -1"},
   };
-  for (const auto& [fields, param, message] : bad) {
-    nlohmann::json request = Question(8);
-    request.update(fields);
-    const HttpResult r = Post("/v1/chat/completions", request);
-    EXPECT_EQ(r.status, 400) << r.body;
-    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
-    EXPECT_EQ(r.json["error"]["message"], message);
-  }
+  ExpectRefused(Chat, bad);
 }
 
 // vLLM's and llama-server's fields that would change the answer and that qvl cannot
@@ -341,23 +329,7 @@ TEST(ServerClientCompatAuthTest, TheBearerSchemeIsCaseInsensitive) {
 }
 
 // The tiny model with the Thinking template, as server_thinking_test serves it.
-class ServerClientCompatThinkingTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    HarnessOptions options = DefaultHarnessOptions();
-    options.model_dir = ThinkingModelFolder(ModelDir());
-    harness_ = new ServerHarness(options);
-  }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
-
-  static inline ServerHarness* harness_ = nullptr;
-};
+using ServerClientCompatThinkingTest = SuiteServerTest<TinyThinkingModel>;
 
 // Ollama takes a think level ("high") for a model without levels as true; it was a 400.
 // chat_template_kwargs.enable_thinking (vLLM's switch for Qwen3) must say the model

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <regex>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,12 +16,7 @@
 namespace qvl::testing {
 namespace {
 
-class ServerGuidedDecodingTest : public SharedServerTest {
- protected:
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
-};
+using ServerGuidedDecodingTest = SharedServerTest;
 
 // A schema in vLLM's and llama-server's spellings binds the answer as response_format's
 // json_schema does. Before, json_object's schema was dropped (the answer was "{}") and the
@@ -104,7 +98,7 @@ TEST_F(ServerGuidedDecodingTest, AChoiceOrARegexBindsTheAnswer) {
                                std::regex("[0-9]{4}")))
       << digits.body;
 
-  const std::vector<std::tuple<nlohmann::json, std::string, std::string>> bad = {
+  const std::vector<Refusal> bad = {
       {{{"guided_choice", {"a"}}, {"guided_regex", "b"}},
        "guided_regex",
        "guided_regex: cannot be combined with guided_choice"},
@@ -125,14 +119,7 @@ TEST_F(ServerGuidedDecodingTest, AChoiceOrARegexBindsTheAnswer) {
        "structured_outputs.regex",
        "structured_outputs.regex: expected a string (a regular expression), got integer"},
   };
-  for (const auto& [fields, param, message] : bad) {
-    nlohmann::json request = Question(8);
-    request.update(fields);
-    const HttpResult r = Post("/v1/chat/completions", request);
-    EXPECT_EQ(r.status, 400) << r.body;
-    EXPECT_EQ(r.json["error"]["param"], param) << r.body;
-    EXPECT_EQ(r.json["error"]["message"], message);
-  }
+  ExpectRefused(Chat, bad);
 }
 
 // vLLM's guided_grammar and structured_outputs.grammar and llama-server's grammar (GBNF,

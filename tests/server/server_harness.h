@@ -61,20 +61,28 @@ std::vector<nlohmann::json> SseEvents(const std::string& body);
 // The concatenated delta contents of a stream.
 std::string StreamedText(const std::vector<nlohmann::json>& events);
 
-// A test suite whose tests share one server (started before its first test).
-class SharedServerTest : public ::testing::Test {
+// A test suite whose tests share one server (started before its first test), serving
+// the model folder `Folder` makes (none: the tiny fixture model).
+template <std::string (*Folder)() = nullptr>
+class SuiteServerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { harness_ = new ServerHarness(); }
+  static void SetUpTestSuite() {
+    HarnessOptions options = DefaultHarnessOptions();
+    if constexpr (Folder != nullptr) options.model_dir = Folder();
+    harness_ = new ServerHarness(options);
+  }
   static void TearDownTestSuite() {
     delete harness_;
     harness_ = nullptr;
   }
-  static HttpResult Chat(const nlohmann::json& body) {
-    return PostJson(*harness_, "/v1/chat/completions", body.dump());
+  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
+    return PostJson(*harness_, path, body.dump());
   }
+  static HttpResult Chat(const nlohmann::json& body) { return Post("/v1/chat/completions", body); }
 
   static inline ServerHarness* harness_ = nullptr;
 };
+using SharedServerTest = SuiteServerTest<>;
 
 // A metric's value from /metrics ("qvl_active_sequences"), -1 if absent.
 double MetricValue(const std::string& metrics_text, const std::string& name);

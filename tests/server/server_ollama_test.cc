@@ -14,10 +14,6 @@ namespace {
 
 class ServerOllamaTest : public SharedServerTest {
  protected:
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
-
   static void ExpectOllamaError(const HttpResult& r, int status, const std::string& starts) {
     EXPECT_EQ(r.status, status) << r.body;
     ASSERT_TRUE(r.json.is_object()) << r.body;

@@ -21,30 +21,16 @@
 namespace qvl::testing {
 namespace {
 
-class ServerThinkingTest : public ::testing::Test {
+class ServerThinkingTest : public SuiteServerTest<TinyThinkingModel> {
  public:
   // "</think>" as the served model's tokenizer spells it.
   static int ThinkEnd() { return harness_->engine()->tokenizer().TokenToId("</think>"); }
 
  protected:
-  static void SetUpTestSuite() {
-    HarnessOptions options = DefaultHarnessOptions();
-    options.model_dir = ThinkingModelFolder(ModelDir());
-    harness_ = new ServerHarness(options);
-  }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
   static nlohmann::json Question(int max_tokens) {
     return {{"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
             {"max_tokens", max_tokens}};
   }
-
-  static inline ServerHarness* harness_ = nullptr;
 };
 
 TEST_F(ServerThinkingTest, TheFolderIsServedWithTheThinkingTemplate) {
@@ -351,7 +337,7 @@ constexpr int kCloser = 102299;
 constexpr float kCloserScale = 1.25f;
 
 std::string ThinkingModelThatEndsItsReasoning() {
-  const std::string dir = ThinkingModelFolder(ModelDir());
+  const std::string dir = TinyThinkingModel();
   const std::string file = dir + "/model.safetensors";
   std::string weights = ReadFile(file);
   const SafetensorsFile safetensors(file);
@@ -370,23 +356,7 @@ std::string ThinkingModelThatEndsItsReasoning() {
   return ModelFolderWith(dir, "model.safetensors", weights);
 }
 
-class ServerThinkingReplyTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    HarnessOptions options = DefaultHarnessOptions();
-    options.model_dir = ThinkingModelThatEndsItsReasoning();
-    harness_ = new ServerHarness(options);
-  }
-  static void TearDownTestSuite() {
-    delete harness_;
-    harness_ = nullptr;
-  }
-  static HttpResult Post(const std::string& path, const nlohmann::json& body) {
-    return PostJson(*harness_, path, body.dump());
-  }
-
-  static inline ServerHarness* harness_ = nullptr;
-};
+using ServerThinkingReplyTest = SuiteServerTest<ThinkingModelThatEndsItsReasoning>;
 
 // The thinking and the content of an NDJSON stream, and its last line.
 struct OllamaStream {

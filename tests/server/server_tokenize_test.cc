@@ -9,7 +9,6 @@
 
 #include "base/mapped_file.h"
 #include "engine/request_preparer.h"
-#include "model/model_folder_for_test.h"
 #include "server_harness.h"
 #include "tiny_cases.h"
 
@@ -115,7 +114,7 @@ TEST_F(ServerTokenizeTest, AConversationEndingWithAnAnswerKeepsItWithoutTheGener
 
 TEST(ServerTokenizeThinkingTest, TheThinkingTemplatesGenerationPromptOpensTheReasoning) {
   HarnessOptions options = DefaultHarnessOptions();
-  options.model_dir = ThinkingModelFolder(ModelDir());
+  options.model_dir = TinyThinkingModel();
   ServerHarness harness(options);
   ASSERT_EQ(harness.engine()->preparer().chat_template(), ChatTemplateKind::kThinking);
   ExpectTheTemplatesText(harness,

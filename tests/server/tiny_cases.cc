@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "model/model_folder_for_test.h"
+
 namespace qvl::testing {
 
 namespace {
@@ -12,6 +14,8 @@ const std::string kData = QVL_TEST_DATA;
 }  // namespace
 
 std::string ModelDir() { return kData + "/tiny-qwen3vl/model"; }
+
+std::string TinyThinkingModel() { return ThinkingModelFolder(ModelDir()); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

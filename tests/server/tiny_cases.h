@@ -18,6 +18,8 @@ struct TinyCase {
 };
 
 std::string ModelDir();
+// A copy of the tiny model with the Qwen3-VL Thinking chat template, in a new folder.
+std::string TinyThinkingModel();
 std::string ReadFile(const std::string& path);
 std::string Base64(const std::string& bytes);
 // "data:image/png;base64,..." of a file, the media type from its extension.
