@@ -123,7 +123,10 @@ std::optional<Guided> FindGuided(const RequestObject& body) {
   const nlohmann::json* outputs = body.Find("structured_outputs");
   if (outputs == nullptr) return found;
   const RequestObject object(*outputs, "structured_outputs");
-  for (const auto& [key, value] : outputs->items()) {
+  for (const auto& item : outputs->items()) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     if (value.is_null() || std::ranges::find(kStructuredOutputsSettings, key) !=
                                std::end(kStructuredOutputsSettings)) {
       continue;

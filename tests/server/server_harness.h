@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "server/api_server.h"
+#include "tiny_cases.h"
 
 namespace qvl::testing {
 
@@ -62,13 +63,13 @@ std::vector<nlohmann::json> SseEvents(const std::string& body);
 std::string StreamedText(const std::vector<nlohmann::json>& events);
 
 // A test suite whose tests share one server (started before its first test), serving
-// the model folder `Folder` makes (none: the tiny fixture model).
-template <std::string (*Folder)() = nullptr>
+// the model folder `Folder` makes.
+template <std::string (*Folder)() = ModelDir>
 class SuiteServerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     HarnessOptions options = DefaultHarnessOptions();
-    if constexpr (Folder != nullptr) options.model_dir = Folder();
+    options.model_dir = Folder();
     harness_ = new ServerHarness(options);
   }
   static void TearDownTestSuite() {
