@@ -5,6 +5,8 @@
 
 #include "base/error.h"
 #include "text/reasoning_split.h"
+#include "text/unicode.h"
+#include "text/utf8.h"
 
 namespace qvl {
 namespace {
@@ -16,6 +18,10 @@ constexpr std::string_view kVideoPad = "<|video_pad|>";
 constexpr std::string_view kVisionStart = "<|vision_start|>";
 constexpr std::string_view kVisionEnd = "<|vision_end|>";
 constexpr std::string_view kThinkStart = "<think>";
+// transformers' continue_final_message marker, "CONTINUE_FINAL_MESSAGE_TAG " (a space
+// after it): appended to the final message's last text part before rendering, the prompt
+// is cut where it lands.
+constexpr std::string_view kContinueMark = "CONTINUE_FINAL_MESSAGE_TAG";
 
 constexpr std::string_view kToolsPreamble =
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -225,6 +231,29 @@ void AppendTurn(std::string_view role, const ChatMessage& message, std::string* 
   out->append("<|im_end|>\n");
 }
 
+// Python's str.isspace: Unicode White_Space and the separators U+001C..U+001F.
+bool IsPythonSpace(char32_t c) {
+  const text::CharClass kind = text::ClassifyCodePoint(c);
+  return kind == text::CharClass::kNewline || kind == text::CharClass::kSpace ||
+         (c >= 0x1C && c <= 0x1F);
+}
+
+// Python's str.strip() of UTF-8 text.
+std::string_view PythonStrip(std::string_view s) {
+  size_t begin = s.size(), end = 0;
+  for (size_t pos = 0; pos < s.size();) {
+    const text::Utf8Sequence seq = text::ScanUtf8(s, pos);
+    const bool space = seq.status == text::Utf8Status::kValid &&
+                       IsPythonSpace(text::DecodeUtf8(s, pos, seq.length));
+    if (!space) {
+      begin = std::min(begin, pos);
+      end = pos + seq.length;
+    }
+    pos += seq.length;
+  }
+  return begin < end ? s.substr(begin, end - begin) : std::string_view();
+}
+
 }  // namespace
 
 std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
@@ -256,6 +285,43 @@ std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool ad
     if (thinking) out.append(kThinkStart).append("\n");
   }
   return out;
+}
+
+std::string RenderContinuedChat(const std::vector<ChatMessage>& messages,
+                                std::span<const std::string> tools_json, ChatTemplateKind kind) {
+  CheckMessages(messages);
+  const size_t last = messages.size() - 1;
+  const ChatMessage& final_message = messages[last];
+  if (final_message.role != "assistant") {
+    Fail(ErrorCode::kInvalidArgument, "the last message, messages[", last, "], is a ",
+         final_message.role, " one; only an assistant message can be continued");
+  }
+  if (!final_message.tool_calls.empty()) {
+    Fail(ErrorCode::kInvalidArgument, "messages[", last,
+         "] has tool_calls; only an assistant message's text can be continued");
+  }
+  if (PartsText(final_message).empty()) {
+    Fail(ErrorCode::kInvalidArgument, "messages[", last,
+         "] has no content: there is nothing to continue");
+  }
+  std::vector<ChatMessage> tagged = messages;
+  // The last text part is the one continued (an assistant message has text parts only).
+  std::string& text = tagged.back().parts.back().text;
+  const std::string sent = text;
+  text.append(kContinueMark).append(" ");
+  const std::string rendered =
+      RenderChatTemplate(tagged, /*add_generation_prompt=*/false, tools_json, kind);
+  // transformers refuses a message the template does not write as it came: the Thinking
+  // template takes the reasoning out of a "</think>" in the content and rewrites it.
+  if (rendered.find(PythonStrip(sent)) == std::string::npos) {
+    Fail(ErrorCode::kInvalidArgument, "messages[", last,
+         "]: the chat template does not write its content as sent (it moves the reasoning "
+         "before a \"</think>\" into a think block), so it cannot be continued; send the "
+         "reasoning apart, as reasoning_content");
+  }
+  // Both templates write the content as it is, the tag's space included, then
+  // "<|im_end|>": the prompt is everything before the tag.
+  return rendered.substr(0, rendered.rfind(kContinueMark));
 }
 
 std::vector<int32_t> TokenizePrompt(const Tokenizer& tokenizer, const std::string& rendered,

@@ -74,6 +74,23 @@ std::string RenderChatTemplate(const std::vector<ChatMessage>& messages, bool ad
                                std::span<const std::string> tools_json = {},
                                ChatTemplateKind kind = ChatTemplateKind::kInstruct);
 
+// The prompt that continues the final message, an assistant one, as transformers'
+// apply_chat_template(continue_final_message=True) gives it (vLLM's continue_final_message,
+// Ollama's prefill): the chat rendered without the generation prompt and cut where the
+// final message's content ends, so its "<|im_end|>" is not written and the answer
+// continues its text. transformers marks the end of the content (the last text part) and
+// cuts at the mark; both templates write the content as it is, so the prompt is the closed
+// rendering without the final "<|im_end|>\n". A Thinking model's final message shows its
+// reasoning closed ("<think>\n...\n</think>\n\n{content}") when it follows the last user
+// query, so what the model writes next is reply, never reasoning.
+// Throws Error(kInvalidArgument) as RenderChatTemplate does, and when the last message is
+// not an assistant one, has tool calls or has no text (nothing to continue), or, as
+// transformers does, when the template does not write that text as sent (the Thinking
+// template rewrites a content holding "</think>" unless it is already in its form).
+std::string RenderContinuedChat(const std::vector<ChatMessage>& messages,
+                                std::span<const std::string> tools_json = {},
+                                ChatTemplateKind kind = ChatTemplateKind::kInstruct);
+
 // How one video appears in the prompt (Qwen3VLProcessor, fixtures README 7.5): per
 // temporal group a "<{seconds:.1f} seconds>" timestamp, then
 // <|vision_start|>, tokens_per_group <|video_pad|> tokens and <|vision_end|>.

@@ -401,6 +401,94 @@ TEST(ChatTemplateTest, ThinkingReasoningFieldOrInlineReasoning) {
             "a2<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nb<|im_end|>\n");
 }
 
+// The expected prompts below are what transformers' apply_chat_template gives with
+// continue_final_message=True (its CONTINUE_FINAL_MESSAGE_TAG cut) under the same Jinja
+// set-up, from each fixture template.
+std::string Continued(const std::vector<ChatMessage>& messages,
+                      ChatTemplateKind kind = ChatTemplateKind::kInstruct) {
+  return RenderContinuedChat(messages, {}, kind);
+}
+
+TEST(ChatTemplateTest, ContinuedChatLeavesTheFinalMessageOpen) {
+  const std::string user = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "Hello")}), user + "Hello");
+  // The content as it came, spaces at both ends included; one that the closing
+  // "<|im_end|>" holds ("m") is still cut at its own end.
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", " Hello ")}), user + " Hello ");
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "m")}), user + "m");
+  // A list of parts is continued after its last one, even an empty one.
+  const ChatMessage parts{
+      "assistant", {{ChatPart::Kind::kText, "One."}, {ChatPart::Kind::kText, ""}}, false, {}, {}};
+  EXPECT_EQ(Continued({Text("user", "Hi"), parts}), user + "One.");
+  // The Instruct template ignores the reasoning field and writes a think block as text.
+  EXPECT_EQ(Continued({Text("user", "Hi"), Reasoned("Hello", "Greet.")}), user + "Hello");
+  const std::string tools[] = {R"({"type": "function", "function": {"name": "f"}})"};
+  const std::string with_tools =
+      RenderContinuedChat({Text("user", "Hi"), Text("assistant", "Hello")}, tools);
+  EXPECT_TRUE(with_tools.starts_with("<|im_start|>system\n# Tools\n")) << with_tools;
+  EXPECT_TRUE(with_tools.ends_with("</tool_call><|im_end|>\n" + user + "Hello")) << with_tools;
+}
+
+TEST(ChatTemplateTest, ThinkingContinuedChatContinuesTheReply) {
+  constexpr ChatTemplateKind kThinking = ChatTemplateKind::kThinking;
+  const std::string user = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+  // After the last query the reasoning is closed, empty or not: the model writes reply.
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "\n\nHello")}, kThinking),
+            user + "<think>\n\n</think>\n\nHello");
+  EXPECT_EQ(Continued({Text("user", "Hi"), Reasoned("Hello", "Greet.")}, kThinking),
+            user + "<think>\nGreet.\n</think>\n\nHello");
+  // Inline reasoning in the template's own form is written as sent, even without a reply.
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "<think>\nGreet.\n</think>\n\n")},
+                      kThinking),
+            user + "<think>\nGreet.\n</think>\n\n");
+  // Python's strip() takes U+3000 (an ideographic space) off before the search.
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "\u3000<think>\nr\n</think>\n\nx")},
+                      kThinking),
+            user + "<think>\nr\n</think>\n\nx");
+  // No user query: the message is its content alone.
+  EXPECT_EQ(Continued({Text("system", "S"), Text("assistant", "Hello")}, kThinking),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>assistant\nHello");
+}
+
+std::string ContinueError(const std::vector<ChatMessage>& messages,
+                          ChatTemplateKind kind = ChatTemplateKind::kInstruct) {
+  try {
+    RenderContinuedChat(messages, {}, kind);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ChatTemplateTest, OnlyAnAnswersTextCanBeContinued) {
+  EXPECT_EQ(ContinueError({Text("user", "Hi")}),
+            "the last message, messages[0], is a user one; only an assistant message can be "
+            "continued");
+  ChatMessage call = Text("assistant", "Let me see.");
+  call.tool_calls = {{"f", "{}"}};
+  EXPECT_EQ(ContinueError({Text("user", "Hi"), call}),
+            "messages[1] has tool_calls; only an assistant message's text can be continued");
+  const std::string empty = "messages[1] has no content: there is nothing to continue";
+  EXPECT_EQ(ContinueError({Text("user", "Hi"), Text("assistant", "")}), empty);
+  EXPECT_EQ(ContinueError({Text("user", "Hi"), {"assistant", {}, true, {}, {}}}), empty);
+  // The Thinking template rewrites reasoning before a "</think>" that is not in its form
+  // (a U+00AD soft hyphen is no space to strip()); the Instruct one writes it as text.
+  const std::string rewritten =
+      "messages[1]: the chat template does not write its content as sent (it moves the "
+      "reasoning before a \"</think>\" into a think block), so it cannot be continued; send "
+      "the reasoning apart, as reasoning_content";
+  EXPECT_EQ(ContinueError({Text("user", "Hi"), Text("assistant", "Greet.</think>Hello")},
+                          ChatTemplateKind::kThinking),
+            rewritten);
+  EXPECT_EQ(
+      ContinueError({Text("user", "Hi"), Text("assistant", "\u00ad<think>\nr\n</think>\n\nx")},
+                    ChatTemplateKind::kThinking),
+      rewritten);
+  EXPECT_EQ(Continued({Text("user", "Hi"), Text("assistant", "Greet.</think>Hello")}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nGreet.</think>Hello");
+}
+
 // The fixture's ids, as its config.json gives them.
 constexpr VisionTokenIds kFixtureIds{151655, 151656, 151652, 151653};
 
