@@ -102,6 +102,10 @@ struct GenerationRequest {
   // False: the prompt ends with the last message, the assistant turn not opened (vLLM's
   // /tokenize add_generation_prompt). Messages only; a raw prompt is used as it is.
   bool add_generation_prompt = true;
+  // True: the prompt ends inside the last message, an assistant one, and the answer
+  // continues its text (vLLM's continue_final_message, Ollama's prefill; see
+  // RenderContinuedChat); add_generation_prompt is then not read. Messages only.
+  bool continue_final_message = false;
   // Tool definitions for the chat template's system turn, serialized as it does (see
   // RenderChatTemplate).
   std::vector<std::string> tools_json;

@@ -116,6 +116,15 @@ void CheckEngineLimits(const EngineOptions& o) {
   }
 }
 
+// The chat template's text of a request's messages.
+std::string RenderMessages(const GenerationRequest& request, ChatTemplateKind chat_template) {
+  if (request.continue_final_message) {
+    return RenderContinuedChat(request.messages, request.tools_json, chat_template);
+  }
+  return RenderChatTemplate(request.messages, request.add_generation_prompt, request.tools_json,
+                            chat_template);
+}
+
 }  // namespace
 
 void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params) {
@@ -126,7 +135,7 @@ void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams
 
 bool OpensReasoning(ChatTemplateKind chat_template, const GenerationRequest& request) {
   return chat_template == ChatTemplateKind::kThinking && request.add_generation_prompt &&
-         !request.prompt_text && request.prompt_tokens.empty();
+         !request.continue_final_message && !request.prompt_text && request.prompt_tokens.empty();
 }
 
 RequestPreparer::RequestPreparer(const ModelConfig& model, const GenerationConfig& generation,
@@ -329,9 +338,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     try {
       out.prompt = TokenizePrompt(
           tokenizer_,
-          request.prompt_text ? *request.prompt_text
-                              : RenderChatTemplate(request.messages, request.add_generation_prompt,
-                                                   request.tools_json, chat_template_),
+          request.prompt_text ? *request.prompt_text : RenderMessages(request, chat_template_),
           token_counts, layouts);
     } catch (const FieldError&) {
       throw;

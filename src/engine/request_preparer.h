@@ -37,8 +37,9 @@ inline constexpr ParamRange kContextTokens{"context_tokens", 16, 1 << 24};
 void CheckEngineOptions(const EngineOptions& options, const ImageProcessorParams& image_params);
 
 // Whether `request`'s prompt opens a Thinking model's reasoning (its messages go through
-// the Thinking template with its generation prompt; a raw prompt does not), so that its
-// answers start with the reasoning and "</think>" before the reply.
+// the Thinking template with its generation prompt; a raw prompt and a continued final
+// message, whose reasoning the template closed, do not), so that its answers start with
+// the reasoning and "</think>" before the reply.
 bool OpensReasoning(ChatTemplateKind chat_template, const GenerationRequest& request);
 
 class RequestPreparer {

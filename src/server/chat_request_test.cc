@@ -251,6 +251,38 @@ TEST_F(ChatRequestTest, WrongFieldTypesAndValuesNameTheField) {
   EXPECT_EQ(Parse(with("max_pixels", 1000)).generation.image_budget.max_pixels, 1000);
 }
 
+// vLLM's continue_final_message: the answer continues a final assistant message.
+TEST_F(ChatRequestTest, ContinueFinalMessageNeedsAnAnswerToContinue) {
+  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}},
+                              {{"role", "assistant"}, {"content", "Hel</think>lo"}}});
+  body["continue_final_message"] = true;
+  const GenerationRequest g = Parse(body).generation;
+  EXPECT_TRUE(g.continue_final_message);
+  EXPECT_FALSE(g.add_generation_prompt);
+  // The Thinking template would write the reasoning before "</think>" apart.
+  policy_.chat_template = ChatTemplateKind::kThinking;
+  const ErrorCode bad = ErrorCode::kInvalidArgument;
+  EXPECT_EQ(ErrorOf(body, bad, "continue_final_message")
+                .rfind("continue_final_message: messages[1]: the chat template does not write its "
+                       "content as sent",
+                       0),
+            0u);
+  body["messages"][1] = {
+      {"role", "assistant"},
+      {"content", "Let me look."},
+      {"tool_calls",
+       {{{"id", "c1"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", "{}"}}}}}}};
+  EXPECT_EQ(ErrorOf(body, bad, "continue_final_message"),
+            "continue_final_message: messages[1] has tool_calls; only an assistant message's "
+            "text can be continued");
+  // Without it, the assistant's turn is always opened.
+  body = Body({{{"role", "user"}, {"content", "hi"}}});
+  body["add_generation_prompt"] = false;
+  EXPECT_EQ(ErrorOf(body, bad, "add_generation_prompt"),
+            "add_generation_prompt: is not supported (the assistant's turn is opened unless "
+            "continue_final_message is true); leave it out or at true");
+}
+
 TEST_F(ChatRequestTest, ImageBudgetSpellingsMustAgree) {
   nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
   body["max_pixels"] = 1024 * 100;

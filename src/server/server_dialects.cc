@@ -232,10 +232,20 @@ void ParseGuidedFields(const RequestObject& body, std::string_view text, Generat
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g) {
   ParseGuidedFields(body, text, g);
-  RefuseUnlessNeutral(body, "continue_final_message", false,
-                      "the chat template always closes the last message");
-  RefuseUnlessNeutral(body, "add_generation_prompt", true,
-                      "the chat template always opens the assistant's turn");
+  if (body.Bool("continue_final_message").value_or(false)) {
+    // vLLM refuses the two together; add_generation_prompt left out means false here.
+    if (body.Bool("add_generation_prompt").value_or(false)) {
+      FailField(ErrorCode::kInvalidArgument, "continue_final_message",
+                "cannot be combined with add_generation_prompt true (the final message is "
+                "continued, no new turn is opened); leave add_generation_prompt out or set it "
+                "to false");
+    }
+    g->continue_final_message = true;
+    g->add_generation_prompt = false;
+  } else {
+    RefuseUnlessNeutral(body, "add_generation_prompt", true,
+                        "the assistant's turn is opened unless continue_final_message is true");
+  }
   RefuseUnlessNeutral(body, "echo", false, "the prompt is not returned");
   if (!body.String("chat_template").value_or("").empty()) {
     FailField(ErrorCode::kInvalidArgument, "chat_template",
@@ -251,6 +261,17 @@ void ParseOtherServersChatFields(const RequestObject& body, std::string_view tex
                            "template opens the reasoning, which comes in reasoning_content)"
                          : "this model does not think (a Qwen3-VL Instruct model)");
     }
+  }
+}
+
+void CheckContinuedMessages(const GenerationRequest& g, ChatTemplateKind chat_template,
+                            std::string_view field) {
+  if (!g.continue_final_message) return;
+  try {
+    RenderContinuedChat(g.messages, g.tools_json, chat_template);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInvalidArgument) throw;
+    throw FieldError(e.code(), std::string(field), e.what());
   }
 }
 

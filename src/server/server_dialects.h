@@ -34,11 +34,20 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
 void ParseGuidedFields(const RequestObject& body, std::string_view text, GenerationRequest* g);
 
 // Fields of a chat request, after ParseOutputControls: the guided-decoding fields
-// (ParseGuidedFields); a per-request chat_template, continue_final_message,
-// add_generation_prompt: false and echo are refused.
-// chat_template_kwargs.enable_thinking must say what the served template does
+// (ParseGuidedFields); vLLM's continue_final_message, which sets g->continue_final_message
+// (the answer continues the final message, CheckContinuedMessages) with
+// add_generation_prompt false or left out, both true being a 400 as in vLLM;
+// add_generation_prompt false without it, a per-request chat_template and echo are
+// refused. chat_template_kwargs.enable_thinking must say what the served template does
 // (policy.chat_template), as Ollama's "think" must.
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g);
+
+// When g.continue_final_message is set, after the messages are parsed: throws FieldError
+// naming `field` when RenderContinuedChat cannot continue them with the served template
+// (the last message is not an assistant one, has tool calls or no text, or the template
+// rewrites it), so that the client hears it before any engine work.
+void CheckContinuedMessages(const GenerationRequest& g, ChatTemplateKind chat_template,
+                            std::string_view field);
 
 }  // namespace qvl

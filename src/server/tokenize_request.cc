@@ -1,6 +1,7 @@
 #include "server/tokenize_request.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/field_error.h"
 #include "server/generation_fields.h"
@@ -58,23 +59,19 @@ TokenizeRequest ParseTokenizeRequest(std::string_view text, const ChatRequestPol
     out.text = body.RequiredString(input);
     return out;
   }
-  const bool add_generation_prompt = body.Bool("add_generation_prompt").value_or(true);
-  if (body.Bool("continue_final_message").value_or(false)) {
-    FailField(ErrorCode::kInvalidArgument, "continue_final_message",
-              "is not supported: the chat template closes every message; send the text to "
-              "continue as prompt, already formatted");
-  }
-  if (body.Find("add_generation_prompt") == nullptr) {
+  const std::optional<bool> add_generation_prompt = body.Bool("add_generation_prompt");
+  if (body.Bool("continue_final_message").value_or(false) || !add_generation_prompt) {
+    // The chat parser reads both flags as a chat completion does.
     out.chat = ParseChatRequest(text, policy).generation;
-  } else {
-    // The flag is /tokenize's own: the chat parser reads the body without it, as a chat
-    // completion cannot honour a false one. The rest keeps the body's order (tools are
-    // rendered in it).
-    nlohmann::ordered_json rest = nlohmann::ordered_json::parse(text);
-    rest.erase("add_generation_prompt");
-    out.chat = ParseChatRequest(rest.dump(), policy).generation;
+    return out;
   }
-  out.chat.add_generation_prompt = add_generation_prompt;
+  // add_generation_prompt alone is /tokenize's own: the chat parser reads the body without
+  // it, as a chat completion cannot honour a false one. The rest keeps the body's order
+  // (tools are rendered in it).
+  nlohmann::ordered_json rest = nlohmann::ordered_json::parse(text);
+  rest.erase("add_generation_prompt");
+  out.chat = ParseChatRequest(rest.dump(), policy).generation;
+  out.chat.add_generation_prompt = *add_generation_prompt;
   return out;
 }
 

@@ -27,7 +27,8 @@ struct TokenizeRequest {
   std::optional<std::string> text;
   // messages and the fields around them as /v1/chat/completions parses them (images
   // loaded, not decoded), so that the same body counts the tokens that route prefills;
-  // add_generation_prompt as the body gives it.
+  // add_generation_prompt as the body gives it, continue_final_message as that route reads
+  // it.
   GenerationRequest chat;
   bool with_pieces = false;  // llama-server's tokens as {"id", "piece"}
   bool token_strs = false;   // vLLM's token_strs beside the ids
@@ -35,8 +36,8 @@ struct TokenizeRequest {
 
 // Throws FieldError as ParseChatRequest does, naming the field: none or more than one of
 // content, prompt and messages, a flag that is not a boolean, parse_special false (the
-// tokenizer always reads a special token's text as the token) and
-// continue_final_message (the template always closes the last message).
+// tokenizer always reads a special token's text as the token). continue_final_message is
+// taken as a chat completion takes it, so that a client can count a continuation's prompt.
 TokenizeRequest ParseTokenizeRequest(std::string_view body, const ChatRequestPolicy& policy);
 
 struct DetokenizeRequest {

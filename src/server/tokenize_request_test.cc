@@ -79,6 +79,32 @@ TEST_F(TokenizeRequestTest, MessagesAreReadAsTheChatRouteReadsThem) {
 
   r = Parse({{"messages", messages}, {"add_generation_prompt", false}});
   EXPECT_FALSE(r.chat.add_generation_prompt);
+  EXPECT_FALSE(r.chat.continue_final_message);
+}
+
+// As on /v1/chat/completions, so that a client can count a continuation's prompt.
+TEST_F(TokenizeRequestTest, AFinalAssistantMessageCanBeContinued) {
+  nlohmann::json messages = {{{"role", "user"}, {"content", "hi"}},
+                             {{"role", "assistant"}, {"content", "Hello"}}};
+  for (const nlohmann::json& flag : {nlohmann::json(false), nlohmann::json()}) {
+    nlohmann::json body = {{"messages", messages}, {"continue_final_message", true}};
+    if (!flag.is_null()) body["add_generation_prompt"] = flag;
+    const TokenizeRequest r = Parse(body);
+    EXPECT_TRUE(r.chat.continue_final_message) << body;
+    EXPECT_FALSE(r.chat.add_generation_prompt) << body;
+    EXPECT_EQ(r.chat.messages.size(), 2u);
+  }
+  EXPECT_EQ(TokenizeError({{"messages", messages},
+                           {"continue_final_message", true},
+                           {"add_generation_prompt", true}},
+                          "continue_final_message"),
+            "continue_final_message: cannot be combined with add_generation_prompt true (the "
+            "final message is continued, no new turn is opened); leave add_generation_prompt "
+            "out or set it to false");
+  messages[1]["content"] = "";
+  EXPECT_EQ(TokenizeError({{"messages", messages}, {"continue_final_message", true}},
+                          "continue_final_message"),
+            "continue_final_message: messages[1] has no content: there is nothing to continue");
 }
 
 TEST_F(TokenizeRequestTest, BadBodiesNameTheirField) {
@@ -99,10 +125,10 @@ TEST_F(TokenizeRequestTest, BadBodiesNameTheirField) {
       TokenizeError({{"prompt", "a"}, {"add_generation_prompt", true}}, "add_generation_prompt"),
       "add_generation_prompt: applies to messages only, not to prompt");
   const nlohmann::json hi = {{{"role", "user"}, {"content", "hi"}}};
-  EXPECT_NE(
-      TokenizeError({{"messages", hi}, {"continue_final_message", true}}, "continue_final_message")
-          .find("is not supported"),
-      std::string::npos);
+  EXPECT_EQ(
+      TokenizeError({{"messages", hi}, {"continue_final_message", true}}, "continue_final_message"),
+      "continue_final_message: the last message, messages[0], is a user one; only an assistant "
+      "message can be continued");
   EXPECT_EQ(
       TokenizeError({{"messages", hi}, {"add_generation_prompt", "no"}}, "add_generation_prompt"),
       "add_generation_prompt: expected true or false, got string");

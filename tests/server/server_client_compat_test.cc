@@ -206,7 +206,6 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
       {"allowed_token_ids", {1, 2}},
       {"truncate_prompt_tokens", 10},
       {"prompt_logprobs", 1},
-      {"continue_final_message", true},
       {"add_generation_prompt", false},
       {"echo", true},
       {"chat_template", "{{ messages }}"},
