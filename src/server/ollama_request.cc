@@ -16,6 +16,7 @@
 #include "server/output_controls.h"
 #include "server/request_fields.h"
 #include "server/served_models.h"
+#include "server/server_dialects.h"
 
 namespace qvl {
 namespace {
@@ -342,7 +343,19 @@ OllamaRequest ParseOllamaChat(std::string_view text, const ChatRequestPolicy& po
     out.load_only = true;
     return out;
   }
-  ParseMessages(body, MessageLimitsOf(policy), &out.generation);
+  GenerationRequest& g = out.generation;
+  ParseMessages(body, MessageLimitsOf(policy), &g);
+  // Ollama continues a final assistant message that has text (its "prefill"): the answer
+  // carries on from that text, as continue_final_message does on /v1/chat/completions.
+  const ChatMessage& last = g.messages.back();
+  const bool has_text = std::ranges::any_of(last.parts, [](const ChatPart& p) {
+    return p.kind == ChatPart::Kind::kText && !p.text.empty();
+  });
+  if (last.role == "assistant" && last.tool_calls.empty() && has_text) {
+    g.continue_final_message = true;
+    g.add_generation_prompt = false;
+    CheckContinuedMessages(g, policy.chat_template, "messages");
+  }
   return out;
 }
 

@@ -171,6 +171,30 @@ TEST_F(OllamaRequestTest, AnAssistantsThinkingIsItsReasoning) {
             "messages[0].thinking: is only for assistant messages");
 }
 
+// Ollama's prefill: a final assistant message with text is continued.
+TEST_F(OllamaRequestTest, AFinalAssistantMessageWithTextIsContinued) {
+  nlohmann::json body = Chat({{{"role", "user"}, {"content", "Why?"}},
+                              {{"role", "assistant"}, {"content", "Because</think> light"}}});
+  const GenerationRequest& g = ParseChat(body).generation;
+  EXPECT_TRUE(g.continue_final_message);
+  EXPECT_FALSE(g.add_generation_prompt);
+  EXPECT_EQ(RenderContinuedChat(g.messages),
+            "<|im_start|>user\nWhy?<|im_end|>\n<|im_start|>assistant\nBecause</think> light");
+  // The Thinking template would write the text before "</think>" as reasoning.
+  policy_.chat_template = ChatTemplateKind::kThinking;
+  body["think"] = true;
+  EXPECT_EQ(ErrorOf(body.dump(), "messages").rfind("messages: messages[1]: the chat template", 0),
+            0u);
+  // Without text, or with tool calls, the assistant's turn is answered anew.
+  body["messages"][1]["content"] = "";
+  EXPECT_FALSE(ParseChat(body).generation.continue_final_message);
+  body["messages"][1] = {
+      {"role", "assistant"},
+      {"content", "Let me see."},
+      {"tool_calls", {{{"function", {{"name", "f"}, {"arguments", nlohmann::json::object()}}}}}}};
+  EXPECT_TRUE(ParseChat(body).generation.add_generation_prompt);
+}
+
 TEST_F(OllamaRequestTest, ImagesComeBeforeTheTextAsInTheOpenAiRequest) {
   const nlohmann::json body = Chat({{{"role", "user"},
                                      {"content", "What is this?"},

@@ -73,6 +73,31 @@ TEST_F(ServerContinueTest, ACutOffAnswerContinuesWhereItStopped) {
   EXPECT_EQ(StreamedText(SseEvents(stream.body)), Content(continued));
 }
 
+// Ollama continues a final assistant message by itself (its prefill), the same way.
+TEST_F(ServerContinueTest, OllamaChatContinuesAFinalAssistantMessage) {
+  constexpr int kN = 8;
+  auto ollama = [](int max_tokens) {
+    return nlohmann::json{{"model", "qwen3-vl"},
+                          {"messages", LongQuestion(max_tokens)["messages"]},
+                          {"stream", false},
+                          {"options", {{"num_predict", max_tokens}, {"temperature", 0}}}};
+  };
+  const HttpResult cut = Post("/api/chat", ollama(kN));
+  ASSERT_EQ(cut.status, 200) << cut.body;
+  ASSERT_EQ(cut.json["done_reason"], "length") << cut.body;
+  const std::string first = cut.json["message"]["content"];
+  nlohmann::json continuation = ollama(kN);
+  continuation["messages"].push_back({{"role", "assistant"}, {"content", first}});
+  const HttpResult continued = Post("/api/chat", continuation);
+  ASSERT_EQ(continued.status, 200) << continued.body;
+  const HttpResult whole = Post("/api/chat", ollama(2 * kN));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(first + continued.json["message"]["content"].get<std::string>(),
+            whole.json["message"]["content"]);
+  EXPECT_EQ(continued.json["prompt_eval_count"].get<int>(),
+            cut.json["prompt_eval_count"].get<int>() + kN);
+}
+
 TEST_F(ServerContinueTest, WhatCannotBeContinuedIsA400NamingTheField) {
   const std::string field = "continue_final_message";
   ExpectRefused(Chat, {
