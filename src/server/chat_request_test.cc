@@ -259,9 +259,15 @@ TEST_F(ChatRequestTest, ContinueFinalMessageNeedsAnAnswerToContinue) {
   const GenerationRequest g = Parse(body).generation;
   EXPECT_TRUE(g.continue_final_message);
   EXPECT_FALSE(g.add_generation_prompt);
+  const ErrorCode bad = ErrorCode::kInvalidArgument;
+  body["guided_regex"] = "[a-z]+";
+  EXPECT_EQ(ErrorOf(body, bad, "continue_final_message"),
+            "continue_final_message: cannot be combined with response_format, guided decoding "
+            "or a forced tool call: the grammar would bind the continuation alone, not the "
+            "message it continues");
+  body.erase("guided_regex");
   // The Thinking template would write the reasoning before "</think>" apart.
   policy_.chat_template = ChatTemplateKind::kThinking;
-  const ErrorCode bad = ErrorCode::kInvalidArgument;
   EXPECT_EQ(ErrorOf(body, bad, "continue_final_message")
                 .rfind("continue_final_message: messages[1]: the chat template does not write its "
                        "content as sent",

@@ -180,6 +180,11 @@ TEST_F(OllamaRequestTest, AFinalAssistantMessageWithTextIsContinued) {
   EXPECT_FALSE(g.add_generation_prompt);
   EXPECT_EQ(RenderContinuedChat(g.messages),
             "<|im_start|>user\nWhy?<|im_end|>\n<|im_start|>assistant\nBecause</think> light");
+  body["format"] = "json";
+  EXPECT_EQ(ErrorOf(body.dump(), "format"),
+            "format: cannot bind an answer that continues the final assistant message: the "
+            "grammar would bind the continuation alone, not the message it continues");
+  body.erase("format");
   // The Thinking template would write the text before "</think>" as reasoning.
   policy_.chat_template = ChatTemplateKind::kThinking;
   body["think"] = true;

@@ -240,6 +240,12 @@ void ParseOtherServersChatFields(const RequestObject& body, std::string_view tex
                 "continued, no new turn is opened); leave add_generation_prompt out or set it "
                 "to false");
     }
+    if (g->grammar != nullptr) {
+      FailField(ErrorCode::kInvalidArgument, "continue_final_message",
+                "cannot be combined with response_format, guided decoding or a forced tool "
+                "call: the grammar would bind the continuation alone, not the message it "
+                "continues");
+    }
     g->continue_final_message = true;
     g->add_generation_prompt = false;
   } else {

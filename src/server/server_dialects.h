@@ -36,9 +36,10 @@ void ParseGuidedFields(const RequestObject& body, std::string_view text, Generat
 // Fields of a chat request, after ParseOutputControls: the guided-decoding fields
 // (ParseGuidedFields); vLLM's continue_final_message, which sets g->continue_final_message
 // (the answer continues the final message, CheckContinuedMessages) with
-// add_generation_prompt false or left out, both true being a 400 as in vLLM;
-// add_generation_prompt false without it, a per-request chat_template and echo are
-// refused. chat_template_kwargs.enable_thinking must say what the served template does
+// add_generation_prompt false or left out; with add_generation_prompt true (as vLLM) or
+// a grammar (it would bind the continuation alone) it is a 400. add_generation_prompt
+// false without it, a per-request chat_template and echo are refused.
+// chat_template_kwargs.enable_thinking must say what the served template does
 // (policy.chat_template), as Ollama's "think" must.
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g);
