@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "grammar/grammar_rules.h"
+
 namespace qvl::grammar {
 namespace {
 
@@ -217,15 +219,15 @@ class GbnfChecks {
         cost = std::max(cost, run);
       }
     }
-    if (cost > kMaxGbnfLeadingParts) {
-      src_.FailAt(e.at, "more than ", kMaxGbnfLeadingParts,
+    if (cost > kMaxLeadingParts) {
+      src_.FailAt(e.at, "more than ", kMaxLeadingParts,
                   " rules and repetitions may be entered here before the next character, too "
                   "many to enforce: make the repeated part non-empty (\"a\"{0,2000}, not "
                   "(\"a\"?){0,2000}) or shorten the chain of rules that start with rules");
     }
   }
 
-  static constexpr int64_t kCap = kMaxGbnfLeadingParts + 1;
+  static constexpr int64_t kCap = kMaxLeadingParts + 1;
 
   const GbnfSource& src_;
   const GbnfGrammar& gbnf_;

@@ -21,8 +21,8 @@ class Grammar;
 
 // Throws FieldError(kInvalidArgument, field, "line L, column C: ...") for a syntax error, an
 // undefined or twice-defined rule, a missing `root`, a left-recursive rule (which llama.cpp
-// refuses too), a rule that can never finish, more than kMaxGbnfLeadingParts rules and
-// repetitions entered before a character (gbnf_checks.h), and a grammar too large to enforce.
+// refuses too), a rule that can never finish, more than kMaxLeadingParts rules and
+// repetitions entered before a character (grammar_rules.h), and a grammar too large to enforce.
 std::shared_ptr<const Grammar> CompileGbnf(std::string_view text, const std::string& field);
 
 }  // namespace qvl

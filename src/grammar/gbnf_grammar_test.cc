@@ -9,6 +9,7 @@
 #include "base/field_error.h"
 #include "grammar/gbnf_checks.h"
 #include "grammar/gbnf_parser.h"
+#include "grammar/grammar_rules.h"
 #include "grammar/grammar_test_util.h"
 #include "grammar/pattern_grammar.h"
 
@@ -257,11 +258,11 @@ TEST(GbnfGrammarTest, RefusesGroupsNestedTooDeep) {
 }
 
 // The matcher expands every rule and repetition it may enter before the next character,
-// once per way of reaching it, on every step: past kMaxGbnfLeadingParts a grammar is
+// once per way of reaching it, on every step: past kMaxLeadingParts a grammar is
 // refused, where it would take seconds per token (or the stack) to enforce.
 TEST(GbnfGrammarTest, BoundsWhatMayBeEnteredBeforeACharacter) {
   const std::string message =
-      StrCat("more than ", grammar::kMaxGbnfLeadingParts,
+      StrCat("more than ", grammar::kMaxLeadingParts,
              " rules and repetitions may be entered here before the next character, too many to "
              "enforce: make the repeated part non-empty (\"a\"{0,2000}, not (\"a\"?){0,2000}) or "
              "shorten the chain of rules that start with rules");

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,15 +89,19 @@ constexpr const char* kFreeObject = R"json({
   "handwritten": {"text": "Why did licensing drop in Q2?", "position": [812, 77], "legible": true}
 })json";
 
-void Replay(benchmark::State& state, const char* schema, const char* document, bool cold,
+using Compile = std::function<std::shared_ptr<const Grammar>()>;
+
+Compile Schema(const char* schema) {
+  return [schema] {
+    return CompileJsonSchema(
+        nlohmann::ordered_json::parse(schema != nullptr ? schema : R"({"type": "object"})"));
+  };
+}
+
+void Replay(benchmark::State& state, const Compile& compile, const std::string& document, bool cold,
             bool tight) {
   const std::shared_ptr<const TokenTable> tokens = QwenTokens();
   const std::vector<int32_t> ids = QwenTokenizer().Encode(document);
-  const auto compile = [&] {
-    return schema != nullptr
-               ? CompileJsonSchema(nlohmann::ordered_json::parse(schema))
-               : CompileJsonSchema(nlohmann::ordered_json::parse(R"({"type": "object"})"));
-  };
   std::vector<size_t> bytes_left(ids.size());
   for (size_t i = ids.size(), total = 0; i-- > 0;) {
     total += tokens->Bytes(ids[i]).size();
@@ -140,18 +145,48 @@ void Replay(benchmark::State& state, const char* schema, const char* document, b
   state.counters["max_us"] = steps.back();
 }
 
-void BM_ReceiptCold(benchmark::State& s) { Replay(s, kReceiptSchema, kReceipt, true, false); }
-void BM_ReceiptWarm(benchmark::State& s) { Replay(s, kReceiptSchema, kReceipt, false, false); }
-void BM_ReceiptColdTight(benchmark::State& s) { Replay(s, kReceiptSchema, kReceipt, true, true); }
-void BM_JsonObjectCold(benchmark::State& s) { Replay(s, nullptr, kFreeObject, true, false); }
-void BM_JsonObjectWarm(benchmark::State& s) { Replay(s, nullptr, kFreeObject, false, false); }
-void BM_JsonObjectColdTight(benchmark::State& s) { Replay(s, nullptr, kFreeObject, true, true); }
+void BM_ReceiptCold(benchmark::State& s) {
+  Replay(s, Schema(kReceiptSchema), kReceipt, true, false);
+}
+void BM_ReceiptWarm(benchmark::State& s) {
+  Replay(s, Schema(kReceiptSchema), kReceipt, false, false);
+}
+void BM_ReceiptColdTight(benchmark::State& s) {
+  Replay(s, Schema(kReceiptSchema), kReceipt, true, true);
+}
+void BM_JsonObjectCold(benchmark::State& s) {
+  Replay(s, Schema(nullptr), kFreeObject, true, false);
+}
+void BM_JsonObjectWarm(benchmark::State& s) {
+  Replay(s, Schema(nullptr), kFreeObject, false, false);
+}
+void BM_JsonObjectColdTight(benchmark::State& s) {
+  Replay(s, Schema(nullptr), kFreeObject, true, true);
+}
 BENCHMARK(BM_ReceiptCold)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_ReceiptWarm)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_ReceiptColdTight)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_JsonObjectCold)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_JsonObjectWarm)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_JsonObjectColdTight)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// guided_regex, cold: a pattern of the kind users send, and groups that may all be empty
+// repeated range(0) times (every copy is expanded before each byte, and each run of
+// letters read leads to a state never met before).
+void BM_RegexIdCold(benchmark::State& s) {
+  Replay(
+      s, [] { return CompileRegex("[A-Z]{2}[0-9]{6}( [a-z]{1,64}){1,20}"); },
+      "AB123456 the quick brown fox jumps over the lazy dog", true, false);
+}
+void BM_RegexEmptyGroupsCold(benchmark::State& s) {
+  const std::string pattern = StrCat("(a?b?c?d?e?f?g?h?){", s.range(0), "}z");
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "abcdefgh";
+  Replay(
+      s, [&] { return CompileRegex(pattern); }, text + "z", true, false);
+}
+BENCHMARK(BM_RegexIdCold)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_RegexEmptyGroupsCold)->Arg(58)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // One mask inside a string of a grammar never used before: a pass over the whole trie
 // that keeps almost every token, transitions computed on the way.

@@ -56,6 +56,13 @@ void GrammarBuilder::Define(int32_t rule, std::vector<Sequence> alternatives) {
 
 void GrammarBuilder::SetOrigin(int32_t rule, std::string path) { origins_[rule] = std::move(path); }
 
+Sequence GrammarBuilder::Bounded(int32_t first_rule, Sequence body, std::string path) {
+  const int32_t rule = NewRule();
+  Define(rule, {std::move(body)});
+  bounded_.push_back({first_rule, rule + 1, std::move(path)});
+  return Ref(rule);
+}
+
 int32_t GrammarBuilder::SetIndex(const ByteSet& set) {
   for (size_t i = 0; i < sets_.size(); ++i) {
     if (sets_[i] == set) return static_cast<int32_t>(i);
@@ -163,6 +170,18 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(Sequence root_sequence) {
   // frame (A ::= A x) would grow the stack forever. Through references in last position
   // only (L ::= x L with x nullable, A ::= A | y) it is harmless: the automaton expands
   // each (rule, frame) once.
+  //
+  // The same walk, post-order, settles what expanding each rule enters before a byte: its
+  // costliest alternative, saturated past kMaxLeadingParts. A rule on the path adds
+  // nothing, as the automaton expands each (rule, frame) once.
+  constexpr int64_t kLeadingCap = kMaxLeadingParts + 1;
+  std::vector<int64_t> leading(rule_count, 0);
+  const auto part_cost = [&](const Element& e) {
+    return e.kind == ElementKind::kBytes ? 1 : 1 + leading[e.value];
+  };
+  const auto nullable = [&](const Element& e) {
+    return e.kind == ElementKind::kRule && min_length[e.value] == 0;
+  };
   std::vector<uint8_t> color(rule_count, 0);        // 0 new, 1 on the path, 2 done
   std::vector<int32_t> stacking_at(rule_count, 0);  // stacking refs on the path to the rule
   const auto check_left_recursion = [&](auto&& self, int32_t r, int32_t stacking) -> void {
@@ -182,10 +201,34 @@ std::shared_ptr<const Grammar> GrammarBuilder::Build(Sequence root_sequence) {
         if (min_length[e.value] > 0) break;
       }
     }
+    for (const Sequence& alt : rules_[r]) {
+      int64_t run = 0;
+      for (const Element& e : alt) {
+        run = std::min(run + part_cost(e), kLeadingCap);
+        if (!nullable(e)) break;
+      }
+      leading[r] = std::max(leading[r], run);
+    }
     color[r] = 2;
   };
   for (size_t r = 0; r < rule_count; ++r) {
     if (color[r] == 0) check_left_recursion(check_left_recursion, static_cast<int32_t>(r), 0);
+  }
+  // Expansion resumes at any position, after a byte of the part before it.
+  for (const BoundedRules& bounded : bounded_) {
+    for (int32_t r = bounded.first; r < bounded.end; ++r) {
+      for (const Sequence& alt : rules_[r]) {
+        int64_t run = 0;  // from position i up to the first part that cannot be empty
+        for (size_t i = alt.size(); i-- > 0;) {
+          run = std::min(part_cost(alt[i]) + (nullable(alt[i]) ? run : 0), kLeadingCap);
+          if (run <= kMaxLeadingParts) continue;
+          FailField(ErrorCode::kInvalidArgument, bounded.path, "more than ", kMaxLeadingParts,
+                    " rules and repetitions may be entered before the next character, too many "
+                    "to enforce: make each repeated group match at least one character "
+                    "((ab?){0,2000}, not (a?b?){0,2000}) or lower its count");
+        }
+      }
+    }
   }
 
   auto grammar = std::make_shared<Grammar>();

@@ -72,6 +72,14 @@ namespace grammar {
 inline constexpr size_t kMaxRules = 200000;
 inline constexpr size_t kMaxElements = 2000000;
 
+// Most rules, repetitions and bytes the matcher may enter before the next byte (rules
+// that start with rules, parts that may be empty in a sequence or a repetition). The
+// automaton expands them all into the stacks of a new state, and a repetition of parts
+// that may all be empty makes a new state of about as many stacks after every run it
+// reads: past this a grammar would take seconds per token to enforce. GBNF grammars
+// (gbnf_checks.h) and patterns (GrammarBuilder::Bounded) are held to it.
+inline constexpr int64_t kMaxLeadingParts = 1000;
+
 class GrammarBuilder {
  public:
   // A rule with no alternatives yet (for recursion: refer to it, define it later).
@@ -94,6 +102,13 @@ class GrammarBuilder {
   // x as a single element: a rule of its own if it is longer.
   Sequence Shared(Sequence x);
 
+  // The rules made so far; a mark for Bounded.
+  int32_t RuleCount() const { return static_cast<int32_t>(rules_.size()); }
+  // `body` as a rule of its own, which Build holds with the rules made since
+  // `first_rule` (all defined by now) to kMaxLeadingParts entered before a byte from any
+  // of their positions, and refuses with FieldError at `path` past it.
+  Sequence Bounded(int32_t first_rule, Sequence body, std::string path);
+
   // Validates and freezes: every rule must have a finite expansion and no rule may reach
   // itself without consuming a byte; throws FieldError naming the rule's origin if not.
   std::shared_ptr<const Grammar> Build(Sequence root);
@@ -107,6 +122,12 @@ class GrammarBuilder {
   std::vector<std::string> origins_;
   std::vector<ByteSet> sets_;
   size_t element_count_ = 0;
+  struct BoundedRules {
+    int32_t first;
+    int32_t end;
+    std::string path;
+  };
+  std::vector<BoundedRules> bounded_;
 };
 
 }  // namespace grammar

@@ -27,6 +27,7 @@ class PatternParser {
   }
 
   Sequence Parse() {
+    const int32_t first_rule = b_.RuleCount();
     std::vector<Sequence> alternatives;
     do {
       const bool anchored_start = Eat('^');
@@ -42,8 +43,9 @@ class PatternParser {
           Concat({anchored_start ? Sequence{} : any, body, anchored_end ? Sequence{} : any}));
     } while (Eat('|'));
     if (!AtEnd()) Fail("unbalanced ')'");
-    if (form_ == PatternForm::kWholeText) return b_.Alt(std::move(alternatives));
-    return Concat({b_.Literal("\""), b_.Alt(std::move(alternatives)), b_.Literal("\"")});
+    Sequence matched = b_.Bounded(first_rule, b_.Alt(std::move(alternatives)), path_);
+    if (form_ == PatternForm::kWholeText) return matched;
+    return Concat({b_.Literal("\""), matched, b_.Literal("\"")});
   }
 
  private:

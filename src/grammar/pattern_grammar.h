@@ -5,7 +5,9 @@
 // escaped punctuation), '.', classes [a-z0-9_] [^...], groups (...) (?:...), alternation,
 // quantifiers ? * + {m} {m,} {m,n} (lazy forms match the same strings), ^ at the start
 // and $ at the end of a top-level alternative. Anything else (backreferences, lookaround,
-// \b, \p{..}, flags) is refused with FieldError at `path`.
+// \b, \p{..}, flags) is refused with FieldError at `path`, and so is a pattern that
+// would have the matcher enter more than kMaxLeadingParts (grammar_rules.h) before a
+// character, such as many copies of a group that may match nothing: (a?b?){5000}.
 #pragma once
 
 #include <string>

@@ -213,6 +213,46 @@ TEST(SchemaCompilerTest, WhitespaceIsBounded) {
   EXPECT_FALSE(Accepts(grammar, "{\n\n\"a\": 1}"));
 }
 
+// Users' patterns compile; a pattern that would have the matcher enter more than
+// kMaxLeadingParts before a character is refused (each copy of a group that may match
+// nothing is its rule plus two parts per optional letter: 17 here, and 1 for the z).
+TEST(SchemaCompilerTest, ARegexIsBoundedInWhatItEntersBeforeACharacter) {
+  const char* const usual[] = {
+      R"(^\d{4}-\d{2}-\d{2}$)",
+      R"(^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$)",
+      R"(^\+?[0-9]{1,3}[ -]?\(?[0-9]{3}\)?[ -]?[0-9]{3}[ -]?[0-9]{4}$)",
+      "^[A-Z]{2}[0-9]{6}$",
+      R"((\d{1,3}\.){3}\d{1,3})",
+      "[a-z]{1,64}",
+      "((a*)*)*c",
+      "(a?b?c?d?e?f?g?h?){58}z",
+  };
+  for (const char* pattern : usual) {
+    SCOPED_TRACE(pattern);
+    EXPECT_NO_THROW(CompileRegex(pattern));
+    EXPECT_NO_THROW(CompileJsonSchema(Json{{"type", "string"}, {"pattern", pattern}}));
+  }
+  EXPECT_TRUE(Accepts(CompileRegex("(a?b?c?d?e?f?g?h?){58}z"), "abcabhz"));
+  const char* const costly[] = {
+      "(a?b?c?d?e?f?g?h?){59}z", "(a?b?c?d?e?f?g?h?){5000}z",
+      "(a?){10000}(b?){10000}c", "(((a?){20}){20}){20}c",
+      "x|(y(a?){600})",
+  };
+  for (const char* pattern : costly) {
+    SCOPED_TRACE(pattern);
+    try {
+      CompileRegex(pattern);
+      ADD_FAILURE() << "compiled";
+    } catch (const FieldError& e) {
+      EXPECT_EQ(e.field(), "");
+      EXPECT_STREQ(e.what(),
+                   "more than 1000 rules and repetitions may be entered before the next "
+                   "character, too many to enforce: make each repeated group match at least one "
+                   "character ((ab?){0,2000}, not (a?b?){0,2000}) or lower its count");
+    }
+  }
+}
+
 struct RefusedCase {
   const char* schema;
   const char* path;
@@ -237,6 +277,8 @@ TEST(SchemaCompilerTest, RefusesWhatItCannotHonourNamingThePath) {
       {R"({"type": "string", "pattern": "a\\b"})", "pattern", "word boundaries"},
       {R"({"type": "string", "pattern": "a^b"})", "pattern", "'^'"},
       {R"({"type": "string", "pattern": "\\p{L}"})", "pattern", "escape \\p"},
+      {R"({"properties": {"code": {"type": "string", "pattern": "^(a?b?c?d?e?f?g?h?){5000}z"}}})",
+       "properties.code.pattern", "more than 1000 rules and repetitions"},
       {R"({"type": "string", "format": "color"})", "format", "\"color\" is not supported"},
       {R"({"type": "string", "format": "date", "maxLength": 3})", "maxLength",
        "combined with format"},
