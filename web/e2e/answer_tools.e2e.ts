@@ -1,13 +1,14 @@
 // What a person does with answers and images beyond asking: write an answer again and
-// edit an earlier question (each a version to switch back to), copy a code block, ask for JSON, open an image
-// large, pick GIF and BMP files, and find the suggestions that scroll off a phone.
+// edit an earlier question (each a version to switch back to), continue an answer cut off
+// at the length limit, copy a code block, ask for JSON, open an image large, pick GIF and
+// BMP files, and find the suggestions that scroll off a phone.
 // Answers are canned where their words matter; the server is real.
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
 import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES } from "../src/videos/formats";
 import { PHONE } from "./browser";
-import { cannedAnswers } from "./canned";
+import { cannedAnswers, slowAnswer } from "./canned";
 import { bmpFile, gifFile } from "./image_files";
 import { answers, ask, PHOTO, pickWithCamera, recordChatRequests, setMaxTokens, waitForAnswer } from "./page_driver";
 import { pageSuite } from "./suite";
@@ -111,6 +112,94 @@ describe("answers and questions", () => {
     await waitForAnswer(page);
     expect(requests.headers.at(-1)?.["x-session-id"]).toMatch(/^[0-9a-f]{32}$/);
     expect(requests.headers.at(-1)?.["x-session-id"]).not.toBe(sessionIds[0]);
+  });
+
+  it("continues an answer cut off at the length limit into the same answer, and stops a continuation", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await cannedAnswers(page, [
+      { text: "The primary colours are red,", cutOff: true },
+      { text: " yellow", cutOff: true },
+    ]);
+    await ask(page, "Name the primary colours.");
+    await waitForAnswer(page);
+    const answer = answers(page).last();
+    const continueButton = answer.getByRole("button", { name: "Continue the answer" });
+    expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+
+    // From the keyboard: the stop button takes the focus while it writes, then the question box.
+    await continueButton.focus();
+    await page.keyboard.press("Enter");
+    await waitForAnswer(page, 60_000, "The primary colours are red, yellow");
+    expect(requests[1].continue_final_message).toBe(true);
+    expect(requests[1].add_generation_prompt).toBe(false);
+    expect(requests[1].messages).toEqual([
+      ...requests[0].messages,
+      { role: "assistant", content: "The primary colours are red," },
+    ]);
+    expect(await answers(page).count()).toBe(1);
+    expect(await answer.getByRole("group", { name: /^Version/ }).count()).toBe(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("prompt");
+    // Cut off again: offered again.
+    expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+
+    // Stopped before any new text: still cut off, as it was.
+    await slowAnswer(page, " and blue.", 5000);
+    await continueButton.click();
+    await page.getByRole("button", { name: "Stop the answer" }).click();
+    await waitForAnswer(page);
+    expect(await answer.locator(".markdown").innerText()).toBe("The primary colours are red, yellow");
+    expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+
+    const rest = ` and blue.${" Mixed, they make other colours.".repeat(8)}`;
+    await slowAnswer(page, rest, 150);
+    await continueButton.click();
+    await page.waitForFunction(() => {
+      const text = document.querySelector("article.message.assistant .markdown")?.textContent ?? "";
+      return text.startsWith("The primary colours are red, yellow and");
+    });
+    expect(await answer.getAttribute("aria-busy")).toBe("true");
+    expect(await continueButton.count()).toBe(0);
+    await page.getByRole("button", { name: "Stop the answer" }).click();
+    await waitForAnswer(page);
+    expect(await answer.locator(".answer-flag").innerText()).toBe("Stopped");
+    expect(await continueButton.count()).toBe(0);
+    const stopped = await answer.locator(".markdown").innerText();
+    expect(stopped).toMatch(/^The primary colours are red, yellow and/);
+    expect(stopped.length).toBeLessThan(`The primary colours are red, yellow${rest}`.length);
+
+    await page.reload();
+    await answer.waitFor();
+    expect(await answer.locator(".markdown").innerText()).toBe(stopped);
+  });
+
+  it("continues the model's own cut-off answer, which the server writes on from", async () => {
+    const page = await openPage();
+    const requests = recordChatRequests(page);
+    await setMaxTokens(page, 4);
+    await ask(page, "Count to ten.");
+    await waitForAnswer(page);
+    const answer = answers(page).last();
+    const figures = async () => {
+      const rows = await answer.locator(".stats dt, .stats dd").allTextContents();
+      return Object.fromEntries(rows.flatMap((text, i) => (i % 2 ? [] : [[text, rows[i + 1]]])));
+    };
+    expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+    const first = await figures();
+    expect(first["Answer tokens"]).toBe("4");
+
+    await answer.getByRole("button", { name: "Continue the answer" }).click();
+    await expect.poll(() => requests.length).toBe(2);
+    await waitForAnswer(page);
+    expect(await answer.locator(".answer-error").isHidden()).toBe(true);
+    expect(requests[1].messages.at(-1)?.role).toBe("assistant");
+    expect(await answers(page).count()).toBe(1);
+    // The continuation's prompt holds the answer so far; its answer tokens are the new ones.
+    const continued = await figures();
+    expect(Number(continued["Prompt tokens"].split(" ")[0])).toBeGreaterThan(
+      Number(first["Prompt tokens"].split(" ")[0]),
+    );
+    expect(Number(continued["Answer tokens"])).toBeGreaterThan(0);
   });
 
   it("copies a code block, and the model's own HTML gets no controls", async () => {

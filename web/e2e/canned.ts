@@ -1,8 +1,8 @@
 // Answers served by the test in place of the model (Playwright's request routing), for
 // what the tiny random-weight model cannot say: grounding boxes, a realistic
 // conversation for the README screenshots, a given token count, a thinking model's
-// reasoning, and an answer that is still being written while the test looks
-// (slowAnswer).
+// reasoning, an answer cut off at the length limit, and an answer that is still being
+// written while the test looks (slowAnswer).
 import type { Page, Route } from "playwright-core";
 
 export const CANNED_TIMINGS = {
@@ -65,11 +65,19 @@ export interface ThoughtAnswer {
   text: string;
 }
 
-export type CannedAnswer = string | ThoughtAnswer;
+/** An answer that ends at the length limit (finish_reason "length"). */
+export interface CutOffAnswer {
+  text: string;
+  cutOff: true;
+}
+
+export type CannedAnswer = string | ThoughtAnswer | CutOffAnswer;
 
 /** The events of an OpenAI-style stream that says `answer` in small pieces. */
 function sseEvents(answer: CannedAnswer, timings: object, usage: object): string[] {
-  const { reasoning, text } = typeof answer === "string" ? { reasoning: "", text: answer } : answer;
+  const text = typeof answer === "string" ? answer : answer.text;
+  const reasoning = typeof answer === "object" && "reasoning" in answer ? answer.reasoning : "";
+  const finish = typeof answer === "object" && "cutOff" in answer ? "length" : "stop";
   const pieces = (words: string) => words.match(/[\s\S]{1,12}/g) ?? [];
   const chunk = (choices: object[], extra: object = {}) =>
     `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "qvl", choices, ...extra })}\n\n`;
@@ -79,7 +87,7 @@ function sseEvents(answer: CannedAnswer, timings: object, usage: object): string
       chunk([{ index: 0, delta: { reasoning_content: piece }, finish_reason: null }]),
     ),
     ...pieces(text).map((piece) => chunk([{ index: 0, delta: { content: piece }, finish_reason: null }])),
-    chunk([{ index: 0, delta: {}, finish_reason: "stop" }]),
+    chunk([{ index: 0, delta: {}, finish_reason: finish }]),
     chunk([], { usage, timings }),
     "data: [DONE]\n\n",
   ];

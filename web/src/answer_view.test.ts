@@ -78,7 +78,7 @@ describe("AnswerView of a refused question", () => {
 
   it("offers a new conversation when the conversation no longer fits the context", () => {
     const startNew = vi.fn();
-    const view = answerViewFor(refused("context_length_exceeded"), () => {}, startNew);
+    const view = answerViewFor(refused("context_length_exceeded"), { onNewConversation: startNew });
     expect(buttons(view)).toEqual(["New conversation"]);
     view.element.querySelector<HTMLButtonElement>(".answer-error button")!.click();
     expect(startNew).toHaveBeenCalledTimes(1);
@@ -87,5 +87,66 @@ describe("AnswerView of a refused question", () => {
   it("offers nothing for another refusal, which asking again would not change", () => {
     expect(buttons(answerViewFor(refused()))).toEqual([]);
     expect(buttons(answerViewFor(refused("invalid_value")))).toEqual([]);
+  });
+});
+
+describe("AnswerView of an answer cut off at the length limit", () => {
+  const cutOff = (): AssistantMessage => ({
+    id: "a1",
+    role: "assistant",
+    text: "First paragraph.\n\nThe second one is",
+    status: "done",
+    finishReason: "length",
+  });
+  const meta = (view: AnswerView) => view.element.querySelector(".answer-meta")!;
+  const continueButton = (view: AnswerView) =>
+    view.element.querySelector<HTMLButtonElement>("button[aria-label='Continue the answer']");
+
+  it("offers Continue beside the flag, and asks for it", () => {
+    const onContinue = vi.fn();
+    const view = answerViewFor(cutOff(), { onContinue });
+    expect(meta(view).querySelector(".answer-flag")?.textContent).toBe("Cut off at the length limit (see Settings)");
+    expect(continueButton(view)?.textContent).toBe("Continue");
+    continueButton(view)!.click();
+    expect(onContinue).toHaveBeenCalledTimes(1);
+    // Not for an answer that ended by itself, or one cut before it said anything.
+    expect(continueButton(answerViewFor({ ...cutOff(), finishReason: "stop" }))).toBeNull();
+    expect(continueButton(answerViewFor({ ...cutOff(), text: "", reasoning: "Hmm" }))).toBeNull();
+  });
+
+  it("reads out the continuation from the paragraph it was cut off in", () => {
+    const said: string[] = [];
+    const message = cutOff();
+    const view = answerViewFor(message, { announce: (text) => said.push(text) });
+    message.status = "streaming";
+    delete message.finishReason;
+    view.update(message);
+    expect(view.element.getAttribute("aria-busy")).toBe("true");
+    expect(continueButton(view)).toBeNull();
+    message.text += " longer.\n\nA third.";
+    message.status = "done";
+    view.update(message);
+    expect(said).toEqual(["The second one is longer.", "A third."]);
+    expect(meta(view).querySelector(".answer-flag")).toBeNull();
+  });
+
+  it("says why a continuation failed until the next one starts", () => {
+    const message = cutOff();
+    const view = answerViewFor(message);
+    const errorBox = view.element.querySelector<HTMLElement>(".answer-error")!;
+    view.showContinueError({ title: "The server could not use this request.", detail: "continue_final_message: no" });
+    expect(errorBox.hidden).toBe(false);
+    expect([...errorBox.children].map((child) => child.textContent)).toEqual([
+      "The answer could not be continued.",
+      "The server could not use this request.",
+      "continue_final_message: no",
+    ]);
+    // Continue, under it, is the way to ask again.
+    expect(continueButton(view)).not.toBeNull();
+    message.status = "streaming";
+    view.update(message);
+    message.status = "done";
+    view.update(message);
+    expect(errorBox.hidden).toBe(true);
   });
 });

@@ -1,5 +1,12 @@
 // Ties the page together: the current conversation, sending and streaming answers,
-// stopping them, keeping conversations in the browser, and downloading one.
+// continuing and stopping them, keeping conversations in the browser, and downloading one.
+import {
+  beginContinuation,
+  canContinue,
+  continuationRequest,
+  restoreAnswer,
+  type AnswerFigures,
+} from "./answer_continuation";
 import { toAnswerError, refusesKey } from "./answer_error";
 import { answerFormatFor, answerFormatProblem } from "./answer_format";
 import { addPiece } from "./answer_stream";
@@ -13,6 +20,7 @@ import {
   imagesBefore,
   newConversation,
   newId,
+  rename,
   settleInterrupted,
   titleFor,
   videosBefore,
@@ -33,6 +41,7 @@ import { BlobCache } from "./storage/blob_cache";
 import {
   keepsVideo,
   MAX_STORED_VIDEO_BYTES,
+  renameStored,
   writeMakingRoom,
   type ConversationStore,
 } from "./storage/conversation_store";
@@ -139,6 +148,7 @@ export class App {
       list: () => this.store.list(),
       current: () => this.conversation,
       open: (id) => void this.openConversation(id),
+      rename: (id, name) => this.renameConversation(id, name),
       remove: (id) => this.removeConversation(id),
       startNew: () => this.startNew(),
       download: (format) => downloadConversation(this.conversation, format, this.model),
@@ -160,6 +170,7 @@ export class App {
       onUnfold: () => this.follower.hold(),
       resend: (questionId, text) => this.resend(questionId, text),
       regenerate: (answerId) => this.regenerate(answerId),
+      continueAnswer: (answerId) => this.continueAnswer(answerId),
       startNew: () => this.startNew(),
       showVersion: (messageId, step) => this.showVersion(messageId, step),
     });
@@ -331,7 +342,41 @@ export class App {
     addMessage(conversation, answer, question);
     this.branchView.render(conversation, history.length);
     this.showContextUse();
+    await this.stream(conversation, answer, history);
+  }
+
+  /** Writes on from the end of `answerId`, the latest answer of the branch shown, cut off
+   * at the length limit, into the same answer. */
+  private continueAnswer(answerId: string): void {
+    if (this.generation) {
+      this.composer.showNote(WAIT_FOR_THE_ANSWER);
+      return;
+    }
+    const conversation = this.conversation;
+    const branch = visibleBranch(conversation);
+    // Only the latest answer: the turns after an earlier one answered it as it stands.
+    const answer = branch.at(-1);
+    if (answer?.id !== answerId || answer.role !== "assistant" || !canContinue(answer)) return;
+    // The button goes as the answer is written again: from the keyboard, to the stop button.
+    const fromKeyboard = document.activeElement?.matches(".answer-continue:focus-visible") ?? false;
+    const before = beginContinuation(answer);
+    this.follower.follow();
+    void this.stream(conversation, answer, branch, before);
+    if (fromKeyboard) this.composer.focusStop();
+  }
+
+  /** Streams the server's reply to `history` into `answer`: a new answer to the question
+   * `history` ends with, or with `continued` (what the answer had before), the rest of
+   * `answer`, which `history` ends with. */
+  private async stream(
+    conversation: Conversation,
+    answer: AssistantMessage,
+    history: Message[],
+    continued?: AnswerFigures,
+  ): Promise<void> {
     const view = this.branchView.answer(answer.id)!;
+    view.update(answer);
+    const continuedFrom = answer.text;
     const controller = new AbortController();
     this.generation = { controller, answerId: answer.id };
     this.setBusy(true);
@@ -344,6 +389,7 @@ export class App {
         image: (id) => this.cache.dataUrl(id),
         video: (video) => this.videos.dataUrl(video.id, video.type),
       });
+      if (continued) body = continuationRequest(body);
       const headers = chatHeaders(this.settings, conversation.id);
       let savedAt = performance.now();
       const waiting = (ms: number) =>
@@ -361,8 +407,15 @@ export class App {
       if (controller.signal.aborted) {
         answer.status = "stopped";
       } else {
-        answer.status = "error";
-        answer.error = toAnswerError(error, body, history);
+        const failure = toAnswerError(error, body, history);
+        if (continued) {
+          // The answer stays what it was, not a failed one, which later requests would leave out.
+          restoreAnswer(answer, continued);
+          view.showContinueError(failure);
+        } else {
+          answer.status = "error";
+          answer.error = failure;
+        }
         if (error instanceof ChatError && refusesKey(error.status) && conversation === this.conversation) {
           this.askForKey();
         }
@@ -371,6 +424,8 @@ export class App {
         if (error instanceof ChatError && error.status === 0) void this.loadModelName();
       }
     }
+    // Stopped before it said anything, a continuation leaves the answer cut off as it was.
+    if (continued && answer.status === "stopped" && answer.text === continuedFrom) restoreAnswer(answer, continued);
     if (this.generation?.answerId === answer.id) {
       this.generation = null;
       this.setBusy(false);
@@ -481,6 +536,13 @@ export class App {
     this.stop();
     const conversation = await this.store.get(id);
     if (conversation) this.show(settleInterrupted(conversation));
+  }
+
+  private async renameConversation(id: string, name: string): Promise<void> {
+    // The conversation on screen is saved from the page's copy, which must hold the name.
+    if (id !== this.conversation.id) return renameStored(this.store, id, name);
+    rename(this.conversation, name);
+    await this.persist(this.conversation, false);
   }
 
   private async removeConversation(id: string): Promise<void> {

@@ -101,7 +101,10 @@ export type Message = UserMessage | AssistantMessage;
 
 export interface Conversation {
   id: string;
+  /** What the history lists it as: `name`, or the first question's words (titleFor). */
   title: string;
+  /** The name the person gave it in the conversations drawer; absent until renamed. */
+  name?: string;
   createdAt: number;
   updatedAt: number;
   /** Every version of every message, each after the one it follows (conversation_tree.ts
@@ -129,8 +132,10 @@ export function newConversation(now = Date.now()): Conversation {
 
 const TITLE_LENGTH = 60;
 
-/** The first question ever asked names the conversation, whichever version is shown. */
+/** The person's name for the conversation, or else the first question ever asked,
+ * whichever version is shown. */
 export function titleFor(conversation: Conversation): string {
+  if (conversation.name) return conversation.name;
   const first = conversation.messages.find((m): m is UserMessage => m.role === "user");
   if (!first) return "New conversation";
   const text = first.text.replace(/\s+/g, " ").trim();
@@ -139,6 +144,24 @@ export function titleFor(conversation: Conversation): string {
     return first.images.length > 1 ? "Images" : "Image";
   }
   return text.length > TITLE_LENGTH ? `${text.slice(0, TITLE_LENGTH - 1)}…` : text;
+}
+
+/** Names `conversation` as typed (spaces collapsed); a blank name gives back the title
+ * of its first question. */
+export function rename(conversation: Conversation, name: string): void {
+  const typed = name.replace(/\s+/g, " ").trim();
+  if (typed) conversation.name = typed;
+  else delete conversation.name;
+  conversation.title = titleFor(conversation);
+}
+
+/** Whether `query` is in the conversation's title or the text of any of its messages
+ * (every version), ignoring case; an empty query matches every conversation. */
+export function conversationMatches(conversation: Conversation, query: string): boolean {
+  const wanted = query.trim().toLocaleLowerCase();
+  if (!wanted) return true;
+  const has = (text: string) => text.toLocaleLowerCase().includes(wanted);
+  return has(conversation.title) || conversation.messages.some((message) => has(message.text));
 }
 
 /** The latest question of `branch`, or undefined in an empty one. */

@@ -103,4 +103,8 @@ export interface ChatRequestBody extends SamplingParams {
   max_tokens?: number;
   max_pixels?: number;
   response_format?: ResponseFormatBody;
+  /** vLLM's: write on from the last message, an answer, instead of starting a new one
+   * (with add_generation_prompt false, which vLLM asks for beside it). */
+  continue_final_message?: boolean;
+  add_generation_prompt?: boolean;
 }

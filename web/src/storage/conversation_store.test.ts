@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Conversation } from "../conversation";
-import { keepsVideo, MAX_STORED_VIDEO_BYTES, MemoryStore, writeMakingRoom } from "./conversation_store";
+import { titleFor, type Conversation } from "../conversation";
+import { keepsVideo, MAX_STORED_VIDEO_BYTES, MemoryStore, renameStored, writeMakingRoom } from "./conversation_store";
 
 function conversation(id: string, updatedAt: number, imageId?: string): Conversation {
   return {
@@ -30,6 +30,30 @@ describe("MemoryStore", () => {
     await store.remove("old");
     expect(await store.getImage("img-old")).toBeUndefined();
     expect((await store.list()).map((c) => c.id)).toEqual(["new"]);
+  });
+});
+
+describe("renaming", () => {
+  it("keeps the name given, in the conversation's place in the list, until a blank one", async () => {
+    const store = new MemoryStore();
+    await store.save(conversation("old", 1));
+    await store.save(conversation("new", 2));
+    await renameStored(store, "old", "  Greetings \n from  home ");
+    const renamed = (await store.get("old"))!;
+    expect(renamed.name).toBe("Greetings from home");
+    expect(renamed.title).toBe("Greetings from home");
+    expect(renamed.updatedAt).toBe(1);
+    expect((await store.list()).map((c) => c.title)).toEqual(["new", "Greetings from home"]);
+    // The name outlasts new messages: the title is worked out from it.
+    renamed.messages.push({ id: "u2", role: "user", parentId: "old-a", text: "again", images: [] });
+    expect(titleFor(renamed)).toBe("Greetings from home");
+
+    await renameStored(store, "old", " ");
+    const unnamed = (await store.get("old"))!;
+    expect(unnamed.name).toBeUndefined();
+    expect(unnamed.title).toBe("hi");
+    await expect(renameStored(store, "gone", "x")).resolves.toBeUndefined();
+    expect(await store.get("gone")).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 // Keeps conversations, their images and videos in the browser across reloads. IndexedDB
 // holds Blobs without the size limits and base64 overhead of localStorage; where it is
 // unavailable (some private modes) everything lives in memory for the visit.
-import { videosOf, type Conversation } from "../conversation";
+import { rename, videosOf, type Conversation } from "../conversation";
 import { upgradeStoredConversation } from "../conversation_tree";
 
 export interface ConversationStore {
@@ -170,6 +170,15 @@ export class IndexedDbStore implements ConversationStore {
   getVideo(id: string) {
     return this.getBlob(VIDEOS, id);
   }
+}
+
+/** Renames the stored conversation `id` (conversation.ts's rename), keeping its place in
+ * the list: a new name is no news. */
+export async function renameStored(store: ConversationStore, id: string, name: string): Promise<void> {
+  const conversation = await store.get(id);
+  if (!conversation) return;
+  rename(conversation, name);
+  await store.save(conversation);
 }
 
 export async function openStore(): Promise<ConversationStore> {

@@ -6,7 +6,7 @@ import { answerViewFor } from "./answer_view_for_test";
 import type { AnswerView } from "./message_views";
 
 function answerView(message: AssistantMessage, said: string[]): AnswerView {
-  return answerViewFor(message, (text) => said.push(text));
+  return answerViewFor(message, { announce: (text) => said.push(text) });
 }
 
 describe("an answer read out to a screen reader", () => {

@@ -18,9 +18,11 @@ export function announce(text: string): void {
 
 /** Reads out the blocks of one answer's rendered body as they are finished. */
 export class BlockAnnouncer {
-  private spoken = 0;
-
-  constructor(private readonly say: (text: string) => void = announce) {}
+  /** `spoken`: the blocks already read (a continued answer's before the one it was cut in). */
+  constructor(
+    private readonly say: (text: string) => void = announce,
+    private spoken = 0,
+  ) {}
 
   /** After each render: the blocks before the last, or with `ended` all of them. */
   update(body: HTMLElement, ended: boolean): void {

@@ -18,6 +18,8 @@ export interface BranchHandlers {
   /** Sends a new version of the question; false when that cannot happen now. */
   resend(questionId: string, text: string): boolean;
   regenerate(answerId: string): void;
+  /** Writes on from the end of an answer cut off at the length limit. */
+  continueAnswer(answerId: string): void;
   startNew(): void;
   showVersion(messageId: string, step: VersionStep): void;
 }
@@ -89,6 +91,7 @@ export class BranchView {
       hasVideo: earlierVideos.length > 0,
       cache: handlers.cache,
       onRegenerate: () => handlers.regenerate(message.id),
+      onContinue: () => handlers.continueAnswer(message.id),
       onNewConversation: handlers.startNew,
       announce,
       versions,

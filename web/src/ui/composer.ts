@@ -143,6 +143,12 @@ export class Composer {
     this.prompt.focus();
   }
 
+  /** While an answer is written: the stop button, which then hands the focus to the
+   * question box when the answer ends. */
+  focusStop(): void {
+    this.stopButton.focus();
+  }
+
   setBusy(busy: boolean): void {
     // Hiding the focused button would drop focus to the page: asked before hiding. The
     // stop button takes over from a send button reached with the keyboard (not from a

@@ -4,10 +4,13 @@
 // new version; an answer renders its Markdown as it streams in (code blocks with a copy
 // button, a JSON answer as a JSON block), draws any grounding boxes over the image they
 // refer to, and ends with its speed figures, copy and regenerate buttons, and errors with
-// a retry button. Either shows a switcher between its versions when it has several.
+// a retry button; one cut off at the length limit offers to continue. Either shows a
+// switcher between its versions when it has several.
+import { canContinue } from "../answer_continuation";
 import {
   isRefusal,
   videosOf,
+  type AnswerError,
   type AssistantMessage,
   type ImageRef,
   type UserMessage,
@@ -168,6 +171,8 @@ export interface AnswerContext {
   cache: BlobCache;
   /** Writes a new version of this answer to the same question. */
   onRegenerate(): void;
+  /** Writes on from the end of this answer, cut off at the length limit. */
+  onContinue(): void;
   /** Starts a new conversation (offered when this one no longer fits the context). */
   onNewConversation(): void;
   /** Reads text out to a screen reader, politely (announcer.ts). */
@@ -209,7 +214,10 @@ export class AnswerView {
   // Said in place of "Thinking…" while the page waits to ask a busy server again.
   private waiting = "";
   // Only an answer being written is read out, not one shown again from storage.
-  private readonly announcer: BlockAnnouncer | null;
+  private announcer: BlockAnnouncer | null;
+  // Why the latest Continue failed; the answer itself stays as it was, so it is not kept.
+  private continueError: AnswerError | null = null;
+  private drawnStreaming = false;
 
   constructor(
     private message: AssistantMessage,
@@ -228,6 +236,14 @@ export class AnswerView {
    */
   update(message: AssistantMessage): void {
     this.message = message;
+    if (message.status === "streaming" && !this.drawnStreaming) {
+      // Continued: read out from the block it was cut off in, which the new text finishes;
+      // the flag, Continue and any earlier failure go at once.
+      this.announcer = new BlockAnnouncer(this.context.announce, Math.max(0, this.body.childElementCount - 1));
+      this.continueError = null;
+      this.render();
+      return;
+    }
     if (message.status !== "streaming") {
       cancelAnimationFrame(this.frame);
       clearTimeout(this.timer);
@@ -249,6 +265,12 @@ export class AnswerView {
     }, wait);
   }
 
+  /** Says why a continuation failed, under the answer it left as it was. */
+  showContinueError(error: AnswerError): void {
+    this.continueError = error;
+    this.render();
+  }
+
   /** Says why no answer has come yet (a busy server asked again later); "" when it no longer waits. */
   setWaiting(text: string): void {
     this.waiting = text;
@@ -265,6 +287,7 @@ export class AnswerView {
   private render(): void {
     const message = this.message;
     const streaming = message.status === "streaming";
+    this.drawnStreaming = streaming;
     this.element.setAttribute("aria-busy", String(streaming));
     this.element.classList.toggle("is-streaming", streaming);
     this.status.hidden = !(streaming && !message.text && !message.reasoning);
@@ -346,9 +369,17 @@ export class AnswerView {
   }
 
   private renderError(): void {
-    const error = this.message.error;
+    const error = this.message.error ?? this.continueError;
     this.errorBox.hidden = !error;
     if (!error) return;
+    if (!this.message.error) {
+      // The Continue button under it asks again.
+      this.errorBox.replaceChildren(
+        element("strong", "", "The answer could not be continued."),
+        ...[error.title, error.detail].filter(Boolean).map((line) => element("p", "answer-error-detail", line)),
+      );
+      return;
+    }
     const children: HTMLElement[] = [element("strong", "", error.title)];
     if (error.detail) children.push(element("p", "answer-error-detail", error.detail));
     if (isRefusal(error)) {
@@ -379,6 +410,7 @@ export class AnswerView {
     if (message.status === "stopped") parts.push(element("span", "answer-flag", "Stopped"));
     if (message.finishReason === "length") {
       parts.push(element("span", "answer-flag", "Cut off at the length limit (see Settings)"));
+      if (canContinue(message)) parts.push(this.continueButton());
     }
     const stats = answerStats(message.timings, message.usage, message.clientTtftMs, message.streamed);
     if (message.status !== "streaming" && stats.summary.length > 0) {
@@ -399,6 +431,16 @@ export class AnswerView {
     }
     this.meta.hidden = parts.length === 0;
     this.meta.replaceChildren(...parts);
+  }
+
+  private continueButton(): HTMLButtonElement {
+    const button = element("button", "text-button answer-continue");
+    button.type = "button";
+    button.setAttribute("aria-label", "Continue the answer");
+    button.innerHTML = iconSvg("next");
+    button.append("Continue");
+    button.addEventListener("click", () => this.context.onContinue());
+    return button;
   }
 
   private regenerateButton(): HTMLButtonElement {

@@ -99,7 +99,7 @@ describe("a thinking model's reasoning", () => {
 
   it("is not read out: a screen reader hears that the model thinks, then the answer", () => {
     const said: string[] = [];
-    const view = answerViewFor(thinking(""), (text) => said.push(text));
+    const view = answerViewFor(thinking(""), { announce: (text) => said.push(text) });
     const show = (message: AssistantMessage) => {
       view.update(message);
       vi.advanceTimersByTime(100);
