@@ -3,7 +3,7 @@
 // at the length limit, copy a code block, ask for JSON, open an image large, pick GIF and
 // BMP files, and find the suggestions that scroll off a phone.
 // Answers are canned where their words matter; the server is real.
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ACCEPT_ATTRIBUTE } from "../src/images/formats";
 import { VIDEO_ACCEPT_ATTRIBUTE, VIDEO_FORMAT_NAMES } from "../src/videos/formats";
@@ -19,6 +19,12 @@ const openPage = suite.openPage;
 function lastUserText(body: { messages: { role: string; content: unknown }[] }): unknown {
   const content = body.messages.at(-1)?.content;
   return Array.isArray(content) ? content.at(-1)?.text : content;
+}
+
+/** An answer's details, by label. */
+async function answerFigures(answer: Locator): Promise<Record<string, string>> {
+  const rows = await answer.locator(".stats dt, .stats dd").allTextContents();
+  return Object.fromEntries(rows.flatMap((text, i) => (i % 2 ? [] : [[text, rows[i + 1]]])));
 }
 
 /** The questions and answers shown, in order. */
@@ -140,8 +146,11 @@ describe("answers and questions", () => {
     expect(await answers(page).count()).toBe(1);
     expect(await answer.getByRole("group", { name: /^Version/ }).count()).toBe(0);
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("prompt");
-    // Cut off again: offered again.
+    // Cut off again: offered again. Its details count both parts (64 tokens each, canned).
     expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+    const twoParts = await answerFigures(answer);
+    expect(twoParts["Answer tokens"]).toBe("128 (64 + 64 continued)");
+    expect(twoParts["Continued"]).toBe("once; the timings below are the continuation's");
 
     // Stopped before any new text: still cut off, as it was.
     await slowAnswer(page, " and blue.", 5000);
@@ -150,6 +159,7 @@ describe("answers and questions", () => {
     await waitForAnswer(page);
     expect(await answer.locator(".markdown").innerText()).toBe("The primary colours are red, yellow");
     expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
+    expect(await answerFigures(answer)).toEqual(twoParts);
 
     const rest = ` and blue.${" Mixed, they make other colours.".repeat(8)}`;
     await slowAnswer(page, rest, 150);
@@ -167,10 +177,17 @@ describe("answers and questions", () => {
     const stopped = await answer.locator(".markdown").innerText();
     expect(stopped).toMatch(/^The primary colours are red, yellow and/);
     expect(stopped.length).toBeLessThan(`The primary colours are red, yellow${rest}`.length);
+    // Stopped before the server's usage: the page counted the last part.
+    const threeParts = (await answerFigures(answer))["Answer tokens"];
+    const threeRow = /^about (\d+) \(64 \+ 64 \+ (\d+) continued, partly counted by the page\)$/;
+    expect(threeParts).toMatch(threeRow);
+    const [, total, last] = threeRow.exec(threeParts)!;
+    expect(Number(total)).toBe(128 + Number(last));
 
     await page.reload();
     await answer.waitFor();
     expect(await answer.locator(".markdown").innerText()).toBe(stopped);
+    expect((await answerFigures(answer))["Answer tokens"]).toBe(threeParts);
   });
 
   it("continues the model's own cut-off answer, which the server writes on from", async () => {
@@ -180,12 +197,8 @@ describe("answers and questions", () => {
     await ask(page, "Count to ten.");
     await waitForAnswer(page);
     const answer = answers(page).last();
-    const figures = async () => {
-      const rows = await answer.locator(".stats dt, .stats dd").allTextContents();
-      return Object.fromEntries(rows.flatMap((text, i) => (i % 2 ? [] : [[text, rows[i + 1]]])));
-    };
     expect(await answer.locator(".answer-flag").innerText()).toBe("Cut off at the length limit (see Settings)");
-    const first = await figures();
+    const first = await answerFigures(answer);
     expect(first["Answer tokens"]).toBe("4");
 
     await answer.getByRole("button", { name: "Continue the answer" }).click();
@@ -194,12 +207,16 @@ describe("answers and questions", () => {
     expect(await answer.locator(".answer-error").isHidden()).toBe(true);
     expect(requests[1].messages.at(-1)?.role).toBe("assistant");
     expect(await answers(page).count()).toBe(1);
-    // The continuation's prompt holds the answer so far; its answer tokens are the new ones.
-    const continued = await figures();
+    // The continuation's prompt holds the answer so far; the answer's tokens are both parts'.
+    const continued = await answerFigures(answer);
     expect(Number(continued["Prompt tokens"].split(" ")[0])).toBeGreaterThan(
       Number(first["Prompt tokens"].split(" ")[0]),
     );
-    expect(Number(continued["Answer tokens"])).toBeGreaterThan(0);
+    const twoRow = /^(\d+) \(4 \+ (\d+) continued\)$/;
+    expect(continued["Answer tokens"]).toMatch(twoRow);
+    const [, total, added] = twoRow.exec(continued["Answer tokens"])!;
+    expect(Number(added)).toBeGreaterThan(0);
+    expect(Number(total)).toBe(4 + Number(added));
   });
 
   it("copies a code block, and the model's own HTML gets no controls", async () => {

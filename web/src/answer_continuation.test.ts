@@ -6,6 +6,7 @@ import { pieceFromEvent } from "./api/chat_stream";
 import { DEFAULT_SERVER_LIMITS } from "./api/server_limits";
 import type { AssistantMessage, Message } from "./conversation";
 import { DEFAULT_SETTINGS } from "./settings";
+import { answerStats } from "./timings";
 
 const noMedia: MediaUrls = {
   image: async (id) => `data:image/png;base64,${id}`,
@@ -88,7 +89,13 @@ describe("a continued answer", () => {
   it("gets the new text on its end, the continuation's figures, and no flag once it ends", () => {
     const answer = cutOff();
     beginContinuation(answer);
-    expect(answer).toEqual({ id: "a1", role: "assistant", text: answer.text, status: "streaming" });
+    expect(answer).toEqual({
+      id: "a1",
+      role: "assistant",
+      text: answer.text,
+      status: "streaming",
+      earlierParts: [{ tokens: 8 }],
+    });
     stream(answer, [text(" yellow"), text(" and blue."), end("stop"), figures]);
     answer.status = "done";
     expect(answer.text).toBe("The three primary colours are red, yellow and blue.");
@@ -129,5 +136,72 @@ describe("a continued answer", () => {
     };
     restoreAnswer(bare, beginContinuation(bare));
     expect(bare).toEqual({ id: "a2", role: "assistant", text: "Red,", status: "done", finishReason: "length" });
+  });
+});
+
+/** The answer's details, as its view shows them. */
+function details(answer: AssistantMessage): Record<string, string> {
+  return Object.fromEntries(
+    answerStats(answer.timings, answer.usage, answer.clientTtftMs, answer.streamed, answer.earlierParts).details,
+  );
+}
+
+describe("a continued answer's figures", () => {
+  it("count every part's tokens, the speed the latest continuation's, after two continuations in a row", () => {
+    const answer = cutOff();
+    beginContinuation(answer);
+    stream(answer, [text(" yellow"), end("length"), figures]);
+    answer.status = "done";
+    beginContinuation(answer);
+    stream(answer, [
+      text(" and blue."),
+      end("stop"),
+      { choices: [], usage: { prompt_tokens: 33, completion_tokens: 3 }, timings: { decode_ms: 200 } },
+    ]);
+    answer.status = "done";
+    expect(answer.earlierParts).toEqual([{ tokens: 8 }, { tokens: 4 }]);
+    expect(details(answer)).toEqual({
+      Continued: "twice; the timings below are the latest continuation's",
+      "Writing the answer": "200 ms",
+      "Time to first token": "1.00 s",
+      "Prompt tokens": "33",
+      "Answer tokens": "15 (8 + 4 + 3 continued)",
+    });
+  });
+
+  it("are as they were after a failed continuation, which a later one adds to", () => {
+    const answer = cutOff();
+    beginContinuation(answer);
+    stream(answer, [text(" yellow"), end("length"), figures]);
+    answer.status = "done";
+    const shown = details(answer);
+    expect(shown["Answer tokens"]).toBe("12 (8 + 4 continued)");
+
+    const before = beginContinuation(answer);
+    stream(answer, [text(" and")]);
+    restoreAnswer(answer, before);
+    expect(answer.earlierParts).toEqual([{ tokens: 8 }]);
+    expect(details(answer)).toEqual(shown);
+
+    beginContinuation(answer);
+    stream(answer, [text(" blue."), end("stop"), figures]);
+    expect(details(answer)["Answer tokens"]).toBe("16 (8 + 4 + 4 continued)");
+  });
+
+  it("count a continuation stopped before the server's usage as the page counted it", () => {
+    const answer = cutOff();
+    beginContinuation(answer);
+    stream(answer, [text(" yellow"), text(" and")]);
+    answer.status = "stopped";
+    expect(details(answer)["Answer tokens"]).toBe("about 10 (8 + 2 continued, partly counted by the page)");
+  });
+
+  it("of an answer stored before pages kept its parts: counted from what it shows now", () => {
+    // Stored as it was: no earlierParts, its figures shown as before.
+    const stored = JSON.parse(JSON.stringify(cutOff())) as AssistantMessage;
+    expect(details(stored)["Answer tokens"]).toBe("8");
+    beginContinuation(stored);
+    stream(stored, [text(" yellow."), end("stop"), figures]);
+    expect(details(stored)["Answer tokens"]).toBe("12 (8 + 4 continued)");
   });
 });

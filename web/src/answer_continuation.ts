@@ -3,9 +3,11 @@
 // vLLM's continue_final_message, and the server writes on from the answer's last token,
 // sending the new text only. It streams onto the end of the same answer (the same
 // version), whose figures become those of the continuation: its prompt tokens hold the
-// answer so far, so the context meter still counts the whole conversation.
+// answer so far, so the context meter still counts the whole conversation. The tokens of
+// the parts before it are kept, for the answer's details to count the whole answer.
 import type { ChatRequestBody } from "./api/types";
 import type { AssistantMessage } from "./conversation";
+import { answerPart } from "./timings";
 
 /** Whether `answer` can be continued: it ended at the length limit with text to write on
  * from. An answer cut while a thinking model reasoned has none, and its reasoning is never
@@ -23,21 +25,22 @@ export function continuationRequest(body: ChatRequestBody): ChatRequestBody {
   return { ...rest, add_generation_prompt: false, continue_final_message: true };
 }
 
-const REPLACED = ["status", "finishReason", "usage", "timings", "clientTtftMs", "streamed"] as const;
+const REPLACED = ["status", "finishReason", "usage", "timings", "clientTtftMs", "streamed", "earlierParts"] as const;
 
 /** What a continuation replaces of an answer: its state, flag and figures. */
 export type AnswerFigures = Pick<AssistantMessage, (typeof REPLACED)[number]>;
 
 /** Readies `answer` for its continuation: written again, no longer flagged as cut off, its
- * figures left for the continuation's, and without spaces or line breaks at its end, as
- * the server continues it (transformers' continue_final_message strips them). Returns
- * what it had, for `restoreAnswer`. */
+ * figures left for the continuation's with its tokens so far kept as a part, and without
+ * spaces or line breaks at its end, as the server continues it (transformers'
+ * continue_final_message strips them). Returns what it had, for `restoreAnswer`. */
 export function beginContinuation(answer: AssistantMessage): AnswerFigures {
   answer.text = answer.text.trimEnd();
   const before = Object.fromEntries(
     REPLACED.flatMap((key) => (answer[key] === undefined ? [] : [[key, answer[key]]])),
   ) as AnswerFigures;
   clearFigures(answer);
+  answer.earlierParts = [...(before.earlierParts ?? []), answerPart(before.usage, before.streamed)];
   answer.status = "streaming";
   return before;
 }

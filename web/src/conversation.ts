@@ -1,7 +1,7 @@
 // The conversation as the page keeps it. Images and videos are referenced by id; their
 // bytes live in the browser's Blob stores (IndexedDB) so a conversation record stays small.
 import type { Timings, Usage, VideoTiming } from "./api/types";
-import type { StreamedCount } from "./timings";
+import type { AnswerPart, StreamedCount } from "./timings";
 
 export interface ImageRef {
   id: string;
@@ -93,6 +93,9 @@ export interface AssistantMessage {
   clientTtftMs?: number;
   /** Counted by the page as text arrives: all there is for a stopped answer. */
   streamed?: StreamedCount;
+  /** The tokens of its parts before its latest continuation (the figures above are that
+   * continuation's); absent for an answer never continued, or continued before pages kept it. */
+  earlierParts?: AnswerPart[];
   /** Copied from the question: a JSON answer is shown as a JSON code block. */
   responseFormat?: ResponseFormat;
 }

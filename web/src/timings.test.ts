@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  answerPart,
   answerStats,
   countChunk,
   describeImage,
@@ -283,5 +284,92 @@ describe("the page's own count of a stopped answer", () => {
     expect(stats.summary).toEqual(["first token 500 ms", "30.0 tok/s"]);
     expect(stats.details).toContainEqual(["Answer tokens", "31"]);
     expect(stats.details).toContainEqual(["Writing the answer", "1.00 s (30.0 tok/s)"]);
+  });
+});
+
+describe("a continued answer's figures", () => {
+  const first = { tokens: 64 };
+
+  it("sum the answer tokens of every part and label the latest continuation's speed", () => {
+    const stats = answerStats(
+      {
+        prefill_ms: 90,
+        decode_ms: 2000,
+        decode_tokens_per_s: 20,
+        ttft_ms: 120,
+        total_ms: 2110,
+        draft_n: 10,
+        draft_n_accepted: 4,
+      },
+      { prompt_tokens: 130, completion_tokens: 40, prompt_tokens_details: { cached_tokens: 126 } },
+      undefined,
+      undefined,
+      [first],
+    );
+    expect(stats.summary).toEqual(["first token 120 ms", "20.0 tok/s"]);
+    expect(stats.details).toEqual([
+      ["Continued", "once; the timings below are the continuation's"],
+      ["Prompt processing", "90 ms"],
+      ["Writing the answer", "2.00 s (20.0 tok/s)"],
+      ["Time to first token", "120 ms"],
+      ["Total", "2.11 s"],
+      ["Prompt tokens", "130 (126 reused)"],
+      ["Answer tokens", "104 (64 + 40 continued)"],
+      ["Guessed ahead", "4 of 10 drafted tokens kept"],
+    ]);
+  });
+
+  it("name each part of an answer continued twice, and sum a thinking model's reasoning", () => {
+    const stats = answerStats({}, { completion_tokens: 46 }, undefined, undefined, [
+      { tokens: 64, thinking: 30 },
+      { tokens: 40 },
+    ]);
+    // Without timings, nothing to say which request they are from.
+    expect(stats.details).toEqual([["Answer tokens", "150 (64 + 40 + 46 continued, 30 thinking)"]]);
+    expect(
+      answerStats({ decode_ms: 900 }, { completion_tokens: 46 }, undefined, undefined, [first, first]).details,
+    ).toEqual([
+      ["Continued", "twice; the timings below are the latest continuation's"],
+      ["Writing the answer", "900 ms"],
+      ["Answer tokens", "174 (64 + 64 + 46 continued)"],
+    ]);
+    const thrice = answerStats({ ttft_ms: 80 }, {}, undefined, undefined, [first, first, first]);
+    expect(thrice.details[0]).toEqual(["Continued", "3 times; the timings below are the latest continuation's"]);
+  });
+
+  it("say which parts the page counted, without the server's usage", () => {
+    const stopped = { chunks: 12, characters: 50, decodeMs: 1100 };
+    const partly = answerStats(undefined, undefined, 300, stopped, [first]);
+    expect(partly.summary).toEqual(["first token 300 ms", "about 76 tokens", "10.0 tok/s"]);
+    expect(partly.details).toEqual([
+      ["Continued", "once; the timings below are the continuation's"],
+      ["Writing the answer", "1.10 s (10.0 tok/s)"],
+      ["Time to first token", "300 ms"],
+      ["Answer tokens", "about 76 (64 + 12 continued, partly counted by the page)"],
+    ]);
+    const all = answerStats(undefined, undefined, 300, stopped, [{ tokens: 64, counted: true }]);
+    expect(all.details).toContainEqual(["Answer tokens", "about 76 (64 + 12 continued, counted by the page)"]);
+  });
+
+  it("show the latest continuation's tokens, labelled, when an earlier part was not counted", () => {
+    const stats = answerStats({}, { completion_tokens: 40 }, undefined, undefined, [{}]);
+    expect(stats.details).toEqual([["Answer tokens (latest continuation)", "40"]]);
+  });
+
+  it("are an answer never continued's as before: no earlier parts", () => {
+    expect(answerStats({ decode_ms: 1000 }, { completion_tokens: 64 }, undefined, undefined, [])).toEqual(
+      answerStats({ decode_ms: 1000 }, { completion_tokens: 64 }),
+    );
+    expect(answerStats({}, { completion_tokens: 64 }).details).toEqual([["Answer tokens", "64"]]);
+  });
+
+  it("keep each part's tokens as the server counted them, or else the page", () => {
+    const thought = { completion_tokens: 90, completion_tokens_details: { reasoning_tokens: 64 } };
+    expect(answerPart(thought, { chunks: 80, characters: 300, decodeMs: 1 })).toEqual({ tokens: 90, thinking: 64 });
+    expect(answerPart({ completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 0 } })).toEqual({
+      tokens: 5,
+    });
+    expect(answerPart(undefined, { chunks: 7, characters: 30, decodeMs: 1 })).toEqual({ tokens: 7, counted: true });
+    expect(answerPart({}, { chunks: 0, characters: 0, decodeMs: 0 })).toEqual({});
   });
 });

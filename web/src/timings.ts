@@ -38,6 +38,34 @@ function isNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/** One part of an answer written in several (the first answer, then each continuation):
+ * its answer tokens, kept when the next part begins. */
+export interface AnswerPart {
+  /** As the server counted them, or else the page; absent when neither did. */
+  tokens?: number;
+  /** Of them, a thinking model's reasoning. */
+  thinking?: number;
+  /** Counted by the page, without the server's usage: a close lower bound. */
+  counted?: boolean;
+}
+
+/** The page's count stands in for the server's only where the server sent none. */
+function pageCount(usage?: Usage, streamed?: StreamedCount): StreamedCount | undefined {
+  return !isNumber(usage?.completion_tokens) && streamed && streamed.chunks > 0 ? streamed : undefined;
+}
+
+/** The part of an answer that `usage`, or without it the page's `streamed` count, describes. */
+export function answerPart(usage?: Usage, streamed?: StreamedCount): AnswerPart {
+  if (isNumber(usage?.completion_tokens)) {
+    const thinking = usage.completion_tokens_details?.reasoning_tokens;
+    return isNumber(thinking) && thinking > 0
+      ? { tokens: usage.completion_tokens, thinking }
+      : { tokens: usage.completion_tokens };
+  }
+  const counted = pageCount(usage, streamed);
+  return counted ? { tokens: counted.chunks, counted: true } : {};
+}
+
 /** Objects of a timings array, with `grid_thw: [t, h, w]` spelled as grid_t/grid_h/grid_w. */
 function normalizeGrids<T extends { grid_t?: number; grid_h?: number; grid_w?: number }>(list: unknown): T[] {
   if (!Array.isArray(list)) return [];
@@ -147,16 +175,54 @@ function visionNoun(images: number, videos: number): string {
   return "images and video";
 }
 
+/** The whole answer's tokens, `earlier` parts and then `latest`; undefined when a part
+ * was not counted. */
+function wholeAnswer(earlier: AnswerPart[], latest: AnswerPart): Required<AnswerPart> | undefined {
+  const parts = [...earlier, latest];
+  if (!parts.every((part) => isNumber(part.tokens))) return undefined;
+  return {
+    tokens: parts.reduce((sum, part) => sum + part.tokens!, 0),
+    thinking: parts.reduce((sum, part) => sum + (part.thinking ?? 0), 0),
+    counted: parts.some((part) => part.counted),
+  };
+}
+
+/** "104 (64 + 40 continued)": a continued answer's tokens, the sum of its parts. */
+function continuedTokens(earlier: AnswerPart[], latest: AnswerPart, whole: Required<AnswerPart>): string {
+  const notes = [`${[...earlier, latest].map((part) => part.tokens).join(" + ")} continued`];
+  if (whole.thinking > 0) notes.push(`${whole.thinking} thinking`);
+  if (whole.counted) {
+    const all = [...earlier, latest].every((part) => part.counted);
+    notes.push(`${all ? "" : "partly "}counted by the page`);
+  }
+  return `${whole.counted ? "about " : ""}${whole.tokens} (${notes.join(", ")})`;
+}
+
+/** Which request the timings of an answer continued `continuations` times are from. */
+function continuedTimes(continuations: number): string {
+  const times = continuations === 1 ? "once" : continuations === 2 ? "twice" : `${continuations} times`;
+  return `${times}; the timings below are the ${continuations === 1 ? "" : "latest "}continuation's`;
+}
+
+/**
+ * The speed line and details of an answer from its latest request's figures. An answer
+ * continued (`earlier` holds the parts before its latest continuation) shows its tokens
+ * summed over every part, and the latest continuation's timings, said so.
+ */
 export function answerStats(
   timings?: Timings,
   usage?: Usage,
   clientTtftMs?: number,
   streamed?: StreamedCount,
+  earlier: AnswerPart[] = [],
 ): AnswerStats {
   const t = timings ?? {};
   // Without the server's figures (an answer stopped before its end, or another
   // server), the page's own count stands in for them.
-  const counted = !isNumber(usage?.completion_tokens) && streamed && streamed.chunks > 0 ? streamed : undefined;
+  const counted = pageCount(usage, streamed);
+  const latest = answerPart(usage, streamed);
+  const whole = earlier.length > 0 ? wholeAnswer(earlier, latest) : undefined;
+  const tokensLabel = earlier.length > 0 ? "Answer tokens (latest continuation)" : "Answer tokens";
   const countedRate = counted && !isNumber(t.decode_ms) ? streamedRate(counted) : undefined;
   const images = Array.isArray(t.images) ? t.images : [];
   const videos = Array.isArray(t.videos) ? t.videos : [];
@@ -171,7 +237,10 @@ export function answerStats(
   }
   const ttft = isNumber(t.ttft_ms) ? t.ttft_ms : clientTtftMs;
   if (isNumber(ttft)) summary.push(`first token ${formatDuration(ttft)}`);
-  if (counted) summary.push(`about ${counted.chunks} token${counted.chunks === 1 ? "" : "s"}`);
+  if (counted) {
+    const tokens = whole?.tokens ?? counted.chunks;
+    summary.push(`about ${tokens} token${tokens === 1 ? "" : "s"}`);
+  }
   if (isNumber(t.decode_tokens_per_s) && t.decode_tokens_per_s > 0) summary.push(formatRate(t.decode_tokens_per_s));
   else if (countedRate !== undefined) summary.push(formatRate(countedRate));
   if (images.length === 1) {
@@ -215,6 +284,7 @@ export function answerStats(
       isNumber(rate) && rate > 0 ? `${formatDuration(ms)} (${formatRate(rate)})` : formatDuration(ms),
     ]);
   }
+  if (earlier.length > 0 && details.length > 0) details.unshift(["Continued", continuedTimes(earlier.length)]);
   if (isNumber(usage?.prompt_tokens)) {
     const cached = usage?.prompt_tokens_details?.cached_tokens;
     details.push([
@@ -222,16 +292,15 @@ export function answerStats(
       isNumber(cached) && cached > 0 ? `${usage.prompt_tokens} (${cached} reused)` : String(usage.prompt_tokens),
     ]);
   }
-  if (isNumber(usage?.completion_tokens)) {
-    const thinking = usage.completion_tokens_details?.reasoning_tokens;
-    details.push([
-      "Answer tokens",
-      isNumber(thinking) && thinking > 0
-        ? `${usage.completion_tokens} (${thinking} thinking)`
-        : String(usage.completion_tokens),
-    ]);
+  if (whole) {
+    details.push(["Answer tokens", continuedTokens(earlier, latest, whole)]);
   } else if (counted) {
-    details.push(["Answer tokens", `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
+    details.push([tokensLabel, `about ${counted.chunks} (${counted.characters} characters, counted by the page)`]);
+  } else if (isNumber(latest.tokens)) {
+    details.push([
+      tokensLabel,
+      latest.thinking ? `${latest.tokens} (${latest.thinking} thinking)` : String(latest.tokens),
+    ]);
   }
   if (isNumber(t.draft_n) && t.draft_n > 0 && isNumber(t.draft_n_accepted)) {
     details.push(["Guessed ahead", `${t.draft_n_accepted} of ${plural(t.draft_n, "drafted token")} kept`]);

@@ -412,7 +412,13 @@ export class AnswerView {
       parts.push(element("span", "answer-flag", "Cut off at the length limit (see Settings)"));
       if (canContinue(message)) parts.push(this.continueButton());
     }
-    const stats = answerStats(message.timings, message.usage, message.clientTtftMs, message.streamed);
+    const stats = answerStats(
+      message.timings,
+      message.usage,
+      message.clientTtftMs,
+      message.streamed,
+      message.earlierParts,
+    );
     if (message.status !== "streaming" && stats.summary.length > 0) {
       const details = element("details", "stats");
       const summary = element("summary", "", stats.summary.join(" · "));
