@@ -1,17 +1,21 @@
 // qvl bench -m MODEL [--image IMG]... [--video FILE | --video-frames IMG... [--video-fps F]]
 //           [--max-image-tokens N] [--max-video-tokens N] [--prompt P] [--tokens N]
-//           [--runs N] [--json] and the model flags of serve and run (--dtype ...)
+//           [--runs N] [--json] [--baseline REPORT [--max-slowdown PCT]] and the model flags
+//           of serve and run (--dtype ...)
 // The standard speed report. Drives the model directly (no server, no scheduler): one
 // request of images, a video and a prompt, greedy decoding of a fixed number of tokens
 // (EOS ignored), each stage timed; medians over --runs runs after one warm-up run. Also
 // times a cold and a warm model load and measures this machine's memory read bandwidth
 // (before and after the runs, the better of the two), the bound of decode speed, to
-// report decode as a fraction of it.
+// report decode as a fraction of it. With --baseline, sets the figures beside an earlier
+// --json report's (bench_compare.h) and exits with kRegressionExitCode when a stage got
+// worse by more than --max-slowdown percent.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,13 +24,16 @@
 #include <vector>
 
 #include "base/bandwidth_probe.h"
+#include "base/build_info.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/mapped_file.h"
 #include "base/page_cache.h"
 #include "base/thread_pool.h"
 #include "base/timer.h"
+#include "cli/bench_compare.h"
 #include "cli/bench_request.h"
+#include "cli/flag_ranges.h"
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
@@ -52,7 +59,24 @@ struct BenchFlags {
   int tokens = 64;
   int runs = 3;
   bool json = false;
+  std::string baseline;  // an earlier --json report
+  double max_slowdown_percent = 10;
 };
+
+constexpr ParamRange kMaxSlowdownRange{"--max-slowdown", 0, 1000};
+
+// Distinct from an error's 1, so that a script tells "slower" from "could not measure".
+constexpr int kRegressionExitCode = 3;
+
+// UTC, to the second: when a report (and so a baseline) was measured.
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc;
+  ::gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
 
 std::vector<uint8_t> ReadBytes(const std::string& path) {
   const MappedFile file(path);
@@ -114,7 +138,8 @@ std::vector<std::string> FolderFiles(const std::string& dir) {
   return files;
 }
 
-void RunBench(const BenchFlags& flags) {
+// Returns the process's exit code: 0, or kRegressionExitCode.
+int RunBench(const BenchFlags& flags) {
   if (flags.tokens < 1) Fail(ErrorCode::kInvalidArgument, "--tokens must be at least 1");
   if (flags.runs < 1) Fail(ErrorCode::kInvalidArgument, "--runs must be at least 1");
   if (flags.max_image_tokens < 0 || flags.max_video_tokens < 0) {
@@ -129,6 +154,15 @@ void RunBench(const BenchFlags& flags) {
   const ModelOptions options = flags.model.Options();
   const int threads = flags.model.Threads();
   ThreadPool pool(threads > 0 ? threads : DefaultThreadCount());
+  // A baseline of other weights, threads or tokens is refused before minutes of runs.
+  std::optional<BenchBaseline> baseline;
+  if (!flags.baseline.empty()) {
+    baseline = ReadBenchBaseline(flags.baseline);
+    CheckSameRequest(*baseline, {{"dtype", DtypeName(options.text_weights)},
+                                 {"vision_dtype", DtypeName(options.vision_weights)},
+                                 {"threads", pool.size()},
+                                 {"generated_tokens", flags.tokens}});
+  }
   BenchRequest request = LoadRequest(flags);
   const std::string dir = flags.model.ResolveFolder();
 
@@ -204,6 +238,8 @@ void RunBench(const BenchFlags& flags) {
   const std::string dtype = DtypeName(options.text_weights);
   const std::string vision_dtype = DtypeName(options.vision_weights);
   j["model"] = flags.model.model;
+  j["qvl_build"] = BuildInfo();
+  j["measured_at"] = UtcNow();
   j["dtype"] = dtype;
   j["vision_dtype"] = vision_dtype;
   j["threads"] = pool.size();
@@ -257,9 +293,20 @@ void RunBench(const BenchFlags& flags) {
   j["decode_bytes_per_token"] = step_bytes;
   j["decode_bound_tok_s"] = bound_tok_s;
   j["decode_percent_of_bound"] = 100.0 * decode_tok_s / bound_tok_s;
+  std::optional<BenchComparison> comparison;
+  if (baseline) {
+    CheckSameRequest(*baseline, j);
+    comparison = CompareBench(*baseline, j, flags.max_slowdown_percent);
+    j["baseline"] = ComparisonJson(*comparison);
+  }
+  const int exit_code = comparison && comparison->Regressed() ? kRegressionExitCode : 0;
+  if (exit_code != 0) {
+    std::fprintf(stderr, "qvl bench: worse than the baseline %s: %s\n", flags.baseline.c_str(),
+                 RegressionSummary(*comparison).c_str());
+  }
   if (flags.json) {
     std::printf("%s\n", j.dump(2).c_str());
-    return;
+    return exit_code;
   }
   std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
               flags.model.model.c_str(), dtype.c_str(), vision_dtype.c_str(), pool.size(),
@@ -312,6 +359,8 @@ void RunBench(const BenchFlags& flags) {
     std::printf("  %-28s %10.2f TOP/s int8, %.2f TFLOP/s bf16 (%s, register-only loops)\n",
                 "compute peak", peak.int8_tops, peak.bf16_tflops, peak.unit);
   }
+  if (comparison) std::printf("%s", FormatComparison(*comparison).c_str());
+  return exit_code;
 }
 
 }  // namespace
@@ -341,10 +390,15 @@ void AddBenchVerb(CLI::App& app) {
   cmd->add_option("--runs", flags->runs, "Timed runs after the warm-up (medians reported)")
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "Print JSON instead of the table");
-  cmd->callback([flags] {
-    RunBench(*flags);
-    SetExitCode(0);
-  });
+  cmd->add_option("--baseline", flags->baseline,
+                  "An earlier report (--json saved to a file) to compare with: exit status 3 "
+                  "when a stage is worse than --max-slowdown allows");
+  cmd->add_option("--max-slowdown", flags->max_slowdown_percent,
+                  "Percent a stage may be slower (decode: per token; peak RSS: larger) than "
+                  "the baseline")
+      ->check(InRange(kMaxSlowdownRange))
+      ->capture_default_str();
+  cmd->callback([flags] { SetExitCode(RunBench(*flags)); });
 }
 
 }  // namespace qvl::cli

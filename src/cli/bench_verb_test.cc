@@ -1,9 +1,11 @@
 // Runs `qvl bench` on the fixture model: the request it measures is the fixture's
 // (same prompt tokens as the reference) for an image and for a video, every figure is
-// present, and bad flags are one error line.
+// present, a saved report serves as the next run's baseline, and bad flags are one error
+// line.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/qvl_runner.h"
@@ -103,6 +105,69 @@ TEST(BenchVerb, TableWithoutAnImage) {
               HasSubstr("prompt tokens (0 image, 0 video), 2 generated, median of 1 runs\n"));
   EXPECT_THAT(r.out, HasSubstr("  time to first token"));
   EXPECT_THAT(r.out, HasSubstr("% of the "));
+}
+
+std::string WriteReport(const std::string& name, const nlohmann::json& report) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << report.dump(2);
+  return path;
+}
+
+// A report saved with --json is the next run's baseline: the figures side by side, exit
+// status 3 and one line naming the stages when one got worse than --max-slowdown allows,
+// and a baseline of another request refused before the runs.
+TEST(BenchVerb, ComparesWithASavedBaseline) {
+  const std::string args = "bench -m " + kTinyModelDir + " --image " + kImage +
+                           " --tokens 3 --runs 1 --threads 2 --dtype bf16 --vision-dtype bf16";
+  QvlRun r = RunQvl(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json report = nlohmann::json::parse(r.out);
+  EXPECT_THAT(report["qvl_build"].get<std::string>(), ::testing::StartsWith("qvl-"));
+  EXPECT_THAT(report["measured_at"].get<std::string>(), ::testing::EndsWith("Z"));
+
+  // The same figures a thousand times slower: within any limit.
+  nlohmann::json slow = report;
+  for (const char* key : {"vision_encode_ms", "prefill_ms", "time_to_first_token_ms"}) {
+    slow[key] = report[key].get<double>() * 1000;
+  }
+  slow["decode_tok_s"] = report["decode_tok_s"].get<double>() / 1000;
+  slow["peak_rss_mib"] = report["peak_rss_mib"].get<double>() * 1000;
+  r = RunQvl(args + " --json --baseline " + WriteReport("slow.json", slow));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json compared = nlohmann::json::parse(r.out);
+  EXPECT_EQ(compared["baseline"]["regressed"], false);
+  EXPECT_EQ(compared["baseline"]["max_slowdown_percent"], 10.0);
+  ASSERT_EQ(compared["baseline"]["stages"].size(), 5u);
+  for (const nlohmann::json& stage : compared["baseline"]["stages"]) {
+    EXPECT_LT(stage["slowdown_percent"].get<double>(), -90.0) << stage.dump();
+  }
+
+  // A thousand times faster: every stage but peak RSS regressed.
+  nlohmann::json fast = report;
+  for (const char* key : {"vision_encode_ms", "prefill_ms", "time_to_first_token_ms"}) {
+    fast[key] = report[key].get<double>() / 1000;
+  }
+  fast["decode_tok_s"] = report["decode_tok_s"].get<double>() * 1000;
+  const std::string fast_path = WriteReport("fast.json", fast);
+  r = RunQvl(args + " --baseline " + fast_path + " --max-slowdown 50");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("against the baseline " + fast_path +
+                               " (a stage more than 50 % worse fails):\n  vision encode"));
+  EXPECT_THAT(r.err, ::testing::StartsWith("qvl bench: worse than the baseline " + fast_path +
+                                           ": vision encode "));
+  EXPECT_THAT(r.err, HasSubstr("% slower, prefill "));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("peak RSS")));
+
+  r = RunQvl("bench -m " + kTinyModelDir + " --image " + kImage +
+             " --tokens 3 --runs 1 --threads 2 --dtype q8 --baseline " + fast_path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "qvl: error: --baseline " + fast_path +
+                       " measured dtype bf16, this run q8: run qvl bench with the flags and "
+                       "files the baseline was measured with\n");
+  EXPECT_EQ(r.out, "");
+  r = RunQvl(args + " --max-slowdown -1 --baseline " + fast_path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--max-slowdown: must be between 0 and 1000, got -1"));
 }
 
 TEST(BenchVerb, BadFlagsAreOneErrorLine) {

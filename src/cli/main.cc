@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "base/build_info.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "cli/flag_ranges.h"
@@ -19,6 +20,7 @@ void SetExitCode(int code) { g_exit_code = code; }
 
 int main(int argc, char** argv) {
   CLI::App app{"qvl: ask Qwen3-VL about images, fast, on the CPU"};
+  app.set_version_flag("--version", qvl::BuildInfo());
   app.require_subcommand(1);
   app.fallthrough(false);
   qvl::cli::AddInfoVerb(app);

@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "base/build_info.h"
 #include "engine/request_preparer.h"
+#include "engine/request_ranges.h"
 #include "engine/sampler.h"
 #include "image/smart_resize.h"
 #include "model/qwen3vl.h"
@@ -82,6 +84,7 @@ nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) 
       {"context_tokens", o.context_tokens},
       {"default_max_tokens", o.default_max_tokens},
       {"max_stop_strings", options.request.max_stop_strings},
+      {"max_stop_token_ids", request_ranges::kMaxStopTokenIds},
       {"max_queue", o.max_queue},
       {"image", ImageLimitsJson(engine)},
       {"video", VideoLimitsJson(engine)},
@@ -94,7 +97,7 @@ nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) 
       {"model_alias", id},
       {"modalities", {{"vision", true}, {"video", true}, {"audio", false}}},
       {"chat_template", FindChatTemplate(engine.model().folder().dir).text},
-      {"build_info", QVL_BUILD_INFO},
+      {"build_info", BuildInfo()},
       {"limits", std::move(limits)},
   };
 }
