@@ -59,7 +59,8 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   const MessageLimits limits = MessageLimitsOf(policy);
   const VideoInput video_defaults = ParseVideoDefaults(body, policy.pixels_per_video_token);
   ParseChatMessages(*messages, limits, &g.messages, &g.images, &g.videos);
-  CheckContinuedMessages(g, policy.chat_template, "continue_final_message");
+  CheckContinuedMessages(g, policy.chat_template,
+                         {"continue_final_message", "continue_final_message"});
   ApplyVideoDefaults(video_defaults, &g.videos);
   return out;
 }

@@ -262,9 +262,10 @@ TEST_F(ChatRequestTest, ContinueFinalMessageNeedsAnAnswerToContinue) {
   const ErrorCode bad = ErrorCode::kInvalidArgument;
   body["guided_regex"] = "[a-z]+";
   EXPECT_EQ(ErrorOf(body, bad, "continue_final_message"),
-            "continue_final_message: cannot be combined with response_format, guided decoding "
-            "or a forced tool call: the grammar would bind the continuation alone, not the "
-            "message it continues");
+            "continue_final_message: a grammar (response_format, Ollama's format, guided "
+            "decoding or a forced tool call) cannot bind an answer that continues the final "
+            "assistant message: it would bind the continuation alone, not the message it "
+            "continues");
   body.erase("guided_regex");
   // The Thinking template would write the reasoning before "</think>" apart.
   policy_.chat_template = ChatTemplateKind::kThinking;

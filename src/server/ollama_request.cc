@@ -352,14 +352,9 @@ OllamaRequest ParseOllamaChat(std::string_view text, const ChatRequestPolicy& po
     return p.kind == ChatPart::Kind::kText && !p.text.empty();
   });
   if (last.role == "assistant" && last.tool_calls.empty() && has_text) {
-    if (g.grammar != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, "format",
-                "cannot bind an answer that continues the final assistant message: the grammar "
-                "would bind the continuation alone, not the message it continues");
-    }
     g.continue_final_message = true;
     g.add_generation_prompt = false;
-    CheckContinuedMessages(g, policy.chat_template, "messages");
+    CheckContinuedMessages(g, policy.chat_template, {"messages", "format"});
   }
   return out;
 }

@@ -182,8 +182,9 @@ TEST_F(OllamaRequestTest, AFinalAssistantMessageWithTextIsContinued) {
             "<|im_start|>user\nWhy?<|im_end|>\n<|im_start|>assistant\nBecause</think> light");
   body["format"] = "json";
   EXPECT_EQ(ErrorOf(body.dump(), "format"),
-            "format: cannot bind an answer that continues the final assistant message: the "
-            "grammar would bind the continuation alone, not the message it continues");
+            "format: a grammar (response_format, Ollama's format, guided decoding or a forced "
+            "tool call) cannot bind an answer that continues the final assistant message: it "
+            "would bind the continuation alone, not the message it continues");
   body.erase("format");
   // The Thinking template would write the text before "</think>" as reasoning.
   policy_.chat_template = ChatTemplateKind::kThinking;

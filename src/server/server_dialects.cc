@@ -240,12 +240,6 @@ void ParseOtherServersChatFields(const RequestObject& body, std::string_view tex
                 "continued, no new turn is opened); leave add_generation_prompt out or set it "
                 "to false");
     }
-    if (g->grammar != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, "continue_final_message",
-                "cannot be combined with response_format, guided decoding or a forced tool "
-                "call: the grammar would bind the continuation alone, not the message it "
-                "continues");
-    }
     g->continue_final_message = true;
     g->add_generation_prompt = false;
   } else {
@@ -271,13 +265,19 @@ void ParseOtherServersChatFields(const RequestObject& body, std::string_view tex
 }
 
 void CheckContinuedMessages(const GenerationRequest& g, ChatTemplateKind chat_template,
-                            std::string_view field) {
+                            const ContinuationFields& fields) {
   if (!g.continue_final_message) return;
+  if (g.grammar != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, fields.grammar,
+              "a grammar (response_format, Ollama's format, guided decoding or a forced tool "
+              "call) cannot bind an answer that continues the final assistant message: it "
+              "would bind the continuation alone, not the message it continues");
+  }
   try {
     RenderContinuedChat(g.messages, g.tools_json, chat_template);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kInvalidArgument) throw;
-    throw FieldError(e.code(), std::string(field), e.what());
+    throw FieldError(e.code(), std::string(fields.messages), e.what());
   }
 }
 

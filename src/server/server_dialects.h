@@ -36,19 +36,27 @@ void ParseGuidedFields(const RequestObject& body, std::string_view text, Generat
 // Fields of a chat request, after ParseOutputControls: the guided-decoding fields
 // (ParseGuidedFields); vLLM's continue_final_message, which sets g->continue_final_message
 // (the answer continues the final message, CheckContinuedMessages) with
-// add_generation_prompt false or left out; with add_generation_prompt true (as vLLM) or
-// a grammar (it would bind the continuation alone) it is a 400. add_generation_prompt
-// false without it, a per-request chat_template and echo are refused.
+// add_generation_prompt false or left out; with add_generation_prompt true it is a 400,
+// as in vLLM. add_generation_prompt false without it, a per-request chat_template and
+// echo are refused.
 // chat_template_kwargs.enable_thinking must say what the served template does
 // (policy.chat_template), as Ollama's "think" must.
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g);
 
-// When g.continue_final_message is set, after the messages are parsed: throws FieldError
-// naming `field` when RenderContinuedChat cannot continue them with the served template
-// (the last message is not an assistant one, has tool calls or no text, or the template
-// rewrites it), so that the client hears it before any engine work.
+// The fields a refused continuation is blamed on, as each API names them.
+struct ContinuationFields {
+  std::string_view messages;  // what asked to continue: "continue_final_message", "messages"
+  std::string_view grammar;   // what set the grammar: "continue_final_message", "format"
+};
+
+// When g.continue_final_message is set, after the messages and the grammar are parsed, so
+// that the client hears it before any engine work: throws FieldError naming
+// fields.grammar when g has a grammar (it would bind the continuation alone, not the
+// message it continues), and fields.messages when RenderContinuedChat cannot continue the
+// messages with the served template (the last message is not an assistant one, has tool
+// calls or no text, or the template rewrites it).
 void CheckContinuedMessages(const GenerationRequest& g, ChatTemplateKind chat_template,
-                            std::string_view field);
+                            const ContinuationFields& fields);
 
 }  // namespace qvl
