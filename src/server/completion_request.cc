@@ -11,10 +11,7 @@
 #include "server/server_dialects.h"
 
 namespace qvl {
-namespace {
 
-// Token ids [1, 2, 3] at `field`; each must be an int32 (the vocabulary is the engine's
-// to check).
 std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string& field) {
   if (ids.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
   std::vector<int32_t> out;
@@ -29,6 +26,8 @@ std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string&
   }
   return out;
 }
+
+namespace {
 
 // "prompt": a string or token ids, either alone or as the one item of an array.
 void ParsePrompt(const RequestObject& body, GenerationRequest* g) {

@@ -4,8 +4,11 @@
 // code; what this API alone has (echo, suffix, best_of, integer logprobs) is here.
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/request.h"
 #include "server/chat_request.h"
@@ -29,5 +32,10 @@ struct CompletionRequest {
 // max_tokens). Throws FieldError: kInvalidArgument naming the field, kNotFound for an
 // unknown model.
 CompletionRequest ParseCompletionRequest(std::string_view body, const ChatRequestPolicy& policy);
+
+// Token ids [1, 2, 3] at `field` (a prompt given as ids, here and on /v1/embeddings): not
+// empty, each an integer from 0 that fits int32 (the vocabulary is the engine's to check).
+// Throws FieldError naming `field` or the id's "field[i]".
+std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string& field);
 
 }  // namespace qvl

@@ -28,9 +28,11 @@ bool NoneGiven(const nlohmann::json* value) {
   return value == nullptr || (value->is_array() && value->empty());
 }
 
+}  // namespace
+
 // Ollama names models NAME:TAG and its clients add ":latest" to a bare name.
 std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names,
-                             std::string_view key = "model") {
+                             std::string_view key) {
   std::string model = body.RequiredString(key);
   if (names.empty()) return model;
   std::string_view served = model;
@@ -42,6 +44,8 @@ std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::s
   RequireServedModel(served, names);
   return model;
 }
+
+namespace {
 
 // Whether Ollama's "think" asks for reasoning: true, or a level ("low", "medium", "high"),
 // which Ollama gives models without levels as true.
@@ -68,13 +72,6 @@ void RefuseUnsupported(const RequestObject& body, ChatTemplateKind chat_template
     if (body.Find(key) != nullptr) {
       FailField(ErrorCode::kInvalidArgument, key,
                 "is not supported on the Ollama API; use /v1/chat/completions for logprobs");
-    }
-  }
-  // Ollama unloads a model on "keep_alive": 0; qvl keeps its one model loaded.
-  if (const nlohmann::json* keep_alive = body.Find("keep_alive")) {
-    if (!keep_alive->is_string() && !keep_alive->is_number()) {
-      FailField(ErrorCode::kInvalidArgument, "keep_alive",
-                "expected a duration (\"5m\") or a number of seconds, got ", JsonKind(*keep_alive));
     }
   }
 }
@@ -166,7 +163,16 @@ void ParseNumPredict(const RequestObject& options, GenerationRequest* g) {
   g->max_tokens_field = options.Field("num_predict");
 }
 
-void ParseOptions(const RequestObject& body, int max_stop, GenerationRequest* g) {
+}  // namespace
+
+void ParseOllamaOptions(const RequestObject& body, int max_stop, GenerationRequest* g) {
+  // Ollama unloads a model on "keep_alive": 0; qvl keeps its one model loaded.
+  if (const nlohmann::json* keep_alive = body.Find("keep_alive")) {
+    if (!keep_alive->is_string() && !keep_alive->is_number()) {
+      FailField(ErrorCode::kInvalidArgument, "keep_alive",
+                "expected a duration (\"5m\") or a number of seconds, got ", JsonKind(*keep_alive));
+    }
+  }
   const nlohmann::json* value = body.Find("options");
   if (value == nullptr) return;
   const RequestObject options(*value, "options");
@@ -200,6 +206,8 @@ void ParseOptions(const RequestObject& body, int max_stop, GenerationRequest* g)
   }
   ParseRepeatWindow(options, &g->sampling);
 }
+
+namespace {
 
 // "format": "json" (any JSON object), a JSON schema, or "" / absent (text). `ordered`
 // holds the body's format in the client's key order.
@@ -303,7 +311,7 @@ nlohmann::ordered_json ParseShared(const RequestObject& body, std::string_view t
   RefuseUnsupported(body, policy.chat_template);
   out->stream = body.Bool("stream").value_or(true);
   GenerationRequest& g = out->generation;
-  ParseOptions(body, policy.max_stop_strings, &g);
+  ParseOllamaOptions(body, policy.max_stop_strings, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
   nlohmann::ordered_json ordered;
   if (body.Find("format") != nullptr || body.Find("tools") != nullptr) {

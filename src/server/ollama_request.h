@@ -14,6 +14,7 @@
 
 #include "engine/request.h"
 #include "server/chat_request.h"
+#include "server/request_fields.h"
 
 namespace qvl {
 
@@ -44,5 +45,15 @@ OllamaRequest ParseOllamaGenerate(std::string_view body, const ChatRequestPolicy
 // POST /api/show's body ({"model"} or the older {"name"}): the served name it asks for
 // (a ":latest" tag dropped). Throws FieldError as the parsers do.
 std::string OllamaModelName(std::string_view body, const std::vector<std::string>& names);
+
+// What every Ollama route reads alike (/api/embed too).
+// "model" at `key` (required): the client's name, a ":latest" tag standing for the bare
+// served name. Throws FieldError(kNotFound) unless it is one of `names` (empty = any).
+std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::string>& names,
+                             std::string_view key = "model");
+// "keep_alive" (a duration or seconds; qvl keeps its one model loaded) and "options":
+// sampling, stop and num_predict under Ollama's names into `g`, the runner's options
+// (num_ctx, num_thread, ...) checked for their types, options qvl cannot follow refused.
+void ParseOllamaOptions(const RequestObject& body, int max_stop, GenerationRequest* g);
 
 }  // namespace qvl
