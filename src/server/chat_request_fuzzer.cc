@@ -1,6 +1,6 @@
 // libFuzzer target: a /v1/chat/completions body (and the same bytes as a
-// /v1/completions, a /v1/responses and Ollama's /api/chat and /api/generate bodies) all
-// the way to what the engine thread gets.
+// /v1/completions, a /v1/responses, a /v1/embeddings and Ollama's /api/chat,
+// /api/generate and /api/embed bodies) all the way to what the engine thread gets.
 // ParseChatRequest (with a policy that never touches the disk or the network) maps the JSON to a
 // GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
@@ -23,6 +23,7 @@
 #include "model/config.h"
 #include "server/chat_request.h"
 #include "server/completion_request.h"
+#include "server/embeddings_request.h"
 #include "server/ollama_request.h"
 #include "server/responses_request.h"
 #include "text/tokenizer.h"
@@ -88,12 +89,14 @@ qvl::ChatRequestPolicy FuzzPolicy() {
   return policy;
 }
 
-// Prepares an accepted request; only kInternal (a bug, not bad input) may escape.
+// Prepares an accepted request; only kInternal (a bug, not bad input) may escape. An
+// embedding generates nothing; any other request has room for a token.
 void Prepare(const Preparation& preparation, const qvl::GenerationRequest& g) {
   try {
     const qvl::PreparedRequest prepared = preparation.preparer.Prepare(g, 1);
     if (prepared.prompt.size() != prepared.keys.size() || prepared.prompt.empty() ||
-        prepared.output.max_tokens < 1) {
+        prepared.embed != g.embed ||
+        (g.embed ? prepared.output.max_tokens != 0 : prepared.output.max_tokens < 1)) {
       std::abort();
     }
   } catch (const qvl::Error& e) {
@@ -175,6 +178,43 @@ void FuzzOllama(const Preparation& preparation, const qvl::ChatRequestPolicy& po
   }
 }
 
+// The same bytes as /v1/embeddings and Ollama's /api/embed bodies: embed requests within
+// the input and dimension limits, each a raw prompt, token ids or (OpenAI's only, alone)
+// messages.
+void FuzzEmbeddings(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                    std::string_view body) {
+  const int64_t hidden_size = preparation.model.text.hidden_size;
+  for (const bool ollama : {false, true}) {
+    qvl::EmbeddingsRequest request;
+    try {
+      request = ollama ? qvl::ParseOllamaEmbedRequest(body, policy, hidden_size)
+                       : qvl::ParseEmbeddingsRequest(body, policy, hidden_size);
+    } catch (const qvl::FieldError&) {
+      continue;
+    }
+    if ((request.inputs.empty() && !ollama) ||
+        request.inputs.size() > static_cast<size_t>(qvl::kMaxEmbeddingInputs) ||
+        request.dimensions < 0 || request.dimensions > hidden_size || (ollama && request.base64)) {
+      std::abort();
+    }
+    for (const qvl::GenerationRequest& g : request.inputs) {
+      if (!g.embed || g.max_tokens != 0) std::abort();
+      const bool text = g.prompt_text && !g.prompt_text->empty();
+      if (g.messages.empty()) {
+        if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.videos.empty()) {
+          std::abort();
+        }
+      } else {
+        if (ollama || request.inputs.size() != 1 || g.prompt_text || !g.prompt_tokens.empty()) {
+          std::abort();
+        }
+        CheckChatShaped(policy, g);
+      }
+      Prepare(preparation, g);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -184,6 +224,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzTextCompletion(*preparation, policy, body);
   FuzzResponses(*preparation, policy, body);
   FuzzOllama(*preparation, policy, body);
+  FuzzEmbeddings(*preparation, policy, body);
   qvl::ChatRequest request;
   try {
     request = qvl::ParseChatRequest(body, policy);
