@@ -1,11 +1,13 @@
 #include "engine/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <limits>
 #include <mutex>
 #include <random>
+#include <span>
 #include <thread>
 #include <unordered_set>
 
@@ -99,6 +101,7 @@ class Engine::Impl {
   // full KV pages, copy its last partial one, and sample from the same `logits`.
   void ForkChoices(Sequence& leader, const float* logits);
   void OnLogits(Sequence& seq, float* logits);
+  void OnEmbedding(Sequence& seq, int64_t row);
   // Guesses `seq`'s next tokens into `out`: what its grammar fixes, else a prompt lookup
   // (draft_lookup.h). Returns how many.
   int Draft(const Sequence& seq, std::span<int32_t> out) const;
@@ -628,7 +631,11 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     const int64_t n = static_cast<int64_t>(c.tokens.size());
     if (c.logit_rows <= 1) {
       seq.cached += n;
-      if (c.logit_rows == 1) OnLogits(seq, &logits_[row++ * vocab_]);
+      if (c.logit_rows == 1 && seq.request->embed) {
+        OnEmbedding(seq, row++);
+      } else if (c.logit_rows == 1) {
+        OnLogits(seq, &logits_[row++ * vocab_]);
+      }
       continue;
     }
     // A decode step with a draft: the sampler picks from each row in turn, and the next
@@ -703,6 +710,20 @@ void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
   if (!update.text.empty() || !update.tokens.empty()) seq.sink(std::move(update));
 }
 
+// An embed request's prompt is through: its last token's final-normed hidden state,
+// scaled to unit length, is the whole answer (last-token pooling; see request.h).
+void Engine::Impl::OnEmbedding(Sequence& seq, int64_t row) {
+  const std::span<const float> hidden = model_->text().FinalNormedRow(row);
+  double squares = 0;
+  for (const float v : hidden) squares += static_cast<double>(v) * v;
+  const float scale = squares > 0 ? static_cast<float>(1.0 / std::sqrt(squares)) : 0.0f;
+  seq.embedding.resize(hidden.size());
+  std::transform(hidden.begin(), hidden.end(), seq.embedding.begin(),
+                 [scale](float v) { return v * scale; });
+  seq.first_token = NowSeconds();
+  Finish(seq, FinishReason::kStop);
+}
+
 void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string& error,
                           ErrorCode code) {
   if (seq.finished) return;
@@ -723,6 +744,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
   if (reason == FinishReason::kStop || reason == FinishReason::kLength) {
     update.text = seq.output.Flush();
   }
+  update.embedding = std::move(seq.embedding);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.completion_tokens += update.usage.completion_tokens;

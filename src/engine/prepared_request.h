@@ -55,6 +55,7 @@ struct PreparedRequest {
   std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
   std::shared_ptr<const Grammar> grammar;
   OutputLimits output;
+  bool embed = false;  // GenerationRequest::embed: the answer is the prompt's embedding
   double preprocess_ms = 0;
   std::string request_id;  // GenerationRequest::request_id, for the engine's log lines
 };

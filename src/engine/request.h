@@ -120,8 +120,9 @@ struct GenerationRequest {
   // not fit beside the prompt is refused, naming max_tokens_field.
   int max_tokens = 0;
   std::string max_tokens_field = "max_tokens";
-  // The request's name for its conversation, named when the prompt is too long: an
-  // OpenAI chat's "messages", a Responses request's "input", Ollama's generate "prompt".
+  // The request's name for its conversation or raw prompt, named when the prompt is too
+  // long: an OpenAI chat's "messages", a Responses request's "input", a raw prompt's
+  // "prompt" (/v1/completions, Ollama's generate), an embeddings input's "input[2]".
   std::string messages_field = "messages";
   std::vector<std::string> stop;
   // vLLM's stop_token_ids: the answer also ends, with "stop", when one of these is
@@ -133,6 +134,11 @@ struct GenerationRequest {
   // model's reasoning counts, as completion_tokens counts it).
   int min_tokens = 0;
   bool ignore_eos = false;
+  // The answer is the prompt's embedding (GenerationUpdate::embedding), and no token is
+  // generated: the hidden state of the prompt's last token after the final norm, scaled to
+  // unit length (last-token pooling, as Qwen3-Embedding and vLLM's pooling runner for a
+  // causal model). Its final update finishes with kStop; n, grammar and sampling are unused.
+  bool embed = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best
   ImageBudgetRequest image_budget;
   // How the front end names the request (the server's X-Request-Id), so that the engine's
@@ -226,6 +232,9 @@ struct GenerationUpdate {
   std::string error;
   Usage usage;
   Timings timings;
+  // An embed request's final update: the prompt's embedding, hidden_size floats of unit
+  // length (empty when it was cancelled or failed).
+  std::vector<float> embedding;
 };
 
 // Called on the engine thread; must return quickly and never block on the client.

@@ -67,13 +67,6 @@ void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_seq
   out->grammar = request.grammar;
 }
 
-// The field that names the request's conversation: its raw prompt, or its messages
-// under the route's name for them.
-std::string ConversationField(const GenerationRequest& request) {
-  const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
-  return raw_prompt ? "prompt" : request.messages_field;
-}
-
 // f(), an error without a field of its own named after the input's request `field`.
 template <typename F>
 auto NamingField(const std::string& field, F&& f) {
@@ -212,7 +205,7 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
   const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
                                                  : MessageTextBytes(request.messages);
   if (text_bytes > max_text_bytes_) {
-    FailField(ErrorCode::kContextLength, ConversationField(request), "the text is ", text_bytes,
+    FailField(ErrorCode::kContextLength, request.messages_field, "the text is ", text_bytes,
               " bytes, more than the context of ", options_.context_tokens,
               " tokens can hold (at most ", max_text_bytes_,
               " bytes: ", max_text_bytes_ / options_.context_tokens,
@@ -345,7 +338,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     } catch (const Error& e) {
       // The text's own placeholders (a literal "<|image_pad|>") against its images.
       if (e.code() != ErrorCode::kInvalidArgument) throw;
-      throw FieldError(e.code(), ConversationField(request), e.what());
+      throw FieldError(e.code(), request.messages_field, e.what());
     }
   }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
@@ -361,10 +354,13 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
         request.videos.empty() ? ""
                                : " or fewer video frames (fps, max_frames or num_frames; a "
                                  "lower max_video_tokens),";
-    FailField(ErrorCode::kContextLength, ConversationField(request), "the prompt is ", n,
-              " tokens (", visual_tokens, ") but the context holds ", options_.context_tokens,
-              " tokens for prompt and answer; send fewer or smaller images,", video_advice,
-              " or shorten the conversation");
+    const bool raw_prompt = request.prompt_text || !request.prompt_tokens.empty();
+    const std::string advice = raw_prompt ? "shorten the prompt"
+                                          : StrCat("send fewer or smaller images,", video_advice,
+                                                   " or shorten the conversation");
+    FailField(ErrorCode::kContextLength, request.messages_field, "the prompt is ", n, " tokens (",
+              visual_tokens, ") but the context holds ", options_.context_tokens,
+              " tokens for prompt and answer; ", advice);
   }
   if (n + request.max_tokens > options_.context_tokens) {
     FailField(ErrorCode::kContextLength, request.max_tokens_field, "the prompt is ", n, " tokens (",
@@ -398,7 +394,9 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.sampling = ResolveSampling(request.sampling, generation_, fallback_seed);
   const int64_t room = options_.context_tokens - n;
   const int64_t wanted = request.max_tokens > 0 ? request.max_tokens : options_.default_max_tokens;
-  out.output.max_tokens = static_cast<int>(std::min(wanted, room));
+  // An embedding is read off the prompt's last token: nothing is generated.
+  out.output.max_tokens = request.embed ? 0 : static_cast<int>(std::min(wanted, room));
+  out.embed = request.embed;
   out.output.ignore_eos = request.ignore_eos;
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;

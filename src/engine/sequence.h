@@ -55,6 +55,7 @@ struct Sequence {
   TokenConstraints constraints;
   OutputStream output;
   std::vector<float> raw_logits;  // the model's own distribution, for logprobs
+  std::vector<float> embedding;   // an embed request's answer, for its final update
   bool finished = false;          // the final update was sent
 
   // Timing (seconds since the epoch of NowSeconds()).

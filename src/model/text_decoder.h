@@ -60,6 +60,14 @@ class TextDecoder {
 
   const TextConfig& config() const { return config_.text; }
 
+  // The last Forward's final-normed hidden state of its logit row `row` (the order of the
+  // logits), hidden_size floats: what the output projection turned into those logits, and
+  // an embed request's embedding before it is scaled (engine/request.h).
+  std::span<const float> FinalNormedRow(int64_t row) const {
+    const int64_t d = config_.text.hidden_size;
+    return std::span<const float>(last_).subspan(row * d, d);
+  }
+
   // Bytes of weight matrices one decode step reads (every layer's and the output
   // projection's): with the KV cache, what bounds decode speed by memory bandwidth.
   size_t weight_bytes() const;

@@ -11,6 +11,7 @@
 #include "server/access_log.h"
 #include "server/chat_route.h"
 #include "server/completions_route.h"
+#include "server/embeddings_route.h"
 #include "server/http_reply.h"
 #include "server/ollama_request.h"
 #include "server/ollama_route.h"
@@ -194,12 +195,16 @@ void ApiServer::AddRoutes() {
     post(path, HandleTextCompletion, chat);
   }
   post("/v1/responses", HandleResponse, chat);
+  for (const std::string& path : PathsOf("/v1/embeddings")) {
+    post(path, HandleEmbeddings, chat);
+  }
   post("/tokenize", HandleTokenize, chat);
   post("/detokenize", HandleDetokenize, chat);
   GenerationRouteContext ollama = chat;
   ollama.errors = ErrorShape::kOllama;
   post("/api/chat", HandleOllamaChat, ollama);
   post("/api/generate", HandleOllamaGenerate, ollama);
+  post("/api/embed", HandleOllamaEmbed, ollama);
   http_.Post("/api/show",
              [this](const httplib::Request& req, httplib::Response& res,
                     const httplib::ContentReader& reader) { HandleOllamaShow(req, res, reader); });

@@ -115,6 +115,7 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;
   ParsePrompt(body, &g);
+  g.messages_field = "prompt";
   return out;
 }
 

@@ -23,10 +23,10 @@ constexpr std::chrono::milliseconds kClientCheckInterval{100};
 // One response in flight: lives as long as httplib keeps the content provider, which is
 // until the response is written or abandoned.
 struct ResponseState {
-  ResponseState(Engine* e, RequestId i, std::shared_ptr<UpdateChannel> c,
+  ResponseState(Engine* e, std::vector<RequestId> i, std::shared_ptr<UpdateChannel> c,
                 std::unique_ptr<ResponseEncoder> enc, ServerMetrics* m, std::atomic<int>* counter)
       : engine(e),
-        id(i),
+        ids(std::move(i)),
         channel(std::move(c)),
         encoder(std::move(enc)),
         metrics(m),
@@ -38,7 +38,7 @@ struct ResponseState {
   ResponseState& operator=(const ResponseState&) = delete;
 
   Engine* engine;
-  RequestId id;
+  std::vector<RequestId> ids;  // what the engine works on for this response
   std::shared_ptr<UpdateChannel> channel;
   std::unique_ptr<ResponseEncoder> encoder;
   ServerMetrics* metrics;
@@ -165,30 +165,17 @@ std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, 
   return key;
 }
 
-void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
-                           GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
-                           bool stream, double upload_ms, httplib::Response& res,
-                           const std::optional<std::string>& answer_key) {
-  encoder->set_upload_ms(upload_ms);
-  request.request_id = res.get_header_value(kRequestIdHeader);
-  auto channel = std::make_shared<UpdateChannel>();
-  RequestId id = 0;
-  SharedCache* shared = context.shared_cache;
-  const bool replayed = shared && answer_key && ReplayAnswer(*shared, *answer_key, *channel);
-  if (replayed) res.set_header("X-Qvl-Answer-Cache", "shared");
-  try {
-    if (!replayed) {
-      id = engine->Submit(std::move(request),
-                          RecordAnswer(shared, answer_key, [channel](GenerationUpdate&& update) {
-                            channel->Push(std::move(update));
-                          }));
-    }
-  } catch (const std::exception& e) {
-    ReplyError(res, ApiErrorFrom(e), context.errors);
-    return;
-  }
-  auto state = std::make_shared<ResponseState>(engine, id, channel, std::move(encoder),
-                                               context.metrics, context.in_flight);
+namespace {
+
+// Answers from the updates of `ids`, which `channel` receives, through `encoder`;
+// cancels them all if the client goes away first.
+void RespondFromChannel(const GenerationRouteContext& context, Engine* engine,
+                        std::vector<RequestId> ids, std::shared_ptr<UpdateChannel> channel,
+                        std::unique_ptr<ResponseEncoder> encoder, bool stream,
+                        httplib::Response& res) {
+  auto state =
+      std::make_shared<ResponseState>(engine, std::move(ids), std::move(channel),
+                                      std::move(encoder), context.metrics, context.in_flight);
   if (stream) {
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
@@ -197,8 +184,65 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
   res.set_chunked_content_provider(
       content_type, [state](size_t, httplib::DataSink& sink) { return Provide(*state, sink); },
       [state](bool) {
-        if (!state->final_seen) state->engine->Cancel(state->id);
+        if (state->final_seen) return;
+        for (const RequestId id : state->ids) state->engine->Cancel(id);
       });
+}
+
+}  // namespace
+
+void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine,
+                           GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
+                           bool stream, double upload_ms, httplib::Response& res,
+                           const std::optional<std::string>& answer_key) {
+  encoder->set_upload_ms(upload_ms);
+  request.request_id = res.get_header_value(kRequestIdHeader);
+  auto channel = std::make_shared<UpdateChannel>();
+  std::vector<RequestId> ids;
+  SharedCache* shared = context.shared_cache;
+  const bool replayed = shared && answer_key && ReplayAnswer(*shared, *answer_key, *channel);
+  if (replayed) res.set_header("X-Qvl-Answer-Cache", "shared");
+  try {
+    if (!replayed) {
+      ids.push_back(
+          engine->Submit(std::move(request),
+                         RecordAnswer(shared, answer_key, [channel](GenerationUpdate&& update) {
+                           channel->Push(std::move(update));
+                         })));
+    }
+  } catch (const std::exception& e) {
+    ReplyError(res, ApiErrorFrom(e), context.errors);
+    return;
+  }
+  RespondFromChannel(context, engine, std::move(ids), std::move(channel), std::move(encoder),
+                     stream, res);
+}
+
+void RespondWithGenerations(const GenerationRouteContext& context, Engine* engine,
+                            std::vector<GenerationRequest> requests,
+                            std::unique_ptr<ResponseEncoder> encoder, double upload_ms,
+                            httplib::Response& res) {
+  encoder->set_upload_ms(upload_ms);
+  auto channel = std::make_shared<UpdateChannel>();
+  std::vector<RequestId> ids;
+  try {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      requests[i].request_id = res.get_header_value(kRequestIdHeader);
+      const int index = static_cast<int>(i);
+      ids.push_back(
+          engine->Submit(std::move(requests[i]), [channel, index](GenerationUpdate&& update) {
+            update.choice = index;
+            channel->Push(std::move(update));
+          }));
+    }
+  } catch (const std::exception& e) {
+    // One refused input refuses the request: the others stop before they cost more.
+    for (const RequestId id : ids) engine->Cancel(id);
+    ReplyError(res, ApiErrorFrom(e), context.errors);
+    return;
+  }
+  RespondFromChannel(context, engine, std::move(ids), std::move(channel), std::move(encoder), false,
+                     res);
 }
 
 }  // namespace qvl

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 #include "server/api_error.h"
@@ -71,5 +72,13 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
                            bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key = std::nullopt);
+
+// Submits every request of `requests` and answers, not streamed, through `encoder` from
+// all their updates, each update's `choice` set to its request's index (an embeddings
+// request's inputs). One refused submission cancels those already made and is the answer.
+void RespondWithGenerations(const GenerationRouteContext& context, Engine* engine,
+                            std::vector<GenerationRequest> requests,
+                            std::unique_ptr<ResponseEncoder> encoder, double upload_ms,
+                            httplib::Response& res);
 
 }  // namespace qvl

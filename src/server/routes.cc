@@ -11,11 +11,13 @@ constexpr KnownRoute kRoutes[] = {
     {"/v1/chat/completions", "POST"},
     {"/v1/completions", "POST"},
     {"/v1/responses", "POST"},
+    {"/v1/embeddings", "POST"},
     {"/v1/models", "GET"},
     {"/tokenize", "POST"},
     {"/detokenize", "POST"},
     {"/api/chat", "POST"},
     {"/api/generate", "POST"},
+    {"/api/embed", "POST"},
     {"/api/show", "POST"},
     {"/api/tags", "GET"},
     {"/api/ps", "GET"},
@@ -34,6 +36,7 @@ struct RouteAlias {
 constexpr RouteAlias kAliases[] = {
     {"/chat/completions", "/v1/chat/completions"},
     {"/completions", "/v1/completions"},
+    {"/embeddings", "/v1/embeddings"},
     {"/models", "/v1/models"},
     {"/v1/health", "/health"},
 };

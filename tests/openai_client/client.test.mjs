@@ -34,6 +34,32 @@ test('models.retrieve finds the id and its alias, and 404s anything else', async
     (e) => e instanceof OpenAI.NotFoundError && e.param === 'model');
 });
 
+test('embeddings.create: the base64 the client asks for by default, floats, dimensions', async () => {
+  const texts = ['A cat sat on the mat.', 'A dog ran in the park.'];
+  const encoded = await client.embeddings.create({ model: 'qwen3-vl', input: texts });
+  const floats = await client.embeddings.create({
+    model: 'qwen3-vl', input: texts, encoding_format: 'float',
+  });
+  assert.equal(encoded.object, 'list');
+  assert.equal(encoded.model, 'qwen3-vl');
+  assert.equal(encoded.data.length, 2);
+  for (let i = 0; i < 2; i++) {
+    assert.equal(encoded.data[i].index, i);
+    // The client decodes the base64 into float32 values; the float form writes each with
+    // the fewest digits that read back as the same float32.
+    assert.deepEqual(encoded.data[i].embedding, floats.data[i].embedding.map(Math.fround));
+    assert.ok(Math.abs(Math.hypot(...floats.data[i].embedding) - 1) < 1e-5);
+  }
+  assert.ok(encoded.usage.prompt_tokens > 0);
+  assert.equal(encoded.usage.total_tokens, encoded.usage.prompt_tokens);
+  const cut = await client.embeddings.create({
+    model: 'qwen3-vl', input: texts[0], dimensions: 4, encoding_format: 'float',
+  });
+  assert.equal(cut.data[0].embedding.length, 4);
+  await assert.rejects(client.embeddings.create({ model: 'qwen3-vl', input: '' }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'input');
+});
+
 test('completions.create on the rendered template gives the chat answer', async () => {
   const { request, meta } = loadCase('01_text_only');
   const body = {

@@ -133,6 +133,18 @@ test('a tool call and its result in the history are answered', async () => {
   assert.ok(reply.prompt_eval_count > 40, JSON.stringify(reply));
 });
 
+test('embed gives one unit vector per input, the same for the same text', async () => {
+  const texts = ['A cat sat on the mat.', 'A dog ran in the park.', 'A cat sat on the mat.'];
+  const res = await client.embed({ model: 'qwen3-vl', input: texts });
+  assert.equal(res.model, 'qwen3-vl');
+  assert.equal(res.embeddings.length, 3);
+  assert.ok(res.prompt_eval_count > 0);
+  for (const e of res.embeddings) assert.ok(Math.abs(Math.hypot(...e) - 1) < 1e-5);
+  const apart = (a, b) => Math.max(...a.map((x, i) => Math.abs(x - b[i])));
+  assert.ok(apart(res.embeddings[2], res.embeddings[0]) < 1e-5);
+  assert.ok(apart(res.embeddings[1], res.embeddings[0]) > 1e-3);
+});
+
 test('the listings describe the served model', async () => {
   const { models } = await client.list();
   assert.deepEqual(models.map((m) => m.name), ['model', 'qwen3-vl']);

@@ -521,7 +521,7 @@ TEST_F(ServerHttpTest, TooManyImagesIs400) {
 TEST_F(ServerHttpTest, UnknownRoutesAndModelsAre404) {
   ExpectError(Get(*harness_, "/v2/nothing"), 404, "no route GET /v2/nothing", nullptr,
               "invalid_request_error", "not_found");
-  ExpectError(PostJson(*harness_, "/v1/embeddings", "{}"), 404, "no route POST /v1/embeddings",
+  ExpectError(PostJson(*harness_, "/v1/audio/speech", "{}"), 404, "no route POST /v1/audio/speech",
               nullptr, "invalid_request_error", "not_found");
   nlohmann::json body = TextRequest("hi");
   body["model"] = "gpt-4o";
