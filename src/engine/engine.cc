@@ -1,7 +1,6 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <limits>
@@ -25,6 +24,7 @@
 #include "model/qwen3vl.h"
 #include "model/visual_features.h"
 #include "ops/linear.h"
+#include "ops/norm.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -631,10 +631,13 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     const int64_t n = static_cast<int64_t>(c.tokens.size());
     if (c.logit_rows <= 1) {
       seq.cached += n;
-      if (c.logit_rows == 1 && seq.request->embed) {
-        OnEmbedding(seq, row++);
-      } else if (c.logit_rows == 1) {
-        OnLogits(seq, &logits_[row++ * vocab_]);
+      if (c.logit_rows == 1) {
+        if (seq.request->embed) {
+          OnEmbedding(seq, row);
+        } else {
+          OnLogits(seq, &logits_[row * vocab_]);
+        }
+        ++row;
       }
       continue;
     }
@@ -714,12 +717,8 @@ void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
 // scaled to unit length, is the whole answer (last-token pooling; see request.h).
 void Engine::Impl::OnEmbedding(Sequence& seq, int64_t row) {
   const std::span<const float> hidden = model_->text().FinalNormedRow(row);
-  double squares = 0;
-  for (const float v : hidden) squares += static_cast<double>(v) * v;
-  const float scale = squares > 0 ? static_cast<float>(1.0 / std::sqrt(squares)) : 0.0f;
-  seq.embedding.resize(hidden.size());
-  std::transform(hidden.begin(), hidden.end(), seq.embedding.begin(),
-                 [scale](float v) { return v * scale; });
+  seq.embedding.assign(hidden.begin(), hidden.end());
+  ScaleToUnitLength(seq.embedding);
   seq.first_token = NowSeconds();
   Finish(seq, FinishReason::kStop);
 }

@@ -1,5 +1,7 @@
 #include "ops/norm.h"
 
+#include <cmath>
+
 #include "ops/elementwise_kernels.h"
 
 namespace qvl {
@@ -35,6 +37,14 @@ void LayerNorm(const float* x, const float* w, const float* b, int64_t rows, int
   ForRows(rows, dim, pool, [&](int64_t rb, int64_t re) {
     for (int64_t r = rb; r < re; ++r) k.layer_norm_row(x + r * dim, w, b, dim, eps, y + r * dim);
   });
+}
+
+void ScaleToUnitLength(std::span<float> v) {
+  double squares = 0;
+  for (const float x : v) squares += static_cast<double>(x) * x;
+  if (!(squares > 0)) return;
+  const float scale = static_cast<float>(1.0 / std::sqrt(squares));
+  for (float& x : v) x *= scale;
 }
 
 }  // namespace qvl

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "base/thread_pool.h"
 
@@ -17,5 +18,9 @@ void RmsNorm(const float* x, const float* w, int64_t rows, int64_t dim, int64_t 
 // y may alias x.
 void LayerNorm(const float* x, const float* w, const float* b, int64_t rows, int64_t dim, float eps,
                float* y, ThreadPool* pool = nullptr);
+
+// v / |v| in place, the squares summed in double (an embedding, a shortened one); a zero
+// vector stays zero.
+void ScaleToUnitLength(std::span<float> v);
 
 }  // namespace qvl

@@ -39,5 +39,15 @@ TEST(LayerNorm, MatchesFormula) {
   EXPECT_NEAR(y[3], (6 - mean) * inv, 1e-6);
 }
 
+TEST(ScaleToUnitLength, DividesByTheLengthAndLeavesZeroAlone) {
+  std::vector<float> v = {3, -4};
+  ScaleToUnitLength(v);
+  EXPECT_FLOAT_EQ(v[0], 0.6f);
+  EXPECT_FLOAT_EQ(v[1], -0.8f);
+  std::vector<float> zero = {0, 0, 0};
+  ScaleToUnitLength(zero);
+  EXPECT_EQ(zero, (std::vector<float>{0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace qvl

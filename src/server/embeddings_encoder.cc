@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "ops/norm.h"
 #include "server/base64.h"
 #include "server/openai_format.h"
 
@@ -20,12 +21,7 @@ namespace {
 std::vector<float> Shortened(std::vector<float> values, int64_t dimensions) {
   if (dimensions <= 0 || static_cast<size_t>(dimensions) >= values.size()) return values;
   values.resize(static_cast<size_t>(dimensions));
-  double sum = 0;
-  for (const float v : values) sum += static_cast<double>(v) * v;
-  if (sum > 0) {
-    const double scale = 1 / std::sqrt(sum);
-    for (float& v : values) v = static_cast<float>(v * scale);
-  }
+  ScaleToUnitLength(values);
   return values;
 }
 
