@@ -27,13 +27,13 @@ describe("the conversations drawer", () => {
     await page.getByRole("button", { name: "Conversations" }).click();
     const dialog = page.getByRole("dialog", { name: "Conversations" });
     const titles = () => dialog.locator(".history-title").allInnerTexts();
-    expect(await titles()).toEqual(["Which quarter sold best?", "Hello?"]);
+    await expect.poll(titles).toEqual(["Which quarter sold best?", "Hello?"]);
 
     // Found as typed, by an answer's words too, in any case.
     const search = dialog.getByRole("searchbox", { name: "Search conversations" });
     await search.pressSequentially("BONJ");
-    expect(await titles()).toEqual(["Hello?"]);
-    expect(await page.locator("#history-search-status").textContent()).toBe("1 conversation matches.");
+    await expect.poll(titles).toEqual(["Hello?"]);
+    await expect.poll(() => page.locator("#history-search-status").textContent()).toBe("1 conversation matches.");
     await search.fill("unicorn");
     expect(await dialog.locator(".history-empty").innerText()).toBe(
       "No conversation has “unicorn” in its title or messages.",
@@ -42,7 +42,7 @@ describe("the conversations drawer", () => {
     await search.press("Escape");
     expect(await search.inputValue()).toBe("");
     expect(await dialog.isVisible()).toBe(true);
-    expect(await titles()).toHaveLength(2);
+    await expect.poll(titles).toHaveLength(2);
 
     // From the keyboard: Escape gives the edit up without closing the drawer, Enter keeps it.
     await dialog.getByRole("button", { name: "Rename “Hello?”" }).focus();
@@ -52,7 +52,7 @@ describe("the conversations drawer", () => {
     await box.fill("Not kept");
     await box.press("Escape");
     expect(await dialog.isVisible()).toBe(true);
-    expect(await titles()).toEqual(["Which quarter sold best?", "Hello?"]);
+    await expect.poll(titles).toEqual(["Which quarter sold best?", "Hello?"]);
     expect(await focusedLabel(page)).toBe("Rename “Hello?”");
     await page.keyboard.press("Enter");
     await box.fill("French greeting");
@@ -73,7 +73,7 @@ describe("the conversations drawer", () => {
     await page.getByRole("button", { name: "Conversations" }).click();
     await expect.poll(titles).toEqual(["Sales", "French greeting"]);
     await search.fill("greet");
-    expect(await titles()).toEqual(["French greeting"]);
+    await expect.poll(titles).toEqual(["French greeting"]);
     await dialog.locator(".history-open").click();
     await expect.poll(() => answers(page).allInnerTexts()).toEqual([expect.stringContaining("Bonjour.")]);
   });
