@@ -742,6 +742,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
   update.error_code = code;
   if (reason == FinishReason::kStop || reason == FinishReason::kLength) {
     update.text = seq.output.Flush();
+    update.stop = seq.output.matched_stop();
   }
   update.embedding = std::move(seq.embedding);
   {

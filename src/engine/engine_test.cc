@@ -116,7 +116,27 @@ TEST(Engine, StopsAtEndOfSequenceWithReferenceText) {
     EXPECT_EQ(c.text, meta["greedy_text"].get<std::string>());
     const bool stops_early = !meta["greedy_first_eos_index"].is_null();
     EXPECT_EQ(c.last.finish_reason, stops_early ? FinishReason::kStop : FinishReason::kLength);
+    EXPECT_EQ(c.last.stop, "");
   }
+}
+
+// A stop string cut from the reference's answer ends it there, and the final update names
+// the one that matched (Anthropic's stop_sequence).
+TEST(Engine, NamesTheStopStringThatEndedTheAnswer) {
+  auto engine = MakeEngine();
+  const std::string name = CaseNames().front();
+  const std::string greedy =
+      ReadJson(kCasesDir + "/" + name + "/meta.json")["greedy_text"].get<std::string>();
+  ASSERT_GE(greedy.size(), 8u);
+  const std::string stop = greedy.substr(4, 3);
+  GenerationRequest r = LoadCase(name);
+  r.stop = {"\x01never", stop};
+  Collector c;
+  engine->Submit(std::move(r), c.Sink());
+  c.Wait();
+  EXPECT_EQ(c.text, greedy.substr(0, greedy.find(stop)));
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(c.last.stop, stop);
 }
 
 TEST(Engine, ConcurrentRequestsGiveTheSameAnswersAsAlone) {

@@ -53,6 +53,8 @@ class OutputStream {
   std::string Flush();
 
   int64_t generated() const { return generated_; }
+  // The stop string that ended the answer; empty when none did.
+  const std::string& matched_stop() const { return stop_.matched(); }
   // Of generated(), the reasoning: those up to and including limits.reasoning_end, or all
   // of them while it has not come.
   int64_t reasoning() const {

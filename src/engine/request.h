@@ -228,6 +228,9 @@ struct GenerationUpdate {
   std::vector<GeneratedToken> tokens;
   bool finished = false;
   FinishReason finish_reason = FinishReason::kNone;
+  // The stop string that ended the answer (finish_reason kStop), empty when none did:
+  // Anthropic's stop_sequence, vLLM's stop_reason.
+  std::string stop;
   ErrorCode error_code = ErrorCode::kInternal;
   std::string error;
   Usage usage;

@@ -16,9 +16,17 @@ std::string StopMatcher::Push(std::string_view text) {
   if (stops_.empty()) return std::exchange(pending_, {});
   // Earliest complete match wins.
   size_t cut = std::string::npos;
-  for (const std::string& s : stops_) cut = std::min(cut, pending_.find(s));
-  if (cut != std::string::npos) {
+  const std::string* match = nullptr;
+  for (const std::string& s : stops_) {
+    const size_t at = pending_.find(s);
+    if (at < cut) {
+      cut = at;
+      match = &s;
+    }
+  }
+  if (match != nullptr) {
     stopped_ = true;
+    matched_ = *match;
     std::string out = pending_.substr(0, cut);
     pending_.clear();
     return out;

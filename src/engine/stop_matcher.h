@@ -18,12 +18,16 @@ class StopMatcher {
   // The held-back text, at the end of generation.
   std::string Flush();
   bool stopped() const { return stopped_; }
+  // The stop string that matched (the first listed of those matching earliest); empty
+  // before a match.
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   size_t longest_ = 0;
   std::string pending_;
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace qvl

@@ -17,8 +17,10 @@ TEST(StopMatcher, HoldsBackPossibleStartAndCutsAtMatch) {
   EXPECT_EQ(m.Push("N"), "");
   EXPECT_EQ(m.Push("X"), "ENX");  // not a stop after all
   EXPECT_EQ(m.Push("yz\n"), "yz");
+  EXPECT_EQ(m.matched(), "");
   EXPECT_EQ(m.Push("\nmore"), "");
   EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "\n\n");
   EXPECT_EQ(m.Push("after"), "");
 }
 
@@ -27,6 +29,14 @@ TEST(StopMatcher, MatchSplitAcrossPiecesAndEarliestWins) {
   EXPECT_EQ(m.Push("hel"), "he");  // "l" may begin "lo w"
   EXPECT_EQ(m.Push("lo wor"), "l");
   EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "lo w");
+}
+
+// Two stops matching at the same place: the first listed is the one reported.
+TEST(StopMatcher, ATieIsTheFirstListed) {
+  StopMatcher m({"ab", "a"});
+  EXPECT_EQ(m.Push("xab"), "x");
+  EXPECT_EQ(m.matched(), "ab");
 }
 
 TEST(StopMatcher, FlushReturnsHeldText) {
