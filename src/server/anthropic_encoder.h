@@ -12,10 +12,14 @@
 // cache, which are cache_read_input_tokens, as Anthropic counts them.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "engine/request.h"
 #include "server/response_encoder.h"
+#include "server/tool_call_parser.h"
+#include "text/reasoning_split.h"
 
 namespace qvl {
 
@@ -28,6 +32,59 @@ struct AnthropicEncoderOptions {
   bool stream = false;
   bool parse_tool_calls = false;
   bool split_reasoning = false;  // a Thinking model (ChatTemplateKind::kThinking)
+};
+
+class AnthropicEncoder : public ResponseEncoder {
+ public:
+  AnthropicEncoder(AnthropicIdentity identity, const AnthropicEncoderOptions& options);
+
+  // Streamed: message_start (its usage all 0: the engine counts the prompt only in its
+  // final update, and message_delta brings the counts) and a ping; else "".
+  std::string Start() override;
+  // Streamed: the events this update makes; the final one closes the open block and ends
+  // with message_delta and message_stop. Not streamed: "" until the final update, then
+  // the Message JSON. An answer cut short by a shutdown or an engine failure has no
+  // Message: streamed, it ends with an `error` event; not streamed, the body is
+  // Anthropic's error object ({"type": "error", "error": {"type", "message"}}), the
+  // status already sent being 200. Updates for a choice other than 0 are ignored (the
+  // request has one answer).
+  std::string Encode(GenerationUpdate&& update) override;
+  bool finished() const override { return finished_; }
+  // Once finished: the final update without its text (usage, timings, how it ended).
+  const GenerationUpdate& summary() const override { return summary_; }
+
+ private:
+  enum class Block { kNone, kThinking, kText };
+
+  void AddThinking(std::string_view text);
+  void AddText(std::string_view text);
+  void AppendToBlock(std::string_view text);
+  void OpenBlock(Block kind);
+  void CloseBlock();
+  void AddCall(const ParsedToolCall& call);
+  void Finish();
+  void Emit(const char* type, nlohmann::json event);
+
+  AnthropicIdentity identity_;
+  AnthropicEncoderOptions options_;
+  ToolCallParser tools_;
+  ToolCallParser::Output parsed_;  // reused for every update
+  ReasoningSplitter splitter_;
+  ReasoningSplitter::Output split_;  // reused for every update
+  std::string clean_text_;           // the update's text, valid UTF-8
+  // Whitespace not yet given to a text block: it joins one if more text follows, and is
+  // dropped if a call or (with no text block open) the end follows.
+  std::string held_;
+  // The block being written, if any; its index is blocks_.
+  Block open_ = Block::kNone;
+  std::string block_text_;  // not streamed: the open block's text
+  int64_t blocks_ = 0;      // the blocks closed so far
+  bool called_ = false;     // a tool_use block was written
+  // Not streamed: the blocks closed so far.
+  nlohmann::json content_ = nlohmann::json::array();
+  std::string events_;  // what the current call returns
+  GenerationUpdate summary_;
+  bool finished_ = false;
 };
 
 }  // namespace qvl
