@@ -100,7 +100,7 @@ std::string EmbeddingsEncoder::Encode(GenerationUpdate&& update) {
 }
 
 std::string EmbeddingsEncoder::ErrorBody() const {
-  if (dialect_ == EmbeddingsDialect::kOllama) {
+  if (dialect_ != EmbeddingsDialect::kOpenAI) {
     return JsonText({{"error", CutShortReason(summary_)}});
   }
   return JsonText({{"error", CutShortErrorJson(summary_)}});
@@ -109,6 +109,12 @@ std::string EmbeddingsEncoder::ErrorBody() const {
 std::string EmbeddingsEncoder::Body() const {
   const int64_t prompt_tokens = summary_.usage.prompt_tokens;
   std::string out;
+  if (dialect_ == EmbeddingsDialect::kOllamaLegacy) {
+    out = "{\"embedding\":";
+    AppendFloatArray(embeddings_.empty() ? std::span<const float>() : embeddings_[0], &out);
+    out.push_back('}');
+    return out;
+  }
   if (dialect_ == EmbeddingsDialect::kOllama) {
     out = "{\"model\":" + JsonText(model_) + ",\"embeddings\":[";
     for (size_t i = 0; i < embeddings_.size(); ++i) {

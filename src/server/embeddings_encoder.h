@@ -3,12 +3,13 @@
 //            "model","usage":{"prompt_tokens","total_tokens"}}
 //   Ollama  {"model","embeddings":[[...]],"total_duration","load_duration",
 //            "prompt_eval_count"}
+//   Ollama's older /api/embeddings  {"embedding":[...]}: its one input's, [] with none
 // With `dimensions` each embedding keeps its first N values, scaled back to unit length
 // (as OpenAI's text-embedding-3 and Qwen3-Embedding's Matryoshka training mean them to be
 // cut). Values are written with the fewest digits that read back as the same float32;
 // OpenAI's base64 is the little-endian float32 bytes. When an input was cancelled or
 // failed, the body is the error alone (no partial data): OpenAI's {"error": {"message",
-// "type", "param", "code"}} (CutShortErrorJson), Ollama's {"error": "<reason>"}.
+// "type", "param", "code"}} (CutShortErrorJson), Ollama's (both routes) {"error": "<reason>"}.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,8 @@
 
 namespace qvl {
 
-enum class EmbeddingsDialect { kOpenAI, kOllama };
+// kOllamaLegacy is /api/embeddings, at most one input.
+enum class EmbeddingsDialect { kOpenAI, kOllama, kOllamaLegacy };
 
 // Collects the final updates of a request's inputs (update.choice = the input's index, the
 // route sets it) and, once every input has finished, writes the one JSON body.

@@ -178,5 +178,27 @@ TEST(EmbeddingsEncoderTest, OllamaErrorIsAString) {
   EXPECT_EQ(encoder.summary().finish_reason, FinishReason::kCancelled);
 }
 
+TEST(EmbeddingsEncoderTest, OllamaLegacyShapeIsTheOneEmbedding) {
+  EmbeddingsEncoder encoder(EmbeddingsDialect::kOllamaLegacy, kModel, 1, false, 0);
+  EXPECT_EQ(encoder.Start(), "");
+  const std::string text = encoder.Encode(Embedded(0, kValues, 6, 10));
+  ASSERT_TRUE(encoder.finished());
+  EXPECT_EQ(text, "{\"embedding\":[0.1,-0.33333334,1e-08,0.70710677,0.5]}");
+  EXPECT_EQ(encoder.summary().usage.prompt_tokens, 6);
+}
+
+TEST(EmbeddingsEncoderTest, OllamaLegacyWithNoPromptAnswersAnEmptyEmbeddingAtStart) {
+  EmbeddingsEncoder encoder(EmbeddingsDialect::kOllamaLegacy, kModel, 0, false, 0);
+  EXPECT_TRUE(encoder.finished());
+  EXPECT_EQ(encoder.Start(), "{\"embedding\":[]}");
+}
+
+TEST(EmbeddingsEncoderTest, OllamaLegacyErrorIsAString) {
+  EmbeddingsEncoder encoder(EmbeddingsDialect::kOllamaLegacy, kModel, 1, false, 0);
+  const json body =
+      json::parse(encoder.Encode(Failed(0, FinishReason::kError, "prompt: too long")));
+  EXPECT_EQ(body, json({{"error", "the answer failed: prompt: too long"}}));
+}
+
 }  // namespace
 }  // namespace qvl

@@ -175,6 +175,16 @@ bool ParseBase64Format(const RequestObject& body) {
   return format == "base64";
 }
 
+// What both of Ollama's embedding routes read alike: the model, and options and keep_alive
+// checked as /api/chat checks them (sampling changes no embedding, so they go nowhere).
+EmbeddingsRequest ParseOllamaCommon(const RequestObject& body, const ChatRequestPolicy& policy) {
+  EmbeddingsRequest out;
+  out.model = ParseOllamaModel(body, policy.model_names);
+  GenerationRequest options;
+  ParseOllamaOptions(body, policy.max_stop_strings, &options);
+  return out;
+}
+
 }  // namespace
 
 EmbeddingsRequest ParseEmbeddingsRequest(std::string_view text, const ChatRequestPolicy& policy,
@@ -213,11 +223,7 @@ EmbeddingsRequest ParseOllamaEmbedRequest(std::string_view text, const ChatReque
                                           int64_t hidden_size) {
   const nlohmann::json json = ParseJsonBody(text);
   const RequestObject body(json, "");
-  EmbeddingsRequest out;
-  out.model = ParseOllamaModel(body, policy.model_names);
-  // Checked as /api/chat checks them; sampling changes no embedding, so they go nowhere.
-  GenerationRequest options;
-  ParseOllamaOptions(body, policy.max_stop_strings, &options);
+  EmbeddingsRequest out = ParseOllamaCommon(body, policy);
   body.Bool("truncate");
   out.dimensions = ParseDimensions(body, hidden_size);
   const nlohmann::json* input = body.Find("input");
@@ -237,6 +243,24 @@ EmbeddingsRequest ParseOllamaEmbedRequest(std::string_view text, const ChatReque
   for (size_t i = 0; i < input->size(); ++i) {
     out.inputs.push_back(TextInput((*input)[i], IndexField("input", i)));
   }
+  return out;
+}
+
+EmbeddingsRequest ParseOllamaEmbeddingsRequest(std::string_view text,
+                                               const ChatRequestPolicy& policy) {
+  const nlohmann::json json = ParseJsonBody(text);
+  const RequestObject body(json, "");
+  EmbeddingsRequest out = ParseOllamaCommon(body, policy);
+  // Ollama would ignore it and answer an empty embedding; the client meant /api/embed.
+  if (body.Find("input") != nullptr) {
+    FailField(ErrorCode::kInvalidArgument, "input",
+              "is /api/embed's field: /api/embeddings embeds \"prompt\" (one string)");
+  }
+  const nlohmann::json* prompt = body.Find("prompt");
+  if (prompt == nullptr || (prompt->is_string() && prompt->get_ref<const std::string&>().empty())) {
+    return out;
+  }
+  out.inputs.push_back(TextInput(*prompt, "prompt"));
   return out;
 }
 

@@ -1,9 +1,10 @@
-// The bodies of POST /v1/embeddings (OpenAI's, with vLLM's chat form) and POST /api/embed
-// (Ollama's) -> one embed GenerationRequest per input, read with the field checks of
-// every other route (request_fields.h). An embedding is read off the prompt (the engine's
-// GenerationRequest::embed), so every field that would change a generated answer
-// (max_tokens, temperature, stream, tools, ...) is refused naming it rather than ignored:
-// a client that sends one expects something qvl would not do.
+// The bodies of POST /v1/embeddings (OpenAI's, with vLLM's chat form), POST /api/embed
+// (Ollama's) and Ollama's older POST /api/embeddings -> one embed GenerationRequest per
+// input, read with the field checks of every other route (request_fields.h). An embedding
+// is read off the prompt (the engine's GenerationRequest::embed), so every field that
+// would change a generated answer (max_tokens, temperature, stream, tools, ...) is refused
+// naming it rather than ignored: a client that sends one expects something qvl would not
+// do.
 #pragma once
 
 #include <cstdint>
@@ -49,5 +50,14 @@ EmbeddingsRequest ParseEmbeddingsRequest(std::string_view body, const ChatReques
 // ParseEmbeddingsRequest does.
 EmbeddingsRequest ParseOllamaEmbedRequest(std::string_view body, const ChatRequestPolicy& policy,
                                           int64_t hidden_size);
+
+// POST /api/embeddings, Ollama's older route: {"model", "prompt": a string, "options"?,
+// "keep_alive"?}, model, options and keep_alive as /api/embed reads them. An absent or
+// empty prompt lists no inputs (a client loading the model); otherwise one input whose
+// errors name "prompt". "input" (/api/embed's field, which Ollama would ignore here and
+// answer an empty embedding) is refused naming it. Throws FieldError as
+// ParseEmbeddingsRequest does.
+EmbeddingsRequest ParseOllamaEmbeddingsRequest(std::string_view body,
+                                               const ChatRequestPolicy& policy);
 
 }  // namespace qvl

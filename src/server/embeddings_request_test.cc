@@ -19,13 +19,20 @@ constexpr int64_t kHiddenSize = 64;
 constexpr char kNotEmbedding[] =
     ": is not an embeddings field: an embedding is read off the prompt and nothing is generated";
 
-enum class Api { kOpenAI, kOllama };
+enum class Api { kOpenAI, kOllama, kOllamaLegacy };
 
 class EmbeddingsRequestTest : public ::testing::Test {
  protected:
   EmbeddingsRequest Parse(const json& body, Api api = Api::kOpenAI) {
-    return api == Api::kOpenAI ? ParseEmbeddingsRequest(body.dump(), policy_, kHiddenSize)
-                               : ParseOllamaEmbedRequest(body.dump(), policy_, kHiddenSize);
+    switch (api) {
+      case Api::kOpenAI:
+        return ParseEmbeddingsRequest(body.dump(), policy_, kHiddenSize);
+      case Api::kOllama:
+        return ParseOllamaEmbedRequest(body.dump(), policy_, kHiddenSize);
+      case Api::kOllamaLegacy:
+        return ParseOllamaEmbeddingsRequest(body.dump(), policy_);
+    }
+    return {};
   }
 
   // The message of the FieldError the body raises; checks its code and field.
@@ -283,6 +290,50 @@ TEST_F(EmbeddingsRequestTest, OllamaRefusals) {
   const json inputs(static_cast<size_t>(kMaxEmbeddingInputs) + 1, "x");
   EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"input", inputs}}, "input", Api::kOllama),
             "input: at most 128 inputs per request, got 129");
+}
+
+TEST_F(EmbeddingsRequestTest, OllamaLegacyPromptIsOneInput) {
+  const EmbeddingsRequest r = Parse({{"model", "qwen3-vl:latest"},
+                                     {"prompt", "Why is the sky blue?"},
+                                     {"keep_alive", "5m"},
+                                     {"options", {{"temperature", 0.2}, {"num_ctx", 4096}}}},
+                                    Api::kOllamaLegacy);
+  EXPECT_EQ(r.model, "qwen3-vl:latest");
+  EXPECT_FALSE(r.base64);
+  EXPECT_EQ(r.dimensions, 0);
+  ASSERT_EQ(r.inputs.size(), 1u);
+  ExpectEmbedInput(r.inputs[0], "prompt");
+  EXPECT_EQ(r.inputs[0].prompt_text, "Why is the sky blue?");
+  EXPECT_FALSE(r.inputs[0].sampling.temperature.has_value());
+}
+
+TEST_F(EmbeddingsRequestTest, OllamaLegacyEmptyPromptListsNone) {
+  for (const json& prompt : {json(""), json(nullptr)}) {
+    EXPECT_TRUE(
+        Parse({{"model", "qwen3-vl"}, {"prompt", prompt}}, Api::kOllamaLegacy).inputs.empty())
+        << prompt.dump();
+  }
+  EXPECT_TRUE(Parse({{"model", "qwen3-vl"}}, Api::kOllamaLegacy).inputs.empty());
+}
+
+TEST_F(EmbeddingsRequestTest, OllamaLegacyRefusals) {
+  EXPECT_EQ(ErrorOf({{"prompt", "x"}}, "model", Api::kOllamaLegacy), "model: is required");
+  EXPECT_EQ(ErrorOf({{"model", "llama3"}, {"prompt", "x"}}, "model", Api::kOllamaLegacy,
+                    ErrorCode::kNotFound)
+                .rfind("model: the model \"llama3\" does not exist", 0),
+            0u);
+  EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"prompt", {"a", "b"}}}, "prompt", Api::kOllamaLegacy),
+            "prompt: expected a string, got array");
+  EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"prompt", 7}}, "prompt", Api::kOllamaLegacy),
+            "prompt: expected a string, got integer");
+  EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"input", "x"}}, "input", Api::kOllamaLegacy),
+            "input: is /api/embed's field: /api/embeddings embeds \"prompt\" (one string)");
+  EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"prompt", "x"}, {"options", {{"bogus", 1}}}},
+                    "options.bogus", Api::kOllamaLegacy),
+            "options.bogus: unknown option \"bogus\"");
+  EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}, {"prompt", "x"}, {"keep_alive", true}}, "keep_alive",
+                    Api::kOllamaLegacy),
+            "keep_alive: expected a duration (\"5m\") or a number of seconds, got boolean");
 }
 
 }  // namespace

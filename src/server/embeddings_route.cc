@@ -56,4 +56,13 @@ void HandleOllamaEmbed(const GenerationRouteContext& context, const httplib::Req
   Handle(context, req, res, reader, EmbeddingsDialect::kOllama, &ParseOllamaEmbedRequest);
 }
 
+void HandleOllamaEmbeddings(const GenerationRouteContext& context, const httplib::Request& req,
+                            httplib::Response& res, const httplib::ContentReader& reader) {
+  // The older route has no "dimensions": every value, as Ollama gives.
+  Handle(context, req, res, reader, EmbeddingsDialect::kOllamaLegacy,
+         [](std::string_view body, const ChatRequestPolicy& policy, int64_t) {
+           return ParseOllamaEmbeddingsRequest(body, policy);
+         });
+}
+
 }  // namespace qvl
