@@ -128,17 +128,19 @@ struct Tools {
 };
 
 // A tool in chat's shape, which the template shows: {"type": "function", "function":
-// {...the flat tool's other keys, in the client's order}}.
-nlohmann::ordered_json ChatShapedTool(const nlohmann::ordered_json& flat) {
+// {...the flat tool's other keys, in the client's order, its schema as "parameters"}}.
+// Anthropic's cache_control marks where a prompt cache may end; it is no part of the tool.
+nlohmann::ordered_json ChatShapedTool(const nlohmann::ordered_json& flat, const ToolShape& shape) {
   nlohmann::ordered_json function = nlohmann::ordered_json::object();
   for (const auto& [key, value] : flat.items()) {
-    if (key != "type") function[key] = value;
+    if (key == "type" || key == "cache_control") continue;
+    function[key == shape.parameters_key ? "parameters" : key] = value;
   }
   return {{"type", "function"}, {"function", std::move(function)}};
 }
 
 Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& ordered,
-                 const OutputShape& shape) {
+                 const ToolShape& shape) {
   RequireArray(tools, "tools");
   if (tools.size() > kMaxTools) {
     FailField(ErrorCode::kInvalidArgument, "tools", "at most ", kMaxTools,
@@ -148,10 +150,10 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
   Tools out;
   for (size_t i = 0; i < tools.size(); ++i) {
     const RequestObject tool(tools[i], IndexField("tools", i));
-    const std::string type = tool.String("type").value_or("function");
-    if (type != "function") {
+    const std::string type = tool.String("type").value_or(shape.type);
+    if (type != shape.type) {
       FailField(ErrorCode::kInvalidArgument, tool.Field("type"), "\"", type,
-                "\" is not supported; only \"function\" tools are");
+                "\" is not supported; only \"", shape.type, "\" tools are");
     }
     std::optional<RequestObject> nested_function;
     if (nested) {
@@ -181,33 +183,37 @@ Tools ParseTools(const nlohmann::json& tools, const nlohmann::ordered_json& orde
     const nlohmann::ordered_json& ordered_tool = ordered.at("tools").at(i);
     const nlohmann::ordered_json& ordered_function =
         nested ? ordered_tool.at(shape.function_key) : ordered_tool;
-    if (function.Find("parameters") != nullptr) {
-      schema.parameters = ordered_function.at("parameters");
-      schema.parameters_path = function.Field("parameters");
+    if (function.Find(shape.parameters_key) != nullptr) {
+      schema.parameters = ordered_function.at(shape.parameters_key);
+      schema.parameters_path = function.Field(shape.parameters_key);
       // Checked for every tool, called or not: a schema qvl could not constrain to is
       // refused whatever tool_choice says.
       CompileSchemaAt(schema.parameters, schema.parameters_path);
     }
-    out.json.push_back(TemplateJson(nested ? ordered_tool : ChatShapedTool(ordered_tool)));
+    out.json.push_back(TemplateJson(nested ? ordered_tool : ChatShapedTool(ordered_tool, shape)));
     out.schemas.push_back(std::move(schema));
   }
   return out;
 }
 
-// tool_choice: "none", "auto", "required" or a function by name; `named` gets the name
-// and `named_field` where it was.
-std::string ParseToolChoice(const nlohmann::json& tool_choice, const OutputShape& shape,
-                            std::string* named, std::string* named_field) {
+// tool_choice: "none", "auto", "required" or a function by name.
+ToolChoice ParseToolChoice(const nlohmann::json& tool_choice, const ToolShape& shape) {
   const bool nested = *shape.function_key != '\0';
+  ToolChoice out;
   if (tool_choice.is_string()) {
-    std::string choice = tool_choice.get<std::string>();
-    if (choice != "none" && choice != "auto" && choice != "required") {
-      FailField(ErrorCode::kInvalidArgument, "tool_choice", "\"", choice,
+    out.spelled = tool_choice.get<std::string>();
+    if (out.spelled == "none") {
+      out.kind = ToolChoice::Kind::kNone;
+    } else if (out.spelled == "required") {
+      out.kind = ToolChoice::Kind::kRequired;
+    } else if (out.spelled != "auto") {
+      FailField(ErrorCode::kInvalidArgument, "tool_choice", "\"", out.spelled,
                 "\" is not one of none, auto, required, or {\"type\": \"function\", ",
                 nested ? "\"function\": {\"name\": ...}}" : "\"name\": ...}");
     }
-    return choice;
+    return out;
   }
+  out.kind = ToolChoice::Kind::kNamed;
   const RequestObject object(tool_choice, "tool_choice");
   if (nested) {
     const nlohmann::json* function = object.Find(shape.function_key);
@@ -215,9 +221,9 @@ std::string ParseToolChoice(const nlohmann::json& tool_choice, const OutputShape
       FailField(ErrorCode::kInvalidArgument, object.Field(shape.function_key), "is required");
     }
     const RequestObject function_object(*function, object.Field(shape.function_key));
-    *named = function_object.RequiredString("name");
-    *named_field = function_object.Field("name");
-    return "named";
+    out.name = out.spelled = function_object.RequiredString("name");
+    out.name_field = function_object.Field("name");
+    return out;
   }
   const std::string type = object.RequiredString("type");
   if (type != "function") {
@@ -225,9 +231,9 @@ std::string ParseToolChoice(const nlohmann::json& tool_choice, const OutputShape
               "\" is not supported; use none, auto, required, or {\"type\": \"function\", "
               "\"name\": ...}");
   }
-  *named = object.RequiredString("name");
-  *named_field = object.Field("name");
-  return "named";
+  out.name = out.spelled = object.RequiredString("name");
+  out.name_field = object.Field("name");
+  return out;
 }
 
 }  // namespace
@@ -264,7 +270,47 @@ bool OfferTools(const RequestObject& body, const nlohmann::ordered_json& ordered
                 GenerationRequest* g) {
   const nlohmann::json* tools = body.Find("tools");
   if (tools == nullptr || (tools->is_array() && tools->empty())) return false;
-  g->tools_json = ParseTools(*tools, ordered, kChatOutputShape).json;
+  g->tools_json = ParseTools(*tools, ordered, kChatToolShape).json;
+  return true;
+}
+
+bool OfferToolsUnder(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                     const ToolShape& shape, const ToolChoice& choice,
+                     std::string_view format_field, GenerationRequest* g) {
+  using Kind = ToolChoice::Kind;
+  const nlohmann::json* tools = body.Find("tools");
+  const bool has_tools = tools != nullptr && !(tools->is_array() && tools->empty());
+  if (!has_tools) {
+    // "auto" with no tools is plain text, as "none" is (vLLM takes it with "tools": []).
+    if (choice.kind == Kind::kRequired || choice.kind == Kind::kNamed) {
+      FailField(ErrorCode::kInvalidArgument, "tool_choice", "needs \"tools\"");
+    }
+    return false;
+  }
+  if (choice.kind == Kind::kNone) return false;
+  Tools parsed = ParseTools(*tools, ordered, shape);
+  g->tools_json = std::move(parsed.json);
+  if (choice.kind == Kind::kAuto) return true;
+  if (!format_field.empty()) {
+    FailField(ErrorCode::kInvalidArgument, format_field, "cannot be combined with tool_choice \"",
+              choice.spelled, "\": the answer is a tool call");
+  }
+  std::vector<ToolSchema> callable;
+  for (ToolSchema& schema : parsed.schemas) {
+    if (choice.kind == Kind::kRequired || schema.name == choice.name) {
+      callable.push_back(std::move(schema));
+    }
+  }
+  if (callable.empty()) {
+    FailField(ErrorCode::kInvalidArgument, choice.name_field, "\"", choice.name,
+              "\" is not one of the tools");
+  }
+  const bool parallel_calls = choice.parallel && choice.kind == Kind::kRequired;
+  std::string key = StrCat("tools:", parallel_calls);
+  for (const ToolSchema& tool : callable)
+    key += StrCat("\n", tool.name, "\n", tool.parameters.dump());
+  g->grammar =
+      CompiledGrammars().Get(key, [&] { return CompileToolCallGrammar(callable, parallel_calls); });
   return true;
 }
 
@@ -287,41 +333,13 @@ OutputControls ParseOutputControls(const RequestObject& body, std::string_view t
   }
   bool structured = false;
   g->grammar = ParseResponseFormat(format, out.ordered, shape, &structured);
-
-  std::string choice = has_tools ? "auto" : "none";
-  std::string named;
-  std::string named_field;
+  ToolChoice choice;
   if (const nlohmann::json* tool_choice = body.Find("tool_choice")) {
-    choice = ParseToolChoice(*tool_choice, shape, &named, &named_field);
-    // "auto" with no tools is plain text, as "none" is (vLLM takes it with "tools": []).
-    if (choice != "none" && choice != "auto" && !has_tools) {
-      FailField(ErrorCode::kInvalidArgument, "tool_choice", "needs \"tools\"");
-    }
+    choice = ParseToolChoice(*tool_choice, shape.tools);
   }
-  const bool parallel = body.Bool("parallel_tool_calls").value_or(true);
-  if (!has_tools || choice == "none") return out;
-
-  Tools parsed = ParseTools(*tools, out.ordered, shape);
-  g->tools_json = std::move(parsed.json);
-  out.parse_tool_calls = true;
-  if (choice == "auto") return out;
-  if (structured) {
-    FailField(ErrorCode::kInvalidArgument, format->path(), "cannot be combined with tool_choice \"",
-              choice == "named" ? named : choice, "\": the answer is a tool call");
-  }
-  std::vector<ToolSchema> callable;
-  for (ToolSchema& schema : parsed.schemas) {
-    if (choice == "required" || schema.name == named) callable.push_back(std::move(schema));
-  }
-  if (callable.empty()) {
-    FailField(ErrorCode::kInvalidArgument, named_field, "\"", named, "\" is not one of the tools");
-  }
-  const bool parallel_calls = parallel && choice == "required";
-  std::string key = StrCat("tools:", parallel_calls);
-  for (const ToolSchema& tool : callable)
-    key += StrCat("\n", tool.name, "\n", tool.parameters.dump());
-  g->grammar =
-      CompiledGrammars().Get(key, [&] { return CompileToolCallGrammar(callable, parallel_calls); });
+  choice.parallel = body.Bool("parallel_tool_calls").value_or(true);
+  out.parse_tool_calls =
+      OfferToolsUnder(body, out.ordered, shape.tools, choice, structured ? format->path() : "", g);
   return out;
 }
 

@@ -3,8 +3,9 @@
 // `text.format`: text, json_object, json_schema) and tool calling (`tools`,
 // `tool_choice`, `parallel_tool_calls`). Schemas are compiled to grammars here, on the
 // HTTP thread, so a schema qvl cannot honour is a 400 naming the keyword before any
-// engine work. Both APIs go through the same checks; an OutputShape says where each of
-// them keeps these fields.
+// engine work. Every API goes through the same checks; an OutputShape says where each
+// of them keeps these fields (Anthropic's, whose format and tool_choice differ more,
+// reads its own and offers its tools through OfferToolsUnder).
 #pragma once
 
 #include <functional>
@@ -18,6 +19,21 @@
 
 namespace qvl {
 
+// Where an API keeps a tool's definition: chat nests the name, description and parameters
+// under "function" ({"type": "function", "function": {"name", ...}}), as it nests the
+// name of a tool_choice function; the Responses API writes them in the tool itself, and
+// so does Anthropic's, which calls the parameters "input_schema" and a tool the client
+// defines "custom". The chat template is shown every tool in chat's shape.
+struct ToolShape {
+  const char* function_key;    // "" = flat
+  const char* parameters_key;  // the JSON schema of the arguments
+  const char* type;            // the "type" of a tool the client defines (the default)
+};
+
+inline constexpr ToolShape kChatToolShape{"function", "parameters", "function"};
+inline constexpr ToolShape kResponsesToolShape{"", "parameters", "function"};
+inline constexpr ToolShape kAnthropicToolShape{"", "input_schema", "custom"};
+
 struct OutputShape {
   // The structured-output object: chat's top-level "response_format", the Responses API's
   // "format" inside the top-level "text".
@@ -27,15 +43,22 @@ struct OutputShape {
   // and takes a missing schema as any JSON; the Responses API writes them in the format
   // object itself and requires name and schema.
   const char* json_schema_key;  // "" = in the format object
-  // A function tool's name, description and parameters, and the name of a tool_choice
-  // function: chat nests them under "function" ({"type": "function", "function":
-  // {"name", ...}}), the Responses API writes them in the object itself. The chat
-  // template is shown every tool in chat's shape.
-  const char* function_key;  // "" = flat
+  ToolShape tools;
 };
 
-inline constexpr OutputShape kChatOutputShape{"", "response_format", "json_schema", "function"};
-inline constexpr OutputShape kResponsesOutputShape{"text", "format", "", ""};
+inline constexpr OutputShape kChatOutputShape{"", "response_format", "json_schema", kChatToolShape};
+inline constexpr OutputShape kResponsesOutputShape{"text", "format", "", kResponsesToolShape};
+
+// What tool_choice asks for, whichever API spells it: chat's "auto", "none", "required" or
+// a function by name; Anthropic's {"type": auto, none, any or tool}.
+struct ToolChoice {
+  enum class Kind { kAuto, kNone, kRequired, kNamed };
+  Kind kind = Kind::kAuto;
+  std::string name;        // kNamed: the tool's name
+  std::string name_field;  // kNamed: where the request gave it
+  std::string spelled;     // as the client wrote the choice ("required", "any"), for errors
+  bool parallel = true;    // an answer may call more than one tool
+};
 
 struct OutputControls {
   bool parse_tool_calls = false;  // tools are offered: answers are split into tool_calls
@@ -74,5 +97,16 @@ std::shared_ptr<const Grammar> CompileCachedAt(
 // Returns whether any were offered.
 bool OfferTools(const RequestObject& body, const nlohmann::ordered_json& ordered,
                 GenerationRequest* g);
+
+// The body's "tools" (in `shape`; absent or empty: none) offered under `choice`: their
+// schemas checked, g->tools_json set and, when a call is forced, g->grammar to it.
+// `format_field` names the structured output the request asked for (g->grammar holds
+// it; "" when none), which a forced call cannot be combined with. `ordered` is
+// OrderedRequestFields' of the body. Returns whether tools are offered (answers are split
+// into tool calls). Throws FieldError; tool_choice naming a tool or asking for one needs
+// tools.
+bool OfferToolsUnder(const RequestObject& body, const nlohmann::ordered_json& ordered,
+                     const ToolShape& shape, const ToolChoice& choice,
+                     std::string_view format_field, GenerationRequest* g);
 
 }  // namespace qvl
