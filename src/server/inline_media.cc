@@ -12,16 +12,19 @@
 namespace qvl {
 namespace {
 
-// How deep a request's media fields are (messages[i].content[j].video_url.url: six
-// objects and arrays); the scan counts deeper levels without following them, so a body
-// of a million '[' costs it nothing.
-constexpr size_t kMediaDepth = 6;
+// How deep a request's media fields are (an Anthropic tool result's image,
+// messages[i].content[j].content[k].source.data: eight objects and arrays); the scan
+// counts deeper levels without following them, so a body of a million '[' costs it
+// nothing.
+constexpr size_t kMediaDepth = 8;
 
 // A media field as a path through the JSON: object keys joined by '.', "[]" for an
-// array's element. `bare`: the value may also be base64 without a data URL's header.
+// array's element. `bare`: the value may also be base64 without a data URL's header;
+// `data_url`: it may be a data URL.
 struct MediaPath {
   std::string_view path;
   bool bare = false;
+  bool data_url = true;
 };
 
 // Where each route's request parser reads media (chat_messages.cc, responses_input.cc,
@@ -37,6 +40,11 @@ constexpr MediaPath kResponsesPaths[] = {
 };
 constexpr MediaPath kOllamaChatPaths[] = {{"messages[].images[]", true}};
 constexpr MediaPath kOllamaGeneratePaths[] = {{"images[]", true}};
+// Anthropic's base64 image sources, whose media type is a key beside the payload.
+constexpr MediaPath kAnthropicPaths[] = {
+    {"messages[].content[].source.data", true, false},
+    {"messages[].content[].content[].source.data", true, false},
+};
 
 std::span<const MediaPath> PathsOf(MediaLayout layout) {
   switch (layout) {
@@ -48,6 +56,8 @@ std::span<const MediaPath> PathsOf(MediaLayout layout) {
       return kOllamaChatPaths;
     case MediaLayout::kOllamaGenerate:
       return kOllamaGeneratePaths;
+    case MediaLayout::kAnthropicMessages:
+      return kAnthropicPaths;
   }
   return {};
 }
@@ -170,7 +180,8 @@ std::optional<std::vector<Payload>> FindPayloads(std::string_view text, MediaLay
       } else if (followed && !escaped && !value.empty()) {
         for (const MediaPath& media : paths) {
           if (!AtPath(levels, media.path)) continue;
-          std::optional<std::pair<size_t, size_t>> payload = Base64Payload(value, begin);
+          std::optional<std::pair<size_t, size_t>> payload;
+          if (media.data_url) payload = Base64Payload(value, begin);
           if (!payload && media.bare && !EqualsNoCase(value.substr(0, 5), "data:")) {
             payload = std::make_pair(begin, end);
           }

@@ -1,11 +1,12 @@
-// The base64 data URLs (and Ollama's bare base64 images) of a request's media, decoded
-// straight from the request body before the body is parsed as JSON, on every route that
-// takes media. Parsed the ordinary way, a data URL is held three times beside its decoded
-// bytes (the body, the JSON lexer's token buffer and the string in the parsed document),
-// and the lexer reads it a byte at a time: a 58 MB video as a 77 MB body took 330 MB of
-// peak memory over the idle server. Here each payload is decoded once, from the body, and
-// cut out of it; the parsed request then holds `"data:TYPE;base64,"` (or `""` for a bare
-// image) at that field and the image loader takes the bytes from here (image_source.cc).
+// The base64 data URLs (and the bare base64 images of Ollama and Anthropic) of a
+// request's media, decoded straight from the request body before the body is parsed as
+// JSON, on every route that takes media. Parsed the ordinary way, a data URL is held
+// three times beside its decoded bytes (the body, the JSON lexer's token buffer and the
+// string in the parsed document), and the lexer reads it a byte at a time: a 58 MB video
+// as a 77 MB body took 330 MB of peak memory over the idle server. Here each payload is
+// decoded once, from the body, and cut out of it; the parsed request then holds
+// `"data:TYPE;base64,"` (or `""` for a bare image) at that field and the image loader
+// takes the bytes from here (image_source.cc).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,11 @@ enum class MediaLayout {
   kOllamaChat,
   // Ollama's /api/generate: images[j], bare base64 or data URLs.
   kOllamaGenerate,
+  // Anthropic's /v1/messages and /v1/messages/count_tokens:
+  // messages[i].content[j].source.data and a tool result's
+  // messages[i].content[j].content[k].source.data, bare base64 only (the media type is
+  // the source's media_type).
+  kAnthropicMessages,
 };
 
 class InlineMedia {
@@ -46,7 +52,8 @@ class InlineMedia {
 
 // Decodes the base64 payloads of the data URLs `body` (the JSON text of a request of
 // `layout`'s route) holds in its media fields and removes them from `body`, which is
-// shrunk to what is left; a bare base64 image of Ollama's is removed whole, leaving "".
+// shrunk to what is left; a bare base64 image (Ollama's, Anthropic's) is removed whole,
+// leaving "".
 // A payload that is not plain, valid base64 (a JSON escape in it, a bad character or
 // length) stays in the body for the request parser, whose error names its field; so does
 // everything in a body whose brackets or strings do not close. Limits are the request parser's to

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/field_error.h"
+#include "server/anthropic_request.h"
 #include "server/chat_request.h"
 #include "server/ollama_request.h"
 #include "server/responses_request.h"
@@ -189,6 +190,24 @@ nlohmann::json OllamaGenerateBody() {
   return {{"model", "qvl"}, {"prompt", "What is this?"}, {"images", {Base64(Photo()), PhotoUrl()}}};
 }
 
+// An Anthropic Messages body with `data` as the base64 source of an image in a user
+// message and of one in a tool result, and the photo's base64 as a text.
+nlohmann::json AnthropicMessagesBody(const std::string& data) {
+  const nlohmann::json image = {
+      {"type", "image"},
+      {"source", {{"type", "base64"}, {"media_type", "image/jpeg"}, {"data", data}}}};
+  return {
+      {"model", "qvl"},
+      {"max_tokens", 8},
+      {"messages",
+       {{{"role", "user"}, {"content", {image, {{"type", "text"}, {"text", Base64(Photo())}}}}},
+        {{"role", "assistant"},
+         {"content",
+          {{{"type", "tool_use"}, {"id", "t1"}, {"name", "look"}, {"input", {{"a", 1}}}}}}},
+        {{"role", "user"},
+         {"content", {{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", {image}}}}}}}}};
+}
+
 TEST(InlineMediaTest, TakesEveryRoutesMediaFields) {
   const std::string url = PhotoUrl();
   std::string text = ResponsesBody(url).dump();
@@ -215,10 +234,21 @@ TEST(InlineMediaTest, TakesEveryRoutesMediaFields) {
   EXPECT_EQ(media.Take("images[0]"), Bytes(Photo()));
   EXPECT_EQ(media.Take("images[1]"), Bytes(Photo()));
 
+  text = AnthropicMessagesBody(Base64(Photo())).dump();
+  media = TakeInlineMedia(&text, MediaLayout::kAnthropicMessages);
+  EXPECT_EQ(nlohmann::json::parse(text), AnthropicMessagesBody(""));
+  EXPECT_EQ(media.Take("messages[0].content[0].source.data"), Bytes(Photo()));
+  EXPECT_EQ(media.Take("messages[2].content[0].content[0].source.data"), Bytes(Photo()));
+  // Anthropic's source data is bare base64: a data URL there is the parser's to refuse.
+  const std::string url_as_data = AnthropicMessagesBody(PhotoUrl()).dump();
+  text = url_as_data;
+  TakeInlineMedia(&text, MediaLayout::kAnthropicMessages);
+  EXPECT_EQ(text, url_as_data);
+
   // Each route reads its own fields only: a chat body is left alone by the others.
   const std::string chat = EveryMediaField("Hi").dump();
-  for (MediaLayout other :
-       {MediaLayout::kResponses, MediaLayout::kOllamaChat, MediaLayout::kOllamaGenerate}) {
+  for (MediaLayout other : {MediaLayout::kResponses, MediaLayout::kOllamaChat,
+                            MediaLayout::kOllamaGenerate, MediaLayout::kAnthropicMessages}) {
     text = chat;
     TakeInlineMedia(&text, other);
     EXPECT_EQ(text, chat);
@@ -250,6 +280,10 @@ TEST(InlineMediaTest, EveryRouteParsesTheSameRequest) {
       {MediaLayout::kOllamaGenerate, OllamaGenerateBody().dump(),
        [](const std::string& b, const ChatRequestPolicy& p) {
          return ParseOllamaGenerate(b, p).generation.images;
+       }},
+      {MediaLayout::kAnthropicMessages, AnthropicMessagesBody(Base64(Photo())).dump(),
+       [](const std::string& b, const ChatRequestPolicy& p) {
+         return ParseAnthropicRequest(b, p).generation.images;
        }},
   };
   for (const auto& route : routes) {
@@ -355,8 +389,8 @@ TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnceOnEveryRoute) {
   GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine: resident memory "
                   "measures that, not the parser";
 #endif
-  for (const MediaLayout layout :
-       {MediaLayout::kResponses, MediaLayout::kOllamaChat, MediaLayout::kOllamaGenerate}) {
+  for (const MediaLayout layout : {MediaLayout::kResponses, MediaLayout::kOllamaChat,
+                                   MediaLayout::kOllamaGenerate, MediaLayout::kAnthropicMessages}) {
     SCOPED_TRACE(static_cast<int>(layout));
     std::string image = Incompressible("\xff\xd8\xff");
     std::string base64 = Base64(image);
@@ -372,6 +406,13 @@ TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnceOnEveryRoute) {
                   {{{"type", "input_image"}, {"image_url", "data:image/jpeg;base64," + base64}},
                    {{"type", "input_text"}, {"text", "What is this?"}}}}}}}}
               .dump();
+    } else if (layout == MediaLayout::kAnthropicMessages) {
+      text = User(nlohmann::json::array(
+                      {{{"type", "image"},
+                        {"source",
+                         {{"type", "base64"}, {"media_type", "image/jpeg"}, {"data", base64}}}},
+                       {{"type", "text"}, {"text", "What is this?"}}}))
+                 .dump();
     } else if (layout == MediaLayout::kOllamaChat) {
       text =
           nlohmann::json{{"model", "qvl"},
@@ -391,6 +432,8 @@ TEST(InlineMediaTest, PeakMemoryIsTheBodyAndTheDecodedBytesOnceOnEveryRoute) {
       std::vector<ImageInput> images;
       if (layout == MediaLayout::kResponses) {
         images = ParseResponsesRequest(text, policy).generation.images;
+      } else if (layout == MediaLayout::kAnthropicMessages) {
+        images = ParseAnthropicRequest(text, policy).generation.images;
       } else if (layout == MediaLayout::kOllamaChat) {
         images = ParseOllamaChat(text, policy).generation.images;
       } else {
