@@ -1,6 +1,7 @@
 // libFuzzer target: a /v1/chat/completions body (and the same bytes as a
-// /v1/completions, a /v1/responses, a /v1/embeddings and Ollama's /api/chat,
-// /api/generate and /api/embed bodies) all the way to what the engine thread gets.
+// /v1/completions, a /v1/responses, a /v1/embeddings, Anthropic's /v1/messages and
+// /v1/messages/count_tokens and Ollama's /api/chat, /api/generate and /api/embed bodies)
+// all the way to what the engine thread gets.
 // ParseChatRequest (with a policy that never touches the disk or the network) maps the JSON to a
 // GenerationRequest, and the engine's RequestPreparer, set up with
 // the tiny fixture model's config, tokenizer and image settings (no weights), decodes
@@ -21,6 +22,7 @@
 #include "image/preprocessor_config.h"
 #include "image/video_processor.h"
 #include "model/config.h"
+#include "server/anthropic_request.h"
 #include "server/chat_request.h"
 #include "server/completion_request.h"
 #include "server/embeddings_request.h"
@@ -152,6 +154,30 @@ void FuzzResponses(const Preparation& preparation, const qvl::ChatRequestPolicy&
   Prepare(preparation, request.generation);
 }
 
+// The same bytes as Anthropic's /v1/messages and /v1/messages/count_tokens bodies; a count
+// reads no token limit or stop strings, and a continued answer continues an assistant
+// message.
+void FuzzAnthropic(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
+                   std::string_view body) {
+  for (const qvl::AnthropicBody kind :
+       {qvl::AnthropicBody::kMessages, qvl::AnthropicBody::kCountTokens}) {
+    qvl::AnthropicRequest request;
+    try {
+      request = qvl::ParseAnthropicRequest(body, policy, kind);
+    } catch (const qvl::FieldError&) {
+      continue;
+    }
+    const qvl::GenerationRequest& g = request.generation;
+    CheckChatShaped(policy, g);
+    if ((kind == qvl::AnthropicBody::kCountTokens &&
+         (g.max_tokens != 0 || !g.stop.empty() || request.stream)) ||
+        (g.continue_final_message && g.messages.back().role != "assistant")) {
+      std::abort();
+    }
+    Prepare(preparation, g);
+  }
+}
+
 // The same bytes as Ollama's /api/chat and /api/generate bodies; a raw generate prompt
 // is text alone.
 void FuzzOllama(const Preparation& preparation, const qvl::ChatRequestPolicy& policy,
@@ -224,6 +250,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzTextCompletion(*preparation, policy, body);
   FuzzResponses(*preparation, policy, body);
   FuzzOllama(*preparation, policy, body);
+  FuzzAnthropic(*preparation, policy, body);
   FuzzEmbeddings(*preparation, policy, body);
   qvl::ChatRequest request;
   try {
