@@ -205,6 +205,7 @@ void ApiServer::AddRoutes() {
   post("/api/chat", HandleOllamaChat, ollama);
   post("/api/generate", HandleOllamaGenerate, ollama);
   post("/api/embed", HandleOllamaEmbed, ollama);
+  post("/api/embeddings", HandleOllamaEmbeddings, ollama);
   http_.Post("/api/show",
              [this](const httplib::Request& req, httplib::Response& res,
                     const httplib::ContentReader& reader) { HandleOllamaShow(req, res, reader); });

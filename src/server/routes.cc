@@ -18,6 +18,7 @@ constexpr KnownRoute kRoutes[] = {
     {"/api/chat", "POST"},
     {"/api/generate", "POST"},
     {"/api/embed", "POST"},
+    {"/api/embeddings", "POST"},
     {"/api/show", "POST"},
     {"/api/tags", "GET"},
     {"/api/ps", "GET"},

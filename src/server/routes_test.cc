@@ -11,6 +11,7 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/v1/responses")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/chat")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/generate")->allow, "POST");
+  EXPECT_EQ(FindRoute("/api/embeddings")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/show")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/tags")->allow, "GET");
   EXPECT_EQ(FindRoute("/api/ps")->allow, "GET");

@@ -1,8 +1,8 @@
-// POST /v1/embeddings and Ollama's /api/embed over HTTP with the tiny model: an input's
-// embedding is the reference's final-normed hidden state of its last prompt token at unit
-// length (a fixture case with an image, sent in vLLM's chat form), every input shape gives
-// the same vector for the same prompt, base64 and dimensions are what OpenAI clients
-// expect, and bad requests are a 400 naming the field.
+// POST /v1/embeddings, Ollama's /api/embed and its older /api/embeddings over HTTP with
+// the tiny model: an input's embedding is the reference's final-normed hidden state of its
+// last prompt token at unit length (a fixture case with an image, sent in vLLM's chat
+// form), every input shape and route gives the same vector for the same prompt, base64 and
+// dimensions are what OpenAI clients expect, and bad requests are a 400 naming the field.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +110,35 @@ TEST_F(ServerEmbeddingsTest, EveryInputShapeGivesTheSameVectorForTheSamePrompt) 
   const HttpResult load = Post("/api/embed", {{"model", "tiny-qwen3vl"}, {"input", ""}});
   ASSERT_EQ(load.status, 200) << load.body;
   EXPECT_EQ(load.json["embeddings"], nlohmann::json::array());
+}
+
+TEST_F(ServerEmbeddingsTest, OllamasOlderRouteGivesTheSameVectorAsEmbed) {
+  const HttpResult embed =
+      Post("/api/embed", {{"model", "tiny-qwen3vl"}, {"input", "A cat sat on the mat."}});
+  ASSERT_EQ(embed.status, 200) << embed.body;
+  const HttpResult legacy = Post("/api/embeddings", {{"model", "tiny-qwen3vl:latest"},
+                                                     {"prompt", "A cat sat on the mat."},
+                                                     {"options", {{"temperature", 0}}},
+                                                     {"keep_alive", "5m"}});
+  ASSERT_EQ(legacy.status, 200) << legacy.body;
+  // Ollama's shape: the one vector and nothing else.
+  EXPECT_EQ(legacy.json.size(), 1u) << legacy.body;
+  const std::vector<float> got = Floats(legacy.json["embedding"]);
+  EXPECT_LE(MaxAbsDiff(got, Floats(embed.json["embeddings"][0])), 1e-5f);
+  EXPECT_NEAR(Norm(got), 1.0, 1e-5);
+
+  // An empty prompt is how the older clients load a model: an empty vector, at once.
+  const HttpResult load = Post("/api/embeddings", {{"model", "tiny-qwen3vl"}, {"prompt", ""}});
+  ASSERT_EQ(load.status, 200) << load.body;
+  EXPECT_EQ(load.json, nlohmann::json({{"embedding", nlohmann::json::array()}}));
+
+  // Errors in Ollama's shape, naming the field.
+  const HttpResult bad = Post("/api/embeddings", {{"model", "tiny-qwen3vl"}, {"prompt", 3}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(bad.json["error"], "prompt: expected a string, got integer");
+  const HttpResult unknown = Post("/api/embeddings", {{"model", "llama3"}, {"prompt", "x"}});
+  EXPECT_EQ(unknown.status, 404) << unknown.body;
+  EXPECT_NE(unknown.json["error"].get<std::string>().find("llama3"), std::string::npos);
 }
 
 TEST_F(ServerEmbeddingsTest, Base64AndDimensionsAreWhatOpenAIClientsRead) {
