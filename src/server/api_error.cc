@@ -75,8 +75,35 @@ ApiError ApiErrorFrom(const std::exception& error) {
   return MakeApiError(ErrorCode::kInternal, StrCat("internal error: ", error.what()));
 }
 
+const char* AnthropicErrorType(int status) {
+  switch (status) {
+    case 400:
+    case 405:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+    case 529:
+      return "overloaded_error";
+    default:
+      return "api_error";
+  }
+}
+
 nlohmann::json ApiErrorJson(const ApiError& e, ErrorShape shape) {
   if (shape == ErrorShape::kOllama) return {{"error", e.message}};
+  if (shape == ErrorShape::kAnthropic) {
+    return {{"type", "error"},
+            {"error", {{"type", AnthropicErrorType(e.status)}, {"message", e.message}}}};
+  }
   auto or_null = [](const std::string& s) {
     return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
   };

@@ -28,9 +28,16 @@ ApiError MakeApiError(ErrorCode code, std::string message, std::string param = "
 // param), anything else a 500 "internal error: ...".
 ApiError ApiErrorFrom(const std::exception& error);
 
-// How an API writes its errors: OpenAI's {"error": {"message", "type", "param", "code"}}
-// or Ollama's {"error": "message"}.
-enum class ErrorShape { kOpenAI, kOllama };
+// How an API writes its errors: OpenAI's {"error": {"message", "type", "param", "code"}},
+// Ollama's {"error": "message"} or Anthropic's {"type": "error", "error": {"type",
+// "message"}}, whose type says what the status says (AnthropicErrorType).
+enum class ErrorShape { kOpenAI, kOllama, kAnthropic };
+
+// Anthropic's error type for an HTTP status: invalid_request_error (400, 405),
+// authentication_error (401), permission_error (403), not_found_error (404),
+// request_too_large (413), rate_limit_error (429), overloaded_error (503, 529),
+// api_error otherwise.
+const char* AnthropicErrorType(int status);
 
 nlohmann::json ApiErrorJson(const ApiError& error, ErrorShape shape = ErrorShape::kOpenAI);
 

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "model/qwen3vl.h"
 #include "server/access_log.h"
+#include "server/anthropic_route.h"
 #include "server/chat_route.h"
 #include "server/completions_route.h"
 #include "server/embeddings_route.h"
@@ -81,8 +82,8 @@ ApiServer::ApiServer(ApiServerOptions options)
   http_.set_write_timeout(options_.io_timeout_seconds, 0);
   http_.set_keep_alive_timeout(5);
   // Allow-Headers names every header the openai SDK sends from a page (its stream, parse
-  // and runTools helpers add X-Stainless-Helper-Method): a browser refuses the request
-  // when its preflight names one that is not listed.
+  // and runTools helpers add X-Stainless-Helper-Method) and the anthropic SDK's own: a
+  // browser refuses the request when its preflight names one that is not listed.
   http_.set_default_headers({
       {"Access-Control-Allow-Origin", options_.cors_origin},
       {"Access-Control-Allow-Headers",
@@ -91,7 +92,8 @@ ApiServer::ApiServer(ApiServerOptions options)
        "X-Stainless-OS, X-Stainless-Runtime, "
        "X-Stainless-Runtime-Version, X-Stainless-Package-Version, "
        "X-Stainless-Retry-Count, X-Stainless-Timeout, X-Stainless-Helper-Method, "
-       "X-Session-Id, X-Request-Id"},
+       "X-Session-Id, X-Request-Id, X-Api-Key, Anthropic-Version, Anthropic-Beta, "
+       "Anthropic-Dangerous-Direct-Browser-Access"},
       // DELETE for /v1/responses/{id}.
       {"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"},
       // What a page on another origin may read: when to ask again after a 429 or 503,
@@ -198,6 +200,10 @@ void ApiServer::AddRoutes() {
   for (const std::string& path : PathsOf("/v1/embeddings")) {
     post(path, HandleEmbeddings, chat);
   }
+  GenerationRouteContext anthropic = chat;
+  anthropic.errors = ErrorShape::kAnthropic;
+  post("/v1/messages", HandleAnthropicMessages, anthropic);
+  post("/v1/messages/count_tokens", HandleAnthropicCountTokens, anthropic);
   post("/tokenize", HandleTokenize, chat);
   post("/detokenize", HandleDetokenize, chat);
   GenerationRouteContext ollama = chat;
@@ -239,6 +245,10 @@ void ApiServer::AddRoutes() {
 
 bool ApiServer::Authorized(const httplib::Request& req) const {
   if (options_.api_key.empty()) return true;
+  // Anthropic's SDKs send the key as x-api-key instead of a bearer token.
+  if (req.has_header("x-api-key")) {
+    return ConstantTimeEquals(req.get_header_value("x-api-key"), options_.api_key);
+  }
   const std::string header = req.get_header_value("Authorization");
   // The scheme is case-insensitive (RFC 9110): some clients write "bearer".
   constexpr std::string_view kBearer = "bearer ";

@@ -18,9 +18,12 @@ void ReplyError(httplib::Response& res, const ApiError& error, ErrorShape shape)
 }
 
 void ReplyUnauthorized(httplib::Response& res, ErrorShape shape) {
+  // Anthropic's clients send their key as x-api-key, which qvl takes on every route.
   ReplyError(res,
              MakeApiError(ErrorCode::kUnauthenticated,
-                          "missing or wrong API key; send \"Authorization: Bearer <key>\""),
+                          shape == ErrorShape::kAnthropic
+                              ? "missing or wrong API key; send \"x-api-key: <key>\""
+                              : "missing or wrong API key; send \"Authorization: Bearer <key>\""),
              shape);
 }
 

@@ -14,6 +14,7 @@
 #include "server/inline_media.h"
 #include "server/ollama_encoder.h"
 #include "server/ollama_request.h"
+#include "server/openai_format.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -59,15 +60,6 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
       TakeAnswerKey(context, &body, request.generation, *engine);
   RespondWithGeneration(context, engine, std::move(request.generation), std::move(encoder),
                         request.stream, upload_ms, res, answer_key);
-}
-
-std::string Rfc3339(int64_t unix_seconds) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 int64_t WeightBytes(const Engine& engine) {

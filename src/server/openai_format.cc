@@ -1,5 +1,6 @@
 #include "server/openai_format.h"
 
+#include <ctime>
 #include <random>
 
 #include "engine/request_preparer.h"
@@ -225,13 +226,36 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann
 }
 
 nlohmann::json ModelJson(const std::string& name, int64_t created) {
-  return {{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "qvl"}};
+  return {{"id", name},
+          {"object", "model"},
+          {"created", created},
+          {"owned_by", "qvl"},
+          {"type", "model"},
+          {"display_name", name},
+          {"created_at", Rfc3339(created)}};
 }
 
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created) {
   nlohmann::json data = nlohmann::json::array();
   for (const std::string& name : names) data.push_back(ModelJson(name, created));
-  return {{"object", "list"}, {"data", std::move(data)}};
+  const nlohmann::json first =
+      names.empty() ? nlohmann::json(nullptr) : nlohmann::json(names.front());
+  const nlohmann::json last =
+      names.empty() ? nlohmann::json(nullptr) : nlohmann::json(names.back());
+  return {{"object", "list"},
+          {"data", std::move(data)},
+          {"has_more", false},
+          {"first_id", first},
+          {"last_id", last}};
+}
+
+std::string Rfc3339(int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 }  // namespace qvl

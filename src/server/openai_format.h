@@ -82,9 +82,14 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason);
 
-// GET /v1/models/{id}: one model object.
+// GET /v1/models/{id}: one model object. It carries Anthropic's fields (type,
+// display_name, created_at) beside OpenAI's, so that both APIs' SDKs read the same route.
 nlohmann::json ModelJson(const std::string& name, int64_t created);
-// GET /v1/models: the served model and its aliases.
+// GET /v1/models: the served model and its aliases, as OpenAI's list and Anthropic's page
+// (has_more, first_id, last_id).
 nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created);
+
+// Unix seconds as RFC 3339 in UTC ("2026-12-06T03:01:30Z").
+std::string Rfc3339(int64_t unix_seconds);
 
 }  // namespace qvl

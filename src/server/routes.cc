@@ -6,12 +6,15 @@ namespace {
 constexpr std::string_view kModelPrefix = "/v1/models/";
 constexpr std::string_view kResponsePrefix = "/v1/responses/";
 constexpr std::string_view kOllamaPrefix = "/api/";
+constexpr std::string_view kAnthropicRoute = "/v1/messages";
 
 constexpr KnownRoute kRoutes[] = {
     {"/v1/chat/completions", "POST"},
     {"/v1/completions", "POST"},
     {"/v1/responses", "POST"},
     {"/v1/embeddings", "POST"},
+    {"/v1/messages", "POST"},
+    {"/v1/messages/count_tokens", "POST"},
     {"/v1/models", "GET"},
     {"/tokenize", "POST"},
     {"/detokenize", "POST"},
@@ -50,8 +53,12 @@ std::string_view IdAfter(std::string_view prefix, std::string_view path) {
 }  // namespace
 
 ErrorShape ErrorShapeFor(std::string_view path) {
-  return path.substr(0, kOllamaPrefix.size()) == kOllamaPrefix ? ErrorShape::kOllama
-                                                               : ErrorShape::kOpenAI;
+  if (path.starts_with(kOllamaPrefix)) return ErrorShape::kOllama;
+  const size_t n = kAnthropicRoute.size();
+  if (path.starts_with(kAnthropicRoute) && (path.size() == n || path[n] == '/')) {
+    return ErrorShape::kAnthropic;
+  }
+  return ErrorShape::kOpenAI;
 }
 
 std::string MergedSlashes(std::string_view path) {

@@ -35,7 +35,8 @@ std::vector<std::string> PathsOf(std::string_view route);
 // is lost: no route, model id or response id holds an empty segment.
 std::string MergedSlashes(std::string_view path);
 
-// How errors about `path` are written: Ollama's shape under /api/, else OpenAI's.
+// How errors about `path` are written: Ollama's shape under /api/, Anthropic's under
+// /v1/messages, else OpenAI's.
 ErrorShape ErrorShapeFor(std::string_view path);
 
 // "/v1/models/Qwen/Qwen3-VL-2B-Instruct" -> "Qwen/Qwen3-VL-2B-Instruct"; "" for any other

@@ -9,6 +9,8 @@ TEST(RoutesTest, KnownRoutesAndTheirMethod) {
   EXPECT_EQ(FindRoute("/v1/chat/completions")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/completions")->allow, "POST");
   EXPECT_EQ(FindRoute("/v1/responses")->allow, "POST");
+  EXPECT_EQ(FindRoute("/v1/messages")->allow, "POST");
+  EXPECT_EQ(FindRoute("/v1/messages/count_tokens")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/chat")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/generate")->allow, "POST");
   EXPECT_EQ(FindRoute("/api/embeddings")->allow, "POST");
@@ -64,6 +66,26 @@ TEST(RoutesTest, OllamaPathsGetOllamaErrors) {
   EXPECT_EQ(ErrorShapeFor("/api/pull"), ErrorShape::kOllama);
   EXPECT_EQ(ErrorShapeFor("/v1/chat/completions"), ErrorShape::kOpenAI);
   EXPECT_EQ(ErrorShapeFor("/apix"), ErrorShape::kOpenAI);
+}
+
+TEST(RoutesTest, AnthropicPathsGetAnthropicErrors) {
+  EXPECT_EQ(ErrorShapeFor("/v1/messages"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeFor("/v1/messages/count_tokens"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeFor("/v1/messages/batches"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeFor("/v1/messagesx"), ErrorShape::kOpenAI);
+}
+
+TEST(ApiErrorTest, AnthropicShapeNamesTheTypeOfTheStatus) {
+  const nlohmann::json body =
+      ApiErrorJson(MakeApiError(ErrorCode::kInvalidArgument, "messages: is required", "messages"),
+                   ErrorShape::kAnthropic);
+  EXPECT_EQ(body, nlohmann::json::parse(R"({"type": "error", "error": {
+      "type": "invalid_request_error", "message": "messages: is required"}})"));
+  EXPECT_STREQ(AnthropicErrorType(401), "authentication_error");
+  EXPECT_STREQ(AnthropicErrorType(404), "not_found_error");
+  EXPECT_STREQ(AnthropicErrorType(413), "request_too_large");
+  EXPECT_STREQ(AnthropicErrorType(503), "overloaded_error");
+  EXPECT_STREQ(AnthropicErrorType(500), "api_error");
 }
 
 // A base URL ending in '/' joined with "/v1/..." or "/api/...": routed as the path meant.
