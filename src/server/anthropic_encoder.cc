@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/api_error.h"
 #include "server/openai_format.h"
 #include "text/utf8.h"
 
@@ -49,15 +50,13 @@ const char* StopReason(const GenerationUpdate& final_update, bool called) {
   return final_update.finish_reason == FinishReason::kLength ? "max_tokens" : "end_turn";
 }
 
-// Anthropic's error object for an answer cut short: "overloaded_error" when the server
-// could not finish it (a shutdown), which clients retry, else "api_error".
+// Anthropic's error object for an answer cut short: a shutdown is overloaded_error (as a
+// 503 is), which clients retry.
 nlohmann::json CutShortError(const GenerationUpdate& final_update) {
-  const bool unavailable = final_update.finish_reason == FinishReason::kCancelled ||
-                           final_update.error_code == ErrorCode::kUnavailable;
-  return {{"type", "error"},
-          {"error",
-           {{"type", unavailable ? "overloaded_error" : "api_error"},
-            {"message", CutShortReason(final_update)}}}};
+  const ErrorCode code = final_update.finish_reason == FinishReason::kCancelled
+                             ? ErrorCode::kUnavailable
+                             : final_update.error_code;
+  return ApiErrorJson(MakeApiError(code, CutShortReason(final_update)), ErrorShape::kAnthropic);
 }
 
 }  // namespace
