@@ -36,27 +36,12 @@ nlohmann::json MessageObject(const AnthropicIdentity& identity, nlohmann::json c
 // A tool_use block's input is an object. The parser gives the JSON text the model wrote;
 // arguments that are no object (a bare string, an array) leave the call with an empty
 // input, as Ollama's encoder does.
-nlohmann::json InputObject(const std::string& arguments) {
-  nlohmann::json input = nlohmann::json::parse(arguments, nullptr, false);
-  if (!input.is_object()) return nlohmann::json::object();
-  return input;
-}
-
 // A call wins over a stop string, as the answer's last word is the call the client must
 // run.
 const char* StopReason(const GenerationUpdate& final_update, bool called) {
   if (called) return "tool_use";
   if (!final_update.stop.empty()) return "stop_sequence";
   return final_update.finish_reason == FinishReason::kLength ? "max_tokens" : "end_turn";
-}
-
-// Anthropic's error object for an answer cut short: a shutdown is overloaded_error (as a
-// 503 is), which clients retry.
-nlohmann::json CutShortError(const GenerationUpdate& final_update) {
-  const ErrorCode code = final_update.finish_reason == FinishReason::kCancelled
-                             ? ErrorCode::kUnavailable
-                             : final_update.error_code;
-  return ApiErrorJson(MakeApiError(code, CutShortReason(final_update)), ErrorShape::kAnthropic);
 }
 
 }  // namespace
@@ -182,7 +167,7 @@ void AnthropicEncoder::AddCall(const ParsedToolCall& call) {
   held_.clear();
   called_ = true;
   const std::string id = NewCompletionId("toolu_");
-  nlohmann::json input = InputObject(call.arguments);
+  nlohmann::json input = ArgumentsObject(call.arguments);
   if (options_.stream) {
     Emit("content_block_start", {{"index", blocks_},
                                  {"content_block",
@@ -206,7 +191,7 @@ void AnthropicEncoder::Finish() {
   finished_ = true;
   if (!CutShortReason(summary_).empty()) {
     // Anthropic's Message has no way to say it is unfinished: the answer is an error.
-    const nlohmann::json error = CutShortError(summary_);
+    const nlohmann::json error = ApiErrorJson(CutShortError(summary_), ErrorShape::kAnthropic);
     if (options_.stream) {
       events_ += SseEvent("error", error);
     } else {

@@ -42,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {qvl::MediaLayout::kResponses, "input[0].content[0].image_url"},
       {qvl::MediaLayout::kOllamaChat, "messages[0].images[0]"},
       {qvl::MediaLayout::kOllamaGenerate, "images[0]"},
+      {qvl::MediaLayout::kAnthropicMessages, "messages[0].content[0].source.data"},
   };
   for (const auto& [layout, field] : layouts) {
     std::string body = original;

@@ -36,12 +36,6 @@ int64_t Nanoseconds(double ms) { return std::llround(ms * 1e6); }
 // the model wrote them as a string holding JSON, that string is the text. Arguments that
 // are no object (a bare string, an array) have no place in Ollama's shape: the call
 // keeps its name with empty arguments.
-nlohmann::json ArgumentsObject(const std::string& text) {
-  nlohmann::json arguments = nlohmann::json::parse(text, nullptr, false);
-  if (!arguments.is_object()) return nlohmann::json::object();
-  return arguments;
-}
-
 nlohmann::json ToolCallJson(const ParsedToolCall& call) {
   return {{"function", {{"name", call.name}, {"arguments", ArgumentsObject(call.arguments)}}}};
 }

@@ -47,12 +47,15 @@ std::string CutShortReason(const GenerationUpdate& u) {
   }
 }
 
-nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
-  const std::string reason = CutShortReason(u);
-  if (reason.empty()) return nullptr;
+ApiError CutShortError(const GenerationUpdate& u) {
   const ErrorCode code =
       u.finish_reason == FinishReason::kCancelled ? ErrorCode::kUnavailable : u.error_code;
-  return ApiErrorJson(MakeApiError(code, reason))["error"];
+  return MakeApiError(code, CutShortReason(u));
+}
+
+nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
+  if (CutShortReason(u).empty()) return nullptr;
+  return ApiErrorJson(CutShortError(u))["error"];
 }
 
 nlohmann::json UsageJson(const Usage& usage) {

@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 #include "engine/request.h"
+#include "server/api_error.h"
 #include "server/tool_call_parser.h"
 
 namespace qvl {
@@ -43,6 +44,9 @@ std::string SseEvent(std::string_view name, const nlohmann::json& value);
 std::string FinishReasonText(FinishReason reason);
 // Why the answer ended early; "" when it ended by a stop or its length.
 std::string CutShortReason(const GenerationUpdate& final_update);
+// The error of an answer cut short (CutShortReason not empty): a shutdown is unavailable
+// (503's type), which clients retry; a failure keeps the engine's code.
+ApiError CutShortError(const GenerationUpdate& final_update);
 // OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 

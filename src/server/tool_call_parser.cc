@@ -85,4 +85,10 @@ void ToolCallParser::Finish(Output* out) {
   in_call_ = false;
 }
 
+nlohmann::json ArgumentsObject(std::string_view arguments) {
+  nlohmann::json object = nlohmann::json::parse(arguments, nullptr, false);
+  if (!object.is_object()) return nlohmann::json::object();
+  return object;
+}
+
 }  // namespace qvl

@@ -5,6 +5,7 @@
 // call (bad JSON, no name) stays content as written, as in vLLM's hermes parser.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,10 @@ struct ParsedToolCall {
   std::string name;
   std::string arguments;  // JSON text of the arguments object
 };
+
+// A call's arguments as the object APIs that write them as one (Ollama's, Anthropic's
+// tool_use input) need: {} when the text is not a JSON object.
+nlohmann::json ArgumentsObject(std::string_view arguments);
 
 class ToolCallParser {
  public:
