@@ -11,6 +11,7 @@
 #include "server/media_fields.h"
 #include "server/ollama_request.h"
 #include "server/request_fields.h"
+#include "server/server_dialects.h"
 
 namespace qvl {
 namespace {
@@ -147,10 +148,7 @@ GenerationRequest ParseMessagesInput(const RequestObject& body, const nlohmann::
               "is not an embeddings field: the messages are embedded as the chat template "
               "renders them; leave it out or set it to false");
   }
-  if (!body.String("chat_template").value_or("").empty()) {
-    FailField(ErrorCode::kInvalidArgument, "chat_template",
-              "is not supported: qvl renders the model's own chat template");
-  }
+  CheckTemplateFields(body, policy.chat_template);
   GenerationRequest g = EmbedInput("messages");
   g.add_generation_prompt = body.Bool("add_generation_prompt").value_or(false);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);

@@ -222,6 +222,16 @@ TEST_F(EmbeddingsRequestTest, ChatFlagsAreChecked) {
             "add_generation_prompt: applies to messages only, not to input");
   EXPECT_EQ(ErrorOf({{"messages", json::array()}}, "messages"),
             "messages: needs at least one message");
+  // The template's kwargs must say what the served template does, as on chat.
+  EXPECT_EQ(ErrorOf({{"messages", messages}, {"chat_template_kwargs", {{"enable_thinking", true}}}},
+                    "chat_template_kwargs.enable_thinking"),
+            "chat_template_kwargs.enable_thinking: this model does not think (a Qwen3-VL "
+            "Instruct model)");
+  EXPECT_EQ(Parse({{"messages", messages}, {"chat_template_kwargs", {{"enable_thinking", false}}}})
+                .inputs.size(),
+            1u);
+  EXPECT_EQ(ErrorOf({{"messages", messages}, {"chat_template", "{{ messages }}"}}, "chat_template"),
+            "chat_template: is not supported: qvl renders the model's own chat template");
 }
 
 TEST_F(EmbeddingsRequestTest, AnUnknownModelIsNotFound) {

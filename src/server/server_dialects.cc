@@ -247,13 +247,17 @@ void ParseOtherServersChatFields(const RequestObject& body, std::string_view tex
                         "the assistant's turn is opened unless continue_final_message is true");
   }
   RefuseUnlessNeutral(body, "echo", false, "the prompt is not returned");
+  CheckTemplateFields(body, policy.chat_template);
+}
+
+void CheckTemplateFields(const RequestObject& body, ChatTemplateKind chat_template) {
   if (!body.String("chat_template").value_or("").empty()) {
     FailField(ErrorCode::kInvalidArgument, "chat_template",
               "is not supported: qvl renders the model's own chat template");
   }
   if (const nlohmann::json* kwargs = body.Find("chat_template_kwargs")) {
     const RequestObject object(*kwargs, "chat_template_kwargs");
-    const bool thinking = policy.chat_template == ChatTemplateKind::kThinking;
+    const bool thinking = chat_template == ChatTemplateKind::kThinking;
     if (const std::optional<bool> enable = object.Bool("enable_thinking");
         enable && *enable != thinking) {
       FailField(ErrorCode::kInvalidArgument, object.Field("enable_thinking"),

@@ -37,12 +37,16 @@ void ParseGuidedFields(const RequestObject& body, std::string_view text, Generat
 // (ParseGuidedFields); vLLM's continue_final_message, which sets g->continue_final_message
 // (the answer continues the final message, CheckContinuedMessages) with
 // add_generation_prompt false or left out; with add_generation_prompt true it is a 400,
-// as in vLLM. add_generation_prompt false without it, a per-request chat_template and
-// echo are refused.
-// chat_template_kwargs.enable_thinking must say what the served template does
-// (policy.chat_template), as Ollama's "think" must.
+// as in vLLM. add_generation_prompt false without it and echo are refused; then
+// CheckTemplateFields (policy.chat_template), as Ollama's "think" must say what the served
+// template does.
 void ParseOtherServersChatFields(const RequestObject& body, std::string_view text,
                                  const ChatRequestPolicy& policy, GenerationRequest* g);
+
+// vLLM's template fields of a body that renders messages (chat, the embeddings chat form):
+// a per-request chat_template is refused; chat_template_kwargs.enable_thinking must say
+// what the served template does.
+void CheckTemplateFields(const RequestObject& body, ChatTemplateKind chat_template);
 
 // The fields a refused continuation is blamed on, as each API names them.
 struct ContinuationFields {
