@@ -743,6 +743,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
   if (reason == FinishReason::kStop || reason == FinishReason::kLength) {
     update.text = seq.output.Flush();
     update.stop = seq.output.matched_stop();
+    update.stop_token = seq.output.matched_stop_token();
   }
   update.embedding = std::move(seq.embedding);
   {

@@ -117,6 +117,7 @@ TEST(Engine, StopsAtEndOfSequenceWithReferenceText) {
     const bool stops_early = !meta["greedy_first_eos_index"].is_null();
     EXPECT_EQ(c.last.finish_reason, stops_early ? FinishReason::kStop : FinishReason::kLength);
     EXPECT_EQ(c.last.stop, "");
+    EXPECT_EQ(c.last.stop_token, std::nullopt);
   }
 }
 
@@ -137,6 +138,25 @@ TEST(Engine, NamesTheStopStringThatEndedTheAnswer) {
   EXPECT_EQ(c.text, greedy.substr(0, greedy.find(stop)));
   EXPECT_EQ(c.last.finish_reason, FinishReason::kStop);
   EXPECT_EQ(c.last.stop, stop);
+  EXPECT_EQ(c.last.stop_token, std::nullopt);
+}
+
+// A stop token id taken from the reference's answer ends it there, and the final update
+// names it (vLLM's stop_reason).
+TEST(Engine, NamesTheStopTokenIdThatEndedTheAnswer) {
+  auto engine = MakeEngine();
+  const std::string name = CaseNames().front();
+  const std::vector<int32_t> golden = GoldenTokens(name);
+  ASSERT_GE(golden.size(), 3u);
+  GenerationRequest r = LoadCase(name);
+  r.stop_token_ids = {golden[2]};
+  Collector c;
+  engine->Submit(std::move(r), c.Sink());
+  c.Wait();
+  EXPECT_EQ(c.last.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(c.last.usage.completion_tokens, 3);
+  EXPECT_EQ(c.last.stop, "");
+  EXPECT_EQ(c.last.stop_token, golden[2]);
 }
 
 TEST(Engine, ConcurrentRequestsGiveTheSameAnswersAsAlone) {

@@ -20,6 +20,14 @@ OutputStream::OutputStream(const Tokenizer& tokenizer, const OutputLimits& limit
       stop_(limits.stop),
       phase_(limits.reasoning_end >= 0 ? Phase::kReasoning : Phase::kReply) {}
 
+bool OutputStream::IsStopToken(int32_t token) const {
+  const auto is = [token](const std::vector<int32_t>& ids) {
+    return std::find(ids.begin(), ids.end(), token) != ids.end();
+  };
+  // vLLM checks the end-of-sequence id first: an answer it ends has no stop_reason.
+  return is(limits_.stop_token_ids) && (limits_.ignore_eos || !is(limits_.eos_ids));
+}
+
 std::string OutputStream::Pass(std::string_view text) {
   if (phase_ == Phase::kReasoning) return std::string(text);
   std::string out;
@@ -49,7 +57,10 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
       t.top.push_back({id, std::string(tokenizer_.TokenBytes(id)), lp});
     update->tokens.push_back(std::move(t));
   }
-  if (ends) return FinishReason::kStop;
+  if (ends) {
+    if (IsStopToken(token)) stop_token_ = token;
+    return FinishReason::kStop;
+  }
   update->text += Pass(decoder_.Feed(token));
   // The tag is the reasoning's last text; what follows is the reply.
   if (ends_reasoning) phase_ = Phase::kReplyStart;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,9 @@ class OutputStream {
   int64_t generated() const { return generated_; }
   // The stop string that ended the answer; empty when none did.
   const std::string& matched_stop() const { return stop_.matched(); }
+  // The stop token id that ended the answer; unset when none did. An end-of-sequence id is
+  // not one, unless ignore_eos left it to limits.stop_token_ids.
+  std::optional<int32_t> matched_stop_token() const { return stop_token_; }
   // Of generated(), the reasoning: those up to and including limits.reasoning_end, or all
   // of them while it has not come.
   int64_t reasoning() const {
@@ -66,6 +70,9 @@ class OutputStream {
   // reply pass as they are; the reply goes through the stop strings.
   enum class Phase { kReasoning, kReplyStart, kReply };
 
+  // Whether `token`, one that ends the answer, is a stop token id rather than an
+  // end-of-sequence one.
+  bool IsStopToken(int32_t token) const;
   // `text` as the client may see it now, through the stop strings where they apply.
   std::string Pass(std::string_view text);
 
@@ -77,6 +84,7 @@ class OutputStream {
   Phase phase_;
   int64_t generated_ = 0;
   int64_t reasoning_end_at_ = 0;  // generated_ when reasoning_end came; 0 before
+  std::optional<int32_t> stop_token_;
   std::vector<std::pair<int32_t, float>> top_;
 };
 

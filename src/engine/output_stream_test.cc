@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct Streamed {
   FinishReason finish = FinishReason::kNone;
   int64_t generated = 0;
   int64_t reasoning = 0;
+  std::optional<int32_t> stop_token;
 };
 
 // Feeds `pieces` token by token (each piece encoded on its own, "</think>" as its one
@@ -41,6 +43,7 @@ Streamed Stream(const OutputLimits& limits, const std::vector<std::string>& piec
   out.text += stream.Flush();
   out.generated = stream.generated();
   out.reasoning = stream.reasoning();
+  out.stop_token = stream.matched_stop_token();
   return out;
 }
 
@@ -115,9 +118,35 @@ TEST(OutputStreamTest, StopTokenIdsEndTheAnswerWithoutTheirText) {
   EXPECT_EQ(s.text, "blue sky");
   EXPECT_EQ(s.finish, FinishReason::kStop);
   EXPECT_EQ(s.generated, 3);
+  EXPECT_EQ(s.stop_token, limits.stop_token_ids[0]);
 
   limits.ignore_eos = false;
   EXPECT_EQ(AnswerEndTokens(limits).size(), 2u);
+}
+
+// vLLM's stop_reason: the stop token id that ended the answer, none when an
+// end-of-sequence id did (also one listed in stop_token_ids, unless ignore_eos) or when
+// max_tokens did.
+TEST(OutputStreamTest, NamesTheStopTokenIdThatEndedTheAnswer) {
+  const Tokenizer& tokenizer = QwenTokenizerForTest();
+  const int32_t im_end = tokenizer.TokenToId("<|im_end|>");
+  OutputLimits limits = Limits({}, false);
+  limits.eos_ids = {im_end};
+  limits.stop_token_ids = {im_end};
+  const std::vector<std::string> answer = {"blue", "<|im_end|>", " sky"};
+  Streamed s = Stream(limits, answer);
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.stop_token, std::nullopt);
+
+  limits.ignore_eos = true;
+  s = Stream(limits, answer);
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.stop_token, im_end);
+
+  limits.max_tokens = 1;
+  s = Stream(limits, answer);
+  EXPECT_EQ(s.finish, FinishReason::kLength);
+  EXPECT_EQ(s.stop_token, std::nullopt);
 }
 
 // As vLLM's v1 engine does, stop strings are looked for in the text after the first

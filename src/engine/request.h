@@ -231,6 +231,9 @@ struct GenerationUpdate {
   // The stop string that ended the answer (finish_reason kStop), empty when none did:
   // Anthropic's stop_sequence, vLLM's stop_reason.
   std::string stop;
+  // The request's stop token id (GenerationRequest::stop_token_ids) that ended the answer;
+  // unset when none did, also when an end-of-sequence id did: vLLM's stop_reason.
+  std::optional<int32_t> stop_token;
   ErrorCode error_code = ErrorCode::kInternal;
   std::string error;
   Usage usage;

@@ -56,6 +56,7 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
     choice.finished = true;
     choice.reason = update.finish_reason;
     choice.error = CutShortErrorJson(update);
+    choice.stop_reason = StopReasonJson(update);
     Summarize(update);
     finished_ = --unfinished_ == 0;
   }
@@ -117,8 +118,8 @@ std::string CompletionEncoder::EncodeStreamed(Choice& choice, GenerationUpdate&&
         identity_, index, {{"tool_calls", ToolCallsJson(parsed.calls, first)}}, nullptr, nullptr));
   }
   if (!update.finished) return out;
-  nlohmann::json last =
-      ChunkJson(identity_, index, nlohmann::json::object(), nullptr, FinishReasonFor(choice));
+  nlohmann::json last = ChunkJson(identity_, index, nlohmann::json::object(), nullptr,
+                                  FinishReasonFor(choice), choice.stop_reason);
   last["timings"] = TimingsJson(update.timings, upload_ms_);
   if (!choice.error.is_null()) last["error"] = choice.error;
   if (options_.include_usage) last["usage"] = nullptr;
@@ -150,7 +151,7 @@ std::string CompletionEncoder::EncodeFinal() {
     const Choice& c = choices_[i];
     choices.push_back(ChoiceJson(static_cast<int>(i), c.text, c.calls,
                                  options_.logprobs ? &c.tokens : nullptr, FinishReasonFor(c),
-                                 options_.split_reasoning ? &c.reasoning : nullptr));
+                                 c.stop_reason, options_.split_reasoning ? &c.reasoning : nullptr));
   }
   nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_, upload_ms_);
   if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {

@@ -54,7 +54,8 @@ class CompletionEncoder : public ResponseEncoder {
     std::vector<ParsedToolCall> calls;  // non-streamed
     bool finished = false;
     FinishReason reason = FinishReason::kNone;
-    nlohmann::json error;  // why it was cut short; null if it was not
+    nlohmann::json error;        // why it was cut short; null if it was not
+    nlohmann::json stop_reason;  // StopReasonJson of its final update
   };
 
   // With split_reasoning, takes the reasoning out of update.text (into `reasoning`),

@@ -64,9 +64,12 @@ TEST(CompletionEncoderTest, StreamsOpenAiChunks) {
   EXPECT_EQ(e[1]["choices"][0]["delta"]["content"], "Hel");
   EXPECT_TRUE(e[1]["choices"][0]["logprobs"].is_null());
   EXPECT_TRUE(e[1]["choices"][0]["finish_reason"].is_null());
+  EXPECT_FALSE(e[1]["choices"][0].contains("stop_reason"));
   EXPECT_EQ(e[2]["choices"][0]["delta"]["content"], "lo");
   EXPECT_EQ(e[3]["choices"][0]["delta"], nlohmann::json::object());
   EXPECT_EQ(e[3]["choices"][0]["finish_reason"], "stop");
+  EXPECT_TRUE(e[3]["choices"][0].contains("stop_reason"));
+  EXPECT_TRUE(e[3]["choices"][0]["stop_reason"].is_null());
   EXPECT_EQ(e[3]["timings"]["images"][0]["grid_thw"], (nlohmann::json{1, 16, 20}));
   EXPECT_TRUE(e[3]["usage"].is_null());
   EXPECT_EQ(e[4]["choices"], nlohmann::json::array());
@@ -102,6 +105,8 @@ TEST(CompletionEncoderTest, NonStreamedIsOneCompletion) {
   EXPECT_EQ(c["choices"][0]["message"]["role"], "assistant");
   EXPECT_EQ(c["choices"][0]["message"]["content"], "Hello");
   EXPECT_EQ(c["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(c["choices"][0].contains("stop_reason"));
+  EXPECT_TRUE(c["choices"][0]["stop_reason"].is_null());
   EXPECT_EQ(c["choices"][0]["logprobs"]["content"].size(), 2u);
   EXPECT_EQ(c["usage"]["prompt_tokens_details"]["cached_tokens"], 8);
   EXPECT_EQ(c["timings"]["prefill_ms"], 3.0);
@@ -139,6 +144,31 @@ TEST(CompletionEncoderTest, AnswersCutShortEndWithLengthAndTheRealReason) {
 GenerationUpdate ForChoice(GenerationUpdate u, int choice) {
   u.choice = choice;
   return u;
+}
+
+// vLLM's stop_reason: each choice's own stop string, else its stop token id.
+TEST(CompletionEncoderTest, EachChoiceNamesTheStopThatEndedIt) {
+  GenerationUpdate by_string = Final(FinishReason::kStop);
+  by_string.stop = "```";
+  GenerationUpdate by_token = ForChoice(Final(FinishReason::kStop), 1);
+  by_token.stop_token = 151643;
+
+  CompletionEncoder plain(Identity(), {.choices = 2});
+  plain.Encode(GenerationUpdate(by_token));
+  const nlohmann::json c = nlohmann::json::parse(plain.Encode(GenerationUpdate(by_string)));
+  EXPECT_EQ(c["choices"][0]["stop_reason"], "```");
+  EXPECT_EQ(c["choices"][1]["stop_reason"], 151643);
+
+  CompletionEncoder streamed(Identity(), {.stream = true, .choices = 2});
+  std::string sse = streamed.Encode(GenerationUpdate(by_token));
+  sse += streamed.Encode(GenerationUpdate(by_string));
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0]["choices"][0]["index"], 1);
+  EXPECT_EQ(e[0]["choices"][0]["stop_reason"], 151643);
+  EXPECT_EQ(e[1]["choices"][0]["index"], 0);
+  EXPECT_EQ(e[1]["choices"][0]["stop_reason"], "```");
+  EXPECT_EQ(e[2], "[DONE]");
 }
 
 TEST(CompletionEncoderTest, NonStreamedChoicesAreOneCompletionWhenAllAreDone) {

@@ -58,6 +58,12 @@ nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
   return ApiErrorJson(CutShortError(u))["error"];
 }
 
+nlohmann::json StopReasonJson(const GenerationUpdate& final_update) {
+  if (!final_update.stop.empty()) return final_update.stop;
+  if (final_update.stop_token) return *final_update.stop_token;
+  return nullptr;
+}
+
 nlohmann::json UsageJson(const Usage& usage) {
   nlohmann::json json = {{"prompt_tokens", usage.prompt_tokens},
                          {"completion_tokens", usage.completion_tokens},
@@ -189,7 +195,8 @@ nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first
 nlohmann::json ChoiceJson(int index, const std::string& text,
                           const std::vector<ParsedToolCall>& calls,
                           const std::vector<GeneratedToken>* logprobs,
-                          const std::string& finish_reason, const std::string* reasoning) {
+                          const std::string& finish_reason, nlohmann::json stop_reason,
+                          const std::string* reasoning) {
   nlohmann::json message = {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}};
   if (reasoning != nullptr) message["reasoning_content"] = *reasoning;
   if (!calls.empty()) {
@@ -201,7 +208,8 @@ nlohmann::json ChoiceJson(int index, const std::string& text,
   return {{"index", index},
           {"message", std::move(message)},
           {"logprobs", logprobs != nullptr ? LogprobsJson(*logprobs) : nlohmann::json(nullptr)},
-          {"finish_reason", finish_reason}};
+          {"finish_reason", finish_reason},
+          {"stop_reason", std::move(stop_reason)}};
 }
 
 nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json choices,
@@ -216,11 +224,13 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
 }
 
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
-                         nlohmann::json logprobs, nlohmann::json finish_reason) {
+                         nlohmann::json logprobs, nlohmann::json finish_reason,
+                         nlohmann::json stop_reason) {
   nlohmann::json choice = {{"index", index},
                            {"delta", std::move(delta)},
                            {"logprobs", std::move(logprobs)},
-                           {"finish_reason", std::move(finish_reason)}};
+                           {"finish_reason", finish_reason}};
+  if (!finish_reason.is_null()) choice["stop_reason"] = std::move(stop_reason);
   return {{"id", identity.id},
           {"object", "chat.completion.chunk"},
           {"created", identity.created},

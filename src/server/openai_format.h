@@ -49,6 +49,10 @@ std::string CutShortReason(const GenerationUpdate& final_update);
 ApiError CutShortError(const GenerationUpdate& final_update);
 // OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
+// vLLM's stop_reason, which clients written for vLLM read beside finish_reason: the stop
+// string that ended the answer, else the stop token id, else null (an end-of-sequence
+// token, max_tokens, a grammar completed, an answer cut short).
+nlohmann::json StopReasonJson(const GenerationUpdate& final_update);
 
 // With completion_tokens_details.reasoning_tokens when the answer had reasoning (a
 // Thinking model's: OpenAI counts it in completion_tokens and names it there).
@@ -68,13 +72,15 @@ void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::j
 // numbered `first_index` (a choice's calls are numbered from 0 across chunks).
 nlohmann::json ToolCallsJson(const std::vector<ParsedToolCall>& calls, int first_index);
 
-// One choice of a non-streamed response. With tool calls, text that is only whitespace
-// is no content (null), as OpenAI sends it. `reasoning` (a Thinking model's; null for
-// others) is message.reasoning_content, as vLLM and llama-server send it.
+// One choice of a non-streamed response, `stop_reason` (StopReasonJson) beside
+// finish_reason. With tool calls, text that is only whitespace is no content (null), as
+// OpenAI sends it. `reasoning` (a Thinking model's; null for others) is
+// message.reasoning_content, as vLLM and llama-server send it.
 nlohmann::json ChoiceJson(int index, const std::string& text,
                           const std::vector<ParsedToolCall>& calls,
                           const std::vector<GeneratedToken>* logprobs,
-                          const std::string& finish_reason, const std::string* reasoning = nullptr);
+                          const std::string& finish_reason, nlohmann::json stop_reason,
+                          const std::string* reasoning = nullptr);
 
 // A complete non-streamed response: `choices`, and usage and timings from `summary`
 // (`upload_ms` 0 for a request that came from no client: `qvl run --json`).
@@ -82,9 +88,11 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
                               const GenerationUpdate& summary, double upload_ms = 0);
 
 // One chunk of a streamed response for choice `index`; `finish_reason` null until that
-// choice's last chunk.
+// choice's last chunk, which alone carries `stop_reason` (StopReasonJson), as vLLM's
+// chunks do.
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
-                         nlohmann::json logprobs, nlohmann::json finish_reason);
+                         nlohmann::json logprobs, nlohmann::json finish_reason,
+                         nlohmann::json stop_reason = nullptr);
 
 // GET /v1/models/{id}: one model object. It carries Anthropic's fields (type,
 // display_name, created_at) beside OpenAI's, so that both APIs' SDKs read the same route.

@@ -27,11 +27,13 @@ nlohmann::json TextCompletionEncoder::Object(nlohmann::json choices) const {
 }
 
 nlohmann::json TextCompletionEncoder::Choice(const std::string& text, nlohmann::json logprobs,
-                                             nlohmann::json finish_reason) const {
+                                             nlohmann::json finish_reason,
+                                             nlohmann::json stop_reason) const {
   return {{"text", text},
           {"index", 0},
           {"logprobs", std::move(logprobs)},
-          {"finish_reason", std::move(finish_reason)}};
+          {"finish_reason", std::move(finish_reason)},
+          {"stop_reason", std::move(stop_reason)}};
 }
 
 void TextCompletionEncoder::AddLogprobs(const GenerationUpdate& update, nlohmann::json* out) {
@@ -68,7 +70,7 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
     if (!update.finished) return "";
     nlohmann::json body = Object(nlohmann::json::array(
         {Choice(text_, with_logprobs ? std::move(logprobs_) : nlohmann::json(nullptr),
-                FinishReasonText(update.finish_reason))}));
+                FinishReasonText(update.finish_reason), StopReasonJson(update))}));
     body["usage"] = UsageJson(update.usage);
     body["timings"] = TimingsJson(update.timings, upload_ms_);
     if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
@@ -83,12 +85,12 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
       logprobs = EmptyLogprobs();
       AddLogprobs(update, &logprobs);
     }
-    out += SseEvent(
-        Object(nlohmann::json::array({Choice(update.text, std::move(logprobs), nullptr)})));
+    out += SseEvent(Object(
+        nlohmann::json::array({Choice(update.text, std::move(logprobs), nullptr, nullptr)})));
   }
   if (!update.finished) return out;
-  nlohmann::json last =
-      Object(nlohmann::json::array({Choice("", nullptr, FinishReasonText(update.finish_reason))}));
+  nlohmann::json last = Object(nlohmann::json::array(
+      {Choice("", nullptr, FinishReasonText(update.finish_reason), StopReasonJson(update))}));
   last["timings"] = TimingsJson(update.timings, upload_ms_);
   if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
     last["error"] = std::move(error);

@@ -31,8 +31,9 @@ class TextCompletionEncoder : public ResponseEncoder {
 
  private:
   nlohmann::json Object(nlohmann::json choices) const;
+  // `stop_reason` (StopReasonJson) is in every choice, null until the last, as vLLM's.
   nlohmann::json Choice(const std::string& text, nlohmann::json logprobs,
-                        nlohmann::json finish_reason) const;
+                        nlohmann::json finish_reason, nlohmann::json stop_reason) const;
   // Appends `update`'s tokens to `logprobs` (an object of the four lists).
   void AddLogprobs(const GenerationUpdate& update, nlohmann::json* logprobs);
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qvl {
@@ -56,10 +57,11 @@ TEST(TextCompletionEncoderTest, OneTextCompletionObject) {
   EXPECT_EQ(c["created"], 1700000000);
   EXPECT_EQ(c["model"], "qwen3-vl");
   ASSERT_EQ(c["choices"].size(), 1u);
-  EXPECT_EQ(
-      c["choices"][0],
-      (nlohmann::json{
-          {"text", "Hello"}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", "length"}}));
+  EXPECT_EQ(c["choices"][0], (nlohmann::json{{"text", "Hello"},
+                                             {"index", 0},
+                                             {"logprobs", nullptr},
+                                             {"finish_reason", "length"},
+                                             {"stop_reason", nullptr}}));
   EXPECT_EQ(c["usage"]["prompt_tokens"], 12);
   EXPECT_EQ(c["usage"]["completion_tokens"], 2);
   EXPECT_EQ(c["usage"]["total_tokens"], 14);
@@ -101,6 +103,7 @@ TEST(TextCompletionEncoderTest, StreamsChunksOfTheSameShape) {
   }
   EXPECT_EQ(e[0]["choices"][0]["text"], "Hel");
   EXPECT_TRUE(e[0]["choices"][0]["finish_reason"].is_null());
+  EXPECT_TRUE(e[0]["choices"][0]["stop_reason"].is_null());
   EXPECT_EQ(e[0]["choices"][0]["logprobs"]["text_offset"], (nlohmann::json{0}));
   EXPECT_EQ(e[1]["choices"][0]["text"], "lo");
   EXPECT_EQ(e[1]["choices"][0]["logprobs"]["text_offset"], (nlohmann::json{3}));
@@ -111,6 +114,26 @@ TEST(TextCompletionEncoderTest, StreamsChunksOfTheSameShape) {
   EXPECT_EQ(e[3]["choices"], nlohmann::json::array());
   EXPECT_EQ(e[3]["usage"]["prompt_tokens"], 12);
   EXPECT_EQ(e[4], "[DONE]");
+}
+
+// vLLM's stop_reason: the stop string that ended the answer, else the stop token id.
+TEST(TextCompletionEncoderTest, TheStopThatEndedTheAnswerIsTheStopReason) {
+  GenerationUpdate by_string = Final(FinishReason::kStop);
+  by_string.stop = "\n\n";
+  GenerationUpdate by_token = Final(FinishReason::kStop);
+  by_token.stop_token = 151643;
+  const std::vector<std::pair<GenerationUpdate, nlohmann::json>> ends = {
+      {by_string, "\n\n"}, {by_token, 151643}, {Final(FinishReason::kStop), nullptr}};
+  for (const auto& [end, stop_reason] : ends) {
+    TextCompletionEncoder plain(Identity(), {});
+    const nlohmann::json c = nlohmann::json::parse(plain.Encode(GenerationUpdate(end)));
+    EXPECT_EQ(c["choices"][0]["stop_reason"], stop_reason);
+    TextCompletionEncoder streamed(Identity(), {.stream = true});
+    const std::vector<nlohmann::json> e = Events(streamed.Encode(GenerationUpdate(end)));
+    ASSERT_EQ(e.size(), 2u);
+    EXPECT_EQ(e[0]["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(e[0]["choices"][0]["stop_reason"], stop_reason);
+  }
 }
 
 TEST(TextCompletionEncoderTest, AnAnswerCutShortSaysWhy) {

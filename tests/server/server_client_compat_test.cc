@@ -7,6 +7,7 @@
 
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/mapped_file.h"
@@ -193,6 +194,68 @@ TEST_F(ServerClientCompatTest, StopTokenIdsAndMinTokensShapeTheAnswer) {
       {{{"min_tokens", -1}}, "min_tokens", "min_tokens: must be between 0 and 1048576, got -1"},
   };
   ExpectRefused(Chat, bad);
+}
+
+// vLLM's stop_reason beside finish_reason, on both OpenAI routes, streamed (in the chunk
+// that carries the finish_reason) and not: the stop string that ended the answer, the stop
+// token id that did, else null (an end-of-sequence token, max_tokens). Clients written
+// for vLLM read it to know which stop matched.
+TEST_F(ServerClientCompatTest, StopReasonNamesTheStopThatEndedTheAnswer) {
+  nlohmann::json chat = Question(8);
+  chat["logprobs"] = true;
+  const HttpResult free = Post("/v1/chat/completions", chat);
+  ASSERT_EQ(free.status, 200) << free.body;
+  chat.erase("logprobs");
+  const std::string answer = Content(free);
+  const std::string stop = free.json["choices"][0]["logprobs"]["content"][2]["token"];
+  ASSERT_NE(answer.find(stop), std::string::npos);
+  const int32_t id = IdOfBytes(stop);
+  // The same conversation as a raw prompt gives the same answer on /v1/completions.
+  const nlohmann::json text = {
+      {"prompt", "<|im_start|>user\nWhy is the sky blue?<|im_end|>\n<|im_start|>assistant\n"},
+      {"max_tokens", 8},
+      {"temperature", 0}};
+  const HttpResult raw = Post("/v1/completions", text);
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  ASSERT_EQ(raw.json["choices"][0]["text"], answer);
+
+  using End = std::pair<nlohmann::json, nlohmann::json>;
+  // The finish_reason and stop_reason of the answer to `body` on `path`, not streamed
+  // and streamed (which must agree).
+  auto ends = [](const std::string& path, nlohmann::json body) {
+    const HttpResult plain = Post(path, body);
+    EXPECT_EQ(plain.status, 200) << plain.body;
+    if (plain.status != 200) return End();
+    const nlohmann::json choice = plain.json["choices"][0];
+    EXPECT_TRUE(choice.contains("stop_reason")) << plain.body;
+    body["stream"] = true;
+    const HttpResult streamed = Post(path, body);
+    EXPECT_EQ(streamed.status, 200) << streamed.body;
+    const std::vector<nlohmann::json> events = SseEvents(streamed.body);
+    EXPECT_GE(events.size(), 2u) << streamed.body;
+    if (events.size() < 2) return End();
+    const nlohmann::json& last = events[events.size() - 2]["choices"][0];
+    EXPECT_EQ(last["finish_reason"], choice["finish_reason"]) << streamed.body;
+    EXPECT_TRUE(last.contains("stop_reason")) << streamed.body;
+    EXPECT_EQ(last["stop_reason"], choice["stop_reason"]) << streamed.body;
+    return End(choice["finish_reason"], choice["stop_reason"]);
+  };
+  for (const auto& [path, body] :
+       {std::pair("/v1/chat/completions", chat), std::pair("/v1/completions", text)}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(ends(path, body), End("length", nullptr));
+    nlohmann::json stopped = body;
+    stopped["stop"] = {"\x01never", stop};
+    EXPECT_EQ(ends(path, stopped), End("stop", stop));
+    nlohmann::json by_token = body;
+    by_token["stop_token_ids"] = {7, id};
+    EXPECT_EQ(ends(path, by_token), End("stop", id));
+  }
+  // An end-of-sequence token (logit_bias makes it the first) ends the answer with none,
+  // also one listed in stop_token_ids.
+  chat["logit_bias"] = {{"151645", 100}};
+  chat["stop_token_ids"] = {151645};
+  EXPECT_EQ(ends("/v1/chat/completions", chat), End("stop", nullptr));
 }
 
 // vLLM's and llama-server's fields that would change the answer and that qvl cannot
