@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::string_view kMagic = "QVLA";
 // The answer format; a change to the payload or to what an answer means bumps it.
-constexpr uint32_t kAnswerFormatVersion = 1;
+constexpr uint32_t kAnswerFormatVersion = 2;
 
 std::string Sha256Hex(std::string_view bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -60,6 +60,10 @@ std::string AnswerPayload(const Recording& r, const GenerationUpdate& final_upda
   j["text"] = r.text;
   j["tokens"] = r.tokens;
   j["finish_reason"] = FinishReasonName(final_update.finish_reason);
+  // What ended it, which Anthropic's stop_sequence and vLLM's stop_reason repeat.
+  j["stop"] = final_update.stop;
+  j["stop_token"] =
+      final_update.stop_token ? nlohmann::json(*final_update.stop_token) : nlohmann::json(nullptr);
   j["prompt_tokens"] = final_update.usage.prompt_tokens;
   j["completion_tokens"] = final_update.usage.completion_tokens;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -149,6 +153,10 @@ bool ReplayAnswer(SharedCache& cache, const std::string& key, UpdateChannel& cha
     last.finish_reason = reason == "stop"     ? FinishReason::kStop
                          : reason == "length" ? FinishReason::kLength
                                               : throw std::runtime_error("finish reason");
+    last.stop = j.at("stop").get<std::string>();
+    if (const nlohmann::json& token = j.at("stop_token"); !token.is_null()) {
+      last.stop_token = token.get<int32_t>();
+    }
     last.usage.prompt_tokens = j.at("prompt_tokens").get<int64_t>();
     last.usage.completion_tokens = j.at("completion_tokens").get<int64_t>();
   } catch (const std::exception&) {

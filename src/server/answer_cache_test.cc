@@ -360,6 +360,27 @@ TEST_F(AnswerCacheRouteTest, AGreedyTextCompletionAskedAgainComesFromTheCache) {
   EXPECT_EQ(header3, "");
 }
 
+// A replayed answer says what ended it, as the computed one did: the stop string or the
+// stop token id (vLLM's stop_reason, Anthropic's stop_sequence).
+TEST_F(AnswerCacheRouteTest, AReplayedAnswerKeepsWhatStoppedIt) {
+  const testing::TinyCase text = LoadTinyCase("01_text_only");
+  const std::string& answer = text.greedy_text;
+  ASSERT_GE(answer.size(), 8u);
+  const std::string stop = answer.substr(4, 3);  // ASCII in this answer ("Occurred...")
+  nlohmann::json body = text.request;
+  body["stop"] = {stop};
+  for (const bool replayed : {false, true}) {
+    SCOPED_TRACE(replayed);
+    const auto [status, text, header] = Post("/v1/chat/completions", body);
+    ASSERT_EQ(status, 200) << text;
+    EXPECT_EQ(header, replayed ? "shared" : "");
+    const nlohmann::json choice = nlohmann::json::parse(text)["choices"][0];
+    EXPECT_EQ(choice["finish_reason"], "stop");
+    EXPECT_EQ(choice["stop_reason"], stop);
+    EXPECT_EQ(choice["message"]["content"], answer.substr(0, answer.find(stop)));
+  }
+}
+
 // An answer the writer could not store (Redis down) is counted as dropped, as images'
 // and stored responses' are, not silently lost.
 TEST(RecordAnswer, AnAnswerRedisDidNotTakeIsCountedAsDropped) {
