@@ -7,12 +7,16 @@
 #include <vector>
 
 #include "server/encoder_updates_for_test.h"
+#include "server/named_events_for_test.h"
 
 namespace qvl {
 namespace {
 
 using nlohmann::json;
+using ::qvl::testing::EventNames;
 using ::qvl::testing::Final;
+using ::qvl::testing::NamedEvent;
+using ::qvl::testing::NamedEvents;
 using ::qvl::testing::Text;
 
 AnthropicIdentity Identity() { return {"msg_1", "qwen3-vl"}; }
@@ -39,39 +43,6 @@ const json kUsage = {{"input_tokens", 4},
                      {"cache_read_input_tokens", 8},
                      {"output_tokens", 2}};
 
-struct Event {
-  std::string name;
-  json data;
-};
-
-// Splits "event: <name>\ndata: <json>\n\n" events; the name must be the payload's type.
-std::vector<Event> Events(const std::string& sse) {
-  std::vector<Event> events;
-  size_t start = 0;
-  while (start < sse.size()) {
-    const size_t end = sse.find("\n\n", start);
-    if (end == std::string::npos) {
-      ADD_FAILURE() << "unterminated event: " << sse.substr(start);
-      break;
-    }
-    const std::string text = sse.substr(start, end - start);
-    const size_t newline = text.find('\n');
-    EXPECT_EQ(text.rfind("event: ", 0), 0u) << text;
-    EXPECT_EQ(text.compare(newline + 1, 6, "data: "), 0) << text;
-    Event e{text.substr(7, newline - 7), json::parse(text.substr(newline + 7))};
-    EXPECT_EQ(e.data["type"], e.name);
-    events.push_back(std::move(e));
-    start = end + 2;
-  }
-  return events;
-}
-
-std::vector<std::string> Names(const std::vector<Event>& events) {
-  std::vector<std::string> names;
-  for (const Event& e : events) names.push_back(e.name);
-  return names;
-}
-
 // Builds the Message from the events the way the anthropic SDKs' MessageStream does
 // (message_start's message is the snapshot, content_block_start pushes its block, deltas
 // append to the block at their index, input_json_delta's JSON becomes the input,
@@ -79,7 +50,7 @@ std::vector<std::string> Names(const std::vector<Event>& events) {
 // the SDKs need: a ping right after message_start, every delta's block exists and is of
 // the delta's kind, blocks are stopped in order before the next starts, nothing after
 // message_stop.
-json Fold(const std::vector<Event>& events) {
+json Fold(const std::vector<NamedEvent>& events) {
   json snapshot;
   std::vector<std::string> partial_json;
   bool block_open = false;
@@ -181,7 +152,7 @@ std::vector<json> BothWays(const AnthropicEncoderOptions& options,
   AnthropicEncoderOptions stream_options = options;
   stream_options.stream = true;
   AnthropicEncoder streamed(Identity(), stream_options);
-  json folded = Fold(Events(StreamAll(streamed, updates)));
+  json folded = Fold(NamedEvents(StreamAll(streamed, updates)));
   EXPECT_EQ(body["timings"]["prefill_ms"], 3.0);
   body.erase("timings");
   json without_ids = body;
@@ -216,8 +187,8 @@ TEST(AnthropicEncoderTest, NonStreamedAnswerIsOneMessage) {
 
 TEST(AnthropicEncoderTest, StreamsTheEventsThatBuildTheMessage) {
   AnthropicEncoder encoder(Identity(), {.stream = true});
-  const std::vector<Event> start = Events(encoder.Start());
-  ASSERT_EQ(Names(start), (std::vector<std::string>{"message_start", "ping"}));
+  const std::vector<NamedEvent> start = NamedEvents(encoder.Start());
+  ASSERT_EQ(EventNames(start), (std::vector<std::string>{"message_start", "ping"}));
   EXPECT_EQ(start[0].data, (json{{"type", "message_start"},
                                  {"message",
                                   {{"id", "msg_1"},
@@ -234,10 +205,10 @@ TEST(AnthropicEncoderTest, StreamsTheEventsThatBuildTheMessage) {
   EXPECT_FALSE(encoder.finished());
   sse += encoder.Encode(Final(FinishReason::kStop));
   EXPECT_TRUE(encoder.finished());
-  const std::vector<Event> e = Events(sse);
-  ASSERT_EQ(Names(e), (std::vector<std::string>{"content_block_start", "content_block_delta",
-                                                "content_block_delta", "content_block_stop",
-                                                "message_delta", "message_stop"}));
+  const std::vector<NamedEvent> e = NamedEvents(sse);
+  ASSERT_EQ(EventNames(e), (std::vector<std::string>{"content_block_start", "content_block_delta",
+                                                     "content_block_delta", "content_block_stop",
+                                                     "message_delta", "message_stop"}));
   EXPECT_EQ(e[0].data, (json{{"type", "content_block_start"},
                              {"index", 0},
                              {"content_block", {{"type", "text"}, {"text", ""}}}}));
@@ -299,9 +270,9 @@ TEST(AnthropicEncoderTest, ToolCallsAreToolUseBlocksInTheOrderWritten) {
   }
 
   AnthropicEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
-  const std::vector<Event> e = Events(StreamAll(streamed, pieces));
+  const std::vector<NamedEvent> e = NamedEvents(StreamAll(streamed, pieces));
   std::vector<json> call_events;
-  for (const Event& event : e) {
+  for (const NamedEvent& event : e) {
     if (event.data.value("index", -1) == 1) call_events.push_back(event.data);
   }
   ASSERT_EQ(call_events.size(), 3u);
@@ -369,8 +340,8 @@ TEST(AnthropicEncoderTest, AThinkingModelsReasoningIsAThinkingBlockFirst) {
     EXPECT_EQ(m["usage"]["output_tokens"], 2);
   }
   AnthropicEncoder streamed(Identity(), {.stream = true, .split_reasoning = true});
-  const std::vector<Event> e = Events(StreamAll(streamed, updates));
-  ASSERT_EQ(Names(e),
+  const std::vector<NamedEvent> e = NamedEvents(StreamAll(streamed, updates));
+  ASSERT_EQ(EventNames(e),
             (std::vector<std::string>{
                 "message_start", "ping", "content_block_start", "content_block_delta",
                 "content_block_delta", "content_block_stop", "content_block_start",
@@ -432,11 +403,11 @@ TEST(AnthropicEncoderTest, AFailedAnswerIsAnError) {
   EXPECT_EQ(whole.summary().error, "engine step failed");
 
   AnthropicEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
-  const std::vector<Event> e =
-      Events(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kCancelled)}));
+  const std::vector<NamedEvent> e =
+      NamedEvents(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kCancelled)}));
   // The block stays open: nothing comes after the error.
-  ASSERT_EQ(Names(e), (std::vector<std::string>{"message_start", "ping", "content_block_start",
-                                                "content_block_delta", "error"}));
+  ASSERT_EQ(EventNames(e), (std::vector<std::string>{"message_start", "ping", "content_block_start",
+                                                     "content_block_delta", "error"}));
   EXPECT_EQ(e[4].data,
             (json{{"type", "error"},
                   {"error",
@@ -461,7 +432,7 @@ TEST(AnthropicEncoderTest, OnlyChoiceZeroCounts) {
   other.choice = 1;
   EXPECT_EQ(encoder.Encode(std::move(other)), "");
   EXPECT_FALSE(encoder.finished());
-  const json m = Fold(Events(StreamAll(encoder, {Text("mine"), Final(FinishReason::kStop)})));
+  const json m = Fold(NamedEvents(StreamAll(encoder, {Text("mine"), Final(FinishReason::kStop)})));
   EXPECT_EQ(m["content"], json::array({{{"type", "text"}, {"text", "mine"}}}));
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/encoder_updates_for_test.h"
+#include "server/named_events_for_test.h"
 
 namespace qvl {
 namespace {
@@ -33,46 +34,16 @@ json Echo() {
 
 ResponsesIdentity Identity() { return {"resp_1", 1700000000, "qwen3-vl", Echo()}; }
 
+using ::qvl::testing::EventNames;
 using ::qvl::testing::Final;
+using ::qvl::testing::NamedEvent;
+using ::qvl::testing::NamedEvents;
 using ::qvl::testing::Text;
 
 GenerationUpdate Failed() {
   GenerationUpdate u = Final(FinishReason::kError);
   u.error = "engine step failed";
   return u;
-}
-
-struct Event {
-  std::string name;
-  json data;
-};
-
-// Splits "event: <type>\ndata: <json>\n\n" events; the name must be the payload's type.
-std::vector<Event> Events(const std::string& sse) {
-  std::vector<Event> events;
-  size_t start = 0;
-  while (start < sse.size()) {
-    const size_t end = sse.find("\n\n", start);
-    if (end == std::string::npos) {
-      ADD_FAILURE() << "unterminated event: " << sse.substr(start);
-      break;
-    }
-    const std::string text = sse.substr(start, end - start);
-    const size_t newline = text.find('\n');
-    EXPECT_EQ(text.rfind("event: ", 0), 0u) << text;
-    EXPECT_EQ(text.compare(newline + 1, 6, "data: "), 0) << text;
-    Event e{text.substr(7, newline - 7), json::parse(text.substr(newline + 7))};
-    EXPECT_EQ(e.data["type"], e.name);
-    events.push_back(std::move(e));
-    start = end + 2;
-  }
-  return events;
-}
-
-std::vector<std::string> Names(const std::vector<Event>& events) {
-  std::vector<std::string> names;
-  for (const Event& e : events) names.push_back(e.name);
-  return names;
 }
 
 bool IsTerminal(const std::string& name) {
@@ -85,7 +56,7 @@ bool IsTerminal(const std::string& name) {
 // up to the terminal event, and returns that snapshot. On the way it checks what the SDK
 // needs (every event's item exists at its output_index, with that item_id) and that each
 // done event says what the deltas built: texts, delta logprobs, arguments, whole items.
-json Fold(const std::vector<Event>& events) {
+json Fold(const std::vector<NamedEvent>& events) {
   json snapshot;
   for (size_t i = 0; i < events.size(); ++i) {
     const std::string& name = events[i].name;
@@ -221,7 +192,7 @@ json Fold(const std::vector<Event>& events) {
 }
 
 // The stream's terminal response, after checking that the SDK would build the same output.
-json Streamed(const std::vector<Event>& events) {
+json Streamed(const std::vector<NamedEvent>& events) {
   if (events.empty()) return nullptr;
   const json built = Fold(events);
   const json& terminal = events.back().data["response"];
@@ -297,8 +268,8 @@ TEST(ResponsesEncoderTest, ReachingTheTokenLimitIsIncomplete) {
   EXPECT_EQ(r["output"][0]["content"][0]["text"], "Hel");
 
   ResponsesEncoder streamed(Identity(), {.stream = true});
-  const std::vector<Event> e =
-      Events(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kLength)}));
+  const std::vector<NamedEvent> e =
+      NamedEvents(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kLength)}));
   ASSERT_FALSE(e.empty());
   EXPECT_EQ(e.back().name, "response.incomplete");
   const json terminal = Streamed(e);
@@ -321,8 +292,8 @@ TEST(ResponsesEncoderTest, AFailedAnswerKeepsItsOutputAndSaysWhy) {
   EXPECT_EQ(plain.summary().error, "engine step failed");
 
   ResponsesEncoder streamed(Identity(), {.stream = true});
-  const std::vector<Event> e =
-      Events(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kCancelled)}));
+  const std::vector<NamedEvent> e =
+      NamedEvents(StreamAll(streamed, {Text("Hel"), Final(FinishReason::kCancelled)}));
   ASSERT_FALSE(e.empty());
   EXPECT_EQ(e.back().name, "response.failed");
   const json terminal = Streamed(e);
@@ -331,15 +302,16 @@ TEST(ResponsesEncoderTest, AFailedAnswerKeepsItsOutputAndSaysWhy) {
   EXPECT_EQ(terminal["error"]["message"], "the server shut down before the answer was complete");
   EXPECT_EQ(terminal["output"][0]["content"][0]["text"], "Hel");
   // No top-level "error": the SDK's stream would throw on it.
-  for (const Event& event : e) EXPECT_FALSE(event.data.contains("error")) << event.name;
+  for (const NamedEvent& event : e) EXPECT_FALSE(event.data.contains("error")) << event.name;
 }
 
 TEST(ResponsesEncoderTest, StreamsTheEventsThatBuildTheResponse) {
   ResponsesEncoder encoder(Identity(), {.stream = true, .logprobs = true});
   const std::string start = encoder.Start();
-  const std::vector<Event> opening = Events(start);
-  ASSERT_EQ(Names(opening), (std::vector<std::string>{"response.created", "response.in_progress"}));
-  for (const Event& e : opening) {
+  const std::vector<NamedEvent> opening = NamedEvents(start);
+  ASSERT_EQ(EventNames(opening),
+            (std::vector<std::string>{"response.created", "response.in_progress"}));
+  for (const NamedEvent& e : opening) {
     EXPECT_EQ(e.data["response"]["status"], "in_progress");
     EXPECT_EQ(e.data["response"]["output"], json::array());
     EXPECT_TRUE(e.data["response"]["usage"].is_null());
@@ -354,17 +326,18 @@ TEST(ResponsesEncoderTest, StreamsTheEventsThatBuildTheResponse) {
   EXPECT_FALSE(encoder.finished());
   sse += encoder.Encode(Final(FinishReason::kStop));
   EXPECT_TRUE(encoder.finished());
-  const std::vector<Event> e = Events(sse);
-  EXPECT_EQ(Names(e), (std::vector<std::string>{
-                          "response.created", "response.in_progress", "response.output_item.added",
-                          "response.content_part.added", "response.output_text.delta",
-                          "response.output_text.delta", "response.output_text.delta",
-                          "response.output_text.done", "response.content_part.done",
-                          "response.output_item.done", "response.completed"}));
+  const std::vector<NamedEvent> e = NamedEvents(sse);
+  EXPECT_EQ(
+      EventNames(e),
+      (std::vector<std::string>{
+          "response.created", "response.in_progress", "response.output_item.added",
+          "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+          "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+          "response.output_item.done", "response.completed"}));
   const json terminal = Streamed(e);
   ASSERT_EQ(e.size(), 11u);
   std::string deltas;
-  for (const Event& event : e) {
+  for (const NamedEvent& event : e) {
     if (event.name == "response.output_text.delta") {
       deltas += event.data["delta"];
       EXPECT_EQ(event.data["output_index"], 0);
@@ -405,10 +378,11 @@ TEST(ResponsesEncoderTest, LogprobsAreTheTokensOfTheText) {
   EXPECT_EQ(logprobs[1]["token"], "!");
 
   ResponsesEncoder without(Identity(), {.stream = true});
-  const std::vector<Event> e = Events(StreamAll(without, {Text("Hi"), Final(FinishReason::kStop)}));
+  const std::vector<NamedEvent> e =
+      NamedEvents(StreamAll(without, {Text("Hi"), Final(FinishReason::kStop)}));
   const json terminal = Streamed(e);
   EXPECT_EQ(terminal["output"][0]["content"][0]["logprobs"], json::array());
-  for (const Event& event : e) {
+  for (const NamedEvent& event : e) {
     if (event.name == "response.output_text.delta") {
       EXPECT_EQ(event.data["logprobs"], json::array());
     }
@@ -454,20 +428,20 @@ TEST(ResponsesEncoderTest, ToolCallsAreItemsInTheOrderWritten) {
   std::vector<GenerationUpdate> updates;
   for (size_t i = 0; i < answer.size(); i += 5) updates.push_back(Text(answer.substr(i, 5)));
   updates.push_back(Final(FinishReason::kStop));
-  const std::vector<Event> e = Events(StreamAll(streamed, updates));
+  const std::vector<NamedEvent> e = NamedEvents(StreamAll(streamed, updates));
   const json terminal = Streamed(e);
   EXPECT_EQ(TypesAndTexts(terminal["output"]), expected);
   ASSERT_EQ(terminal["output"].size(), 3u);
   ExpectCall(terminal["output"][1]);
   std::vector<std::string> call_events;
-  for (const Event& event : e) {
+  for (const NamedEvent& event : e) {
     if (event.data.value("output_index", -1) == 1) call_events.push_back(event.name);
   }
   EXPECT_EQ(call_events,
             (std::vector<std::string>{
                 "response.output_item.added", "response.function_call_arguments.delta",
                 "response.function_call_arguments.done", "response.output_item.done"}));
-  for (const Event& event : e) {
+  for (const NamedEvent& event : e) {
     if (event.name == "response.output_item.added" && event.data["output_index"] == 1) {
       EXPECT_EQ(event.data["item"]["arguments"], "");
       EXPECT_EQ(event.data["item"]["status"], "in_progress");
@@ -488,10 +462,10 @@ TEST(ResponsesEncoderTest, WhitespaceAroundCallsMakesNoMessage) {
   std::vector<GenerationUpdate> updates;
   for (size_t i = 0; i < answer.size(); i += 3) updates.push_back(Text(answer.substr(i, 3)));
   updates.push_back(Final(FinishReason::kStop));
-  const std::vector<Event> e = Events(StreamAll(streamed, updates));
+  const std::vector<NamedEvent> e = NamedEvents(StreamAll(streamed, updates));
   EXPECT_EQ(TypesAndTexts(Streamed(e)["output"]),
             (std::vector<std::string>{"call:get_weather", "call:get_weather"}));
-  for (const Event& event : e) EXPECT_NE(event.name, "response.content_part.added");
+  for (const NamedEvent& event : e) EXPECT_NE(event.name, "response.content_part.added");
 
   // With tools offered, an answer of only whitespace has no items at all.
   ResponsesEncoder blank(Identity(), {.parse_tool_calls = true});
@@ -511,7 +485,7 @@ TEST(ResponsesEncoderTest, OnDoneGetsTheFinalResponseUnlessItFailed) {
     ResponsesEncoder encoder(Identity(), options);
     const std::vector<GenerationUpdate> updates = {Text("Hi"), Final(FinishReason::kLength)};
     const json sent =
-        stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
+        stream ? Streamed(NamedEvents(StreamAll(encoder, updates))) : Body(encoder, updates);
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(done, sent);
 
@@ -527,7 +501,8 @@ TEST(ResponsesEncoderTest, WithoutToolsWhitespaceIsTheAnswer) {
     ResponsesEncoder encoder(Identity(), {.stream = stream});
     const std::vector<GenerationUpdate> updates = {Text("\t\t "), Text("\n"),
                                                    Final(FinishReason::kLength)};
-    const json r = stream ? Streamed(Events(StreamAll(encoder, updates))) : Body(encoder, updates);
+    const json r =
+        stream ? Streamed(NamedEvents(StreamAll(encoder, updates))) : Body(encoder, updates);
     ASSERT_EQ(r["output"].size(), 1u) << r.dump();
     EXPECT_EQ(r["output"][0]["content"][0]["text"], "\t\t \n");
     EXPECT_EQ(r["status"], "incomplete");
@@ -545,7 +520,7 @@ TEST(ResponsesEncoderTest, InvalidUtf8IsReplacedNotThrown) {
   ResponsesEncoder streamed(Identity(), {.stream = true, .parse_tool_calls = true});
   std::string sse;
   ASSERT_NO_THROW(sse = StreamAll(streamed, {Text("x\xc3"), Final(FinishReason::kStop)}));
-  EXPECT_EQ(Streamed(Events(sse))["output"][0]["content"][0]["text"], "x\xef\xbf\xbd");
+  EXPECT_EQ(Streamed(NamedEvents(sse))["output"][0]["content"][0]["text"], "x\xef\xbf\xbd");
 }
 
 TEST(ResponsesEncoderTest, OnlyChoiceZeroCounts) {
@@ -567,9 +542,9 @@ TEST(ResponsesEncoderTest, AThinkingModelsReasoningIsAnItemBeforeTheMessage) {
   ResponsesEncoder whole(Identity(), options);
   const json body = Body(whole, updates);
   ResponsesEncoder streamed(Identity(), {.stream = true, .split_reasoning = true});
-  const std::vector<Event> events = Events(StreamAll(streamed, updates));
+  const std::vector<NamedEvent> events = NamedEvents(StreamAll(streamed, updates));
   EXPECT_EQ(
-      Names(events),
+      EventNames(events),
       (std::vector<std::string>{
           "response.created", "response.in_progress", "response.output_item.added",
           "response.content_part.added", "response.reasoning_text.delta",
@@ -617,8 +592,8 @@ TEST(ResponsesEncoderTest, AnAskedForSummaryIsTheReasoningAsWritten) {
   ResponsesEncoder whole(identity, {.split_reasoning = true});
   const json body = Body(whole, updates);
   ResponsesEncoder streamed(identity, {.stream = true, .split_reasoning = true});
-  const std::vector<Event> events = Events(StreamAll(streamed, updates));
-  EXPECT_EQ(Names(events),
+  const std::vector<NamedEvent> events = NamedEvents(StreamAll(streamed, updates));
+  EXPECT_EQ(EventNames(events),
             (std::vector<std::string>{
                 "response.created", "response.in_progress", "response.output_item.added",
                 "response.reasoning_summary_part.added", "response.reasoning_summary_text.delta",

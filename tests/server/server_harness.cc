@@ -115,25 +115,6 @@ std::vector<nlohmann::json> SseEvents(const std::string& body) {
   return events;
 }
 
-std::vector<NamedEvent> NamedEvents(const std::string& body) {
-  std::vector<NamedEvent> events;
-  size_t at = 0;
-  while (at < body.size()) {
-    const size_t end = body.find("\n\n", at);
-    const std::string block = body.substr(at, end == std::string::npos ? end : end - at);
-    at = end == std::string::npos ? body.size() : end + 2;
-    const size_t newline = block.find('\n');
-    if (block.rfind("event: ", 0) != 0 || newline == std::string::npos ||
-        block.compare(newline + 1, 6, "data: ") != 0) {
-      ADD_FAILURE() << "not a named event: " << block;
-      continue;
-    }
-    events.push_back({block.substr(7, newline - 7),
-                      nlohmann::json::parse(block.substr(newline + 7), nullptr, false)});
-  }
-  return events;
-}
-
 std::string StreamedText(const std::vector<nlohmann::json>& events) {
   std::string text;
   for (const nlohmann::json& e : events) {

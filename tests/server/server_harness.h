@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "server/api_server.h"
+#include "server/named_events_for_test.h"
 #include "tiny_cases.h"
 
 namespace qvl::testing {
@@ -59,14 +60,6 @@ HttpResult Get(const ServerHarness& harness, const std::string& path,
 
 // The payloads of an SSE body's "data:" events (named or not); "[DONE]" as a JSON string.
 std::vector<nlohmann::json> SseEvents(const std::string& body);
-struct NamedEvent {
-  std::string name;
-  nlohmann::json data;
-};
-// "event: NAME\ndata: JSON\n\n" events (Responses, Anthropic), in order; a block of
-// another form is a test failure.
-std::vector<NamedEvent> NamedEvents(const std::string& body);
-
 // The concatenated delta contents of a stream.
 std::string StreamedText(const std::vector<nlohmann::json>& events);
 
