@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, type Browser } from "./browser";
+import { openBrowser, type Browser } from "./browser";
 import { TEST_DATA } from "./qvl_server";
 
 export interface ImageFile {
@@ -37,7 +37,7 @@ export async function openPage(
   viewport?: { width: number; height: number },
   options: { touch?: boolean } = {},
 ): Promise<OpenedPage> {
-  const browser = await launchBrowser(viewport, options);
+  const browser = await openBrowser(viewport, options);
   const page = browser.context.pages()[0] ?? (await browser.context.newPage());
   page.setDefaultTimeout(15_000);
   const errors: string[] = [];

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { launchBrowser, PHONE } from "./browser";
+import { openBrowser, PHONE } from "./browser";
 import {
   BOXES_ANSWER,
   CANNED_THINKING_USAGE,
@@ -106,7 +106,7 @@ describe.runIf(OUT_DIR)("screenshots for the README", () => {
     ["web-thinking.png", { width: 1280, height: 920 }, "light", THINKING, thinkingConversation],
   ] as const) {
     it(`takes ${name}`, async () => {
-      const browser = await launchBrowser(viewport, { colorScheme: scheme, touch: viewport === PHONE });
+      const browser = await openBrowser(viewport, { colorScheme: scheme, touch: viewport === PHONE });
       try {
         const page = browser.context.pages()[0] ?? (await browser.context.newPage());
         await page.route("**/v1/models", (route) => route.fulfill({ json: modelList(model) }));

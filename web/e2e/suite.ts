@@ -1,5 +1,5 @@
 // What every browser test file sets up: one `qvl serve` for the file, one fresh browser
-// per test, closed after it.
+// context per test, closed after it.
 import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Browser } from "./browser";
