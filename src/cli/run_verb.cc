@@ -54,6 +54,7 @@ struct RunFlags {
   bool quiet = false;
   bool hide_thinking = false;
   std::optional<int> max_tokens;
+  std::optional<int> thinking_budget;
   std::vector<std::string> stop;
   bool ignore_eos = false;
   SamplingParams sampling;
@@ -188,6 +189,7 @@ void ApplyFlags(const RunFlags& f, GenerationRequest* r) {
     r->max_tokens = *f.max_tokens;
     r->max_tokens_field = "--max-tokens";
   }
+  if (f.thinking_budget) r->reasoning_budget = *f.thinking_budget;
   if (!f.stop.empty()) r->stop = f.stop;
   if (f.ignore_eos) r->ignore_eos = true;
   if (f.min_pixels > 0) r->image_budget.min_pixels = f.min_pixels;
@@ -285,6 +287,10 @@ void AddRunVerb(CLI::App& app) {
   verb->add_option("-n,--max-tokens", f->max_tokens,
                    "most tokens to generate (default 2048, cut to what the context leaves)")
       ->check(InRange(ranges::kMaxTokens));
+  verb->add_option("--thinking-budget", f->thinking_budget,
+                   "a Thinking model: at most this many tokens of reasoning, then it answers "
+                   "(as the API's thinking_token_budget)")
+      ->check(InRange(ranges::kThinkingTokenBudget));
   verb->add_option("--stop", f->stop,
                    "stop string (repeat for several, at most " +
                        std::to_string(ChatRequestPolicy().max_stop_strings) + ")")

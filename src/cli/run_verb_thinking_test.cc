@@ -119,6 +119,29 @@ TEST_F(RunThinkingTest, TheReasoningComesBeforeTheReplyOrIsHidden) {
   std::filesystem::remove(request);
 }
 
+// --thinking-budget: two tokens of reasoning, then "</think>" (which this model never
+// writes by itself) and the reply, printed after the marks; out of range, refused before
+// the model loads.
+TEST_F(RunThinkingTest, AThinkingBudgetEndsTheReasoningThere) {
+  const std::string args = "--temperature 0 -n 6 --thinking-budget 2 '" + kQuestion + "'";
+  const QvlRun json = Run("-q --json " + args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json r = nlohmann::json::parse(json.out);
+  EXPECT_EQ(r["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(r["usage"]["completion_tokens_details"]["reasoning_tokens"], 3);
+  const std::string reasoning = r["choices"][0]["message"]["reasoning_content"];
+  const std::string reply = r["choices"][0]["message"]["content"];
+  ASSERT_FALSE(reply.empty()) << json.out;
+
+  const QvlRun shown = Run("-q " + args);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.out, "Thinking...\n" + reasoning + "\n...done thinking.\n\n" + reply + "\n");
+
+  const QvlRun bad = Run("--thinking-budget -1 '" + kQuestion + "'");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--thinking-budget"), std::string::npos) << bad.err;
+}
+
 // "</think>" first: no reasoning and no marks; only the first tag ends it, so the rest is
 // the reply, as the server's TheReplyIsWhatFollowsTheTag.
 TEST_F(RunThinkingTest, AnAnswerThatEndsTheReasoningAtOnceIsOnlyItsReply) {

@@ -253,6 +253,10 @@ void AddServeVerb(CLI::App& app) {
                    StrCat("answer length when a request sets none (default ",
                           EngineOptions().default_max_tokens, ", cut to what the context leaves)"))
       ->check(InRange(request_ranges::kMaxTokens));
+  verb->add_option("--thinking-budget", f->engine.default_reasoning_budget,
+                   "a Thinking model: at most this many tokens of reasoning when a request sets "
+                   "no thinking_token_budget (or budget_tokens), then it answers; default none")
+      ->check(InRange(request_ranges::kThinkingTokenBudget));
   verb->add_option("--kv-cache-mb", f->kv_cache_mb, "KV cache pool")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22))
       ->capture_default_str();

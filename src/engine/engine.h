@@ -31,6 +31,9 @@ struct EngineOptions {
   int max_queue = 64;              // waiting to start; more is refused (kUnavailable)
   int64_t context_tokens = 16384;  // per sequence: prompt + completion
   int default_max_tokens = 2048;   // when a request gives none
+  // A Thinking model's reasoning budget when a request gives none
+  // (GenerationRequest::reasoning_budget); -1: none.
+  int default_reasoning_budget = -1;
   int prefill_chunk_tokens = 512;  // prompt tokens per engine step
   // Speculative decoding (engine/draft_lookup.h): up to this many tokens per decode step
   // guessed from the sequence's own history or its grammar and verified in the same

@@ -34,6 +34,8 @@ struct OutputLimits {
   // grammar does not bind (TokenConstraints' grammar_after) and stop strings do not
   // match (-1: none).
   int32_t reasoning_end = -1;
+  // GenerationRequest::reasoning_budget where reasoning_end is set; -1 otherwise.
+  int reasoning_budget = -1;
 };
 
 // The tokens that end an answer: the end-of-sequence ids (unless ignore_eos) and the

@@ -133,6 +133,10 @@ struct GenerationRequest {
   // and no stop string is looked for, before the answer has this many tokens (a Thinking
   // model's reasoning counts, as completion_tokens counts it).
   int min_tokens = 0;
+  // A Thinking model's reasoning may run this many tokens: then "</think>" is the only
+  // token it may take, and the reply follows (vLLM's thinking_token_budget, Anthropic's
+  // thinking.budget_tokens). -1: no budget; a model that does not reason ignores it.
+  int reasoning_budget = -1;
   bool ignore_eos = false;
   // The answer is the prompt's embedding (GenerationUpdate::embedding), and no token is
   // generated: the hidden state of the prompt's last token after the final norm, scaled to

@@ -91,6 +91,7 @@ void CheckEngineLimits(const EngineOptions& o) {
   } counts[] = {
       {"max_sequences", o.max_sequences, 1},
       {"default_max_tokens", o.default_max_tokens, 1},
+      {"default_reasoning_budget", o.default_reasoning_budget, -1},
       {"max_images_per_request", o.max_images_per_request, 0},
       {"video_limits.max_videos_per_request", v.max_videos_per_request, 0},
       {"video_limits.max_encoded_bytes", v.max_encoded_bytes, 1},
@@ -402,7 +403,11 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.eos_ids = eos_ids_;
   out.output.stop = request.stop;
   PrepareAnswerEnds(request, model_.text.vocab_size, room, &out.output);
-  if (thinking) out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);
+  if (thinking) {
+    out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);
+    out.output.reasoning_budget = request.reasoning_budget >= 0 ? request.reasoning_budget
+                                                                : options_.default_reasoning_budget;
+  }
   PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
   out.request_id = request.request_id;
   out.preprocess_ms = clock.Millis();

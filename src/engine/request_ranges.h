@@ -31,6 +31,8 @@ inline constexpr ParamRange kFrequencyPenalty{"frequency_penalty", -2, 2};
 inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};
 inline constexpr ParamRange kTopLogprobs{"top_logprobs", 0, 20};
 inline constexpr ParamRange kMinTokens{"min_tokens", 0, kMaxTokens.max};
+// vLLM's name for GenerationRequest::reasoning_budget.
+inline constexpr ParamRange kThinkingTokenBudget{"thinking_token_budget", 0, kMaxTokens.max};
 // Most stop_token_ids a request may list: each is looked for at every token.
 inline constexpr int kMaxStopTokenIds = 64;
 }  // namespace request_ranges

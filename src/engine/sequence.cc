@@ -20,7 +20,8 @@ Sequence::Sequence(RequestId id, int choice, std::shared_ptr<const PreparedReque
       sampler(ChoiceSampling(request->sampling, choice), vocab),
       constraints(request->logit_bias, request->grammar, std::move(token_table), vocab,
                   request->output.reasoning_end,
-                  {AnswerEndTokens(request->output), request->output.min_tokens}),
+                  {AnswerEndTokens(request->output), request->output.min_tokens},
+                  request->output.reasoning_budget),
       output(tokenizer, request->output) {
   tokens = request->prompt;
   keys = request->keys;

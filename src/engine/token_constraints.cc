@@ -1,6 +1,7 @@
 #include "engine/token_constraints.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "text/reasoning_split.h"
@@ -37,10 +38,11 @@ std::vector<std::pair<int32_t, size_t>> NewlineTokens(const TokenTable& table,
 TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
                                    std::shared_ptr<const Grammar> grammar,
                                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                                   int32_t grammar_after, EndHold hold)
+                                   int32_t grammar_after, EndHold hold, int64_t reasoning_budget)
     : bias_(bias.begin(), bias.end()),
       hold_(std::move(hold)),
       grammar_after_(grammar_after),
+      reasoning_budget_(grammar_after < 0 ? -1 : reasoning_budget),
       gate_(grammar_after < 0 ? Gate::kOpen : Gate::kWaiting),
       vocab_rows_(vocab_rows) {
   if (grammar == nullptr) return;
@@ -57,6 +59,17 @@ void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
     ApplyTokenMask(mask_, logits, vocab_rows_);
   }
   if (accepted_ < hold_.min_tokens) HoldEnd(logits);
+  if (gate_ == Gate::kWaiting && reasoning_budget_ >= 0 && accepted_ >= reasoning_budget_) {
+    EndReasoning(logits);
+  }
+}
+
+void TokenConstraints::EndReasoning(float* logits) const {
+  const float end = logits[grammar_after_];
+  std::fill(logits, logits + vocab_rows_, -std::numeric_limits<float>::infinity());
+  // Finite even where min_tokens held it back (a stop token id may be "</think>"): the
+  // sampler must be able to take it.
+  logits[grammar_after_] = std::isfinite(end) ? end : 0.0f;
 }
 
 void TokenConstraints::HoldEnd(float* logits) const {
@@ -94,7 +107,6 @@ size_t TokenConstraints::LeadingNewlines(int32_t token) const {
 
 void TokenConstraints::Accept(int32_t token) {
   ++accepted_;
-  if (!matcher_) return;
   switch (gate_) {
     case Gate::kWaiting:
       if (token == grammar_after_) gate_ = Gate::kReplyStart;
@@ -109,7 +121,7 @@ void TokenConstraints::Accept(int32_t token) {
     case Gate::kOpen:
       break;
   }
-  matcher_->Accept(token);
+  if (matcher_) matcher_->Accept(token);
 }
 
 std::string TokenConstraints::ForcedBytes(size_t max_bytes) const {

@@ -5,7 +5,8 @@
 // Applied to the raw logits before penalties and temperature, so greedy and sampled
 // requests alike only ever pick allowed tokens. On a Thinking model the grammar binds the
 // reply, not the reasoning before it (as vLLM's reasoning parsers have it): it starts
-// after the "</think>" token, once the newlines the template puts there have come.
+// after the "</think>" token, once the newlines the template puts there have come. A
+// reasoning budget forces that token once the reasoning has run its length.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +36,11 @@ class TokenConstraints {
   // answer is free text; right after it, up to kReplySeparator's newlines may precede the
   // grammar's first byte. Where the grammar allows nothing but `hold`'s tokens (its
   // sentence is complete and the rest of max_tokens leaves no room for more), they stay
-  // allowed: the grammar's end comes before min_tokens.
+  // allowed: the grammar's end comes before min_tokens. `reasoning_budget` (-1: none):
+  // after that many tokens without `grammar_after`, it is the only token allowed.
   TokenConstraints(std::span<const LogitBias> bias, std::shared_ptr<const Grammar> grammar,
                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                   int32_t grammar_after = -1, EndHold hold = {});
+                   int32_t grammar_after = -1, EndHold hold = {}, int64_t reasoning_budget = -1);
 
   // Biases and masks `logits` for the next token, of which the answer may still have
   // `tokens_left` (this one included). The mask of an unfinished grammar is never empty
@@ -61,12 +63,15 @@ class TokenConstraints {
   size_t LeadingNewlines(int32_t token) const;
   // Bans hold_'s tokens in `logits` unless nothing else is left.
   void HoldEnd(float* logits) const;
+  // Leaves grammar_after_ the only token allowed in `logits`.
+  void EndReasoning(float* logits) const;
 
   std::vector<LogitBias> bias_;
   EndHold hold_;
   int64_t accepted_ = 0;  // tokens of the answer so far
   std::optional<GrammarMatcher> matcher_;
   int32_t grammar_after_;
+  int64_t reasoning_budget_;
   Gate gate_;
   // Tokens spelling 1 .. kReplySeparator.size() newlines, with that count.
   std::vector<std::pair<int32_t, size_t>> newline_tokens_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -126,6 +127,44 @@ TEST(TokenConstraintsTest, AGrammarThatCanOnlyEndEndsBeforeMinTokens) {
   logits.assign(kVocabRows, 0.0f);
   constraints.Apply(logits.data(), 100);
   EXPECT_TRUE(std::isfinite(logits[kImEnd]));
+}
+
+// The reasoning budget: after that many tokens of reasoning "</think>" is the only token
+// left; once it has come, the reply is free again, and the grammar binds it.
+TEST(TokenConstraintsTest, AReasoningBudgetForcesTheTagAfterThatManyTokens) {
+  const int32_t think_end = QwenTokenizer().TokenToId(std::string(kReasoningEnd));
+  TokenConstraints constraints({}, nullptr, nullptr, kVocabRows, think_end, {}, 2);
+  const std::vector<std::string> with_tag = {"Hello", " sky", std::string(kReasoningEnd)};
+  EXPECT_EQ(Allowed(constraints, with_tag), with_tag);
+  AcceptText(constraints, "Hello sky");
+  EXPECT_EQ(Allowed(constraints, with_tag), std::vector<std::string>{std::string(kReasoningEnd)});
+  constraints.Accept(think_end);
+  EXPECT_EQ(Allowed(constraints, with_tag), with_tag);
+
+  TokenConstraints json({}, JsonObjectGrammar(), QwenTokens(), kVocabRows, think_end, {}, 1);
+  AcceptText(json, "Hello");
+  EXPECT_EQ(Allowed(json, kPieces), std::vector<std::string>{});
+  json.Accept(think_end);
+  EXPECT_EQ(Allowed(json, kPieces), (std::vector<std::string>{"\n", "\n\n", "{"}));
+}
+
+// A budget of 0 ends the reasoning at once, even against a bias; the tag stays allowed
+// where min_tokens holds it back as a stop token id.
+TEST(TokenConstraintsTest, AReasoningBudgetOfZeroEndsTheReasoningFirst) {
+  const int32_t think_end = QwenTokenizer().TokenToId(std::string(kReasoningEnd));
+  const std::vector<LogitBias> bias = {{Id("Hello"), 100}, {think_end, -100}};
+  TokenConstraints constraints(bias, nullptr, nullptr, kVocabRows, think_end, {{think_end}, 5}, 0);
+  std::vector<float> logits(kVocabRows, 0.0f);
+  constraints.Apply(logits.data(), 100);
+  EXPECT_TRUE(std::isfinite(logits[static_cast<size_t>(think_end)]));
+  EXPECT_EQ(std::count_if(logits.begin(), logits.end(), [](float l) { return std::isfinite(l); }),
+            1);
+}
+
+// Without a tag (a model that does not reason) there is no reasoning to budget.
+TEST(TokenConstraintsTest, WithoutATagTheBudgetIsIgnored) {
+  TokenConstraints constraints({}, nullptr, nullptr, kVocabRows, -1, {}, 0);
+  EXPECT_EQ(Allowed(constraints, kPieces), kPieces);
 }
 
 }  // namespace

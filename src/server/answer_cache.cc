@@ -90,8 +90,8 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   for (const char* field : {"stream", "stream_options", "user"}) j.erase(field);
   const EngineOptions& o = engine.options();
   std::string canonical = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  canonical += StrCat("\n", o.default_max_tokens, " ", o.context_tokens, " ", o.min_pixels, " ",
-                      o.max_pixels);
+  canonical += StrCat("\n", o.default_max_tokens, " ", o.default_reasoning_budget, " ",
+                      o.context_tokens, " ", o.min_pixels, " ", o.max_pixels);
   canonical +=
       StrCat(" ", o.min_image_tokens, " ", o.max_image_tokens, " ", o.high_detail_image_tokens);
   canonical += StrCat(" ", o.min_video_tokens, " ", o.max_video_tokens, " ", o.video_token_limit);

@@ -71,16 +71,17 @@ void ParseStopSequences(const RequestObject& body, int max_stop, std::vector<std
 // thinking must say what the served template does, as Ollama's "think" must: an Instruct
 // model never thinks, a Thinking model's template always opens its reasoning.
 // budget_tokens is checked as Anthropic checks it (below `max_tokens` when that is
-// given, i.e. not 0) and not otherwise enforced: the model reasons as long as it does.
-void ParseThinking(const RequestObject& body, ChatTemplateKind chat_template, int max_tokens) {
+// given, i.e. not 0) and returned as the reasoning budget; -1 without one.
+int ParseThinking(const RequestObject& body, ChatTemplateKind chat_template, int max_tokens) {
   const nlohmann::json* value = body.Find("thinking");
-  if (value == nullptr) return;
+  if (value == nullptr) return -1;
   const RequestObject thinking(*value, "thinking");
   const std::string type = thinking.RequiredString("type");
   if (type != "enabled" && type != "disabled" && type != "adaptive") {
     FailField(ErrorCode::kInvalidArgument, thinking.Field("type"), "\"", type,
               "\" is not one of enabled, disabled, adaptive");
   }
+  int reasoning_budget = -1;
   if (type == "enabled") {
     const std::optional<int64_t> budget = thinking.Int(
         "budget_tokens", kMinThinkingBudget, static_cast<int64_t>(request_ranges::kMaxTokens.max));
@@ -92,6 +93,7 @@ void ParseThinking(const RequestObject& body, ChatTemplateKind chat_template, in
       FailField(ErrorCode::kInvalidArgument, thinking.Field("budget_tokens"),
                 "must be less than max_tokens (", *budget, " >= ", max_tokens, ")");
     }
+    reasoning_budget = static_cast<int>(*budget);
   }
   const bool thinks = chat_template == ChatTemplateKind::kThinking;
   if ((type != "disabled") != thinks) {
@@ -102,6 +104,7 @@ void ParseThinking(const RequestObject& body, ChatTemplateKind chat_template, in
                      : "this model does not think (a Qwen3-VL Instruct model); leave thinking "
                        "out or set its type to disabled");
   }
+  return reasoning_budget;
 }
 
 // Where the structured output format is: output_format, or output_config.format (one of
@@ -219,7 +222,7 @@ AnthropicRequest ParseAnthropicRequest(std::string_view text, const ChatRequestP
     out.stream = ParseGenerationFields(body, policy.max_stop_strings, &g, kTokenLimitFields).stream;
     ParseStopSequences(body, policy.max_stop_strings, &g.stop);
   }
-  ParseThinking(body, policy.chat_template, g.max_tokens);
+  g.reasoning_budget = ParseThinking(body, policy.chat_template, g.max_tokens);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
 
   CheckTools(body);

@@ -134,8 +134,10 @@ TEST_F(AnthropicRequestTest, ThinkingMustSayWhatTheTemplateDoes) {
 
   policy_.chat_template = ChatTemplateKind::kThinking;
   EXPECT_EQ(Parse(body).generation.max_tokens, 2048);
+  EXPECT_EQ(Parse(body).generation.reasoning_budget, -1);
   body["thinking"] = {{"type", "enabled"}, {"budget_tokens", 1024}};
   EXPECT_EQ(Parse(body).generation.max_tokens, 2048);
+  EXPECT_EQ(Parse(body).generation.reasoning_budget, 1024);
   body["thinking"] = {{"type", "disabled"}};
   EXPECT_EQ(ErrorOf(body, "thinking.type"),
             "thinking.type: this model always thinks (a Qwen3-VL Thinking model: its chat "

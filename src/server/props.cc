@@ -83,6 +83,9 @@ nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) 
       {"max_body_bytes", options.max_body_bytes},
       {"context_tokens", o.context_tokens},
       {"default_max_tokens", o.default_max_tokens},
+      {"default_thinking_token_budget", o.default_reasoning_budget < 0
+                                            ? nlohmann::json()
+                                            : nlohmann::json(o.default_reasoning_budget)},
       {"max_stop_strings", options.request.max_stop_strings},
       {"max_stop_token_ids", request_ranges::kMaxStopTokenIds},
       {"max_queue", o.max_queue},

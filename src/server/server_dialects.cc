@@ -208,6 +208,11 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
                    static_cast<int64_t>(min_tokens.max))) {
     g->min_tokens = static_cast<int>(*n);
   }
+  const ParamRange& budget = request_ranges::kThinkingTokenBudget;
+  if (const std::optional<int64_t> n = body.Int(budget.name, static_cast<int64_t>(budget.min),
+                                                static_cast<int64_t>(budget.max))) {
+    g->reasoning_budget = static_cast<int>(*n);
+  }
   RefuseUnlessNeutral(body, "include_stop_str_in_output", false,
                       "the stop string is never part of the answer");
   RefuseUnlessNeutral(body, "use_beam_search", false, "qvl samples; it has no beam search");

@@ -21,6 +21,7 @@ HarnessOptions NonDefaultLimits() {
   o.engine.max_queue = 5;
   o.engine.context_tokens = 3072;
   o.engine.default_max_tokens = 100;
+  o.engine.default_reasoning_budget = 40;
   o.engine.draft_tokens = 5;
   o.engine.max_images_per_request = 5;
   o.engine.max_image_bytes = size_t{3} << 20;
@@ -71,6 +72,7 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(limits["max_body_bytes"], 3 << 20);
   EXPECT_EQ(limits["context_tokens"], 3072);
   EXPECT_EQ(limits["default_max_tokens"], 100);
+  EXPECT_EQ(limits["default_thinking_token_budget"], 40);
   EXPECT_EQ(limits["max_stop_strings"], 3);
   EXPECT_EQ(limits["max_stop_token_ids"], 64);
   EXPECT_EQ(limits["max_queue"], 5);

@@ -48,6 +48,66 @@ TEST_F(ServerThinkingTest, AnAnswerCutOffWhileItReasonsIsAllReasoning) {
   EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
 }
 
+// vLLM's thinking_token_budget: the reasoning is the first that many tokens of the free
+// one, then "</think>" (this model never writes it by itself) and the reply; streamed
+// the same. On /v1/completions a raw prompt opens no reasoning, so there is nothing to
+// cut. A budget out of range is a 400 naming the field.
+TEST_F(ServerThinkingTest, AThinkingTokenBudgetEndsTheReasoningThere) {
+  nlohmann::json body = Question(3);
+  body["temperature"] = 0;
+  const HttpResult free = Post("/v1/chat/completions", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  body["max_tokens"] = 7;
+  body["thinking_token_budget"] = 3;
+  const HttpResult r = Post("/v1/chat/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json& message = r.json["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning_content"], free.json["choices"][0]["message"]["reasoning_content"]);
+  EXPECT_TRUE(message["content"].is_string()) << r.body;
+  EXPECT_NE(message["content"], "");
+  EXPECT_EQ(r.json["usage"]["completion_tokens"], 7);
+  EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
+
+  body["stream"] = true;
+  const HttpResult streamed = Post("/v1/chat/completions", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_EQ(StreamedText(SseEvents(streamed.body)), message["content"]);
+
+  body["max_tokens"] = 3;
+  body["stream"] = false;
+  body["thinking_token_budget"] = 0;
+  const HttpResult none = Post("/v1/chat/completions", body);
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_EQ(none.json["choices"][0]["message"]["reasoning_content"], "");
+  EXPECT_EQ(none.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 1);
+
+  body["thinking_token_budget"] = -1;
+  const HttpResult bad = Post("/v1/chat/completions", body);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.json["error"]["param"], "thinking_token_budget") << bad.body;
+}
+
+// `qvl serve --thinking-budget`: the budget of every request that sets none; a request's
+// own thinking_token_budget wins.
+TEST(ServerThinkingBudgetTest, TheServersBudgetIsTheDefault) {
+  HarnessOptions options = DefaultHarnessOptions();
+  options.model_dir = TinyThinkingModel();
+  options.engine.default_reasoning_budget = 2;
+  const ServerHarness harness(options);
+  nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "Why is the sky blue?"}}}},
+                         {"max_tokens", 5},
+                         {"temperature", 0}};
+  HttpResult r = PostJson(harness, "/v1/chat/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 3);
+  body["thinking_token_budget"] = 3;
+  r = PostJson(harness, "/v1/chat/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
+  const HttpResult props = Get(harness, "/props");
+  EXPECT_EQ(props.json["limits"]["default_thinking_token_budget"], 2) << props.body;
+}
+
 // "</think>" first: no reasoning; only the first tag ends it, so the rest is the reply.
 TEST_F(ServerThinkingTest, TheReplyIsWhatFollowsTheTag) {
   nlohmann::json body = Question(3);
