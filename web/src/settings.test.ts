@@ -76,6 +76,7 @@ describe("settings", () => {
       seed: 7,
       stop: ["END"],
       maxTokens: 64,
+      thinkingBudget: 0,
       detail: "high",
       systemPrompt: "Be brief.",
       apiKey: "k",
@@ -104,6 +105,28 @@ describe("settings", () => {
       8192,
     );
     expect(requestOptions({ ...DEFAULT_SETTINGS, maxTokens: 512 }, DEFAULT_SERVER_LIMITS).max_tokens).toBe(512);
+  });
+
+  it("leaves the thinking budget to the server unless one is chosen, 0 included", () => {
+    expect(DEFAULT_SETTINGS.thinkingBudget).toBeNull();
+    expect(normalizeSettings({}).thinkingBudget).toBeNull();
+    expect(normalizeSettings({ thinkingBudget: null }).thinkingBudget).toBeNull();
+    expect(normalizeSettings({ thinkingBudget: 0 }).thinkingBudget).toBe(0);
+    expect(normalizeSettings({ thinkingBudget: 512 }).thinkingBudget).toBe(512);
+    expect(normalizeSettings({ thinkingBudget: "300" }).thinkingBudget).toBe(300);
+    for (const refused of [-1, 2.5, "", " ", true, "many", Infinity]) {
+      expect(normalizeSettings({ thinkingBudget: refused }).thinkingBudget).toBeNull();
+    }
+    const small = { ...DEFAULT_SERVER_LIMITS, contextTokens: 4096 };
+    expect(normalizeSettings({ thinkingBudget: 99_999 }, small).thinkingBudget).toBe(4096);
+
+    expect(requestOptions(DEFAULT_SETTINGS, DEFAULT_SERVER_LIMITS)).not.toHaveProperty("thinking_token_budget");
+    expect(
+      requestOptions({ ...DEFAULT_SETTINGS, thinkingBudget: 0 }, DEFAULT_SERVER_LIMITS).thinking_token_budget,
+    ).toBe(0);
+    expect(
+      requestOptions({ ...DEFAULT_SETTINGS, thinkingBudget: 256, maxTokens: 1024 }, DEFAULT_SERVER_LIMITS),
+    ).toEqual({ max_tokens: 1024, thinking_token_budget: 256 });
   });
 
   it("reads the values older pages saved with every change as the server's defaults", () => {

@@ -15,6 +15,9 @@ export type SamplingChoices = Record<SamplingKey, number | null>;
 export interface Settings extends SamplingChoices {
   /** null: the server's own default (`--max-tokens`, or what the context leaves). */
   maxTokens: number | null;
+  /** A thinking model's reasoning, in tokens, before it must answer; null: the server's
+   * own default (`--thinking-budget`, or none). */
+  thinkingBudget: number | null;
   /** Empty: none. Sent up to the server's `max_stop_strings`. */
   stop: string[];
   detail: ImageDetail;
@@ -38,6 +41,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = {
   frequencyPenalty: null,
   seed: null,
   maxTokens: null,
+  thinkingBudget: null,
   stop: [],
   detail: "auto",
   systemPrompt: "",
@@ -58,18 +62,25 @@ function usableStop(value: unknown): value is string {
   return typeof value === "string" && value !== "" && stopBytes(value) <= MAX_STOP_BYTES;
 }
 
-/** `limits`: the server's (`/props`); an answer can be no longer than its context, and
- * a longer one is cut to it. */
+/** A stored token count of at least `minimum`, cut to `limits`' context; null when there
+ * is none or it is malformed. A number in a string counts; a blank one is none, not 0. */
+function tokenCount(stored: unknown, minimum: number, limits: ServerLimits): number | null {
+  const count = typeof stored === "string" && stored.trim() !== "" ? Number(stored) : stored;
+  return typeof count === "number" && Number.isInteger(count) && count >= minimum
+    ? Math.min(count, limits.contextTokens)
+    : null;
+}
+
+/** `limits`: the server's (`/props`); an answer, and so its reasoning, can be no longer
+ * than its context, and a longer one is cut to it. */
 export function normalizeSettings(raw: unknown, limits: ServerLimits = DEFAULT_SERVER_LIMITS): Settings {
   const value = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
-  const maxTokens = Number(value.maxTokens);
   const detail = value.detail;
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
-    maxTokens:
-      value.maxTokens !== null && Number.isInteger(maxTokens) && maxTokens >= 1
-        ? Math.min(maxTokens, limits.contextTokens)
-        : DEFAULT_SETTINGS.maxTokens,
+    maxTokens: tokenCount(value.maxTokens, 1, limits),
+    // 0 is a budget: the model answers without reasoning.
+    thinkingBudget: tokenCount(value.thinkingBudget, 0, limits),
     // Kept beyond the server's count, which /props may raise after loading.
     stop: Array.isArray(value.stop) ? value.stop.filter(usableStop) : [],
     detail:
@@ -115,7 +126,8 @@ export function apiHeaders(settings: Settings): Record<string, string> {
   return settings.apiKey ? { Authorization: `Bearer ${settings.apiKey}` } : {};
 }
 
-type RequestOptions = SamplingParams & Pick<ChatRequestBody, "stop" | "max_tokens" | "max_pixels">;
+type RequestOptions = SamplingParams &
+  Pick<ChatRequestBody, "stop" | "max_tokens" | "thinking_token_budget" | "max_pixels">;
 
 /** The request fields that carry the settings (the system prompt goes into messages):
  * only those chosen, so the server's defaults apply to the rest; `limits`: the
@@ -129,6 +141,7 @@ export function requestOptions(settings: Settings, limits: ServerLimits): Reques
   const stop = settings.stop.slice(0, limits.stopStrings);
   if (stop.length > 0) options.stop = stop;
   if (settings.maxTokens !== null) options.max_tokens = settings.maxTokens;
+  if (settings.thinkingBudget !== null) options.thinking_token_budget = settings.thinkingBudget;
   const maxPixels = detailMaxPixels(settings.detail, limits);
   if (maxPixels !== undefined) options.max_pixels = maxPixels;
   return options;

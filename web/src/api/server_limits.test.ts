@@ -7,6 +7,7 @@ const PROPS = {
     max_body_bytes: 10485760,
     context_tokens: 4096,
     default_max_tokens: 512,
+    default_thinking_token_budget: 300,
     max_stop_strings: 2,
     image: {
       max_bytes: 2097152,
@@ -49,6 +50,7 @@ describe("parseServerLimits", () => {
       videosPerRequest: 1,
       contextTokens: 4096,
       defaultAnswerTokens: 512,
+      defaultThinkingTokens: 300,
       stopStrings: 2,
     });
   });
@@ -61,6 +63,14 @@ describe("parseServerLimits", () => {
     ).toEqual({ ...DEFAULT_SERVER_LIMITS, imagesPerRequest: 0 });
     expect(parseServerLimits({ limits: { max_stop_strings: 0 } }).stopStrings).toBe(0);
     expect(parseServerLimits({ limits: { max_stop_strings: 2.5 } }).stopStrings).toBe(4);
+    // A server without --thinking-budget says null; an older one says nothing.
+    expect(parseServerLimits({ limits: { default_thinking_token_budget: null } }).defaultThinkingTokens).toBeNull();
+    expect(parseServerLimits({ limits: { default_thinking_token_budget: 0 } }).defaultThinkingTokens).toBe(0);
+    for (const malformed of [-1, 1.5, "300"]) {
+      expect(
+        parseServerLimits({ limits: { default_thinking_token_budget: malformed } }).defaultThinkingTokens,
+      ).toBeNull();
+    }
     // Token counts are whole numbers: max_pixels is built from them.
     expect(
       parseServerLimits({ limits: { image: { pixels_per_token: 0, default_max_tokens: 1.5, max_tokens: "8192" } } }),

@@ -40,6 +40,9 @@ export interface ServerLimits {
   /** An answer's length when the request sets none (`--max-tokens`; less when the
    * context has less room left). */
   defaultAnswerTokens: number;
+  /** A thinking model's reasoning when the request sets no budget
+   * (`--thinking-budget`); null: none, it reasons until the answer's length runs out. */
+  defaultThinkingTokens: number | null;
   /** Stop strings per request. */
   stopStrings: number;
 }
@@ -62,6 +65,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   videosPerRequest: 4,
   contextTokens: 16384,
   defaultAnswerTokens: 2048,
+  defaultThinkingTokens: null,
   stopStrings: 4,
 };
 
@@ -106,6 +110,11 @@ export function parseServerLimits(props: unknown): ServerLimits {
     videosPerRequest: count(video.max_per_request, d.videosPerRequest, 0),
     contextTokens: count(limits.context_tokens, d.contextTokens, 1),
     defaultAnswerTokens: whole(limits.default_max_tokens, d.defaultAnswerTokens),
+    // 0 is a budget (no reasoning); null and an older server's silence are none.
+    defaultThinkingTokens:
+      Number.isInteger(limits.default_thinking_token_budget) && (limits.default_thinking_token_budget as number) >= 0
+        ? (limits.default_thinking_token_budget as number)
+        : d.defaultThinkingTokens,
     stopStrings: Number.isInteger(limits.max_stop_strings)
       ? Math.max(0, limits.max_stop_strings as number)
       : d.stopStrings,

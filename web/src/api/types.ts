@@ -101,6 +101,9 @@ export interface ChatRequestBody extends SamplingParams {
   stream_options: { include_usage: true };
   stop?: string[];
   max_tokens?: number;
+  /** vLLM's: a thinking model's reasoning runs at most this many tokens, then it
+   * answers; a model that does not think ignores it. */
+  thinking_token_budget?: number;
   max_pixels?: number;
   response_format?: ResponseFormatBody;
   /** vLLM's: write on from the last message, an answer, instead of starting a new one

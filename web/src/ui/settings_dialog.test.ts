@@ -85,6 +85,54 @@ describe("the settings drawer's image detail", () => {
     expect(changes.at(-1)?.maxTokens).toBeNull();
     expect(box.value).toBe("");
   });
+
+  it("leaves the longest thinking to the server when empty, names its default, and takes 0", () => {
+    const changes: Settings[] = [];
+    const dialog = new SettingsDialog(
+      { ...DEFAULT_SETTINGS },
+      (s) => changes.push(s),
+      () => undefined,
+    );
+    const box = document.getElementById("thinking-budget") as HTMLInputElement;
+    const hint = document.getElementById("thinking-budget-hint")!;
+    expect(box.labels?.[0]?.textContent).toBe("Longest thinking, in tokens");
+    expect(box.getAttribute("aria-describedby")).toBe(hint.id);
+    expect(box.hidden).toBe(false);
+    expect(box.value).toBe("");
+    // qvl serve sets no budget unless asked.
+    expect(box.placeholder).toBe("Server default (none)");
+    expect(hint.textContent).toBe(
+      "Only for models that think (Qwen3-VL Thinking): after this many tokens of reasoning the model stops " +
+        "thinking and answers (0: no thinking). Other models ignore it. Empty: the server's default, " +
+        "none: it thinks until the answer's length runs out.",
+    );
+
+    dialog.setServerLimits({ ...DEFAULT_SERVER_LIMITS, contextTokens: 8192, defaultThinkingTokens: 600 });
+    expect(box.placeholder).toBe("Server default (600)");
+    expect(box.max).toBe("8192");
+    expect(hint.textContent).toMatch(/^Only for models that think .* Empty: the server's default, 600 tokens\.$/);
+
+    const type = (text: string) => {
+      box.value = text;
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+      box.dispatchEvent(new Event("blur"));
+    };
+    type("0");
+    expect(changes.at(-1)?.thinkingBudget).toBe(0);
+    expect(box.value).toBe("0");
+    type("250");
+    expect(changes.at(-1)?.thinkingBudget).toBe(250);
+    type("99999");
+    expect(changes.at(-1)?.thinkingBudget).toBe(8192);
+    type("2.5");
+    expect(changes.at(-1)?.thinkingBudget).toBe(8192);
+    expect(box.value).toBe("8192");
+    // The other token box keeps its own setting.
+    expect(changes.at(-1)?.maxTokens).toBeNull();
+    type("");
+    expect(changes.at(-1)?.thinkingBudget).toBeNull();
+    expect(box.value).toBe("");
+  });
 });
 
 describe("the settings drawer's sampling", () => {
@@ -210,6 +258,7 @@ describe("the settings drawer's sampling", () => {
       topK: 5,
       stop: ["\n"],
       maxTokens: 100,
+      thinkingBudget: 64,
       detail: "low",
       systemPrompt: "Be brief.",
       apiKey: "sk-1",
@@ -224,6 +273,7 @@ describe("the settings drawer's sampling", () => {
     expect(box("Top K").value).toBe("5");
     expect(document.querySelector<HTMLInputElement>("#stop-list input")?.value).toBe("\\n");
     expect(document.getElementById("temperature-value")?.textContent).toBe("1.20");
+    expect((document.getElementById("thinking-budget") as HTMLInputElement).value).toBe("64");
 
     document.getElementById("temperature-default")!.click();
     expect(changes.at(-1)?.temperature).toBeNull();
@@ -233,6 +283,7 @@ describe("the settings drawer's sampling", () => {
     document.getElementById("settings-reset")!.click();
     expect(changes.at(-1)).toEqual({ ...DEFAULT_SETTINGS, apiKey: "sk-1" });
     expect(box("Top K").value).toBe("");
+    expect((document.getElementById("thinking-budget") as HTMLInputElement).value).toBe("");
     expect(document.querySelectorAll("#stop-list li")).toHaveLength(0);
     expect(document.getElementById("sampling-changed")?.textContent).toBe("");
   });

@@ -22,6 +22,8 @@ export class SettingsDialog {
   private readonly temperatureDefault = byId<HTMLButtonElement>("temperature-default");
   private readonly maxTokens = byId<HTMLInputElement>("max-tokens");
   private readonly maxTokensHint = byId<HTMLParagraphElement>("max-tokens-hint");
+  private readonly thinkingBudget = byId<HTMLInputElement>("thinking-budget");
+  private readonly thinkingBudgetHint = byId<HTMLParagraphElement>("thinking-budget-hint");
   private readonly moreSampling = byId<HTMLDetailsElement>("more-sampling");
   private readonly samplingChanged = byId<HTMLElement>("sampling-changed");
   private readonly systemPrompt = byId<HTMLTextAreaElement>("system-prompt");
@@ -51,7 +53,11 @@ export class SettingsDialog {
     this.sampling.showDefaults(this.defaults);
     this.form.addEventListener("input", (event) => this.read(event.target));
     this.form.addEventListener("change", (event) => this.read(event.target));
-    this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = maxTokensText(this.settings)));
+    this.maxTokens.addEventListener("blur", () => (this.maxTokens.value = countText(this.settings.maxTokens)));
+    this.thinkingBudget.addEventListener(
+      "blur",
+      () => (this.thinkingBudget.value = countText(this.settings.thinkingBudget)),
+    );
     this.temperatureDefault.addEventListener("click", () => {
       this.change({ temperature: null });
       // The button hides once the default is back.
@@ -68,11 +74,12 @@ export class SettingsDialog {
   }
 
   /** The server's limits (from /props, which may answer after the drawer was built):
-   * the longest answer it could give (its context), each image detail's budget, and how
-   * many stop strings it takes. */
+   * the longest answer it could give (its context), its thinking budget, each image
+   * detail's budget, and how many stop strings it takes. */
   setServerLimits(limits: ServerLimits): void {
     this.limits = limits;
     this.showMaxTokensLimits();
+    this.showThinkingBudgetLimits();
     this.showDetailLabels();
     this.stops.show(this.settings.stop, limits.stopStrings);
   }
@@ -99,8 +106,10 @@ export class SettingsDialog {
     this.dialog.showModal();
     this.apiKey.focus({ preventScroll: true });
     this.apiKey.select();
-    // The field is the last one: bring it into view with the message under it.
-    this.apiKeyStatus.scrollIntoView({ block: "nearest" });
+    // The field is the last one: the drawer's end shows it with the message under it.
+    // Scrolling the message's own edge into view could leave a fraction of a pixel of it
+    // out, as scroll offsets are whole pixels.
+    this.dialog.scrollTop = this.dialog.scrollHeight;
   }
 
   /** The server took the key: if the dialog was opened to ask for it, its job is done.
@@ -117,8 +126,10 @@ export class SettingsDialog {
   private show(settings: Settings): void {
     this.settings = settings;
     this.showTemperature();
-    this.maxTokens.value = maxTokensText(settings);
+    this.maxTokens.value = countText(settings.maxTokens);
     this.showMaxTokensLimits();
+    this.thinkingBudget.value = countText(settings.thinkingBudget);
+    this.showThinkingBudgetLimits();
     this.sampling.show(settings);
     this.stops.show(settings.stop, this.limits.stopStrings);
     if (this.showSamplingChanged() > 0) this.moreSampling.open = true;
@@ -167,6 +178,22 @@ export class SettingsDialog {
       `${defaultAnswerTokens} or what the conversation leaves of its ${contextTokens}.`;
   }
 
+  // The page cannot tell before an answer whether the served model thinks, so the box
+  // is always there and says which models it is for.
+  private showThinkingBudgetLimits(): void {
+    const { contextTokens, defaultThinkingTokens } = this.limits;
+    this.thinkingBudget.max = String(contextTokens);
+    this.thinkingBudget.placeholder = `Server default (${defaultThinkingTokens ?? "none"})`;
+    const serverDefault =
+      defaultThinkingTokens === null
+        ? "none: it thinks until the answer's length runs out"
+        : `${defaultThinkingTokens} tokens`;
+    this.thinkingBudgetHint.textContent =
+      `Only for models that think (Qwen3-VL Thinking): after this many tokens of reasoning the model stops ` +
+      `thinking and answers (0: no thinking). Other models ignore it. Empty: the server's default, ` +
+      `${serverDefault}.`;
+  }
+
   /** "2 changed" beside "More sampling settings"; returns the count. */
   private showSamplingChanged(): number {
     const changed =
@@ -206,7 +233,9 @@ export class SettingsDialog {
     if (target === this.temperature) {
       this.change({ temperature: Number(this.temperature.value) });
     } else if (target === this.maxTokens) {
-      this.change({ maxTokens: this.typedMaxTokens() });
+      this.change({ maxTokens: this.typedCount(this.maxTokens, 1, this.settings.maxTokens) });
+    } else if (target === this.thinkingBudget) {
+      this.change({ thinkingBudget: this.typedCount(this.thinkingBudget, 0, this.settings.thinkingBudget) });
     } else if (target === this.systemPrompt) {
       this.change({ systemPrompt: this.systemPrompt.value });
     } else if (target === this.jsonSchema) {
@@ -227,15 +256,15 @@ export class SettingsDialog {
     }
   }
 
-  // An empty box is the server's default; a number over the server's context is cut to
-  // it; anything else (a sign or a fraction while typing, which the browser reports as
-  // bad input or an empty value) keeps the value in force. The box shows the value in
-  // force when it loses focus.
-  private typedMaxTokens(): number | null {
-    const text = this.maxTokens.value.trim();
+  // A token count typed in `box`: empty is the server's default; a number over the
+  // server's context is cut to it; anything else (a sign or a fraction while typing,
+  // which the browser reports as bad input or an empty value) keeps `inForce`. The box
+  // shows the value in force when it loses focus.
+  private typedCount(box: HTMLInputElement, minimum: number, inForce: number | null): number | null {
+    const text = box.value.trim();
     const typed = Number(text);
-    if (text === "" && !this.maxTokens.validity.badInput) return null;
-    return Number.isInteger(typed) && typed >= 1 ? Math.min(typed, this.limits.contextTokens) : this.settings.maxTokens;
+    if (text === "" && !box.validity.badInput) return null;
+    return Number.isInteger(typed) && typed >= minimum ? Math.min(typed, this.limits.contextTokens) : inForce;
   }
 
   private change(changes: Partial<Settings>): void {
@@ -249,8 +278,8 @@ export class SettingsDialog {
   }
 }
 
-function maxTokensText(settings: Settings): string {
-  return settings.maxTokens === null ? "" : String(settings.maxTokens);
+function countText(count: number | null): string {
+  return count === null ? "" : String(count);
 }
 
 /** A click on the dimmed area outside a modal dialog closes it. */
