@@ -47,12 +47,13 @@ async function waitUntilReady(url: string, child: ChildProcess, log: () => strin
 /** Whether the tests use a server that is already running (so cannot pick its flags). */
 export const EXTERNAL_SERVER = Boolean(process.env.QVL_E2E_URL);
 
-export async function startServer(extraArgs: string[] = []): Promise<RunningServer> {
+/** `model`: the folder to serve, the tiny fixture model unless another is named. */
+export async function startServer(extraArgs: string[] = [], model = TINY_MODEL): Promise<RunningServer> {
   const external = process.env.QVL_E2E_URL;
   if (external) return { url: external.replace(/\/$/, ""), close: async () => {} };
   if (!existsSync(QVL_BIN)) throw new Error(`${QVL_BIN} not found: build qvl first, or set QVL_BIN`);
   const port = await freePort();
-  const args = ["serve", "-m", TINY_MODEL, "--host", "127.0.0.1", "--port", String(port), ...extraArgs];
+  const args = ["serve", "-m", model, "--host", "127.0.0.1", "--port", String(port), ...extraArgs];
   const child = spawn(QVL_BIN, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk) => (output += chunk));

@@ -1,12 +1,18 @@
 // A thinking model's reasoning in a real browser: open while the model thinks, folded to
 // "Thought for N s" once the answer begins and opened with a click; copy gives the
 // answer, the next question sends the answer back without its reasoning, and a screen
-// reader hears that the model thinks, then the answer.
-// Answers are canned (the tiny model does not think); the server is real.
-import { describe, expect, it } from "vitest";
+// reader hears that the model thinks, then the answer. Those answers are canned (the tiny
+// model does not think); the server is real. Then the tiny model served with the Thinking
+// template, whose reasoning only a thinking budget ends: the server's, or the one set in
+// the settings.
+import type { Locator } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "./browser";
 import { cannedAnswers, slowAnswer, type ThoughtAnswer } from "./canned";
-import { answers, ask, recordChatRequests, waitForAnswer } from "./page_driver";
+import { answers, ask, openPage, recordChatRequests, setMaxTokens, waitForAnswer } from "./page_driver";
+import { EXTERNAL_SERVER, startServer, type RunningServer } from "./qvl_server";
 import { pageSuite } from "./suite";
+import { thinkingModelFolder, type ModelFolder } from "./thinking_model";
 
 const suite = pageSuite();
 
@@ -59,5 +65,63 @@ describe("a thinking model's answer", () => {
       { role: "user", content: "Sure?" },
     ]);
     expect(JSON.stringify(requests[1])).not.toContain("scatters");
+  });
+});
+
+/** The "Answer tokens" figure of `answer`'s details. */
+async function answerTokens(answer: Locator): Promise<string> {
+  const rows = await answer.locator(".stats dt, .stats dd").allTextContents();
+  return rows[rows.indexOf("Answer tokens") + 1];
+}
+
+describe.skipIf(EXTERNAL_SERVER)("a thinking budget", () => {
+  const SERVER_BUDGET = 2;
+  let model: ModelFolder;
+  let server: RunningServer;
+  let browser: Browser | null = null;
+
+  beforeAll(async () => {
+    model = thinkingModelFolder();
+    server = await startServer(["--thinking-budget", String(SERVER_BUDGET)], model.dir);
+  });
+  afterAll(async () => {
+    await server?.close();
+    model?.remove();
+  });
+  afterEach(async () => {
+    await browser?.close();
+    browser = null;
+  });
+
+  it("is the server's until one is set in the settings, which is sent and ends the reasoning there", async () => {
+    const opened = await openPage(server.url);
+    browser = opened.browser;
+    const page = opened.page;
+    const requests = recordChatRequests(page);
+    await setMaxTokens(page, 12);
+
+    // The reasoning tokens count "</think>" too: the budget's tokens and one.
+    await ask(page, "Why is the sky blue?");
+    await waitForAnswer(page);
+    expect(requests[0].max_tokens).toBe(12);
+    expect(requests[0]).not.toHaveProperty("thinking_token_budget");
+    expect(await answerTokens(answers(page).last())).toBe(`12 (${SERVER_BUDGET + 1} thinking)`);
+
+    await page.getByRole("button", { name: "Settings" }).click();
+    const box = page.getByLabel("Longest thinking, in tokens");
+    expect(await box.getAttribute("placeholder")).toBe(`Server default (${SERVER_BUDGET})`);
+    const hint = page.locator(`#${await box.getAttribute("aria-describedby")}`);
+    expect(await hint.innerText()).toMatch(
+      new RegExp(`^Only for models that think .* Empty: the server's default, ${SERVER_BUDGET} tokens\\.$`),
+    );
+    await box.fill("4");
+    await page.getByRole("button", { name: "Close settings" }).click();
+    await ask(page, "And at night?");
+    await waitForAnswer(page);
+    expect(requests).toHaveLength(2);
+    expect(requests[1].thinking_token_budget).toBe(4);
+    const answer = answers(page).last();
+    expect(await answerTokens(answer)).toBe("12 (5 thinking)");
+    expect(await answer.locator("details.reasoning summary").innerText()).toMatch(/^Thought for/);
   });
 });
