@@ -1,7 +1,6 @@
 #include "engine/token_constraints.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "text/reasoning_split.h"
@@ -42,7 +41,7 @@ TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
     : bias_(bias.begin(), bias.end()),
       hold_(std::move(hold)),
       grammar_after_(grammar_after),
-      reasoning_budget_(grammar_after < 0 ? -1 : reasoning_budget),
+      reasoning_budget_(reasoning_budget),
       gate_(grammar_after < 0 ? Gate::kOpen : Gate::kWaiting),
       vocab_rows_(vocab_rows) {
   if (grammar == nullptr) return;
@@ -52,6 +51,11 @@ TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
 }
 
 void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
+  // The reasoning has run its length: only its end may come, whatever else applies.
+  if (gate_ == Gate::kWaiting && reasoning_budget_ >= 0 && accepted_ >= reasoning_budget_) {
+    EndReasoning(logits);
+    return;
+  }
   for (const LogitBias& b : bias_) logits[b.token] += b.bias;
   if (matcher_ && gate_ != Gate::kWaiting) {
     matcher_->FillNextTokenMask(mask_, tokens_left);
@@ -59,17 +63,12 @@ void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
     ApplyTokenMask(mask_, logits, vocab_rows_);
   }
   if (accepted_ < hold_.min_tokens) HoldEnd(logits);
-  if (gate_ == Gate::kWaiting && reasoning_budget_ >= 0 && accepted_ >= reasoning_budget_) {
-    EndReasoning(logits);
-  }
 }
 
 void TokenConstraints::EndReasoning(float* logits) const {
   const float end = logits[grammar_after_];
   std::fill(logits, logits + vocab_rows_, -std::numeric_limits<float>::infinity());
-  // Finite even where min_tokens held it back (a stop token id may be "</think>"): the
-  // sampler must be able to take it.
-  logits[grammar_after_] = std::isfinite(end) ? end : 0.0f;
+  logits[grammar_after_] = end;
 }
 
 void TokenConstraints::HoldEnd(float* logits) const {

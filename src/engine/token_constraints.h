@@ -63,7 +63,8 @@ class TokenConstraints {
   size_t LeadingNewlines(int32_t token) const;
   // Bans hold_'s tokens in `logits` unless nothing else is left.
   void HoldEnd(float* logits) const;
-  // Leaves grammar_after_ the only token allowed in `logits`.
+  // Leaves grammar_after_ the only token allowed in `logits`, with the model's own logit
+  // (neither bias nor min_tokens' hold applies: a stop token id may be "</think>").
   void EndReasoning(float* logits) const;
 
   std::vector<LogitBias> bias_;

@@ -6,13 +6,12 @@
 // template, whose reasoning only a thinking budget ends: the server's, or the one set in
 // the settings.
 import type { Locator } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "./browser";
+import { describe, expect, it } from "vitest";
 import { cannedAnswers, slowAnswer, type ThoughtAnswer } from "./canned";
-import { answers, ask, openPage, recordChatRequests, setMaxTokens, waitForAnswer } from "./page_driver";
-import { EXTERNAL_SERVER, startServer, type RunningServer } from "./qvl_server";
+import { answers, ask, recordChatRequests, setMaxTokens, waitForAnswer } from "./page_driver";
+import { EXTERNAL_SERVER } from "./qvl_server";
 import { pageSuite } from "./suite";
-import { thinkingModelFolder, type ModelFolder } from "./thinking_model";
+import { thinkingModelFolder } from "./thinking_model";
 
 const suite = pageSuite();
 
@@ -76,27 +75,10 @@ async function answerTokens(answer: Locator): Promise<string> {
 
 describe.skipIf(EXTERNAL_SERVER)("a thinking budget", () => {
   const SERVER_BUDGET = 2;
-  let model: ModelFolder;
-  let server: RunningServer;
-  let browser: Browser | null = null;
-
-  beforeAll(async () => {
-    model = thinkingModelFolder();
-    server = await startServer(["--thinking-budget", String(SERVER_BUDGET)], model.dir);
-  });
-  afterAll(async () => {
-    await server?.close();
-    model?.remove();
-  });
-  afterEach(async () => {
-    await browser?.close();
-    browser = null;
-  });
+  const budgetSuite = pageSuite(["--thinking-budget", String(SERVER_BUDGET)], thinkingModelFolder);
 
   it("is the server's until one is set in the settings, which is sent and ends the reasoning there", async () => {
-    const opened = await openPage(server.url);
-    browser = opened.browser;
-    const page = opened.page;
+    const page = await budgetSuite.openPage();
     const requests = recordChatRequests(page);
     await setMaxTokens(page, 12);
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll } from "vitest";
 import type { Browser } from "./browser";
 import { openPage } from "./page_driver";
 import { startServer, type RunningServer } from "./qvl_server";
+import type { ModelFolder } from "./thinking_model";
 
 export interface PageSuite {
   /** The file's server. */
@@ -15,15 +16,20 @@ export interface PageSuite {
   openPage(viewport?: { width: number; height: number }, options?: { touch?: boolean; url?: string }): Promise<Page>;
 }
 
-/** Starts `qvl serve` with `extraArgs` before the file's tests and stops it after them. */
-export function pageSuite(extraArgs: string[] = []): PageSuite {
+/** Starts `qvl serve` with `extraArgs` before the file's (or the describe's) tests and
+ * stops it after them; it serves the folder `model` makes (removed after them), or the
+ * tiny fixture model. */
+export function pageSuite(extraArgs: string[] = [], model?: () => ModelFolder): PageSuite {
   let server: RunningServer | undefined;
+  let folder: ModelFolder | undefined;
   let browser: Browser | null = null;
   beforeAll(async () => {
-    server = await startServer(extraArgs);
+    folder = model?.();
+    server = await startServer(extraArgs, folder?.dir);
   });
   afterAll(async () => {
     await server?.close();
+    folder?.remove();
   });
   afterEach(async () => {
     await browser?.close();
