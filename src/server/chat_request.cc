@@ -1,6 +1,7 @@
 #include "server/chat_request.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
@@ -8,6 +9,7 @@
 #include "server/generation_fields.h"
 #include "server/media_fields.h"
 #include "server/output_controls.h"
+#include "server/reasoning_effort.h"
 #include "server/request_fields.h"
 #include "server/server_dialects.h"
 
@@ -51,6 +53,9 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   }
   g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
   ParseOtherServersGenerationFields(body, &g);
+  // A budget in tokens says more than a level: thinking_token_budget wins.
+  const std::optional<ReasoningEffort> effort = ParseReasoningEffort(body, "reasoning_effort");
+  if (effort && g.reasoning_budget < 0) g.reasoning_budget = effort->budget;
   ParseOtherServersChatFields(body, text, policy, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
 

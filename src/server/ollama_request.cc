@@ -1,6 +1,7 @@
 #include "server/ollama_request.h"
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -14,6 +15,7 @@
 #include "server/generation_fields.h"
 #include "server/media_fields.h"
 #include "server/output_controls.h"
+#include "server/reasoning_effort.h"
 #include "server/request_fields.h"
 #include "server/served_models.h"
 #include "server/server_dialects.h"
@@ -47,27 +49,40 @@ std::string ParseOllamaModel(const RequestObject& body, const std::vector<std::s
 
 namespace {
 
-// Whether Ollama's "think" asks for reasoning: true, or a level ("low", "medium", "high"),
-// which Ollama gives models without levels as true.
-bool AsksToThink(const nlohmann::json& think) {
-  if (think.is_boolean()) return think.get<bool>();
-  return think == "low" || think == "medium" || think == "high";
+// Ollama's "think": true, false, or a level (kOllamaThinkLevels). It must say what the
+// model does anyway: an Instruct model never thinks, and a Thinking model's template
+// always opens its reasoning (there is no switch to skip it). A level sets the Thinking
+// model's budget (reasoning_effort.h); true leaves it to the server. Returns the budget,
+// -1 for none.
+int ParseThink(const RequestObject& body, ChatTemplateKind chat_template) {
+  const nlohmann::json* think = body.Find("think");
+  if (think == nullptr) return -1;
+  std::optional<int> budget;
+  if (think->is_string()) {
+    const std::string level = think->get<std::string>();
+    if (std::ranges::find(kOllamaThinkLevels, level) == std::end(kOllamaThinkLevels)) {
+      FailField(ErrorCode::kInvalidArgument, "think", "\"", level, "\" is not one of true, false, ",
+                ListLevels(kOllamaThinkLevels));
+    }
+    budget = ReasoningEffortBudget(level);
+  } else if (!think->is_boolean()) {
+    FailField(ErrorCode::kInvalidArgument, "think", "expected true, false or one of ",
+              ListLevels(kOllamaThinkLevels), ", got ", JsonKind(*think));
+  }
+  const bool asks = think->is_string() || think->get<bool>();
+  const bool thinking = chat_template == ChatTemplateKind::kThinking;
+  if (asks != thinking) {
+    FailField(ErrorCode::kInvalidArgument, "think",
+              thinking ? "this model always thinks (a Qwen3-VL Thinking model: its chat "
+                         "template opens the reasoning, which comes in \"thinking\"); "
+                         "leave think out or set it to true or a level"
+                       : "this model does not think; leave think out or set it to false");
+  }
+  return budget.value_or(-1);
 }
 
 // Fields that change the answer and that qvl cannot honour, refused by both routes.
-// "think" must say what the model does anyway: an Instruct model never thinks, and a
-// Thinking model's template always opens its reasoning (there is no switch to skip it).
-void RefuseUnsupported(const RequestObject& body, ChatTemplateKind chat_template) {
-  if (const nlohmann::json* think = body.Find("think")) {
-    const bool thinking = chat_template == ChatTemplateKind::kThinking;
-    if (!(think->is_boolean() || think->is_string()) || AsksToThink(*think) != thinking) {
-      FailField(ErrorCode::kInvalidArgument, "think",
-                thinking ? "this model always thinks (a Qwen3-VL Thinking model: its chat "
-                           "template opens the reasoning, which comes in \"thinking\"); "
-                           "leave think out or set it to true"
-                         : "this model does not think; leave think out or set it to false");
-    }
-  }
+void RefuseUnsupported(const RequestObject& body) {
   for (const char* key : {"logprobs", "top_logprobs"}) {
     if (body.Find(key) != nullptr) {
       FailField(ErrorCode::kInvalidArgument, key,
@@ -308,9 +323,10 @@ void ParseMessages(const RequestObject& body, const MessageLimits& limits, Gener
 nlohmann::ordered_json ParseShared(const RequestObject& body, std::string_view text,
                                    const ChatRequestPolicy& policy, OllamaRequest* out) {
   out->model = ParseOllamaModel(body, policy.model_names);
-  RefuseUnsupported(body, policy.chat_template);
+  RefuseUnsupported(body);
   out->stream = body.Bool("stream").value_or(true);
   GenerationRequest& g = out->generation;
+  g.reasoning_budget = ParseThink(body, policy.chat_template);
   ParseOllamaOptions(body, policy.max_stop_strings, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
   nlohmann::ordered_json ordered;

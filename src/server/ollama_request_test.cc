@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "responses_test_fixture.h"
 #include "server/chat_request_policy_for_test.h"
+#include "server/reasoning_effort.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -129,28 +131,47 @@ TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
   EXPECT_EQ(ErrorOf(body, "think"),
             "think: this model does not think; leave think out or set it to false");
   body["think"] = "high";
-  ErrorOf(body, "think");
+  EXPECT_EQ(ErrorOf(body, "think"),
+            "think: this model does not think; leave think out or set it to false");
+  body["think"] = "maybe";
+  EXPECT_EQ(ErrorOf(body, "think"),
+            "think: \"maybe\" is not one of true, false, low, medium, high");
   body.erase("think");
   body["logprobs"] = true;
   ErrorOf(body, "logprobs");
 }
 
-// A Qwen3-VL Thinking model always opens its reasoning: think false cannot be honoured.
+// A Qwen3-VL Thinking model always opens its reasoning: think false cannot be honoured. A
+// level is a thinking budget (reasoning_effort.h); true leaves it to the server. Only
+// Ollama's levels are taken.
 TEST_F(OllamaRequestTest, AThinkingModelTakesThinkTrueOrALevelAndRefusesFalse) {
   policy_.chat_template = ChatTemplateKind::kThinking;
   nlohmann::json body = Hello();
-  // A level, which Ollama gives models without levels as true.
-  for (const nlohmann::json& think : {nlohmann::json(true), nlohmann::json("low"),
-                                      nlohmann::json("medium"), nlohmann::json("high")}) {
+  const std::pair<nlohmann::json, int> budgets[] = {
+      {true, -1}, {"low", 1024}, {"medium", 4096}, {"high", kUncappedReasoningBudget}};
+  for (const auto& [think, budget] : budgets) {
     body["think"] = think;
-    EXPECT_EQ(Describe(ParseChat(body).generation.messages), "user string: [Hello]\n") << think;
+    const OllamaRequest chat = ParseChat(body);
+    EXPECT_EQ(Describe(chat.generation.messages), "user string: [Hello]\n") << think;
+    EXPECT_EQ(chat.generation.reasoning_budget, budget) << think;
+    nlohmann::json generate = Generate("Hi");
+    generate["think"] = think;
+    EXPECT_EQ(ParseGen(generate).generation.reasoning_budget, budget) << think;
   }
-  body["think"] = "maybe";
-  ErrorOf(body, "think");
+  body.erase("think");
+  EXPECT_EQ(ParseChat(body).generation.reasoning_budget, -1);
+  for (const char* level : {"maybe", "none", "minimal", "xhigh"}) {
+    body["think"] = level;
+    EXPECT_EQ(ErrorOf(body, "think"),
+              std::string("think: \"") + level + "\" is not one of true, false, low, medium, high");
+  }
+  body["think"] = 1;
+  EXPECT_EQ(ErrorOf(body, "think"),
+            "think: expected true, false or one of low, medium, high, got integer");
   body["think"] = false;
   const std::string expected =
       "think: this model always thinks (a Qwen3-VL Thinking model: its chat template opens the "
-      "reasoning, which comes in \"thinking\"); leave think out or set it to true";
+      "reasoning, which comes in \"thinking\"); leave think out or set it to true or a level";
   EXPECT_EQ(ErrorOf(body, "think"), expected);
   nlohmann::json generate = Generate("Hi");
   generate["think"] = false;

@@ -11,6 +11,7 @@
 #include "server/generation_fields.h"
 #include "server/media_fields.h"
 #include "server/output_controls.h"
+#include "server/reasoning_effort.h"
 #include "server/request_fields.h"
 #include "server/responses_input.h"
 
@@ -72,16 +73,21 @@ void RefuseUnsupported(const RequestObject& body) {
   }
 }
 
-// reasoning.summary (or its deprecated name generate_summary) as sent; nullopt when not
-// asked for. qvl has nothing to make a summary with: a Thinking model's reasoning is
-// given as its own summary (ResponsesEncoder). effort is checked and changes nothing:
-// the model reasons as long as it does.
-std::optional<std::string> ParseReasoningSummary(const RequestObject& body) {
-  const nlohmann::json* reasoning = body.Find("reasoning");
-  if (reasoning == nullptr) return std::nullopt;
-  const RequestObject object(*reasoning, "reasoning");
-  object.String("effort");
+struct Reasoning {
+  // reasoning.summary (or its deprecated name generate_summary) as sent; nullopt when not
+  // asked for. qvl has nothing to make a summary with: a Thinking model's reasoning is
+  // given as its own summary (ResponsesEncoder).
   std::optional<std::string> summary;
+  // reasoning.effort: the thinking budget its level sets (reasoning_effort.h).
+  std::optional<ReasoningEffort> effort;
+};
+
+Reasoning ParseReasoning(const RequestObject& body) {
+  const nlohmann::json* reasoning = body.Find("reasoning");
+  if (reasoning == nullptr) return {};
+  const RequestObject object(*reasoning, "reasoning");
+  Reasoning out;
+  out.effort = ParseReasoningEffort(object, "effort");
   for (const char* key : {"summary", "generate_summary"}) {
     std::optional<std::string> value = object.String(key);
     if (!value) continue;
@@ -89,9 +95,9 @@ std::optional<std::string> ParseReasoningSummary(const RequestObject& body) {
       FailField(ErrorCode::kInvalidArgument, object.Field(key), "\"", *value,
                 "\" is not one of auto, concise, detailed");
     }
-    if (!summary) summary = std::move(value);
+    if (!out.summary) out.summary = std::move(value);
   }
-  return summary;
+  return out;
 }
 
 // Fields that change nothing qvl does, checked so that a wrong one is still a 400.
@@ -140,10 +146,11 @@ nlohmann::ordered_json SentOrNull(const RequestObject& body, const char* key) {
   return value != nullptr ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
 }
 
-// `ordered` holds the body's tools and text in the client's key order.
+// `ordered` holds the body's tools and text in the client's key order. reasoning.effort is
+// the level in force: null when the model does not reason, for then it changes nothing.
 nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_json& ordered,
-                            int64_t top_logprobs, bool store) {
-  const std::optional<std::string> summary = ParseReasoningSummary(body);
+                            int64_t top_logprobs, bool store, const Reasoning& reasoning,
+                            bool thinks) {
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
   echo["instructions"] = SentOrNull(body, "instructions");
   echo["max_output_tokens"] = SentOrNull(body, "max_output_tokens");
@@ -172,8 +179,11 @@ nlohmann::ordered_json Echo(const RequestObject& body, const nlohmann::ordered_j
       metadata != nullptr ? nlohmann::ordered_json(*metadata) : nlohmann::ordered_json::object();
   echo["store"] = store;
   echo["user"] = SentOrNull(body, "user");
-  echo["reasoning"] = {{"effort", nullptr},
-                       {"summary", summary ? nlohmann::ordered_json(*summary) : nullptr}};
+  const std::optional<ReasoningEffort>& effort = reasoning.effort;
+  const std::optional<std::string>& summary = reasoning.summary;
+  echo["reasoning"] = {
+      {"effort", effort && thinks ? nlohmann::ordered_json(effort->level) : nullptr},
+      {"summary", summary ? nlohmann::ordered_json(*summary) : nullptr}};
   echo["previous_response_id"] = SentOrNull(body, "previous_response_id");
   return echo;
 }
@@ -259,6 +269,8 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
   // Without the include OpenAI returns no logprobs, whatever top_logprobs says.
   out.logprobs = ParseInclude(body);
   g.top_logprobs = out.logprobs ? static_cast<int>(top_logprobs.value_or(0)) : -1;
+  const Reasoning reasoning = ParseReasoning(body);
+  if (reasoning.effort) g.reasoning_budget = reasoning.effort->budget;
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);
   CheckIgnoredFields(body);
   const nlohmann::json earlier = EarlierConversation(body, stored);
@@ -271,7 +283,8 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
     if (!earlier.is_null()) out.conversation = earlier;
     AppendInputItems(body, g.images, &out.conversation);
   }
-  out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0), out.store);
+  out.echo = Echo(body, controls.ordered, top_logprobs.value_or(0), out.store, reasoning,
+                  policy.chat_template == ChatTemplateKind::kThinking);
   return out;
 }
 

@@ -41,7 +41,8 @@ struct ResponsesRequest {
   // reasoning, previous_response_id. Ordered, so that tools and schemas keep the client's
   // key order (it converts to nlohmann::json, which sorts them). reasoning.summary is the
   // one asked for (auto, concise, detailed; null when none), which the encoder honours;
-  // reasoning.effort is null, for it changes nothing.
+  // reasoning.effort is the level asked for on a Thinking model, whose thinking budget
+  // it sets (reasoning_effort.h), and null on a model that does not reason.
   nlohmann::ordered_json echo = nlohmann::ordered_json::object();
   // The answer is to be kept (store, and the server keeps responses): the conversation it
   // continues, as input items — the stored one of previous_response_id, then this

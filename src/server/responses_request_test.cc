@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "responses_test_fixture.h"
 #include "text/chat_template.h"
@@ -331,6 +332,27 @@ TEST_F(ResponsesRequestTest, AReasoningSummaryIsEchoedAndChecked) {
             "reasoning.summary: expected a string, got boolean");
   body["reasoning"] = "auto";
   EXPECT_EQ(ErrorOf(body, "reasoning"), "reasoning: expected an object, got string");
+}
+
+// reasoning.effort is a thinking budget (reasoning_effort.h), echoed on a Thinking model;
+// a model that does not reason ignores it, so there the echo says null.
+TEST_F(ResponsesRequestTest, AReasoningEffortIsAThinkingBudget) {
+  nlohmann::json body = Body("hi");
+  EXPECT_EQ(Parse(body).generation.reasoning_budget, -1);
+  body["reasoning"] = {{"effort", "low"}};
+  EXPECT_EQ(Parse(body).generation.reasoning_budget, 1024);
+  policy_.chat_template = ChatTemplateKind::kThinking;
+  const std::pair<const char*, int> budgets[] = {
+      {"none", 0}, {"minimal", 256}, {"medium", 4096}, {"xhigh", 1 << 20}};
+  for (const auto& [level, budget] : budgets) {
+    body["reasoning"] = {{"effort", level}};
+    const ResponsesRequest r = Parse(body);
+    EXPECT_EQ(r.generation.reasoning_budget, budget) << level;
+    EXPECT_EQ(r.echo["reasoning"]["effort"], level);
+  }
+  body["reasoning"] = {{"effort", "max"}, {"summary", "auto"}};
+  EXPECT_EQ(ErrorOf(body, "reasoning.effort"),
+            "reasoning.effort: \"max\" is not one of none, minimal, low, medium, high, xhigh");
 }
 
 TEST_F(ResponsesRequestTest, EchoRepeatsTheSettingsAsSent) {
