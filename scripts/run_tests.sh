@@ -8,10 +8,12 @@
 #           Redis around the built qvl) are left out
 #   fuzz    $1-fuzz (clang): every libFuzzer target for QVL_FUZZ_SECONDS (20) seconds
 #           from its seed corpus
-# QVL_TEST_STAGES picks stages (default "normal asan fuzz"); each prints its duration.
+#   arm     $1's files with CPU-specific code compiled for aarch64 by the cross compiler
+#           (scripts/check_arm.sh; `scripts/check_arm.sh build --all` compiles every file)
+# QVL_TEST_STAGES picks stages (default "arm normal asan fuzz"); each prints its duration.
 set -euo pipefail
 build=${1:-build}
-stages=${QVL_TEST_STAGES:-normal asan fuzz}
+stages=${QVL_TEST_STAGES:-arm normal asan fuzz}
 jobs=$(nproc)
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_seconds=${QVL_FUZZ_SECONDS:-20}
@@ -61,14 +63,19 @@ fuzz_stage() {
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" -L fuzz
 }
 
+arm_stage() {
+  "$source_dir/scripts/check_arm.sh" "$build"
+}
+
 total_start=$SECONDS
 for stage in $stages; do
   case $stage in
     normal) timed normal normal_stage ;;
     asan) timed asan asan_stage ;;
     fuzz) timed fuzz fuzz_stage ;;
+    arm) timed arm arm_stage ;;
     *)
-      echo "run_tests.sh: unknown stage '$stage' (normal, asan, fuzz)" >&2
+      echo "run_tests.sh: unknown stage '$stage' (arm, normal, asan, fuzz)" >&2
       exit 2
       ;;
   esac

@@ -13,6 +13,7 @@ packages=(
   libcurl4-openssl-dev libssl-dev
   libdnnl-dev
   clang libclang-rt-dev
+  g++-aarch64-linux-gnu
   python3-pil python3-numpy python3-yaml python3-kubernetes
   redis-server libhiredis-dev nginx-light
   chromium

@@ -433,21 +433,25 @@ Sequence SchemaCompiler::NumberSchema(const OrderedJson& schema, const std::stri
     }
     return pieces;
   };
-  const std::optional<int64_t> lo = low.value ? std::optional<int64_t>(*low.value) : std::nullopt;
-  const std::optional<int64_t> hi = high.value ? std::optional<int64_t>(*high.value) : std::nullopt;
-  if (!hi || *hi > 0 || (*hi == 0 && !high.exclusive)) {
-    const bool from_zero = !lo || *lo < 0;
+  // Plain values beside their flags: GCC 12 for aarch64 at -O3 takes an optional<int64_t>
+  // read after its check as maybe uninitialized.
+  const bool has_lo = low.value.has_value(), has_hi = high.value.has_value();
+  const int64_t lo = has_lo ? static_cast<int64_t>(*low.value) : 0;
+  const int64_t hi = has_hi ? static_cast<int64_t>(*high.value) : 0;
+  if (!has_hi || hi > 0 || (hi == 0 && !high.exclusive)) {
+    const bool from_zero = !has_lo || lo < 0;
     for (Sequence& piece :
-         magnitude(from_zero ? 0 : *lo, from_zero ? false : low.exclusive, hi, high.exclusive)) {
+         magnitude(from_zero ? 0 : lo, from_zero ? false : low.exclusive,
+                   has_hi ? std::optional<int64_t>(hi) : std::nullopt, high.exclusive)) {
       alternatives.push_back(std::move(piece));
     }
   }
-  if (!lo || *lo < 0) {
+  if (!has_lo || lo < 0) {
     // -m with m > 0 and m within [-hi, -lo].
-    const bool from_zero = !hi || *hi >= 0;
+    const bool from_zero = !has_hi || hi >= 0;
     std::vector<Sequence> pieces =
-        magnitude(from_zero ? 0 : -*hi, from_zero ? true : high.exclusive,
-                  lo ? std::optional<int64_t>(-*lo) : std::nullopt, low.exclusive);
+        magnitude(from_zero ? 0 : -hi, from_zero ? true : high.exclusive,
+                  has_lo ? std::optional<int64_t>(-lo) : std::nullopt, low.exclusive);
     if (!pieces.empty())
       alternatives.push_back(Concat({b_.Literal("-"), b_.Alt(std::move(pieces))}));
   }

@@ -9,6 +9,7 @@
 #include "ops/compute_probe_kernels.h"
 
 namespace qvl {
+#if defined(__x86_64__)
 namespace {
 
 using Loop = double (*)(int64_t reps);
@@ -29,6 +30,7 @@ double Measure(ThreadPool& pool, Loop loop, int64_t reps) {
 }
 
 }  // namespace
+#endif
 
 ComputeProbe MeasureComputePeak(ThreadPool& pool) {
   ComputeProbe p;

@@ -15,8 +15,8 @@ struct ComputeProbe {
   double bf16_tflops = 0;  // 1e12 bf16 operations per second
 };
 
-// About 50 ms with all threads of `pool`. The scalar, avx512 (without VNNI) and NEON
-// tiers return unit "".
+// About 50 ms with all threads of `pool`. The scalar and NEON tiers, which have no probe
+// loops, return unit "".
 ComputeProbe MeasureComputePeak(ThreadPool& pool);
 
 }  // namespace qvl
