@@ -67,6 +67,7 @@ describe("a continuation's request", () => {
       ],
       stream: true,
       stream_options: { include_usage: true },
+      return_progress: true,
       add_generation_prompt: false,
       continue_final_message: true,
     });

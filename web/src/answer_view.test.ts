@@ -150,3 +150,63 @@ describe("AnswerView of an answer cut off at the length limit", () => {
     expect(errorBox.hidden).toBe(true);
   });
 });
+
+describe("AnswerView before the first token", () => {
+  const status = (view: AnswerView) => view.element.querySelector<HTMLElement>(".answer-status")!;
+  const bar = (view: AnswerView) => status(view).querySelector<HTMLProgressElement>("progress")!;
+  const image = { id: "i1", name: "cat.png", width: 4, height: 4 };
+
+  it("says how far the server has come, in words and in a bar a screen reader reads once", () => {
+    const view = answerViewFor(streaming(""), { images: [image] });
+    expect(status(view).textContent).toBe("Looking at the image…");
+    expect(bar(view).hidden).toBe(true);
+    const dots = status(view).querySelector(".dots");
+
+    view.setProgress({ total: 782, cache: 0, processed: 0, vision: 0.375 });
+    expect(status(view).textContent).toBe("Looking at the image… 37%");
+    expect(bar(view).hidden).toBe(false);
+    expect(bar(view).value).toBe(37);
+    expect(bar(view).max).toBe(100);
+    expect(bar(view).getAttribute("aria-label")).toBe("Looking at the image…");
+    expect(status(view).querySelector(".answer-status-text")?.getAttribute("aria-hidden")).toBe("true");
+
+    view.setProgress({ total: 782, cache: 0, processed: 512, vision: 1 });
+    expect(status(view).textContent).toBe("Reading the prompt… 65%");
+    expect(bar(view).getAttribute("aria-label")).toBe("Reading the prompt…");
+    // The dots keep pulsing: the same ones, not drawn anew.
+    expect(status(view).querySelector(".dots")).toBe(dots);
+    expect(status(view).hidden).toBe(false);
+  });
+
+  it("gives way to the answer's first text", () => {
+    const message = streaming("");
+    const view = answerViewFor(message);
+    view.setProgress({ total: 100, processed: 50, vision: 1 });
+    message.text = "Hello";
+    view.update(message);
+    message.status = "done";
+    view.update(message);
+    expect(status(view).hidden).toBe(true);
+    expect(shownText(view)).toBe("Hello");
+  });
+
+  it("lets the wait for a busy server win, then shows the progress again", () => {
+    const view = answerViewFor(streaming(""), { hasVideo: true });
+    view.setProgress({ total: 100, processed: 0, vision: 0.5 });
+    view.setWaiting("The server is busy: asking again in 5 s…");
+    expect(status(view).textContent).toBe("The server is busy: asking again in 5 s…");
+    expect(bar(view).hidden).toBe(true);
+    expect(status(view).querySelector(".answer-status-text")?.hasAttribute("aria-hidden")).toBe(false);
+    view.setWaiting("");
+    expect(status(view).textContent).toBe("Watching the video… 50%");
+  });
+
+  it("forgets an earlier answer's progress when it is written again", () => {
+    const message: AssistantMessage = { id: "a1", role: "assistant", text: "", status: "done" };
+    const view = answerViewFor(message);
+    view.setProgress({ total: 100, processed: 50, vision: 1 });
+    message.status = "streaming";
+    view.update(message);
+    expect(status(view).textContent).toBe("Thinking…");
+  });
+});

@@ -395,6 +395,7 @@ export class App {
       const waiting = (ms: number) =>
         view.setWaiting(ms ? `The server is busy: asking again in ${Math.ceil(ms / 1000)} s…` : "");
       for await (const piece of streamChatWhenFree(body, controller.signal, headers, waiting)) {
+        if (piece.progress) view.setProgress(piece.progress);
         addPiece(answer, piece, performance.now() - started);
         view.update(answer);
         if (performance.now() - savedAt >= SAVE_STREAMING_EVERY_MS) {

@@ -94,6 +94,7 @@ describe("buildChatRequest", () => {
       ],
       stream: true,
       stream_options: { include_usage: true },
+      return_progress: true,
     });
   });
 

@@ -60,6 +60,8 @@ export async function buildChatRequest(
     messages: await buildMessages(branch, systemPrompt ?? settings.systemPrompt, media),
     stream: true,
     stream_options: { include_usage: true },
+    // Shown in the answer's status line until its first token (ui/prompt_progress.ts).
+    return_progress: true,
     ...requestOptions(settings, limits),
   };
   // Asked of the latest question only: earlier answers may be prose.

@@ -77,6 +77,22 @@ describe("streamChat", () => {
     expect(pieces.at(-1)?.timings).toEqual(timings);
   });
 
+  it("hands on the progress before the first token, as no text", async () => {
+    const progress = { total: 782, cache: 0, processed: 256, time_ms: 2810.5, vision: 1 };
+    const pieces = await collect(async () =>
+      sseResponse([
+        chunk(null, { prompt_progress: { total: 782, cache: 0, processed: 0, time_ms: 900, vision: 0.5 } }),
+        chunk(null, { prompt_progress: progress }),
+        chunk("Hi"),
+        chunk(null, {}, "stop"),
+        "data: [DONE]\n\n",
+      ]),
+    );
+    expect(pieces.map((p) => p.progress?.vision)).toEqual([0.5, 1, undefined, undefined]);
+    expect(pieces[1]).toEqual({ text: "", reasoning: "", progress });
+    expect(pieces.map((p) => p.text).join("")).toBe("Hi");
+  });
+
   it("shows the server's message for OpenAI error objects", async () => {
     const error = await failure(async () =>
       Response.json(

@@ -4,7 +4,7 @@
 import { normalizeTimings } from "../timings";
 import { ChatError, errorFromResponse, networkError, serverMessage } from "./errors";
 import { SseParser } from "./sse";
-import type { ChatRequestBody, Timings, Usage } from "./types";
+import type { ChatRequestBody, PromptProgress, Timings, Usage } from "./types";
 
 export interface StreamPiece {
   text: string;
@@ -14,6 +14,8 @@ export interface StreamPiece {
   finishReason?: string;
   usage?: Usage;
   timings?: Timings;
+  /** How far the work before the first token has come, in a chunk with no choices. */
+  progress?: PromptProgress;
 }
 
 export const CHAT_PATH = "/v1/chat/completions";
@@ -84,6 +86,7 @@ export function pieceFromEvent(data: string): StreamPiece {
     }[];
     usage?: Usage | null;
     timings?: Timings | null;
+    prompt_progress?: PromptProgress | null;
   };
   const choice = Array.isArray(value.choices) ? value.choices[0] : undefined;
   const delta = choice?.delta;
@@ -95,6 +98,7 @@ export function pieceFromEvent(data: string): StreamPiece {
   if (typeof choice?.finish_reason === "string") piece.finishReason = choice.finish_reason;
   if (value.usage && typeof value.usage === "object") piece.usage = value.usage;
   if (value.timings && typeof value.timings === "object") piece.timings = normalizeTimings(value.timings);
+  if (value.prompt_progress && typeof value.prompt_progress === "object") piece.progress = value.prompt_progress;
   return piece;
 }
 

@@ -60,6 +60,18 @@ export interface Usage {
   completion_tokens_details?: { reasoning_tokens?: number };
 }
 
+/** llama-server's report on the work before the first token (asked with return_progress):
+ * prompt tokens in all, of those from the prefix cache, and in the KV cache so far
+ * (cached ones included); plus qvl's `vision`, the share of the images' encoding done
+ * (0 to 1; 1 when there is none to do). */
+export interface PromptProgress {
+  total?: number;
+  cache?: number;
+  processed?: number;
+  time_ms?: number;
+  vision?: number;
+}
+
 export interface ApiTextPart {
   type: "text";
   text: string;
@@ -99,6 +111,9 @@ export interface ChatRequestBody extends SamplingParams {
   messages: ApiMessage[];
   stream: true;
   stream_options: { include_usage: true };
+  /** llama-server's: while the server works before the first token, chunks with no
+   * choices and a prompt_progress say how far it has come; other servers ignore it. */
+  return_progress?: true;
   stop?: string[];
   max_tokens?: number;
   /** vLLM's: a thinking model's reasoning runs at most this many tokens, then it

@@ -17,6 +17,7 @@ import {
   type VideoRef,
 } from "../conversation";
 import { CONTEXT_LENGTH_EXCEEDED } from "../api/errors";
+import type { PromptProgress } from "../api/types";
 import type { VersionPosition } from "../conversation_tree";
 import { element } from "../dom";
 import { GroundingView } from "../grounding/overlay";
@@ -32,6 +33,7 @@ import { copyButton } from "./copy_button";
 import { FoldedText } from "./folded_text";
 import { BUSY_DOTS, iconSvg } from "./icons";
 import { openableImage } from "./lightbox";
+import { waitStatus } from "./prompt_progress";
 import { questionEditor } from "./question_editor";
 import { ReasoningView, THINKING } from "./reasoning_view";
 import { versionSwitcher, type VersionStep } from "./version_switcher";
@@ -200,6 +202,8 @@ export function streamingRenderIntervalMs(textLength: number): number {
 export class AnswerView {
   readonly element = element("article", "message assistant");
   private readonly status = element("div", "answer-status");
+  private readonly statusText = element("span", "answer-status-text");
+  private readonly statusBar = element("progress", "answer-progress");
   private readonly body = element("div", "markdown");
   private readonly groundingSlot = element("div", "grounding-slot");
   private readonly errorBox = element("div", "answer-error");
@@ -213,6 +217,8 @@ export class AnswerView {
   private renderedAt = 0;
   // Said in place of "Thinking…" while the page waits to ask a busy server again.
   private waiting = "";
+  // The server's latest report on the work before the first token, if it sends them.
+  private progress: PromptProgress | undefined;
   // Only an answer being written is read out, not one shown again from storage.
   private announcer: BlockAnnouncer | null;
   // Why the latest Continue failed; the answer itself stays as it was, so it is not kept.
@@ -226,6 +232,10 @@ export class AnswerView {
     this.announcer = message.status === "streaming" ? new BlockAnnouncer(context.announce) : null;
     this.element.setAttribute("aria-label", "Answer");
     this.errorBox.setAttribute("role", "alert");
+    // Built once: drawing the dots anew at each report would restart their pulse.
+    this.status.innerHTML = BUSY_DOTS;
+    this.statusBar.max = 100;
+    this.status.append(this.statusText, this.statusBar);
     this.element.append(this.status, this.body, this.groundingSlot, this.errorBox, this.meta);
     this.render();
   }
@@ -241,6 +251,7 @@ export class AnswerView {
       // the flag, Continue and any earlier failure go at once.
       this.announcer = new BlockAnnouncer(this.context.announce, Math.max(0, this.body.childElementCount - 1));
       this.continueError = null;
+      this.progress = undefined;
       this.render();
       return;
     }
@@ -277,6 +288,12 @@ export class AnswerView {
     this.render();
   }
 
+  /** Shows how far the server has come before the first token. */
+  setProgress(progress: PromptProgress): void {
+    this.progress = progress;
+    this.renderStatus();
+  }
+
   private renderNextFrame(): void {
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
@@ -290,16 +307,7 @@ export class AnswerView {
     this.drawnStreaming = streaming;
     this.element.setAttribute("aria-busy", String(streaming));
     this.element.classList.toggle("is-streaming", streaming);
-    this.status.hidden = !(streaming && !message.text && !message.reasoning);
-    this.status.innerHTML = BUSY_DOTS;
-    this.status.append(
-      this.waiting ||
-        (this.context.hasVideo
-          ? "Watching the video…"
-          : this.context.images.length > 0
-            ? "Looking at the image…"
-            : THINKING),
-    );
+    this.renderStatus();
     if (message.text !== this.renderedText) {
       const source = message.responseFormat ? jsonCodeBlock(message.text) : message.text;
       // Once code colours or maths have loaded, drawn again with them, unless newer text
@@ -319,6 +327,23 @@ export class AnswerView {
     this.announcer?.update(this.body, !streaming);
     this.renderError();
     this.renderMeta();
+  }
+
+  /** The line above an answer that has not begun: what the server does, and how far it
+   * has come when it says. A screen reader reads the bar, not the same words twice, and
+   * is not told each new percent: the line is no live region. */
+  private renderStatus(): void {
+    const message = this.message;
+    this.status.hidden = !(message.status === "streaming" && !message.text && !message.reasoning);
+    const media = this.context.hasVideo ? "video" : this.context.images.length > 0 ? "image" : "none";
+    const { label, percent } = this.waiting ? { label: this.waiting } : waitStatus(media, this.progress);
+    this.statusText.textContent = percent === undefined ? label : `${label} ${percent}%`;
+    if (percent === undefined) this.statusText.removeAttribute("aria-hidden");
+    else this.statusText.setAttribute("aria-hidden", "true");
+    this.statusBar.hidden = percent === undefined;
+    if (percent === undefined) return;
+    this.statusBar.value = percent;
+    this.statusBar.setAttribute("aria-label", label);
   }
 
   /** A thinking model's reasoning, above the answer. A screen reader hears that it
