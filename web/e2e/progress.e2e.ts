@@ -64,8 +64,10 @@ describe("the answer's status line before the first token", () => {
 
     const answer = answers(page).last();
     const status = answer.locator(".answer-status");
-    // The tiny model's vision tower has 4 blocks: a report after each while encoding.
-    await expect.poll(() => status.innerText()).toMatch(/^Looking at the image… (25|50|75)%$/);
+    // The tiny model's vision tower has 4 blocks: a report after each while encoding. The
+    // server writes the whole answer before the page sees the report: on a busy machine
+    // that takes more than poll's 1 s default.
+    await expect.poll(() => status.innerText(), { timeout: 30_000 }).toMatch(/^Looking at the image… (25|50|75)%$/);
     const percent = Number(/(\d+)%/.exec(await status.innerText())![1]);
     const bar = answer.getByRole("progressbar", { name: "Looking at the image…" });
     expect(await bar.evaluate((element) => (element as HTMLProgressElement).value)).toBe(percent);
