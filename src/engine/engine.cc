@@ -85,6 +85,7 @@ class Engine::Impl {
   // Vision blocks for `seq` until the next block would end past `deadline` or the engine
   // has something to look at (at least one block).
   void RunVision(Sequence& seq, double deadline);
+  void ReportProgress(const Sequence& seq);
   // Whether a cancellation, a new request or a shutdown waits for the engine thread: a
   // long encode stops between blocks for them, so that a client who hung up does not
   // hold everyone behind an image encoded for no one.
@@ -424,8 +425,14 @@ bool Engine::Impl::TryStart(Sequence& seq) {
     }
     seq.grids.push_back(grid);
   }
+  seq.images_to_encode = 0;
+  seq.images_encoded = 0;
+  for (size_t i = 0; i < images.size(); ++i) {
+    seq.images_to_encode += images[i].end_token > seq.cached && seq.vision[i] == nullptr ? 1 : 0;
+  }
   seq.phase = Sequence::Phase::kVision;
   BuildFeatures(seq);
+  ReportProgress(seq);
   return true;
 }
 
@@ -459,6 +466,7 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   // Vision blocks of one image take about the same time: the last one predicts the next.
   for (double block_start = start; !seq.encoding->done();) {
     model_->vision().Step(seq.encoding.get(), 1, *pool_);
+    if (!seq.encoding->done()) ReportProgress(seq);
     const double now = NowSeconds();
     if (now + (now - block_start) > deadline || Interrupted()) break;
     block_start = now;
@@ -473,12 +481,35 @@ void Engine::Impl::RunVision(Sequence& seq, double deadline) {
   images_.Insert(key, out);
   if (options_.shared_encodings) options_.shared_encodings->Offer(key, out);
   seq.vision[seq.next_image] = std::move(out);
+  ++seq.images_encoded;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.images_encoded;
     stats_.vision_seconds += seq.vision_seconds;
   }
   BuildFeatures(seq);
+  ReportProgress(seq);
+}
+
+void Engine::Impl::ReportProgress(const Sequence& seq) {
+  if (!seq.request->report_progress) return;
+  GenerationUpdate update;
+  update.choice = seq.choice;
+  PromptProgress& p = update.progress.emplace();
+  p.total = static_cast<int64_t>(seq.request->prompt.size());
+  p.cached = seq.reused;
+  p.processed = seq.cached;
+  if (seq.images_to_encode > 0) {
+    // The blocks of one image take about the same time, so the share of them run is the
+    // share of its encoding done.
+    double current = 0;
+    if (seq.encoding != nullptr && !seq.encoding->done()) {
+      current = static_cast<double>(seq.encoding->blocks_run()) / model_->vision().depth();
+    }
+    p.vision = std::min(1.0, (seq.images_encoded + current) / seq.images_to_encode);
+  }
+  p.elapsed_ms = (NowSeconds() - seq.submitted) * 1e3;
+  seq.sink(std::move(update));
 }
 
 bool Engine::Impl::Interrupted() const {
@@ -631,6 +662,7 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     const int64_t n = static_cast<int64_t>(c.tokens.size());
     if (c.logit_rows <= 1) {
       seq.cached += n;
+      if (c.logit_rows == 0) ReportProgress(seq);
       if (c.logit_rows == 1) {
         if (seq.request->embed) {
           OnEmbedding(seq, row);

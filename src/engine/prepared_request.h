@@ -57,7 +57,8 @@ struct PreparedRequest {
   OutputLimits output;
   bool embed = false;  // GenerationRequest::embed: the answer is the prompt's embedding
   double preprocess_ms = 0;
-  std::string request_id;  // GenerationRequest::request_id, for the engine's log lines
+  std::string request_id;        // GenerationRequest::request_id, for the engine's log lines
+  bool report_progress = false;  // GenerationRequest::report_progress
 };
 
 }  // namespace qvl

@@ -149,6 +149,9 @@ struct GenerationRequest {
   // log lines about it join the front end's; empty: they name it by the engine's own
   // number where they name it at all.
   std::string request_id;
+  // Updates with GenerationUpdate::progress while the prompt's images are encoded and its
+  // tokens read, before the first token (llama-server's return_progress).
+  bool report_progress = false;
 };
 
 enum class FinishReason { kNone, kStop, kLength, kCancelled, kError };
@@ -223,6 +226,16 @@ struct Timings {
   std::vector<ImageGrid> videos;
 };
 
+// How far the work before an answer's first token has come: its images' encoding, then its
+// prompt read into the KV cache (llama-server's prompt_progress, plus the vision share).
+struct PromptProgress {
+  int64_t total = 0;      // prompt tokens
+  int64_t cached = 0;     // of those, taken from the prefix cache
+  int64_t processed = 0;  // in the KV cache so far, the cached ones included
+  double vision = 1;      // share of the images' encoding done (1: nothing to encode)
+  double elapsed_ms = 0;  // since the request was submitted
+};
+
 // A step of progress of one answer of a request. Text arrives in UTF-8-complete pieces
 // with stop strings already removed. The last update of each answer has finished == true
 // and carries usage and timings (and the error message when finish_reason is kError).
@@ -245,6 +258,9 @@ struct GenerationUpdate {
   // An embed request's final update: the prompt's embedding, hidden_size floats of unit
   // length (empty when it was cancelled or failed).
   std::vector<float> embedding;
+  // Set in the updates of its own (no text) a request with report_progress gets before its
+  // first token.
+  std::optional<PromptProgress> progress;
 };
 
 // Called on the engine thread; must return quickly and never block on the client.

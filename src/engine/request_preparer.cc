@@ -398,6 +398,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   // An embedding is read off the prompt's last token: nothing is generated.
   out.output.max_tokens = request.embed ? 0 : static_cast<int>(std::min(wanted, room));
   out.embed = request.embed;
+  out.report_progress = request.report_progress;
   out.output.ignore_eos = request.ignore_eos;
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;

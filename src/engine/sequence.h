@@ -46,8 +46,9 @@ struct Sequence {
   // Vision: one encoding per image that has pad tokens left to prefill.
   std::vector<std::shared_ptr<const VisionOutput>> vision;  // per image; null if not needed
   size_t next_image = 0;
-  std::unique_ptr<VisionEncoding> encoding;  // the image being encoded
-  VisualFeatures features;                   // row pointers into `vision`
+  int images_to_encode = 0, images_encoded = 0;  // since the start, for PromptProgress
+  std::unique_ptr<VisionEncoding> encoding;      // the image being encoded
+  VisualFeatures features;                       // row pointers into `vision`
 
   Sampler sampler;
   DraftLength draft_length;

@@ -41,6 +41,8 @@ struct VisionOutput {
 class VisionEncoding {
  public:
   bool done() const { return next_block_ < 0; }
+  // Blocks run so far, of the tower's depth(); until done().
+  int blocks_run() const { return next_block_; }
   // The result, once done().
   VisionOutput& output() { return output_; }
 

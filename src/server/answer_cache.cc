@@ -87,7 +87,7 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   if (!j.is_object()) return std::nullopt;
   if (j.contains("n") && !(j["n"].is_number_integer() && j["n"].get<int64_t>() == 1))
     return std::nullopt;
-  for (const char* field : {"stream", "stream_options", "user"}) j.erase(field);
+  for (const char* field : {"stream", "stream_options", "return_progress", "user"}) j.erase(field);
   const EngineOptions& o = engine.options();
   std::string canonical = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   canonical += StrCat("\n", o.default_max_tokens, " ", o.default_reasoning_budget, " ",

@@ -45,6 +45,9 @@ ChatRequest ParseChatRequest(std::string_view text, const ChatRequestPolicy& pol
   const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
+  const bool progress = body.Bool("return_progress").value_or(false);
+  out.return_progress = out.stream && progress;
+  g.report_progress = out.return_progress;
   out.logprobs = body.Bool("logprobs").value_or(false);
   const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
                                      static_cast<int64_t>(request_ranges::kTopLogprobs.max));

@@ -45,6 +45,9 @@ struct ChatRequest {
   bool include_usage = false;  // stream_options.include_usage
   bool logprobs = false;
   bool parse_tool_calls = false;  // tools are offered: answers are split into tool_calls
+  // llama-server's return_progress: a streamed request hears how the work before its
+  // first token comes along, in chunks with prompt_progress.
+  bool return_progress = false;
 };
 
 // Parses and checks `body`. Throws FieldError: kInvalidArgument for malformed JSON, wrong

@@ -142,6 +142,23 @@ TEST_F(ChatRequestTest, ReadsEveryGenerationField) {
   EXPECT_EQ(g.messages[0].parts[0].text, "hi");
 }
 
+// llama-server's return_progress: asked of the engine for a streamed request only (a whole
+// answer has nowhere to show it); a wrong type names the field.
+TEST_F(ChatRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
+  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = true;
+  EXPECT_FALSE(Parse(body).return_progress);
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = "yes";
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "return_progress"),
+            "return_progress: expected true or false, got string");
+  body["return_progress"] = true;
+  body["stream"] = true;
+  EXPECT_TRUE(Parse(body).return_progress);
+  EXPECT_TRUE(Parse(body).generation.report_progress);
+}
+
 TEST_F(ChatRequestTest, AcceptsEveryImagePartSpellingAndRole) {
   const nlohmann::json body = Body({
       {{"role", "developer"}, {"content", {{{"type", "text"}, {"text", "Be brief."}}}}},

@@ -37,6 +37,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   EncoderOptions options;
   options.stream = request.stream;
   options.include_usage = request.include_usage;
+  options.progress = request.return_progress;
   options.logprobs = request.logprobs;
   options.choices = request.generation.n;
   options.parse_tool_calls = request.parse_tool_calls;

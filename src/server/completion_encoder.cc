@@ -50,6 +50,13 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice < 0 || update.choice >= static_cast<int>(choices_.size())) {
     return "";
   }
+  if (update.progress) {
+    if (!options_.stream || !options_.progress) return "";
+    nlohmann::json chunk = ChunkJson(identity_, 0, nullptr, nullptr, nullptr);
+    chunk["choices"] = nlohmann::json::array();
+    chunk["prompt_progress"] = PromptProgressJson(*update.progress);
+    return SseEvent(chunk);
+  }
   Choice& choice = choices_[update.choice];
   if (choice.finished) return "";
   if (update.finished) {

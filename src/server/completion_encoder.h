@@ -26,6 +26,9 @@ struct EncoderOptions {
   // "</think>" into reasoning_content (delta.reasoning_content chunks while streaming) and
   // content; tool calls are parsed from the content only.
   bool split_reasoning = false;
+  // Streamed: updates with GenerationUpdate::progress become chunks with no choices and a
+  // prompt_progress (llama-server's return_progress); otherwise they write nothing.
+  bool progress = false;
 };
 
 class CompletionEncoder : public ResponseEncoder {

@@ -80,6 +80,43 @@ TEST(CompletionEncoderTest, StreamsOpenAiChunks) {
   EXPECT_EQ(e[5], "[DONE]");
 }
 
+GenerationUpdate Progress(int64_t processed, double vision) {
+  GenerationUpdate u;
+  u.progress = PromptProgress{
+      .total = 80, .cached = 16, .processed = processed, .vision = vision, .elapsed_ms = 12.5};
+  return u;
+}
+
+// llama-server's return_progress: chunks with no choices and a prompt_progress before the
+// answer's; nothing without it, and nothing when not streamed.
+TEST(CompletionEncoderTest, StreamsPromptProgressOnlyWhenAsked) {
+  CompletionEncoder encoder(Identity(), {.stream = true, .progress = true});
+  std::string sse = encoder.Start();
+  sse += encoder.Encode(Progress(16, 0.5));
+  sse += encoder.Encode(Progress(48, 1.0));
+  sse += encoder.Encode(Text("Hi"));
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 6u);
+  EXPECT_EQ(e[1]["object"], "chat.completion.chunk");
+  EXPECT_EQ(e[1]["choices"], nlohmann::json::array());
+  EXPECT_EQ(e[1]["prompt_progress"],
+            nlohmann::json::parse(
+                R"({"total": 80, "cache": 16, "processed": 16, "time_ms": 12.5, "vision": 0.5})"));
+  EXPECT_EQ(e[2]["prompt_progress"]["processed"], 48);
+  EXPECT_EQ(e[3]["choices"][0]["delta"]["content"], "Hi");
+  EXPECT_FALSE(e[3].contains("prompt_progress"));
+
+  CompletionEncoder unasked(Identity(), {.stream = true});
+  unasked.Start();
+  EXPECT_EQ(unasked.Encode(Progress(16, 0.5)), "");
+  CompletionEncoder whole(Identity(), {.stream = false, .progress = true});
+  EXPECT_EQ(whole.Encode(Progress(16, 0.5)), "");
+  whole.Encode(Text("Hi"));
+  const nlohmann::json body = nlohmann::json::parse(whole.Encode(Final(FinishReason::kStop)));
+  EXPECT_EQ(body["choices"][0]["message"]["content"], "Hi");
+}
+
 TEST(CompletionEncoderTest, StreamsLogprobsAndReplacesBrokenUtf8) {
   CompletionEncoder encoder(Identity(), {.stream = true, .logprobs = true});
   const std::vector<nlohmann::json> e = Events(encoder.Encode(Text("Hi")));

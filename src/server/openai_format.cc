@@ -223,6 +223,14 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
           {"timings", TimingsJson(summary.timings, upload_ms)}};
 }
 
+nlohmann::json PromptProgressJson(const PromptProgress& progress) {
+  return {{"total", progress.total},
+          {"cache", progress.cached},
+          {"processed", progress.processed},
+          {"time_ms", progress.elapsed_ms},
+          {"vision", progress.vision}};
+}
+
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason,
                          nlohmann::json stop_reason) {

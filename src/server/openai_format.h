@@ -90,6 +90,10 @@ nlohmann::json CompletionJson(const CompletionIdentity& identity, nlohmann::json
 // One chunk of a streamed response for choice `index`; `finish_reason` null until that
 // choice's last chunk, which alone carries `stop_reason` (StopReasonJson), as vLLM's
 // chunks do.
+// llama-server's prompt_progress {total, cache, processed, time_ms}, and qvl's vision: the
+// share of the images' encoding done (1 when there is none to do).
+nlohmann::json PromptProgressJson(const PromptProgress& progress);
+
 nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann::json delta,
                          nlohmann::json logprobs, nlohmann::json finish_reason,
                          nlohmann::json stop_reason = nullptr);

@@ -57,6 +57,53 @@ TEST_F(ServerAnswersTest, StreamedChoicesAreToldApartByIndex) {
   EXPECT_EQ(events[events.size() - 2]["usage"]["completion_tokens"], 2 * c.completion_tokens);
 }
 
+// llama-server's return_progress: streamed chunks with prompt_progress (and no choices)
+// come before the answer's, which is the golden one; none without it.
+TEST_F(ServerAnswersTest, ReturnProgressStreamsPromptProgressBeforeTheAnswer) {
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  nlohmann::json body = c.request;
+  body["stream"] = true;
+  body["stream_options"] = {{"include_usage", true}};
+  body["return_progress"] = true;
+  const HttpResult r = Chat(body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::vector<nlohmann::json> events = SseEvents(r.body);
+  ASSERT_GE(events.size(), 2u);
+  std::string text;
+  int reports = 0;
+  for (const nlohmann::json& e : events) {
+    if (e == "[DONE]") continue;
+    if (e.contains("prompt_progress")) {
+      EXPECT_TRUE(text.empty()) << "progress after the answer began";
+      EXPECT_EQ(e["choices"], nlohmann::json::array());
+      const nlohmann::json& p = e["prompt_progress"];
+      EXPECT_EQ(p["total"], c.prompt_tokens);
+      EXPECT_LT(p["processed"].get<int64_t>(), c.prompt_tokens);
+      EXPECT_GE(p["vision"].get<double>(), 0.0);
+      EXPECT_LE(p["vision"].get<double>(), 1.0);
+      ++reports;
+    } else if (!e["choices"].empty() && e["choices"][0]["delta"].contains("content")) {
+      text += e["choices"][0]["delta"]["content"];
+    }
+  }
+  EXPECT_GE(reports, 1);
+  EXPECT_EQ(text, c.greedy_text);
+  EXPECT_EQ(events[events.size() - 2]["usage"]["prompt_tokens"], c.prompt_tokens);
+
+  body.erase("return_progress");
+  const HttpResult plain = Chat(body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  for (const nlohmann::json& e : SseEvents(plain.body)) {
+    EXPECT_FALSE(e.is_object() && e.contains("prompt_progress"));
+  }
+  body["stream"] = false;
+  body.erase("stream_options");
+  body["return_progress"] = true;
+  const HttpResult whole = Chat(body);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(whole.json["choices"][0]["message"]["content"], c.greedy_text);
+}
+
 TEST_F(ServerAnswersTest, LogitBiasForcesAToken) {
   const Tokenizer tokenizer = Tokenizer::FromFile(ModelDir() + "/tokenizer.json");
   const int32_t token = tokenizer.Encode(" zebra")[0];
