@@ -133,16 +133,33 @@ describe("for a screen reader", () => {
   it("reads an answer out one block at a time as it is written, politely", async () => {
     const page = await suite.openPage();
     await slowAnswer(page, "First, the sky.\n\nThen the *sea*, which is wide.\n\nThe end.", 60);
+    // Each change of the log as it happens, and whether the answer was still being written
+    // then: polling for the one-block state missed it on a loaded machine.
+    await page.evaluate(() => {
+      const log = document.getElementById("announcer")!;
+      const heard: { blocks: number; writing: boolean }[] = [];
+      Object.assign(window, { heard });
+      new MutationObserver(() => {
+        const writing = document.querySelector("article.assistant[aria-busy='true']") !== null;
+        heard.push({ blocks: log.querySelectorAll("p").length, writing });
+      }).observe(log, { childList: true, subtree: true, characterData: true });
+    });
     await ask(page, "Describe it.");
     const log = page.locator("#announcer");
     expect(await log.getAttribute("aria-live")).toBe("polite");
-    await expect.poll(() => log.locator("p").allInnerTexts()).toEqual(["First, the sky."]);
     await waitForAnswer(page);
     expect(await log.locator("p").allInnerTexts()).toEqual([
       "First, the sky.",
       "Then the sea, which is wide.",
       "The end.",
     ]);
+    const heard = await page.evaluate(
+      () => (window as unknown as { heard: { blocks: number; writing: boolean }[] }).heard,
+    );
+    // The first block was read out while the answer was still being written.
+    const first = heard.find((h) => h.blocks > 0);
+    expect(first?.writing).toBe(true);
+    expect(first?.blocks).toBeLessThan(3);
   });
 
   it("announces a failed answer as an alert", async () => {
