@@ -425,11 +425,9 @@ bool Engine::Impl::TryStart(Sequence& seq) {
     }
     seq.grids.push_back(grid);
   }
-  seq.images_to_encode = 0;
+  seq.images_to_encode = static_cast<int>(std::count_if(
+      seq.grids.begin(), seq.grids.end(), [](const ImageGrid& g) { return !g.cached; }));
   seq.images_encoded = 0;
-  for (size_t i = 0; i < images.size(); ++i) {
-    seq.images_to_encode += images[i].end_token > seq.cached && seq.vision[i] == nullptr ? 1 : 0;
-  }
   seq.phase = Sequence::Phase::kVision;
   BuildFeatures(seq);
   ReportProgress(seq);
