@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# Compiles qvl for 64-bit ARM (aarch64) with Debian's cross compiler, as `make` on an ARM
-# machine would: every command of the x86-64 build in $1 (default build/, from its
+# Checks qvl for 64-bit ARM (aarch64) on another machine, with Debian's cross compiler.
+#
+# Compile check: every command of the x86-64 build in BUILD (default build/, from its
 # compile_commands.json) with its flags, warnings as errors, less the x86 kernel tiers
-# (the files built with -mavx* or -mamx*). Only the compiler runs (objects go to
-# /dev/null), so no ARM libraries are needed: headers come from the cross sysroot first,
-# then from this machine's /usr/include.
+# (the files built with -mavx* or -mamx*), as `make` on an ARM machine would. Only the
+# compiler runs (objects go to /dev/null), so no ARM libraries are needed: headers come
+# from the cross sysroot first, then from this machine's /usr/include.
 #   scripts/check_arm.sh [BUILD]        the files with CPU-specific code (what CI runs)
 #   scripts/check_arm.sh [BUILD] --all  every file, tests included (about 20 CPU-minutes)
-# Needs aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu; scripts/setup.sh installs it).
+#
+# Run check: builds the kernels and their tests (base_test, ops_test) for aarch64 into
+# DIR (default build-arm; cmake/aarch64-linux-gnu.cmake, QVL_KERNELS_ONLY) and runs them
+# under qemu user-mode emulation on two CPU models: "max" (NEON, dotprod, bf16, i8mm),
+# every test, and cortex-a57 (NEON only), the tests comparing kernel tiers with their
+# scalar twins (the fused-op suites there take most of the minute and call the same
+# kernels). Arguments after DIR go to ops_test on both CPUs instead (e.g.
+# --gtest_filter='PackedKernels*'). Each run prints the CPU line qvl detected.
+#   scripts/check_arm.sh --run [DIR] [ops_test arguments...]
+#
+# Needs aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu) and, to run, qemu-aarch64
+# (qemu-user) and GoogleTest's sources (googletest); scripts/setup.sh installs them.
 set -euo pipefail
-build=${1:-build}
-scope=${2:-}
 if [ "$(uname -m)" = aarch64 ]; then
   echo "check_arm: this machine is aarch64: its own build is the ARM build"
   exit 0
@@ -20,6 +30,70 @@ command -v "$compiler" >/dev/null || {
   echo "check_arm: $compiler is missing (apt-get install g++-aarch64-linux-gnu)" >&2
   exit 1
 }
+
+# The run check: build, then each CPU model's runs; every run happens, and any failure
+# fails the check at the end.
+run_check() {
+  local dir=${1:-build-arm}
+  shift || true
+  local source_dir
+  source_dir=$(cd "$(dirname "$0")/.." && pwd)
+  command -v qemu-aarch64 >/dev/null || {
+    echo "check_arm: qemu-aarch64 is missing (apt-get install qemu-user)" >&2
+    exit 1
+  }
+  [ -f /usr/src/googletest/CMakeLists.txt ] || {
+    echo "check_arm: /usr/src/googletest is missing (apt-get install googletest)" >&2
+    exit 1
+  }
+  local start=$SECONDS
+  cmake -S "$source_dir" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$source_dir/cmake/aarch64-linux-gnu.cmake" \
+    -DQVL_KERNELS_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target base_test ops_test
+  echo "check_arm: built for aarch64 in $((SECONDS - start)) s"
+  # Tier comparisons: each tier the CPU has against its scalar twin.
+  local tiers='*Kernels*:*KernelTwins*:WeightPack*'
+  local failed=()
+  run_on() {
+    local cpu=$1
+    shift
+    local log=$dir/qemu-$cpu.log
+    local t=$SECONDS
+    : >"$log"
+    echo "check_arm: qemu-aarch64 -cpu $cpu: base_test, ops_test $*"
+    # QEMU_CPU is read by qemu-aarch64 itself (the emulator the toolchain file names).
+    if ! QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/src/base/base_test" \
+      --gtest_brief=1 >>"$log" 2>&1; then
+      failed+=("$cpu base_test")
+    fi
+    grep -m1 '^CPU: ' "$log" || echo "check_arm: no CPU line from base_test ($log)"
+    if ! QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/src/ops/ops_test" \
+      --gtest_brief=1 "$@" >>"$log" 2>&1; then
+      failed+=("$cpu ops_test")
+    fi
+    grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]|^\[==========\]' "$log" || true
+    grep -B8 '^\[  FAILED  \] [A-Za-z]' "$log" | grep -v '^\[  FAILED  \] [0-9]' || true
+    echo "check_arm: -cpu $cpu took $((SECONDS - t)) s (log: $log)"
+  }
+  if [ $# -gt 0 ]; then
+    run_on max "$@"
+    run_on cortex-a57 "$@"
+  else
+    run_on max
+    run_on cortex-a57 --gtest_filter="$tiers"
+  fi
+  if [ ${#failed[@]} -gt 0 ]; then
+    printf 'check_arm: FAILED under qemu: %s\n' "${failed[@]}" >&2
+    exit 1
+  fi
+  echo "check_arm: base_test and ops_test pass for aarch64 under qemu in $((SECONDS - start)) s"
+}
+if [ "${1:-}" = --run ]; then
+  run_check "${@:2}"
+  exit 0
+fi
+build=${1:-build}
+scope=${2:-}
 [ -f "$build/compile_commands.json" ] || {
   echo "check_arm: $build/compile_commands.json is missing: configure $build with cmake first" >&2
   exit 1

@@ -9,7 +9,9 @@
 #   fuzz    $1-fuzz (clang): every libFuzzer target for QVL_FUZZ_SECONDS (20) seconds
 #           from its seed corpus
 #   arm     $1's files with CPU-specific code compiled for aarch64 by the cross compiler
-#           (scripts/check_arm.sh; `scripts/check_arm.sh build --all` compiles every file)
+#           (scripts/check_arm.sh; `scripts/check_arm.sh build --all` compiles every file),
+#           then $1-arm: the kernels' tests built for aarch64 and run under qemu on a CPU
+#           with dotprod and one without (`scripts/check_arm.sh --run $1-arm`)
 # QVL_TEST_STAGES picks stages (default "arm normal asan fuzz"); each prints its duration.
 set -euo pipefail
 build=${1:-build}
@@ -65,6 +67,7 @@ fuzz_stage() {
 
 arm_stage() {
   "$source_dir/scripts/check_arm.sh" "$build"
+  "$source_dir/scripts/check_arm.sh" --run "${build}-arm"
 }
 
 total_start=$SECONDS

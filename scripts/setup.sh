@@ -17,8 +17,10 @@ packages=(
   redis-server libhiredis-dev nginx-light
   chromium
 )
-# make test's arm stage compiles for aarch64 elsewhere (on an ARM machine the build is one).
-[ "$(uname -m)" = aarch64 ] || packages+=(g++-aarch64-linux-gnu)
+# make test's arm stage compiles for aarch64 elsewhere and runs the kernel tests under
+# qemu (on an ARM machine the build is one). googletest: GoogleTest's sources, built for
+# aarch64 there.
+[ "$(uname -m)" = aarch64 ] || packages+=(g++-aarch64-linux-gnu qemu-user googletest)
 # The web page builds with Node.js + npm; a Node.js that is already there (for example
 # from NodeSource, which bundles npm) is used as it is.
 command -v npm >/dev/null || packages+=(nodejs npm)

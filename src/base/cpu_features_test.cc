@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <iostream>
+
 #include "base/error.h"
 
 namespace qvl {
@@ -65,7 +67,13 @@ TEST(CpuFeatures, RefusesATierTheCpuLacks) {
   ::unsetenv("QVL_CPU");
 }
 
-TEST(CpuFeatures, DescribesCpu) { EXPECT_NE(DescribeCpu().find("cores"), std::string::npos); }
+// The line goes to the log too: runs under emulation (scripts/check_arm.sh --run) show
+// which CPU features the emulated model has, e.g. dotprod or none.
+TEST(CpuFeatures, DescribesCpu) {
+  const std::string line = DescribeCpu();
+  std::cout << "CPU: " << line << "\n";
+  EXPECT_NE(line.find("cores"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace qvl
