@@ -90,6 +90,9 @@ AttentionKernels Avx512AttentionKernels();
 AttentionKernels Avx512Bf16AttentionKernels();
 AttentionKernels AmxAttentionKernels();
 #endif
+#if defined(__aarch64__)
+AttentionKernels NeonAttentionKernels();
+#endif
 
 // The kernels for `tier` (falls back to the best lower tier that is compiled in).
 AttentionKernels AttentionKernelsFor(CpuTier tier);

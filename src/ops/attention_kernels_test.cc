@@ -23,6 +23,9 @@ std::vector<CpuTier> SimdTiers() {
                     CpuTier::kAvx512Bf16, CpuTier::kAmx})
     if (TierSupported(t)) tiers.push_back(t);
 #endif
+#if defined(__aarch64__)
+  if (TierSupported(CpuTier::kNeon)) tiers.push_back(CpuTier::kNeon);
+#endif
   return tiers;
 }
 
@@ -192,6 +195,16 @@ TEST(AttentionKernels, EverySimdTierMatchesScalarTwin) {
     }
   }
 }
+
+#if defined(__aarch64__)
+// Every 64-bit ARM CPU has NEON: the twin tests compare its own kernels there.
+TEST(AttentionKernels, NeonTierHasItsOwnKernels) {
+  EXPECT_EQ(SimdTiers(), std::vector<CpuTier>{CpuTier::kNeon});
+  EXPECT_NE(AttentionKernelsFor(CpuTier::kNeon).pv_bf16, ScalarAttentionKernels().pv_bf16);
+  EXPECT_EQ(FullAttentionKernelsFor(CpuTier::kNeon).pv_bf16,
+            AttentionKernelsFor(CpuTier::kNeon).pv_bf16);
+}
+#endif
 
 TEST(AttentionKernels, F32KernelsTakeOddHeadDims) {
   const AttentionKernels ref = ScalarAttentionKernels();

@@ -117,6 +117,9 @@ AttentionKernels AttentionKernelsFor(CpuTier tier) {
       break;
   }
 #endif
+#if defined(__aarch64__)
+  if (tier == CpuTier::kNeon) return NeonAttentionKernels();
+#endif
   (void)tier;
   return ScalarAttentionKernels();
 }

@@ -38,6 +38,9 @@ ElementwiseKernels ScalarElementwiseKernels();
 ElementwiseKernels Avx2ElementwiseKernels();
 ElementwiseKernels Avx512ElementwiseKernels();
 #endif
+#if defined(__aarch64__)
+ElementwiseKernels NeonElementwiseKernels();
+#endif
 
 // The kernels for `tier` (falls back to the best lower tier that is compiled in).
 ElementwiseKernels ElementwiseKernelsFor(CpuTier tier);

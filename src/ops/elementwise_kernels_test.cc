@@ -23,6 +23,9 @@ std::vector<CpuTier> SimdTiers() {
   for (CpuTier t : {CpuTier::kAvx2, CpuTier::kAvxVnni, CpuTier::kAvx512})
     if (TierSupported(t)) tiers.push_back(t);
 #endif
+#if defined(__aarch64__)
+  if (TierSupported(CpuTier::kNeon)) tiers.push_back(CpuTier::kNeon);
+#endif
   return tiers;
 }
 
@@ -184,6 +187,14 @@ TEST(ElementwiseKernels, ExtremeActivationInputsStayFinite) {
     }
   }
 }
+
+#if defined(__aarch64__)
+// Every 64-bit ARM CPU has NEON: the twin tests above compare its own kernels there.
+TEST(ElementwiseKernels, NeonTierHasItsOwnKernels) {
+  EXPECT_EQ(SimdTiers(), std::vector<CpuTier>{CpuTier::kNeon});
+  EXPECT_NE(ElementwiseKernelsFor(CpuTier::kNeon).gelu_erf, ScalarElementwiseKernels().gelu_erf);
+}
+#endif
 
 TEST(ElementwiseOps, PoolSplitEqualsSingleThread) {
   std::mt19937 rng(6);

@@ -95,6 +95,9 @@ ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {
       break;
   }
 #endif
+#if defined(__aarch64__)
+  if (tier == CpuTier::kNeon) return NeonElementwiseKernels();
+#endif
   (void)tier;
   return ScalarElementwiseKernels();
 }

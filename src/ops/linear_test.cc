@@ -86,6 +86,14 @@ TEST(MatMulKernels, EveryTierMatchesReference) {
   }
 }
 
+#if defined(__aarch64__)
+// Every 64-bit ARM CPU has NEON: the test above compares its own tiles there.
+TEST(MatMulKernels, NeonTierHasItsOwnKernels) {
+  EXPECT_TRUE(TierSupported(CpuTier::kNeon));
+  EXPECT_NE(kernels::MatMulKernelsFor(CpuTier::kNeon).f32, kernels::ScalarMatMulKernels().f32);
+}
+#endif
+
 TEST(MatMul, ThreadedMatchesReferenceInBothPrecisions) {
   std::mt19937 rng(3);
   ThreadPool pool(3, /*pin=*/false);

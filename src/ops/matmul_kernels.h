@@ -33,6 +33,9 @@ MatMulKernels Avx2MatMulKernels();
 MatMulKernels Avx512MatMulKernels();
 MatMulKernels Avx512Bf16MatMulKernels();
 #endif
+#if defined(__aarch64__)
+MatMulKernels NeonMatMulKernels();
+#endif
 
 // The kernels for `tier` (falls back to the best lower tier that is compiled in).
 MatMulKernels MatMulKernelsFor(CpuTier tier);

@@ -67,6 +67,9 @@ MatMulKernels MatMulKernelsFor(CpuTier tier) {
       break;
   }
 #endif
+#if defined(__aarch64__)
+  if (tier == CpuTier::kNeon) return NeonMatMulKernels();
+#endif
   (void)tier;
   return ScalarMatMulKernels();
 }

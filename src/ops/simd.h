@@ -1,5 +1,5 @@
-// The vector layer of the x86 kernel tiers (internal to ops/). A tier header
-// (simd_avx2.h, simd_avx512.h) specializes Simd<T> for its tag type T with its native
+// The vector layer of the SIMD kernel tiers (internal to ops/). A tier header
+// (simd_avx2.h, simd_avx512.h, simd_neon.h) specializes Simd<T> for its tag type T with its native
 // float vector V and the same static functions (loads with a tail count, arithmetic,
 // fused multiply-adds, reductions); code written once as a template over T
 // (simd_math.h, elementwise_simd.h) is then instantiated in each tier's file, compiled
