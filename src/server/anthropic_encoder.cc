@@ -55,19 +55,36 @@ void AnthropicEncoder::Emit(const char* type, nlohmann::json event) {
   events_ += SseEvent(type, event);
 }
 
-std::string AnthropicEncoder::Start() {
-  if (!options_.stream) return "";
+void AnthropicEncoder::Announce(const Usage& prompt) {
+  std::string held = std::move(events_);
   events_.clear();
-  Emit("message_start",
-       {{"message", MessageObject(identity_, nlohmann::json::array(), nullptr, nullptr,
-                                  {{"input_tokens", 0}, {"output_tokens", 0}})}});
+  Usage counts = prompt;
+  counts.completion_tokens = 0;
+  Emit("message_start", {{"message", MessageObject(identity_, nlohmann::json::array(), nullptr,
+                                                   nullptr, UsageObject(counts))}});
   Emit("ping", nlohmann::json::object());
+  events_ += held;
+  announced_ = true;
+}
+
+std::string AnthropicEncoder::TakeEvents() {
+  if (options_.stream && !announced_) return "";
   return std::move(events_);
 }
 
 std::string AnthropicEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice != 0) return "";
-  events_.clear();
+  // Until message_start is written the events gather.
+  if (announced_ || !options_.stream) events_.clear();
+  if (update.progress) {
+    if (options_.stream && !announced_) {
+      Usage prompt;
+      prompt.prompt_tokens = update.progress->total;
+      prompt.cached_tokens = update.progress->cached;
+      Announce(prompt);
+    }
+    return TakeEvents();
+  }
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);
   if (options_.split_reasoning) {
@@ -90,9 +107,10 @@ std::string AnthropicEncoder::Encode(GenerationUpdate&& update) {
     summary_ = std::move(update);
     summary_.text.clear();
     summary_.tokens.clear();
+    if (options_.stream && !announced_) Announce(summary_.usage);
     Finish();
   }
-  return std::move(events_);
+  return TakeEvents();
 }
 
 void AnthropicEncoder::AddThinking(std::string_view text) {

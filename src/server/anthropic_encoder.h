@@ -38,16 +38,19 @@ class AnthropicEncoder : public ResponseEncoder {
  public:
   AnthropicEncoder(AnthropicIdentity identity, const AnthropicEncoderOptions& options);
 
-  // Streamed: message_start (its usage all 0: the engine counts the prompt only in its
-  // final update, and message_delta brings the counts) and a ping; else "".
-  std::string Start() override;
+  // "": streamed, message_start waits for the prompt's size (its usage.input_tokens,
+  // which clients read there).
+  std::string Start() override { return ""; }
   // Streamed: the events this update makes; the final one closes the open block and ends
-  // with message_delta and message_stop. Not streamed: "" until the final update, then
-  // the Message JSON. An answer cut short by a shutdown or an engine failure has no
-  // Message: streamed, it ends with an `error` event; not streamed, the body is
-  // Anthropic's error object ({"type": "error", "error": {"type", "message"}}), the
-  // status already sent being 200. Updates for a choice other than 0 are ignored (the
-  // request has one answer).
+  // with message_delta and message_stop. message_start and a ping come first, with the
+  // prompt's counts from the first update that has them: a progress report (the request
+  // asks for them, AnthropicRequest) or the final update; the events of updates before it
+  // (an answer replayed from the shared cache has no progress) wait for it. Not streamed:
+  // "" until the final update, then the Message JSON. An answer cut short by a shutdown or
+  // an engine failure has no Message: streamed, it ends with an `error` event; not
+  // streamed, the body is Anthropic's error object ({"type": "error", "error": {"type",
+  // "message"}}), the status already sent being 200. Updates for a choice other than 0 are
+  // ignored (the request has one answer).
   std::string Encode(GenerationUpdate&& update) override;
   bool finished() const override { return finished_; }
   // Once finished: the final update without its text (usage, timings, how it ended).
@@ -64,6 +67,10 @@ class AnthropicEncoder : public ResponseEncoder {
   void AddCall(const ParsedToolCall& call);
   void Finish();
   void Emit(const char* type, nlohmann::json event);
+  // Puts message_start, with `prompt`'s counts, and a ping before the events so far.
+  void Announce(const Usage& prompt);
+  // What the current call returns: nothing while message_start waits.
+  std::string TakeEvents();
 
   AnthropicIdentity identity_;
   AnthropicEncoderOptions options_;
@@ -84,6 +91,7 @@ class AnthropicEncoder : public ResponseEncoder {
   nlohmann::json content_ = nlohmann::json::array();
   std::string events_;  // what the current call returns
   GenerationUpdate summary_;
+  bool announced_ = false;  // message_start is written
   bool finished_ = false;
 };
 

@@ -17,6 +17,7 @@ using ::qvl::testing::EventNames;
 using ::qvl::testing::Final;
 using ::qvl::testing::NamedEvent;
 using ::qvl::testing::NamedEvents;
+using ::qvl::testing::Progress;
 using ::qvl::testing::Text;
 
 AnthropicIdentity Identity() { return {"msg_1", "qwen3-vl"}; }
@@ -185,9 +186,13 @@ TEST(AnthropicEncoderTest, NonStreamedAnswerIsOneMessage) {
   EXPECT_EQ(encoder.Encode(Text("late")), "");
 }
 
+// message_start comes with the first progress report, which has the prompt's size:
+// Progress(...) is 80 prompt tokens, 16 of them cached.
 TEST(AnthropicEncoderTest, StreamsTheEventsThatBuildTheMessage) {
   AnthropicEncoder encoder(Identity(), {.stream = true});
-  const std::vector<NamedEvent> start = NamedEvents(encoder.Start());
+  EXPECT_EQ(encoder.Start(), "");
+  const std::vector<NamedEvent> start = NamedEvents(encoder.Encode(Progress(16, 0.5)));
+  EXPECT_EQ(encoder.Encode(Progress(48, 1.0)), "");
   ASSERT_EQ(EventNames(start), (std::vector<std::string>{"message_start", "ping"}));
   EXPECT_EQ(start[0].data, (json{{"type", "message_start"},
                                  {"message",
@@ -198,7 +203,11 @@ TEST(AnthropicEncoderTest, StreamsTheEventsThatBuildTheMessage) {
                                    {"content", json::array()},
                                    {"stop_reason", nullptr},
                                    {"stop_sequence", nullptr},
-                                   {"usage", {{"input_tokens", 0}, {"output_tokens", 0}}}}}}));
+                                   {"usage",
+                                    {{"input_tokens", 64},
+                                     {"cache_creation_input_tokens", 0},
+                                     {"cache_read_input_tokens", 16},
+                                     {"output_tokens", 0}}}}}}));
   EXPECT_EQ(start[1].data, (json{{"type", "ping"}}));
   std::string sse = encoder.Encode(Text("Hel"));
   sse += encoder.Encode(Text("lo"));
@@ -225,6 +234,28 @@ TEST(AnthropicEncoderTest, StreamsTheEventsThatBuildTheMessage) {
                          {"usage", kUsage}}));
   EXPECT_EQ(e[5].data, (json{{"type", "message_stop"}}));
   EXPECT_EQ(encoder.summary().usage.cached_tokens, 8);
+}
+
+// Without a progress report (an answer replayed from the shared cache, an engine failure
+// before the request started) the events wait for the final update's counts.
+TEST(AnthropicEncoderTest, WithoutProgressMessageStartWaitsForTheCounts) {
+  AnthropicEncoder encoder(Identity(), {.stream = true});
+  EXPECT_EQ(encoder.Start(), "");
+  EXPECT_EQ(encoder.Encode(Text("Hel")), "");
+  EXPECT_EQ(encoder.Encode(Text("lo")), "");
+  const std::vector<NamedEvent> e = NamedEvents(encoder.Encode(Final(FinishReason::kStop)));
+  ASSERT_EQ(EventNames(e),
+            (std::vector<std::string>{"message_start", "ping", "content_block_start",
+                                      "content_block_delta", "content_block_delta",
+                                      "content_block_stop", "message_delta", "message_stop"}));
+  json usage = kUsage;
+  usage["output_tokens"] = 0;
+  EXPECT_EQ(e[0].data["message"]["usage"], usage);
+  EXPECT_EQ(e[6].data["usage"], kUsage);
+
+  AnthropicEncoder failed(Identity(), {.stream = true});
+  EXPECT_EQ(EventNames(NamedEvents(failed.Encode(Failed()))),
+            (std::vector<std::string>{"message_start", "ping", "error"}));
 }
 
 TEST(AnthropicEncoderTest, AStopStringIsTheStopSequence) {

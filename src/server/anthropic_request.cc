@@ -220,6 +220,9 @@ AnthropicRequest ParseAnthropicRequest(std::string_view text, const ChatRequestP
   GenerationRequest& g = out.generation;
   if (kind == AnthropicBody::kMessages) {
     out.stream = ParseGenerationFields(body, policy.max_stop_strings, &g, kTokenLimitFields).stream;
+    // message_start carries the prompt's size, which the engine's first progress report
+    // gives as soon as the request starts (the final update would be too late).
+    g.report_progress = out.stream;
     ParseStopSequences(body, policy.max_stop_strings, &g.stop);
   }
   g.reasoning_budget = ParseThinking(body, policy.chat_template, g.max_tokens);

@@ -23,6 +23,7 @@
 namespace qvl {
 
 struct AnthropicRequest {
+  // report_progress when streamed: message_start's usage needs the prompt's size early.
   GenerationRequest generation;
   std::string model;  // as the client named it; empty when absent
   bool stream = false;

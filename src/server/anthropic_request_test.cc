@@ -52,6 +52,8 @@ TEST_F(AnthropicRequestTest, GenerationFieldsAndTheTokenLimit) {
   const GenerationRequest& g = r.generation;
   EXPECT_EQ(r.model, "qwen3-vl");
   EXPECT_TRUE(r.stream);
+  // message_start's usage needs the prompt's size before the first token.
+  EXPECT_TRUE(r.generation.report_progress);
   EXPECT_FALSE(r.parse_tool_calls);
   EXPECT_EQ(g.max_tokens, 64);
   EXPECT_EQ(g.max_tokens_field, "max_tokens");
@@ -83,6 +85,7 @@ TEST_F(AnthropicRequestTest, GenerationFieldsAndTheTokenLimit) {
   body["stream"] = "yes";
   EXPECT_EQ(ErrorOf(body, "stream"), "stream: expected true or false, got string");
   body["stream"] = false;
+  EXPECT_FALSE(Parse(body).generation.report_progress);
   body["service_tier"] = "priority";
   EXPECT_EQ(ErrorOf(body, "service_tier"),
             "service_tier: \"priority\" is not one of auto, standard_only");

@@ -14,6 +14,7 @@ namespace {
 
 CompletionIdentity Identity() { return {"chatcmpl-1", 1700000000, "qwen3-vl"}; }
 
+using ::qvl::testing::Progress;
 using ::qvl::testing::Text;
 
 // With the effective grid of one image.
@@ -78,13 +79,6 @@ TEST(CompletionEncoderTest, StreamsOpenAiChunks) {
   EXPECT_EQ(e[4]["usage"]["total_tokens"], 14);
   EXPECT_EQ(e[4]["usage"]["prompt_tokens_details"]["cached_tokens"], 8);
   EXPECT_EQ(e[5], "[DONE]");
-}
-
-GenerationUpdate Progress(int64_t processed, double vision) {
-  GenerationUpdate u;
-  u.progress = PromptProgress{
-      .total = 80, .cached = 16, .processed = processed, .vision = vision, .elapsed_ms = 12.5};
-  return u;
 }
 
 // llama-server's return_progress: chunks with no choices and a prompt_progress before the

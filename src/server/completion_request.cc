@@ -109,6 +109,10 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
+  // Checked always, as on chat, but asked of the engine only when streamed: a whole answer
+  // has nowhere to show it.
+  out.return_progress = body.Bool("return_progress").value_or(false) && out.stream;
+  g.report_progress = out.return_progress;
   ParseOtherServersGenerationFields(body, &g);
   ParseGuidedFields(body, text, &g);
   if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;

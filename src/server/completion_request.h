@@ -26,6 +26,9 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;
   int logprobs = -1;  // -1: none; 0..5
+  // llama-server's return_progress, which it takes here too: streamed, chunks with
+  // prompt_progress come before the first token's.
+  bool return_progress = false;
 };
 
 // Parses and checks `body` with the limits of `policy` (model names, stop strings,

@@ -104,6 +104,23 @@ TEST_F(CompletionRequestTest, SharedGenerationFields) {
   EXPECT_TRUE(g.ignore_eos);
 }
 
+// llama-server's return_progress, as on chat: asked of the engine for a streamed request
+// only; a wrong type names the field.
+TEST_F(CompletionRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
+  nlohmann::json body = Body("x");
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = true;
+  EXPECT_FALSE(Parse(body).return_progress);
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = "yes";
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "return_progress"),
+            "return_progress: expected true or false, got string");
+  body["return_progress"] = true;
+  body["stream"] = true;
+  EXPECT_TRUE(Parse(body).return_progress);
+  EXPECT_TRUE(Parse(body).generation.report_progress);
+}
+
 TEST_F(CompletionRequestTest, RefusalsNameTheField) {
   EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}}, ErrorCode::kInvalidArgument, "prompt"),
             "prompt: is required");

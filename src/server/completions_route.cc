@@ -35,6 +35,7 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
   options.stream = request.stream;
   options.include_usage = request.include_usage;
   options.logprobs = request.logprobs;
+  options.progress = request.return_progress;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<TextCompletionEncoder>(std::move(identity), options),
                         request.stream, upload_ms, res, answer_key);

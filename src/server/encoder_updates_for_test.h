@@ -1,7 +1,8 @@
 // The engine updates the encoder tests feed: a piece of answer text with its logprobs,
-// and an answer's final update.
+// a progress report before the first token, and an answer's final update.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "engine/request.h"
@@ -27,6 +28,15 @@ inline GenerationUpdate Final(FinishReason reason) {
   u.finish_reason = reason;
   u.usage = {12, 2, 8, 0};
   u.timings.prefill_ms = 3;
+  return u;
+}
+
+// A progress report before the first token: 80 prompt tokens (16 of them cached),
+// `processed` in the KV cache, `vision` of the images' encoding done, 12.5 ms in.
+inline GenerationUpdate Progress(int64_t processed, double vision) {
+  GenerationUpdate u;
+  u.progress = PromptProgress{
+      .total = 80, .cached = 16, .processed = processed, .vision = vision, .elapsed_ms = 12.5};
   return u;
 }
 

@@ -93,6 +93,12 @@ std::string ResponsesEncoder::Start() {
 std::string ResponsesEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice != 0) return "";
   events_.clear();
+  if (update.progress) {
+    if (options_.stream && options_.progress) {
+      Emit("qvl.prompt_progress", {{"prompt_progress", PromptProgressJson(*update.progress)}});
+    }
+    return std::move(events_);
+  }
   if (options_.logprobs) AppendLogprobEntries(update.tokens, &pending_logprobs_);
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);

@@ -1,9 +1,9 @@
 // Turns the engine's updates for one /v1/responses request into the bytes of its HTTP
 // response: OpenAI's Response object, or the stream of typed server-sent events that
-// builds it (response.created, response.in_progress, output_item.added,
-// content_part.added, output_text.delta ... output_text.done, content_part.done,
-// output_item.done, function_call_arguments.delta / .done for tool calls, and
-// response.completed / response.incomplete / response.failed), each with its
+// builds it (response.created, response.in_progress, qvl.prompt_progress events when
+// asked, output_item.added, content_part.added, output_text.delta ... output_text.done,
+// content_part.done, output_item.done, function_call_arguments.delta / .done for tool
+// calls, and response.completed / response.incomplete / response.failed), each with its
 // sequence_number. The answer's text becomes "message" output items; with tools offered
 // it goes through a ToolCallParser and each call becomes a "function_call" item, in the
 // order the model wrote them (text after a call is a new message). Text that is only
@@ -50,6 +50,10 @@ struct ResponsesEncoderOptions {
   bool logprobs = false;
   bool parse_tool_calls = false;
   bool split_reasoning = false;  // a Thinking model (ChatTemplateKind::kThinking)
+  // Streamed: updates with GenerationUpdate::progress become "qvl.prompt_progress" events
+  // ({"prompt_progress": {...}} as chat's chunks carry it, llama-server's return_progress:
+  // the Responses API has no event of its own for it); otherwise they write nothing.
+  bool progress = false;
   // Called once with the final Response object of an answer that completed or reached its
   // limit (not of a failed one), before it is sent: the route keeps stored responses.
   std::function<void(const nlohmann::json& response)> on_done = nullptr;

@@ -75,6 +75,8 @@ json Fold(const std::vector<NamedEvent>& events) {
       snapshot = e["response"];
       continue;
     }
+    // The SDK passes on events it does not know; qvl's build nothing.
+    if (name.rfind("qvl.", 0) == 0) continue;
     const size_t index = e["output_index"].get<size_t>();
     if (name == "response.output_item.added") {
       EXPECT_EQ(index, snapshot["output"].size());
@@ -362,6 +364,35 @@ TEST(ResponsesEncoderTest, StreamsTheEventsThatBuildTheResponse) {
   EXPECT_EQ(terminal["output"][0]["content"][0]["logprobs"].size(), 3u);
   ExpectEchoed(terminal);
   EXPECT_EQ(sse.find("[DONE]"), std::string::npos);
+}
+
+// llama-server's return_progress: qvl.prompt_progress events, numbered in the stream's
+// sequence, between response.in_progress and the answer's; nothing without it, nothing
+// when not streamed.
+TEST(ResponsesEncoderTest, StreamsPromptProgressOnlyWhenAsked) {
+  using ::qvl::testing::Progress;
+  ResponsesEncoder encoder(Identity(), {.stream = true, .progress = true});
+  const std::vector<NamedEvent> e = NamedEvents(StreamAll(
+      encoder, {Progress(16, 0.5), Progress(48, 1.0), Text("Hi"), Final(FinishReason::kStop)}));
+  ASSERT_GE(e.size(), 5u);
+  EXPECT_EQ(
+      EventNames(std::vector<NamedEvent>(e.begin(), e.begin() + 5)),
+      (std::vector<std::string>{"response.created", "response.in_progress", "qvl.prompt_progress",
+                                "qvl.prompt_progress", "response.output_item.added"}));
+  EXPECT_EQ(e[2].data, json::parse(R"({"type": "qvl.prompt_progress", "sequence_number": 2,
+      "prompt_progress": {"total": 80, "cache": 16, "processed": 16, "time_ms": 12.5,
+                          "vision": 0.5}})"));
+  EXPECT_EQ(e[3].data["prompt_progress"]["processed"], 48);
+  EXPECT_EQ(Streamed(e)["output"][0]["content"][0]["text"], "Hi");
+
+  ResponsesEncoder unasked(Identity(), {.stream = true});
+  unasked.Start();
+  EXPECT_EQ(unasked.Encode(Progress(16, 0.5)), "");
+  ResponsesEncoder whole(Identity(), {.progress = true});
+  EXPECT_EQ(whole.Encode(Progress(16, 0.5)), "");
+  EXPECT_EQ(
+      Body(whole, {Text("Hi"), Final(FinishReason::kStop)})["output"][0]["content"][0]["text"],
+      "Hi");
 }
 
 TEST(ResponsesEncoderTest, LogprobsAreTheTokensOfTheText) {

@@ -264,6 +264,10 @@ ResponsesRequest ParseResponsesRequest(std::string_view text, const ChatRequestP
   // Usage is always reported in this API: stream_options.include_usage changes nothing.
   out.stream =
       ParseGenerationFields(body, policy.max_stop_strings, &g, kResponsesTokenLimitFields).stream;
+  // Checked always, as on chat, but asked of the engine only when streamed: a whole answer
+  // has nowhere to show it.
+  out.return_progress = body.Bool("return_progress").value_or(false) && out.stream;
+  g.report_progress = out.return_progress;
   const auto top_logprobs = body.Int(request_ranges::kTopLogprobs.name, 0,
                                      static_cast<int64_t>(request_ranges::kTopLogprobs.max));
   // Without the include OpenAI returns no logprobs, whatever top_logprobs says.

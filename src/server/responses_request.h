@@ -35,6 +35,9 @@ struct ResponsesRequest {
   // include contains "message.output_text.logprobs"; generation.top_logprobs holds the
   // count (0 when top_logprobs is absent).
   bool logprobs = false;
+  // llama-server's return_progress, as on chat: streamed, qvl.prompt_progress events come
+  // before the answer's.
+  bool return_progress = false;
   // The request's settings that the response object repeats, in the Responses shape with
   // defaults filled in: instructions, max_output_tokens, temperature, top_p, top_logprobs,
   // tools, tool_choice, parallel_tool_calls, text, truncation, metadata, store, user,

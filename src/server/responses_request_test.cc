@@ -54,6 +54,24 @@ TEST_F(ResponsesRequestTest, StringInputIsOneUserMessageAndTheEchoHasDefaults) {
             R"("store":false,"user":null,"reasoning":{"effort":null,"summary":null},)"
             R"("previous_response_id":null})");
 }
+// llama-server's return_progress, as on chat: asked of the engine for a streamed request
+// only (the encoder writes qvl.prompt_progress events); a wrong type names the field.
+TEST_F(ResponsesRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
+  nlohmann::json body = Body("hi");
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = true;
+  EXPECT_FALSE(Parse(body).return_progress);
+  EXPECT_FALSE(Parse(body).generation.report_progress);
+  body["return_progress"] = "yes";
+  EXPECT_EQ(ErrorOf(body, "return_progress"),
+            "return_progress: expected true or false, got string");
+  body["return_progress"] = true;
+  body["stream"] = true;
+  EXPECT_TRUE(Parse(body).return_progress);
+  EXPECT_TRUE(Parse(body).generation.report_progress);
+  EXPECT_FALSE(Parse(body).echo.contains("return_progress"));
+}
+
 TEST_F(ResponsesRequestTest, TextFormatCompilesTheSchemaItCarries) {
   const std::string schema =
       R"({"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}})";

@@ -48,6 +48,7 @@ void HandleResponse(const GenerationRouteContext& context, const httplib::Reques
   ResponsesEncoderOptions options;
   options.stream = request.stream;
   options.logprobs = request.logprobs;
+  options.progress = request.return_progress;
   options.parse_tool_calls = request.parse_tool_calls;
   options.split_reasoning = SplitsReasoning(*engine, request.generation);
   if (request.store) {

@@ -54,6 +54,12 @@ void TextCompletionEncoder::AddLogprobs(const GenerationUpdate& update, nlohmann
 
 std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
   if (finished_) return "";
+  if (update.progress) {
+    if (!options_.stream || !options_.progress) return "";
+    nlohmann::json chunk = Object(nlohmann::json::array());
+    chunk["prompt_progress"] = PromptProgressJson(*update.progress);
+    return SseEvent(chunk);
+  }
   if (update.finished) {
     finished_ = true;
     summary_.finished = true;

@@ -18,6 +18,9 @@ struct TextEncoderOptions {
   bool stream = false;
   bool include_usage = false;
   int logprobs = -1;  // -1: none; N >= 0: the chosen token's logprob and N alternatives
+  // Streamed: updates with GenerationUpdate::progress become chunks with no choices and a
+  // prompt_progress, as on chat (llama-server's return_progress); otherwise nothing.
+  bool progress = false;
 };
 
 class TextCompletionEncoder : public ResponseEncoder {

@@ -7,8 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "server/encoder_updates_for_test.h"
+
 namespace qvl {
 namespace {
+
+using ::qvl::testing::Progress;
 
 CompletionIdentity Identity() { return {"cmpl-1", 1700000000, "qwen3-vl"}; }
 
@@ -114,6 +118,38 @@ TEST(TextCompletionEncoderTest, StreamsChunksOfTheSameShape) {
   EXPECT_EQ(e[3]["choices"], nlohmann::json::array());
   EXPECT_EQ(e[3]["usage"]["prompt_tokens"], 12);
   EXPECT_EQ(e[4], "[DONE]");
+}
+
+// llama-server's return_progress: chunks of the same shape with no choices and a
+// prompt_progress before the answer's; nothing without it, nothing when not streamed.
+TEST(TextCompletionEncoderTest, StreamsPromptProgressOnlyWhenAsked) {
+  TextCompletionEncoder encoder(Identity(), {.stream = true, .progress = true});
+  std::string sse = encoder.Start();
+  sse += encoder.Encode(Progress(16, 0.5));
+  sse += encoder.Encode(Progress(48, 1.0));
+  sse += encoder.Encode(Token("Hi", {}));
+  sse += encoder.Encode(Final(FinishReason::kStop));
+  const std::vector<nlohmann::json> e = Events(sse);
+  ASSERT_EQ(e.size(), 5u);
+  EXPECT_EQ(e[0]["object"], "text_completion");
+  EXPECT_EQ(e[0]["id"], "cmpl-1");
+  EXPECT_EQ(e[0]["choices"], nlohmann::json::array());
+  EXPECT_EQ(e[0]["prompt_progress"],
+            nlohmann::json::parse(
+                R"({"total": 80, "cache": 16, "processed": 16, "time_ms": 12.5, "vision": 0.5})"));
+  EXPECT_EQ(e[1]["prompt_progress"]["processed"], 48);
+  EXPECT_EQ(e[2]["choices"][0]["text"], "Hi");
+  EXPECT_FALSE(e[2].contains("prompt_progress"));
+  EXPECT_EQ(e[3]["choices"][0]["finish_reason"], "stop");
+
+  TextCompletionEncoder unasked(Identity(), {.stream = true});
+  EXPECT_EQ(unasked.Encode(Progress(16, 0.5)), "");
+  TextCompletionEncoder whole(Identity(), {.progress = true});
+  EXPECT_EQ(whole.Encode(Progress(16, 0.5)), "");
+  whole.Encode(Token("Hi", {}));
+  const nlohmann::json c = nlohmann::json::parse(whole.Encode(Final(FinishReason::kStop)));
+  EXPECT_EQ(c["choices"][0]["text"], "Hi");
+  EXPECT_FALSE(c.contains("prompt_progress"));
 }
 
 // vLLM's stop_reason: the stop string that ended the answer, else the stop token id.

@@ -1,5 +1,6 @@
 // The fields that shape answers, over HTTP with the tiny fixture model: n answers to one
-// prompt, logit_bias, tool definitions in the prompt, structured output and tool calls.
+// prompt, prompt progress (return_progress) on chat and text completions, logit_bias, tool
+// definitions in the prompt, structured output and tool calls.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -102,6 +103,65 @@ TEST_F(ServerAnswersTest, ReturnProgressStreamsPromptProgressBeforeTheAnswer) {
   const HttpResult whole = Chat(body);
   ASSERT_EQ(whole.status, 200) << whole.body;
   EXPECT_EQ(whole.json["choices"][0]["message"]["content"], c.greedy_text);
+}
+
+// The same on /v1/completions, where llama-server takes it too: chunks of the text
+// completion's shape with no choices. The raw prompt is the chat template's text of the
+// fixture's conversation, so the answer is its golden one.
+TEST_F(ServerAnswersTest, ReturnProgressOnTextCompletions) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  std::string prompt;
+  for (const nlohmann::json& m : c.request["messages"]) {
+    prompt += "<|im_start|>" + m["role"].get<std::string>() + "\n" +
+              m["content"].get<std::string>() + "<|im_end|>\n";
+  }
+  prompt += "<|im_start|>assistant\n";
+  nlohmann::json body = {{"model", c.request["model"]},
+                         {"prompt", prompt},
+                         {"max_tokens", c.request["max_tokens"]},
+                         {"temperature", 0},
+                         {"stream", true},
+                         {"stream_options", {{"include_usage", true}}},
+                         {"return_progress", true}};
+  const HttpResult r = Post("/v1/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string text;
+  int reports = 0;
+  const std::vector<nlohmann::json> events = SseEvents(r.body);
+  ASSERT_GE(events.size(), 2u);
+  for (const nlohmann::json& e : events) {
+    if (e == "[DONE]") continue;
+    EXPECT_EQ(e["object"], "text_completion");
+    if (e.contains("prompt_progress")) {
+      EXPECT_TRUE(text.empty()) << "progress after the answer began";
+      EXPECT_EQ(e["choices"], nlohmann::json::array());
+      EXPECT_EQ(e["prompt_progress"]["total"], c.prompt_tokens);
+      EXPECT_LT(e["prompt_progress"]["processed"].get<int64_t>(), c.prompt_tokens);
+      EXPECT_EQ(e["prompt_progress"]["vision"], 1.0);
+      ++reports;
+    } else if (!e["choices"].empty()) {
+      text += e["choices"][0]["text"];
+    }
+  }
+  EXPECT_GE(reports, 1);
+  EXPECT_EQ(text, c.greedy_text);
+  EXPECT_EQ(events[events.size() - 2]["usage"]["prompt_tokens"], c.prompt_tokens);
+
+  body.erase("return_progress");
+  const HttpResult plain = Post("/v1/completions", body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.body.find("prompt_progress"), std::string::npos);
+  body["stream"] = false;
+  body.erase("stream_options");
+  body["return_progress"] = true;
+  const HttpResult whole = Post("/v1/completions", body);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(whole.json["choices"][0]["text"], c.greedy_text);
+  EXPECT_FALSE(whole.json.contains("prompt_progress"));
+  body["return_progress"] = "yes";
+  const HttpResult wrong = Post("/v1/completions", body);
+  EXPECT_EQ(wrong.status, 400) << wrong.body;
+  EXPECT_EQ(wrong.json["error"]["param"], "return_progress") << wrong.body;
 }
 
 TEST_F(ServerAnswersTest, LogitBiasForcesAToken) {

@@ -152,6 +152,7 @@ TEST_F(ServerAnthropicTest, StreamedAnswersAreAnthropicsEvents) {
     std::string text;
     std::string stop_reason;
     int output_tokens = -1;
+    nlohmann::json usage;
     for (const NamedEvent& e : events) {
       EXPECT_EQ(e.data["type"], e.name);
       if (e.name == "content_block_delta" && e.data["delta"]["type"] == "text_delta") {
@@ -159,8 +160,16 @@ TEST_F(ServerAnthropicTest, StreamedAnswersAreAnthropicsEvents) {
       } else if (e.name == "message_delta") {
         stop_reason = e.data["delta"]["stop_reason"];
         output_tokens = e.data["usage"]["output_tokens"];
+        usage = e.data["usage"];
       }
     }
+    // message_start has the prompt's counts already, as message_delta has them.
+    const nlohmann::json& start = events.front().data["message"]["usage"];
+    EXPECT_EQ(start["input_tokens"], usage["input_tokens"]);
+    EXPECT_EQ(start["cache_read_input_tokens"], usage["cache_read_input_tokens"]);
+    EXPECT_EQ(start["input_tokens"].get<int>() + start["cache_read_input_tokens"].get<int>(),
+              c.prompt_tokens);
+    EXPECT_EQ(start["output_tokens"], 0);
     EXPECT_EQ(text, ExpectedText(c));
     EXPECT_EQ(stop_reason, StopReason(c));
     EXPECT_EQ(output_tokens, c.completion_tokens);
@@ -168,6 +177,31 @@ TEST_F(ServerAnthropicTest, StreamedAnswersAreAnthropicsEvents) {
     EXPECT_EQ(events.front().data["message"]["id"].get<std::string>().rfind("msg_", 0), 0u);
     EXPECT_EQ(events.back().name, "message_stop");
   }
+}
+
+// Clients (the SDKs, LiteLLM) read the input tokens in message_start: they are those of
+// the same request not streamed. The first request fills the prefix cache, so that the two
+// compared read the same share of the prompt from it.
+TEST_F(ServerAnthropicTest, MessageStartHasTheInputTokensOfTheWholeAnswer) {
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  nlohmann::json body;
+  ASSERT_TRUE(ToAnthropic(c.request, &body));
+  ASSERT_EQ(Messages(body).status, 200);
+  const HttpResult whole = Messages(body);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  body["stream"] = true;
+  const HttpResult streamed = Messages(body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const std::vector<NamedEvent> events = NamedEvents(streamed.body);
+  ASSERT_GE(events.size(), 2u) << streamed.body;
+  ASSERT_EQ(events[0].name, "message_start");
+  EXPECT_EQ(events[1].name, "ping");
+  const nlohmann::json& usage = events[0].data["message"]["usage"];
+  EXPECT_GT(usage["input_tokens"].get<int>(), 0);
+  EXPECT_EQ(usage["input_tokens"], whole.json["usage"]["input_tokens"]);
+  EXPECT_EQ(usage["cache_read_input_tokens"], whole.json["usage"]["cache_read_input_tokens"]);
+  // The engine's progress reports are for message_start alone: nothing else shows them.
+  EXPECT_EQ(streamed.body.find("prompt_progress"), std::string::npos);
 }
 
 // The matched stop sequence is named, and the answer ends right before it.

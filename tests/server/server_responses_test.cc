@@ -125,6 +125,54 @@ TEST_F(ServerResponsesTest, StreamedAnswersAreNamedEventsEndingInTheTerminalOne)
   }
 }
 
+// llama-server's return_progress as qvl.prompt_progress events, numbered with the rest,
+// before the golden answer's; none without it; a whole answer unchanged.
+TEST_F(ServerResponsesTest, ReturnProgressStreamsQvlPromptProgressEvents) {
+  const TinyCase c = LoadTinyCase("02_one_image_jpeg");
+  nlohmann::json body;
+  ASSERT_TRUE(ToResponses(c.request, &body));
+  body["stream"] = true;
+  body["return_progress"] = true;
+  const HttpResult r = Respond(body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::vector<NamedEvent> events = NamedEvents(r.body);
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events[0].name, "response.created");
+  EXPECT_EQ(events[1].name, "response.in_progress");
+  std::string text;
+  int reports = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::json& e = events[i].data;
+    EXPECT_EQ(e["sequence_number"], i);
+    if (events[i].name == "qvl.prompt_progress") {
+      EXPECT_GE(i, 2u);
+      EXPECT_TRUE(text.empty()) << "progress after the answer began";
+      EXPECT_EQ(e["prompt_progress"]["total"], c.prompt_tokens);
+      EXPECT_LT(e["prompt_progress"]["processed"].get<int64_t>(), c.prompt_tokens);
+      EXPECT_GE(e["prompt_progress"]["vision"].get<double>(), 0.0);
+      EXPECT_LE(e["prompt_progress"]["vision"].get<double>(), 1.0);
+      ++reports;
+    } else if (events[i].name == "response.output_text.delta") {
+      text += e["delta"].get<std::string>();
+    }
+  }
+  EXPECT_GE(reports, 1);
+  EXPECT_EQ(text, c.greedy_text);
+  EXPECT_EQ(events.back().data["response"]["usage"]["input_tokens"], c.prompt_tokens);
+
+  body.erase("return_progress");
+  const HttpResult plain = Respond(body);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.body.find("prompt_progress"), std::string::npos);
+  body["stream"] = false;
+  body["return_progress"] = true;
+  const HttpResult whole = Respond(body);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(whole.json["output"][0]["content"][0]["text"], c.greedy_text);
+  body["return_progress"] = "yes";
+  ExpectError(Respond(body), 400, "return_progress", "expected true or false");
+}
+
 TEST_F(ServerResponsesTest, ErrorsNameTheFieldInTheResponsesShape) {
   const nlohmann::json text = {{"input", "hi"}, {"max_output_tokens", 2}};
   nlohmann::json body = text;
