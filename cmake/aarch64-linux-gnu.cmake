@@ -19,4 +19,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${QVL_ARM_SYSROOT})
+# Cached: scripts/check_arm.sh --run reads it from the build folder to run the tests.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${QVL_ARM_SYSROOT}
+    CACHE STRING "Runs the aarch64 programs built here")

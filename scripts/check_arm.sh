@@ -11,11 +11,11 @@
 #
 # Run check: builds the kernels and their tests (base_test, ops_test) for aarch64 into
 # DIR (default build-arm; cmake/aarch64-linux-gnu.cmake, QVL_KERNELS_ONLY) and runs them
-# under qemu user-mode emulation on two CPU models: "max" (NEON, dotprod, bf16, i8mm),
-# every test, and cortex-a57 (NEON only), the tests comparing kernel tiers with their
-# scalar twins (the fused-op suites there take most of the minute and call the same
-# kernels). Arguments after DIR go to ops_test on both CPUs instead (e.g.
-# --gtest_filter='PackedKernels*'). Each run prints the CPU line qvl detected.
+# under qemu user-mode emulation on two CPU models: "max" (NEON, dotprod, bf16, i8mm)
+# and cortex-a57 (NEON without dotprod, as Cortex-A53/A72 boards), so the kernels with
+# and without dot products are both dispatched. Each run prints the CPU line qvl
+# detected; arguments after DIR go to ops_test (e.g. --gtest_filter='PackedKernels*').
+# Logs go to DIR/qemu-CPU-TEST.log. The emulator is the toolchain file's, from DIR's cache.
 #   scripts/check_arm.sh --run [DIR] [ops_test arguments...]
 #
 # Needs aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu) and, to run, qemu-aarch64
@@ -51,37 +51,37 @@ run_check() {
     -DQVL_KERNELS_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target base_test ops_test
   echo "check_arm: built for aarch64 in $((SECONDS - start)) s"
-  # Tier comparisons: each tier the CPU has against its scalar twin.
-  local tiers='*Kernels*:*KernelTwins*:WeightPack*'
-  local failed=()
-  run_on() {
-    local cpu=$1
-    shift
-    local log=$dir/qemu-$cpu.log
-    local t=$SECONDS
-    : >"$log"
-    echo "check_arm: qemu-aarch64 -cpu $cpu: base_test, ops_test $*"
-    # QEMU_CPU is read by qemu-aarch64 itself (the emulator the toolchain file names).
-    if ! QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/src/base/base_test" \
-      --gtest_brief=1 >>"$log" 2>&1; then
-      failed+=("$cpu base_test")
-    fi
-    grep -m1 '^CPU: ' "$log" || echo "check_arm: no CPU line from base_test ($log)"
-    if ! QEMU_CPU=$cpu qemu-aarch64 -L /usr/aarch64-linux-gnu "$dir/src/ops/ops_test" \
-      --gtest_brief=1 "$@" >>"$log" 2>&1; then
-      failed+=("$cpu ops_test")
-    fi
-    grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]|^\[==========\]' "$log" || true
-    grep -B8 '^\[  FAILED  \] [A-Za-z]' "$log" | grep -v '^\[  FAILED  \] [0-9]' || true
-    echo "check_arm: -cpu $cpu took $((SECONDS - t)) s (log: $log)"
+  local emulator
+  read -ra emulator <<<"$(sed -n 's/^CMAKE_CROSSCOMPILING_EMULATOR:[A-Z]*=//p' "$dir/CMakeCache.txt" | tr ';' ' ')"
+  [ ${#emulator[@]} -gt 0 ] || {
+    echo "check_arm: $dir/CMakeCache.txt names no emulator: configure it with the toolchain file" >&2
+    exit 1
   }
-  if [ $# -gt 0 ]; then
-    run_on max "$@"
-    run_on cortex-a57 "$@"
-  else
-    run_on max
-    run_on cortex-a57 --gtest_filter="$tiers"
-  fi
+  local failed=()
+  # run_test CPU BINARY ARGS...: one test binary on one emulated CPU; its output goes to
+  # a log, of which the summary is shown, or all of it when the test fails.
+  run_test() {
+    local cpu=$1 binary=$2
+    shift 2
+    local log
+    log=$dir/qemu-$cpu-$(basename "$binary").log
+    # qemu-aarch64 reads QEMU_CPU itself.
+    if QEMU_CPU=$cpu "${emulator[@]}" "$binary" --gtest_brief=1 "$@" >"$log" 2>&1; then
+      grep -E '^CPU: |^\[  (PASSED|SKIPPED) +\] [0-9]' "$log" || true
+    else
+      failed+=("-cpu $cpu $(basename "$binary") (log: $log)")
+      # --gtest_brief keeps the log to the failures and the summary (or a crash's end).
+      tail -n 200 "$log"
+    fi
+  }
+  local cpu t
+  for cpu in max cortex-a57; do
+    t=$SECONDS
+    echo "check_arm: qemu-aarch64 -cpu $cpu"
+    run_test "$cpu" "$dir/src/base/base_test"
+    run_test "$cpu" "$dir/src/ops/ops_test" "$@"
+    echo "check_arm: -cpu $cpu took $((SECONDS - t)) s"
+  done
   if [ ${#failed[@]} -gt 0 ]; then
     printf 'check_arm: FAILED under qemu: %s\n' "${failed[@]}" >&2
     exit 1
