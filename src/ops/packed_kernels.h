@@ -200,6 +200,10 @@ PackedKernels Avx512VnniPackedKernels();  // int8 on vpdpbusd, bf16 as Avx512Pac
 PackedKernels Avx512Bf16PackedKernels();
 PackedKernels AmxPackedKernels();
 #endif
+#if defined(__aarch64__)
+PackedKernels NeonPackedKernels();         // ARMv8.0: int8 on smull + sadalp
+PackedKernels NeonDotProdPackedKernels();  // int8 on sdot, the rest as NeonPackedKernels
+#endif
 
 // The kernels for `tier` (the best lower tier compiled in where a tier has none of its own).
 PackedKernels PackedKernelsFor(CpuTier tier);

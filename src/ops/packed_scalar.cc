@@ -263,6 +263,11 @@ PackedKernels PackedKernelsFor(CpuTier tier) {
       break;
   }
 #endif
+#if defined(__aarch64__)
+  if (tier == CpuTier::kNeon) {
+    return GetCpuFeatures().arm_dotprod ? NeonDotProdPackedKernels() : NeonPackedKernels();
+  }
+#endif
   (void)tier;
   return ScalarPackedKernels();
 }

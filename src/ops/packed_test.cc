@@ -718,6 +718,52 @@ TEST(PackedKernels, AvxVnniTierTakesItsInt8KernelsAndTheAvx2Rest) {
   EXPECT_EQ(vnni.quantize_w8a8, avx2.quantize_w8a8);
   EXPECT_EQ(vnni.bf16, avx2.bf16);
 }
+#endif
+
+#if defined(__aarch64__)
+// The neon tier takes the sdot int8 kernels exactly where the CPU has dotprod (ARMv8.2:
+// Cortex-A76, Neoverse N1 and later), else the ARMv8.0 smull ones; bf16 and the
+// quantizers are the same either way.
+TEST(PackedKernels, NeonTierTakesTheSdotKernelsExactlyWithDotProd) {
+  const kernels::PackedKernels neon = kernels::PackedKernelsFor(CpuTier::kNeon);
+  const kernels::PackedKernels base = kernels::NeonPackedKernels();
+  const bool dotprod = GetCpuFeatures().arm_dotprod;
+  EXPECT_EQ(neon.q8 != base.q8, dotprod);
+  EXPECT_EQ(neon.q4 != base.q4, dotprod);
+  EXPECT_EQ(neon.w8a8 != base.w8a8, dotprod);
+  if (dotprod) {  // NeonDotProdPackedKernels is built for ARMv8.2: called only where it runs
+    const kernels::PackedKernels dot = kernels::NeonDotProdPackedKernels();
+    EXPECT_EQ(neon.q8, dot.q8);
+    EXPECT_EQ(neon.q4, dot.q4);
+    EXPECT_EQ(neon.w8a8, dot.w8a8);
+    EXPECT_EQ(neon.quant_rows, dot.quant_rows);
+  }
+  EXPECT_EQ(neon.bf16, base.bf16);
+  EXPECT_EQ(neon.quantize, base.quantize);
+  EXPECT_EQ(neon.quantize_w8a8, base.quantize_w8a8);
+  EXPECT_NE(base.q8, kernels::ScalarPackedKernels().q8);
+}
+
+// The ARMv8.0 kernels bit for bit the scalar twin's on every ARM CPU, also where the
+// tier runs sdot (so one run under a CPU with dotprod tests both int8 paths).
+TEST(PackedKernels, NeonKernelsWithoutDotProdMatchScalarTwin) {
+  std::mt19937 rng(7);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  const kernels::PackedKernels base = kernels::NeonPackedKernels();
+  for (WeightFormat f : kPackedFormats) {
+    for (const Shape& s : kShapes) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", s.m, " n=", s.n, " k=", s.k));
+      Problem pr(s, f, rng);
+      ASSERT_EQ(pr.Run(base), pr.Run(scalar));
+    }
+    for (const Shape& s : {Shape{7, 40, 2048}, Shape{13, 33, 1000}}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", s.m, " n=", s.n, " k=", s.k));
+      Problem pr(s, f, rng);
+      ASSERT_EQ(pr.Run(base), pr.Run(scalar));
+    }
+  }
+}
+#endif
 
 // The int8 tiles at a layer's depth, over both paths (decode rows stream with prefetches,
 // more run as tiles from cache) and partial row tiles and panels, bit for bit the scalar
@@ -737,7 +783,6 @@ TEST(PackedKernels, Int8TiersMatchScalarTwinAtModelDepth) {
     }
   }
 }
-#endif
 
 // The AMX tiles at a layer's depth (K = 2048, 64 blocks through the two C tiles) and a
 // tile count with a partial last tile: the Q8 / Q4 sums bit for bit the scalar twin's.
