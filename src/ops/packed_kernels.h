@@ -203,6 +203,8 @@ PackedKernels AmxPackedKernels();
 #if defined(__aarch64__)
 PackedKernels NeonPackedKernels();         // ARMv8.0: int8 on smull + sadalp
 PackedKernels NeonDotProdPackedKernels();  // int8 on sdot, the rest as NeonPackedKernels
+// int8 on usmmla for 2 rows and more, the rest (one row too) as NeonDotProdPackedKernels
+PackedKernels NeonI8mmPackedKernels();
 #endif
 
 // The kernels for `tier` (the best lower tier compiled in where a tier has none of its own).

@@ -265,7 +265,9 @@ PackedKernels PackedKernelsFor(CpuTier tier) {
 #endif
 #if defined(__aarch64__)
   if (tier == CpuTier::kNeon) {
-    return GetCpuFeatures().arm_dotprod ? NeonDotProdPackedKernels() : NeonPackedKernels();
+    const CpuFeatures& f = GetCpuFeatures();
+    if (f.arm_dotprod && f.arm_i8mm) return NeonI8mmPackedKernels();
+    return f.arm_dotprod ? NeonDotProdPackedKernels() : NeonPackedKernels();
   }
 #endif
   (void)tier;

@@ -731,7 +731,9 @@ TEST(PackedKernels, NeonTierTakesTheSdotKernelsExactlyWithDotProd) {
   EXPECT_EQ(neon.q8 != base.q8, dotprod);
   EXPECT_EQ(neon.q4 != base.q4, dotprod);
   EXPECT_EQ(neon.w8a8 != base.w8a8, dotprod);
-  if (dotprod) {  // NeonDotProdPackedKernels is built for ARMv8.2: called only where it runs
+  // NeonDotProdPackedKernels is built for ARMv8.2: called only where it runs. With i8mm
+  // prefill takes the usmmla kernels (NeonTierTakesTheI8mmKernelsExactlyWithI8mm).
+  if (dotprod && !GetCpuFeatures().arm_i8mm) {
     const kernels::PackedKernels dot = kernels::NeonDotProdPackedKernels();
     EXPECT_EQ(neon.q8, dot.q8);
     EXPECT_EQ(neon.q4, dot.q4);
@@ -742,6 +744,49 @@ TEST(PackedKernels, NeonTierTakesTheSdotKernelsExactlyWithDotProd) {
   EXPECT_EQ(neon.quantize, base.quantize);
   EXPECT_EQ(neon.quantize_w8a8, base.quantize_w8a8);
   EXPECT_NE(base.q8, kernels::ScalarPackedKernels().q8);
+}
+
+// With the int8 matrix multiply extension (Neoverse N2/V1/V2, Apple M2 on) the neon tier
+// takes the usmmla kernels for Q8, Q4 and W8A8, and they match the scalar twin bit for bit
+// over 1..9 rows (a row alone runs sdot; odd tiles pair their last row with itself), odd
+// n, partial panels and accumulating stores, called directly rather than through the
+// tier's choice (a CPU without i8mm cannot run them: skipped there).
+TEST(PackedKernels, NeonTierTakesTheI8mmKernelsExactlyWithI8mm) {
+  const CpuFeatures& cpu = GetCpuFeatures();
+  const bool i8mm = cpu.arm_i8mm && cpu.arm_dotprod;
+  const kernels::PackedKernels neon = kernels::PackedKernelsFor(CpuTier::kNeon);
+  const kernels::PackedKernels base = kernels::NeonPackedKernels();
+  if (cpu.arm_dotprod) {
+    const kernels::PackedKernels dot = kernels::NeonDotProdPackedKernels();
+    EXPECT_EQ(neon.q8 != dot.q8, i8mm);
+    EXPECT_EQ(neon.q4 != dot.q4, i8mm);
+    EXPECT_EQ(neon.w8a8 != dot.w8a8, i8mm);
+  }
+  if (!i8mm) GTEST_SKIP() << "needs i8mm and dotprod (QEMU_CPU=max): " << DescribeCpu();
+  const kernels::PackedKernels mm = kernels::NeonI8mmPackedKernels();
+  EXPECT_EQ(neon.q8, mm.q8);
+  EXPECT_EQ(neon.q4, mm.q4);
+  EXPECT_EQ(neon.w8a8, mm.w8a8);
+  EXPECT_EQ(neon.bf16, base.bf16);
+  EXPECT_EQ(neon.quantize, base.quantize);
+  std::mt19937 rng(8);
+  const kernels::PackedKernels scalar = kernels::ScalarPackedKernels();
+  for (WeightFormat f : {WeightFormat::kQ8, WeightFormat::kQ4, WeightFormat::kW8A8}) {
+    for (int64_t m = 1; m <= 9; ++m) {
+      for (const Shape& s : {Shape{m, 33, 100}, Shape{m, 16, 64}, Shape{m, 47, 2048}}) {
+        SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", s.m, " n=", s.n, " k=", s.k));
+        Problem pr(s, f, rng);
+        ASSERT_EQ(pr.Run(mm), pr.Run(scalar));
+      }
+    }
+    for (const Shape& s : {Shape{13, 33, 1000}, Shape{27, 40, 96}, Shape{50, 48, 129}}) {
+      SCOPED_TRACE(StrCat(WeightFormatName(f), " m=", s.m, " n=", s.n, " k=", s.k));
+      Problem pr(s, f, rng);
+      const std::vector<float> base_y = RandomVector(s.m * s.n, rng);
+      ASSERT_EQ(pr.Run(mm), pr.Run(scalar));
+      ASSERT_EQ(pr.Run(mm, &base_y), pr.Run(scalar, &base_y));
+    }
+  }
 }
 
 // The ARMv8.0 kernels bit for bit the scalar twin's on every ARM CPU, also where the
