@@ -74,12 +74,7 @@ void QuantTile(const QuantizedRows& x, int64_t i0, const PanelRange& r, int64_t 
   for (int64_t b = 0; b < blocks; ++b) {
     const int blk = static_cast<int>(b & 1);
     const uint8_t* group = w + (b >> 1) * kGroupBytes;
-    if constexpr (kPrefetch) {
-      // This block's share of the group's lines, so prefetches spread through the loop.
-      const int64_t half = kQ4 ? 256 : 512;
-      for (int64_t line = blk * half; line < (blk == 0 ? half : kGroupBytes); line += 64)
-        _mm_prefetch(group + kPrefetchBytes + line, _MM_HINT_T0);
-    }
+    if constexpr (kPrefetch) PrefetchBlockShare<kQ4>(group, blk);
     __m256i isum[MR][2];
     for (int i = 0; i < MR; ++i) {
       isum[i][0] = isum[i][1] = Products::Start(x.corr[(i0 + i) * blocks + b]);

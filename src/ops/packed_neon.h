@@ -86,12 +86,7 @@ void QuantTile(const QuantizedRows& x, int64_t i0, const PanelRange& r, int64_t 
   for (int64_t b = 0; b < blocks; ++b) {
     const int blk = static_cast<int>(b & 1);
     const uint8_t* group = w + (b >> 1) * kGroupBytes;
-    if constexpr (kPrefetch) {
-      // This block's share of the group's lines, so prefetches spread through the loop.
-      const int64_t half = kQ4 ? 256 : 512;
-      for (int64_t line = blk * half; line < (blk == 0 ? half : kGroupBytes); line += 64)
-        __builtin_prefetch(group + kPrefetchBytes + line, 0, 3);
-    }
+    if constexpr (kPrefetch) PrefetchBlockShare<kQ4>(group, blk);
     int8x16_t xv[MR][2];
     // The rows' 2^e in the lanes of one register (by-element multiplies read them).
     float32x4_t factor = vdupq_n_f32(0.0f);

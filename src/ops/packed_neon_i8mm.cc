@@ -130,12 +130,7 @@ void QuantPairTile(const PairedRows& x, const QuantizedRows& xq, int64_t j0, int
   for (int64_t b = 0; b < blocks; ++b) {
     const int blk = static_cast<int>(b & 1);
     const uint8_t* group = w + (b >> 1) * kGroupBytes;
-    if constexpr (kPrefetch) {
-      // This block's share of the group's lines, so prefetches spread through the loop.
-      const int64_t half = kQ4 ? 256 : 512;
-      for (int64_t line = blk * half; line < (blk == 0 ? half : kGroupBytes); line += 64)
-        __builtin_prefetch(group + kPrefetchBytes + line, 0, 3);
-    }
+    if constexpr (kPrefetch) PrefetchBlockShare<kQ4>(group, blk);
     int8x16_t xv[NP][4];
     float32x4_t factor[NP];
     int32x4_t corr[NP];

@@ -5,11 +5,24 @@
 #include <cstring>
 #include <utility>
 
+#include "ops/weight_pack_internal.h"
+
 namespace qvl::kernels {
 
 // How far ahead of its reads a decode kernel prefetches the weight stream (4 KiB measured
 // best on Zen 4; the hardware prefetcher does most of the work).
 constexpr int64_t kPrefetchBytes = 4096;
+
+// Prefetches, kPrefetchBytes ahead, block blk's share of a two-block Q8 / Q4 weight group:
+// block 0 the first block's codes, block 1 the rest, scales included, so a streaming
+// tile's prefetches spread through its loop.
+template <bool kQ4>
+inline void PrefetchBlockShare(const uint8_t* group, int blk) {
+  constexpr int64_t kHalf = (kQ4 ? pack::kQ4ScaleOffset : pack::kQ8ScaleOffset) / 2;
+  constexpr int64_t kEnd = kQ4 ? pack::kQ4GroupBytes : pack::kQ8GroupBytes;
+  for (int64_t line = blk * kHalf; line < (blk == 0 ? kHalf : kEnd); line += 64)
+    __builtin_prefetch(group + kPrefetchBytes + line, 0, 3);
+}
 
 // The 4 bytes at p (an x slice to broadcast), unaligned.
 inline int32_t Load32(const void* p) {
