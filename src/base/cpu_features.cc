@@ -3,7 +3,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <set>
 #include <utility>
 
+#include "base/cgroup_cpu.h"
 #include "base/error.h"
 #include "base/log.h"
 
@@ -127,6 +130,15 @@ void CountCpus(CpuFeatures& f) {
   f.physical_cores = cores == 0 ? f.logical_cpus : static_cast<int>(cores);
 }
 
+void ApplyCpuQuota(CpuFeatures& f) {
+  f.cpu_quota = CgroupCpuQuota();
+  f.compute_cpus = f.physical_cores;
+  if (f.cpu_quota > 0.0) {
+    f.compute_cpus =
+        std::min(f.compute_cpus, std::max(1, static_cast<int>(std::ceil(f.cpu_quota))));
+  }
+}
+
 CpuFeatures Detect() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
@@ -136,6 +148,7 @@ CpuFeatures Detect() {
   DetectArm(f);
 #endif
   CountCpus(f);
+  ApplyCpuQuota(f);
   return f;
 }
 
@@ -246,7 +259,9 @@ CpuTier ActiveTier() {
 std::string DescribeCpu() {
   const CpuFeatures& f = GetCpuFeatures();
   std::string s = f.brand.empty() ? std::string("unknown CPU") : f.brand;
-  s += StrCat(", ", f.physical_cores, " cores / ", f.logical_cpus, " threads;");
+  s += StrCat(", ", f.physical_cores, " cores / ", f.logical_cpus, " threads");
+  if (f.cpu_quota > 0.0) s += StrCat(", a control group limit of ", f.cpu_quota, " CPUs");
+  s += ";";
   const std::pair<bool, const char*> flags[] = {
       {f.avx2, "avx2"},           {f.fma, "fma"},           {f.f16c, "f16c"},
       {f.avx512f, "avx512f"},     {f.avx512bw, "avx512bw"}, {f.avx512vl, "avx512vl"},

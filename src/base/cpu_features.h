@@ -34,6 +34,9 @@ struct CpuFeatures {
   std::string brand;
   int logical_cpus = 1;    // CPUs this process may run on
   int physical_cores = 1;  // distinct cores among them (hyper-threads counted once)
+  double cpu_quota = 0.0;  // CPUs' worth of time its control group grants (0: no limit)
+  // Compute threads worth running: physical_cores, at most cpu_quota rounded up.
+  int compute_cpus = 1;
 };
 
 // Kernel tiers, lowest first. A tier implies every tier below it on the same ISA, except

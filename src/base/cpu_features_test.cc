@@ -15,6 +15,11 @@ TEST(CpuFeatures, CountsCores) {
   EXPECT_GE(f.logical_cpus, 1);
   EXPECT_GE(f.physical_cores, 1);
   EXPECT_LE(f.physical_cores, f.logical_cpus);
+  EXPECT_GE(f.compute_cpus, 1);
+  EXPECT_LE(f.compute_cpus, f.physical_cores);
+  if (f.cpu_quota > 0.0) {
+    EXPECT_LE(f.compute_cpus, f.cpu_quota + 1.0);
+  }
 }
 
 TEST(CpuFeatures, EnvironmentLowersTier) {

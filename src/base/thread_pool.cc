@@ -21,6 +21,9 @@ namespace {
 // Polls between clock reads while spinning.
 constexpr int kPollsPerClockRead = 64;
 
+// The places of a ThreadPool ticket.
+uint32_t Places(uint64_t ticket) { return static_cast<uint32_t>(ticket); }
+
 void PinTo(pthread_t thread, int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -30,7 +33,7 @@ void PinTo(pthread_t thread, int cpu) {
 
 }  // namespace
 
-int DefaultThreadCount() { return GetCpuFeatures().physical_cores; }
+int DefaultThreadCount() { return GetCpuFeatures().compute_cpus; }
 
 ThreadPool::ThreadPool(int num_threads, bool pin) {
   num_threads_ = num_threads > 0 ? num_threads : DefaultThreadCount();
@@ -51,7 +54,7 @@ ThreadPool::~ThreadPool() {
   for (std::thread& w : workers_) w.join();
 }
 
-void ThreadPool::Dispatch(JobFn fn, const void* ctx) {
+void ThreadPool::Dispatch(JobFn fn, const void* ctx, bool claimed) {
   if (num_threads_ == 1) {
     fn(ctx, 0);
     return;
@@ -59,11 +62,22 @@ void ThreadPool::Dispatch(JobFn fn, const void* ctx) {
   job_fn_ = fn;
   job_ctx_ = ctx;
   pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  const uint32_t job = generation_.load(std::memory_order_relaxed) + 1;
+  // Release: a helper that takes a place reads this job.
+  ticket_.store(uint64_t{job} << 32 | static_cast<uint32_t>(num_threads_ - 1),
+                std::memory_order_release);
   // Sequentially consistent with the helper's sleepers_ increment and re-check: either
   // the helper sees the new generation or this thread sees it asleep and wakes it.
   generation_.fetch_add(1, std::memory_order_seq_cst);
   if (sleepers_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
   fn(ctx, 0);
+  if (claimed) {
+    uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    while (Places(ticket) > 0 && !ticket_.compare_exchange_weak(ticket, ticket - Places(ticket),
+                                                                std::memory_order_acq_rel)) {
+    }
+    if (Places(ticket) > 0) pending_.fetch_sub(Places(ticket), std::memory_order_acq_rel);
+  }
   // The caller's own share is usually the last to finish; the helpers' is at most a
   // few microseconds behind, so poll, yielding only if they were descheduled.
   for (int polls = 0; pending_.load(std::memory_order_acquire) != 0; ++polls) {
@@ -77,7 +91,7 @@ void ThreadPool::Dispatch(JobFn fn, const void* ctx) {
 
 void ThreadPool::WorkerLoop(int thread) {
   // Generation 0 is the pool's state at construction; a helper that starts late still
-  // sees every job dispatched since.
+  // sees every job dispatched since. seen: the last job this helper ran or found done.
   uint32_t seen = 0;
   for (;;) {
     uint32_t now = generation_.load(std::memory_order_acquire);
@@ -94,10 +108,28 @@ void ThreadPool::WorkerLoop(int thread) {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
     }
-    seen = now;
     if (stop_.load(std::memory_order_acquire)) return;
-    job_fn_(job_ctx_, thread);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    // A place in the newest job, unless its caller finished it without this helper. The
+    // ticket is published before the generation, so it may name a job this helper has
+    // already run while the generation still lags: then it looks again.
+    uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint32_t job = static_cast<uint32_t>(ticket >> 32);
+      if (static_cast<int32_t>(job - seen) <= 0) {
+        QVL_PAUSE();
+        break;
+      }
+      if (Places(ticket) == 0) {
+        seen = job;
+        break;
+      }
+      if (ticket_.compare_exchange_weak(ticket, ticket - 1, std::memory_order_acq_rel)) {
+        seen = job;
+        job_fn_(job_ctx_, thread);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
+        break;
+      }
+    }
   }
 }
 

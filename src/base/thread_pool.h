@@ -3,7 +3,10 @@
 // few hundred parallel regions a few microseconds apart, so idle helpers spin for
 // kSpinSeconds before they sleep on a futex, and a dispatch makes the wake-up system
 // call only when a helper actually sleeps: a hot dispatch is one atomic increment and
-// a cache-line handoff (see thread_pool_benchmark.cc).
+// a cache-line handoff (see thread_pool_benchmark.cc). A ParallelFor does not wait for a
+// helper that has not begun when the caller runs out of chunks: on a machine whose cores
+// other programs also use, a descheduled helper would otherwise hold up every region
+// until the kernel ran it again.
 //
 // Thread-compatible, not thread-safe: one thread (the engine) dispatches work.
 #pragma once
@@ -31,7 +34,8 @@ class ThreadPool {
   // Calls fn(thread) once on each thread, 0 <= thread < size(); returns when all are done.
   template <typename Fn>
   void RunOnAll(const Fn& fn) {
-    Dispatch([](const void* ctx, int thread) { (*static_cast<const Fn*>(ctx))(thread); }, &fn);
+    Dispatch([](const void* ctx, int thread) { (*static_cast<const Fn*>(ctx))(thread); }, &fn,
+             /*claimed=*/false);
   }
 
   // Covers [0, n) with chunks of `grain` items handed out dynamically:
@@ -45,18 +49,22 @@ class ThreadPool {
       return;
     }
     std::atomic<int64_t> next{0};
-    RunOnAll([&](int thread) {
+    const auto run = [&](int thread) {
       for (;;) {
         const int64_t begin = next.fetch_add(grain, std::memory_order_relaxed);
         if (begin >= n) break;
         fn(begin, begin + grain < n ? begin + grain : n, thread);
       }
-    });
+    };
+    Dispatch([](const void* ctx, int thread) { (*static_cast<decltype(run)*>(ctx))(thread); }, &run,
+             /*claimed=*/true);
   }
 
  private:
   using JobFn = void (*)(const void* ctx, int thread);
-  void Dispatch(JobFn fn, const void* ctx);
+  // Runs fn on every thread. claimed: the job's work is claimed by whoever runs it, so
+  // once the caller's own call returns, the helpers that have not begun may skip it.
+  void Dispatch(JobFn fn, const void* ctx, bool claimed);
   void WorkerLoop(int thread);
 
   int num_threads_ = 1;
@@ -65,6 +73,10 @@ class ThreadPool {
   const void* job_ctx_ = nullptr;
   alignas(64) std::atomic<uint32_t> generation_{0};
   alignas(64) std::atomic<int> pending_{0};
+  // The current job's generation (high half) and its places not yet taken (low half):
+  // a helper takes a place before it runs the job, and the caller of a claimed job
+  // takes back the places left when its own call returns.
+  alignas(64) std::atomic<uint64_t> ticket_{0};
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
 };
@@ -72,7 +84,8 @@ class ThreadPool {
 // How long an idle helper polls for the next job before it sleeps.
 inline constexpr double kSpinSeconds = 300e-6;
 
-// One per physical core among the CPUs this process may use.
+// One per physical core among the CPUs this process may use, at most the CPU time its
+// control group grants (CpuFeatures::compute_cpus).
 int DefaultThreadCount();
 
 }  // namespace qvl

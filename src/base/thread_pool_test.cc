@@ -43,6 +43,48 @@ TEST(ThreadPool, ManyShortJobsAfterSleeping) {
   EXPECT_EQ(sum.load(), 2000 * 45);
 }
 
+// Many small ParallelFors with a RunOnAll now and then: every item covered exactly once
+// per call, and each static job run once on every thread.
+void ExpectExactCoverage(ThreadPool& pool) {
+  std::vector<std::atomic<int>> static_hits(pool.size());
+  for (int round = 0; round < 3000; ++round) {
+    const int64_t n = 1 + round % 37;
+    std::vector<std::atomic<int>> hits(n);
+    pool.ParallelFor(n, 1 + round % 3, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "round " << round;
+    if (round % 100 == 0) pool.RunOnAll([&](int t) { static_hits[t]++; });
+  }
+  for (int t = 0; t < pool.size(); ++t) EXPECT_EQ(static_hits[t].load(), 30) << "thread " << t;
+}
+
+TEST(ThreadPool, EveryItemOnceWhileHelpersComeAndGo) {
+  ThreadPool pool(3, /*pin=*/false);
+  ExpectExactCoverage(pool);
+}
+
+// All threads on one CPU, as on a machine whose cores other programs keep busy: a helper
+// often has not begun when the caller has taken every chunk, and the caller goes on
+// without it; a helper that wakes late joins a later job, never one it was not counted in.
+TEST(ThreadPool, EveryItemOnceWithHelpersDescheduled) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  {
+    ThreadPool pool(3, /*pin=*/false);  // the helpers inherit the single CPU
+    ExpectExactCoverage(pool);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
 TEST(ThreadPool, PinningLeavesTheCallersAffinityAlone) {
   cpu_set_t before, after;
   ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);

@@ -308,9 +308,9 @@ int RunBench(const BenchFlags& flags) {
     std::printf("%s\n", j.dump(2).c_str());
     return exit_code;
   }
-  std::printf("qvl bench: %s, weights %s (vision %s), %d threads, kernels %s\n",
+  std::printf("qvl bench: %s, weights %s (vision %s), %d thread%s, kernels %s\n",
               flags.model.model.c_str(), dtype.c_str(), vision_dtype.c_str(), pool.size(),
-              CpuTierName(ActiveTier()));
+              pool.size() == 1 ? "" : "s", CpuTierName(ActiveTier()));
   std::string what;
   if (!flags.images.empty()) {
     what = StrCat(flags.images.size() == 1

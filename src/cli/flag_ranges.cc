@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <system_error>
@@ -76,11 +77,21 @@ void ReadIntegersAsDecimal(CLI::App& app) {
 }
 
 int CapThreads(int requested, const char* flag) {
-  const int cpus = GetCpuFeatures().logical_cpus;
-  if (requested <= cpus) return requested;
-  LogInfo(flag, " ", requested, " is more than the ", cpus, " CPUs this process may run on; using ",
-          cpus);
-  return cpus;
+  const CpuFeatures& f = GetCpuFeatures();
+  const int cpus = f.logical_cpus;
+  if (requested > cpus) {
+    LogInfo(flag, " ", requested, " is more than the ", cpus,
+            " CPUs this process may run on; using ", cpus);
+    requested = cpus;
+  }
+  // A thread beyond the granted time only waits for its turn, and the others for it.
+  const int granted = f.cpu_quota > 0.0 ? static_cast<int>(std::ceil(f.cpu_quota)) : cpus;
+  if (requested > granted) {
+    LogInfo(flag, " ", requested, " is more than the ", f.cpu_quota,
+            " CPUs' worth of time this process's control group grants; using ", granted);
+    requested = granted;
+  }
+  return requested;
 }
 
 }  // namespace qvl::cli

@@ -29,7 +29,8 @@ CLI::Validator IntegerIn(int64_t min, int64_t max);
 void ReadIntegersAsDecimal(CLI::App& app);
 
 // `requested` compute threads (0: one per physical core) lowered to the CPUs this process
-// may run on, with one log line naming `flag` when lowered: more threads than CPUs only
+// may run on and to the CPU time its control group grants (CpuFeatures::cpu_quota,
+// rounded up), with one log line naming `flag` when lowered: more threads than CPUs only
 // take turns at every barrier (-t 1024 made 8 tokens take 40 s).
 int CapThreads(int requested, const char* flag);
 

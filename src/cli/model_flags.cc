@@ -20,7 +20,9 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
                           " (default: as --dtype; bf16 on CPUs with AMX)"));
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
-  verb->add_option("-t,--threads", threads, "compute threads (default: one per physical core)")
+  verb->add_option("-t,--threads", threads,
+                   "compute threads (default: one per physical core, at most the CPU time a "
+                   "container grants)")
       ->check(CLI::Range(0, kMaxThreadsFlag));
   verb->add_flag("--no-download", no_download, "never download: ORG/NAME must be in the cache");
 }

@@ -35,7 +35,7 @@ struct ModelFlags {
   // Formats and precision for the chosen dtypes. Throws Error(kInvalidArgument) naming
   // the flag for an unknown dtype.
   ModelOptions Options() const;
-  // --threads capped to this machine's CPUs (CapThreads); 0 = one per physical core.
+  // --threads capped to this machine's CPUs (CapThreads); 0 = DefaultThreadCount().
   int Threads() const;
 };
 
