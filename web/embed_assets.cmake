@@ -1,6 +1,7 @@
 # Writes a C++ source that embeds every file of a built web page and implements
 # src/server/web_assets.h. Run as a build step:
-#   cmake -DDIST=<folder> -DOUT=<file.cc> -DCOMPRESS=<qvl_compress_asset> -P embed_assets.cmake
+#   cmake -DDIST=<folder> -DOUT=<file.cc> -DCOMPRESS=<qvl_compress_asset>
+#     [-DCOMPRESS_EMULATOR=<how to run it in a cross build>] -P embed_assets.cmake
 # Bytes are written as \x escapes, so any file (text or binary) is embedded exactly. Each
 # text file is embedded compressed too, gzip and Brotli (compress_asset.cc), once here
 # rather than for each request: the page's first load is about a third of its raw size.
@@ -82,7 +83,8 @@ foreach(name IN LISTS files)
   is_text("${type}" text)
   if(text)
     execute_process(
-      COMMAND "${COMPRESS}" "${DIST}/${name}" "${scratch}/${index}.gz" "${scratch}/${index}.br"
+      COMMAND ${COMPRESS_EMULATOR} "${COMPRESS}" "${DIST}/${name}" "${scratch}/${index}.gz"
+              "${scratch}/${index}.br"
       RESULT_VARIABLE failed)
     if(failed)
       message(FATAL_ERROR "${COMPRESS} could not compress ${DIST}/${name}: ${failed}")

@@ -81,6 +81,17 @@ class WeightCarver {
     return out;
   }
 
+  // The weight and bias of a Linear layer or a LayerNorm, named as TensorListBuilder's.
+  void Linear(const std::string& prefix, WeightView* weight, std::vector<float>* bias) const {
+    *weight = Matrix(prefix + ".weight");
+    *bias = Vector(prefix + ".bias");
+  }
+  void LayerNorm(const std::string& prefix, std::vector<float>* gain,
+                 std::vector<float>* bias) const {
+    *gain = Vector(prefix + ".weight");
+    *bias = Vector(prefix + ".bias");
+  }
+
  private:
   const TensorStore& store_;
 };
@@ -196,27 +207,18 @@ Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& co
   for (size_t i = 0; i < vis.blocks.size(); ++i) {
     const std::string p = StrCat(visual, "blocks.", i, ".");
     VisionBlockWeights& blk = vis.blocks[i];
-    blk.norm1_w = c.Vector(p + "norm1.weight");
-    blk.norm1_b = c.Vector(p + "norm1.bias");
-    blk.qkv = c.Matrix(p + "attn.qkv.weight");
-    blk.qkv_b = c.Vector(p + "attn.qkv.bias");
-    blk.proj = c.Matrix(p + "attn.proj.weight");
-    blk.proj_b = c.Vector(p + "attn.proj.bias");
-    blk.norm2_w = c.Vector(p + "norm2.weight");
-    blk.norm2_b = c.Vector(p + "norm2.bias");
-    blk.fc1 = c.Matrix(p + "mlp.linear_fc1.weight");
-    blk.fc1_b = c.Vector(p + "mlp.linear_fc1.bias");
-    blk.fc2 = c.Matrix(p + "mlp.linear_fc2.weight");
-    blk.fc2_b = c.Vector(p + "mlp.linear_fc2.bias");
+    c.LayerNorm(p + "norm1", &blk.norm1_w, &blk.norm1_b);
+    c.Linear(p + "attn.qkv", &blk.qkv, &blk.qkv_b);
+    c.Linear(p + "attn.proj", &blk.proj, &blk.proj_b);
+    c.LayerNorm(p + "norm2", &blk.norm2_w, &blk.norm2_b);
+    c.Linear(p + "mlp.linear_fc1", &blk.fc1, &blk.fc1_b);
+    c.Linear(p + "mlp.linear_fc2", &blk.fc2, &blk.fc2_b);
   }
   const auto merger = [&](const std::string& p) {
     MergerWeights m;
-    m.norm_w = c.Vector(p + ".norm.weight");
-    m.norm_b = c.Vector(p + ".norm.bias");
-    m.fc1 = c.Matrix(p + ".linear_fc1.weight");
-    m.fc1_b = c.Vector(p + ".linear_fc1.bias");
-    m.fc2 = c.Matrix(p + ".linear_fc2.weight");
-    m.fc2_b = c.Vector(p + ".linear_fc2.bias");
+    c.LayerNorm(p + ".norm", &m.norm_w, &m.norm_b);
+    c.Linear(p + ".linear_fc1", &m.fc1, &m.fc1_b);
+    c.Linear(p + ".linear_fc2", &m.fc2, &m.fc2_b);
     return m;
   };
   vis.merger = merger(visual + "merger");

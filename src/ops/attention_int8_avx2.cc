@@ -98,11 +98,7 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
   const int n = valid < cols ? valid : cols;
   const int chunks = cols / 8;
   if (n <= 0) {
-    for (int r = 0; r < rows; ++r) {
-      alpha[r] = 1.0f;
-      p_scale[r] = 0.0f;
-      std::memset(p + r * ldp, 0, cols);
-    }
+    EmptyBlock(rows, cols, alpha, p_scale, p, ldp);
     return;
   }
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());

@@ -31,11 +31,7 @@ void SoftmaxRows(const int32_t* s, int64_t lds, int rows, int cols, int valid,
   const int n = valid < cols ? valid : cols;
   const int chunks = cols / 16;
   if (n <= 0) {
-    for (int r = 0; r < rows; ++r) {
-      alpha[r] = 1.0f;
-      p_scale[r] = 0.0f;
-      std::memset(p + r * ldp, 0, cols);
-    }
+    EmptyBlock(rows, cols, alpha, p_scale, p, ldp);
     return;
   }
   __m512 scale[kMaxGroups];

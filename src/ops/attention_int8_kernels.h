@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "base/cpu_features.h"
 #include "ops/attention_kernels.h"
@@ -95,6 +96,16 @@ void SoftmaxInChunks(const int32_t* s, int64_t lds, int rows, int cols, int vali
   }
 }
 
+// The softmax of a block without valid keys: no probabilities, each row's state as it
+// was (alpha 1, p_scale 0).
+inline void EmptyBlock(int rows, int cols, float* alpha, float* p_scale, uint8_t* p, int64_t ldp) {
+  for (int r = 0; r < rows; ++r) {
+    alpha[r] = 1.0f;
+    p_scale[r] = 0.0f;
+    std::memset(p + r * ldp, 0, cols);
+  }
+}
+
 // Before quantizing row r of `rows` (stride floats apart, d used): fetches the row
 // kPrefetchRows ahead. Query and key rows are a qkv row apart (12 KB in the 2B tower), too
 // far for the hardware prefetcher, and waiting for them took two thirds of the
@@ -112,10 +123,14 @@ Int8AttentionKernels AvxVnniInt8AttentionKernels();  // q.k and p.v on 256-bit v
 Int8AttentionKernels Avx512Int8AttentionKernels();   // 512-bit vpmaddwd
 Int8AttentionKernels Avx512VnniInt8AttentionKernels();
 #endif
+#if defined(__aarch64__)
+Int8AttentionKernels NeonInt8AttentionKernels();         // smull + sadalp (ARMv8.0)
+Int8AttentionKernels NeonDotProdInt8AttentionKernels();  // sdot (ARMv8.2 dotprod)
+#endif
 
 // The int8 kernels for `tier`: the scalar twins for kScalar, vpmaddwd for kAvx2 (256-bit)
 // and kAvx512 (512-bit), vpdpbusd for kAvxVnni (256-bit), kAvx512Vnni and the tiers above
-// it (512-bit); empty (all null) on NEON, which keeps to bf16 attention.
+// it (512-bit); on kNeon smull + sadalp, or sdot where the CPU reports dotprod.
 Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier);
 
 }  // namespace qvl::kernels

@@ -1,6 +1,6 @@
-// The SIMD int8 attention kernels (vpmaddwd, vpdpbusd) against their scalar twins on random blocks:
-// odd row counts, partial key blocks, padded head dims. Integer sums must be bit-identical; the
-// softmax's float parts (score scaling, exp2) within a rounding step.
+// The SIMD int8 attention kernels (vpmaddwd, vpdpbusd, smull, sdot) against their scalar twins on
+// random blocks: odd row counts, partial key blocks, padded head dims. Integer sums must be
+// bit-identical; the softmax's float parts (score scaling, exp2) within a rounding step.
 #include "ops/attention_int8_kernels.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <utility>
@@ -18,17 +19,31 @@
 namespace qvl::kernels {
 namespace {
 
-// The SIMD tiers with int8 kernels, and whether this CPU runs them.
+// The SIMD kernels with a scalar twin: each tier's choice, and on ARM both neon sets
+// (the ARMv8.0 kernels also where the CPU has dotprod and the tier takes sdot's).
 struct SimdTier {
-  CpuTier tier;
-  const char* feature;
+  const char* name;
+  bool (*runs)();
+  Int8AttentionKernels (*kernels)();
 };
-const SimdTier kSimdTiers[] = {{CpuTier::kAvx2, "AVX2"},
-                               {CpuTier::kAvxVnni, "AVX-VNNI"},
-                               {CpuTier::kAvx512, "AVX-512BW"},
-                               {CpuTier::kAvx512Vnni, "AVX512-VNNI"}};
+void PrintTo(const SimdTier& tier, std::ostream* os) { *os << tier.name; }
 
-bool Runs(CpuTier tier) { return TierSupported(tier); }
+template <CpuTier kTier>
+SimdTier TierKernels() {
+  return {CpuTierName(kTier), [] { return TierSupported(kTier); },
+          [] { return Int8AttentionKernelsFor(kTier); }};
+}
+const SimdTier kSimdTiers[] = {
+#if defined(__aarch64__)
+    {"neon", [] { return true; }, NeonInt8AttentionKernels},
+    {"neon_dotprod", [] { return GetCpuFeatures().arm_dotprod; }, NeonDotProdInt8AttentionKernels},
+#else
+    TierKernels<CpuTier::kAvx2>(),
+    TierKernels<CpuTier::kAvxVnni>(),
+    TierKernels<CpuTier::kAvx512>(),
+    TierKernels<CpuTier::kAvx512Vnni>(),
+#endif
+};
 
 std::vector<uint8_t> Bytes(size_t n, std::mt19937& rng) {
   std::uniform_int_distribution<int> dist(0, 255);
@@ -44,13 +59,12 @@ std::vector<int8_t> Codes(size_t n, std::mt19937& rng) {
   return v;
 }
 
-// Each SIMD tier's kernels beside their scalar twins; skipped where the CPU lacks the
-// tier's feature.
+// Each SIMD kernel set beside the scalar twins; skipped where the CPU lacks its feature.
 class Int8KernelTwins : public ::testing::TestWithParam<SimdTier> {
  protected:
   void SetUp() override {
-    if (!Runs(GetParam().tier)) GTEST_SKIP() << "no " << GetParam().feature;
-    simd = Int8AttentionKernelsFor(GetParam().tier);
+    if (!GetParam().runs()) GTEST_SKIP() << "this CPU does not run " << GetParam().name;
+    simd = GetParam().kernels();
   }
   const Int8AttentionKernels ref = ScalarInt8AttentionKernels();
   Int8AttentionKernels simd;
@@ -58,7 +72,7 @@ class Int8KernelTwins : public ::testing::TestWithParam<SimdTier> {
 
 INSTANTIATE_TEST_SUITE_P(Tiers, Int8KernelTwins, ::testing::ValuesIn(kSimdTiers),
                          [](const ::testing::TestParamInfo<SimdTier>& info) {
-                           return std::string(CpuTierName(info.param.tier));
+                           return std::string(info.param.name);
                          });
 
 struct Case {
@@ -240,7 +254,25 @@ TEST_P(Int8KernelTwins, QuantizersAreBitIdentical) {
 
 TEST(Int8AttentionKernels, TierSelection) {
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kScalar).qk, nullptr);
+#if defined(__aarch64__)
+  // The neon tier takes the sdot products exactly where the CPU has dotprod, and the
+  // ARMv8.0 softmax and quantizers always.
+  const Int8AttentionKernels neon = Int8AttentionKernelsFor(CpuTier::kNeon);
+  const Int8AttentionKernels base = NeonInt8AttentionKernels();
+  const bool dotprod = GetCpuFeatures().arm_dotprod;
+  EXPECT_NE(neon.qk, nullptr);
+  EXPECT_EQ(neon.qk != base.qk, dotprod);
+  EXPECT_EQ(neon.pv != base.pv, dotprod);
+  EXPECT_EQ(neon.softmax, base.softmax);
+  EXPECT_EQ(neon.quantize_rotated, base.quantize_rotated);
+  EXPECT_EQ(neon.quantize_values, base.quantize_values);
+  if (dotprod) {  // built for ARMv8.2: called only where it runs
+    EXPECT_EQ(neon.qk, NeonDotProdInt8AttentionKernels().qk);
+    EXPECT_EQ(neon.pv, NeonDotProdInt8AttentionKernels().pv);
+  }
+#else
   EXPECT_EQ(Int8AttentionKernelsFor(CpuTier::kNeon).qk, nullptr);
+#endif
 #if defined(__x86_64__)
   EXPECT_NE(Int8AttentionKernelsFor(CpuTier::kAvx2).qk, nullptr);
   // AVX-512 without VNNI: its own 512-bit kernels, neither AVX2's nor the VNNI tier's.

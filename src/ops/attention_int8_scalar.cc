@@ -152,6 +152,11 @@ Int8AttentionKernels Int8AttentionKernelsFor(CpuTier tier) {
     case CpuTier::kAvx2:
       return Avx2Int8AttentionKernels();
 #endif
+#if defined(__aarch64__)
+    case CpuTier::kNeon:
+      return GetCpuFeatures().arm_dotprod ? NeonDotProdInt8AttentionKernels()
+                                          : NeonInt8AttentionKernels();
+#endif
     case CpuTier::kScalar:
       return ScalarInt8AttentionKernels();
     default:

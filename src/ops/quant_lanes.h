@@ -9,7 +9,8 @@
 // Max, Abs, Store; Greater, Less, LessEqual (ordered compares), And, Or, Not,
 // Select(m, yes, no); Grid(v, p): round_to_even(v) + 128 stored to p as int32 lanes;
 // LevelValues(p): kNearestValue of each lane's grid point at p; RoundToHalf(v): v rounded
-// to float16 and back; StoreHalves(p, v): the float16 bits of v (exact halves).
+// to float16 and back; StoreHalves(p, v): the float16 bits of v (exact halves). A tier's
+// policy takes kLanes and the arithmetic from its Simd<T> (ops/simd.h).
 #pragma once
 
 #include <cfloat>
@@ -150,6 +151,13 @@ template <class L, void (*kQuantizeLanes)(const float*, int64_t, int, uint16_t*,
 void QuantizePanelBlockWith(const float* rows, int64_t ld, uint16_t* scales, uint8_t* codes) {
   static_assert(kPanelRows % L::kLanes == 0);
   for (int r0 = 0; r0 < kPanelRows; r0 += L::kLanes) kQuantizeLanes(rows, ld, r0, scales, codes);
+}
+
+// A tier's Q8 and Q4 panel quantizers, over its policy L.
+template <class L>
+PanelBlockQuantizers LanePanelBlockQuantizers() {
+  return {QuantizePanelBlockWith<L, QuantizeQ8Lanes<L>>,
+          QuantizePanelBlockWith<L, QuantizeQ4Lanes<L>>};
 }
 
 }  // namespace

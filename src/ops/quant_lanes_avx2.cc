@@ -3,24 +3,15 @@
 #include <immintrin.h>
 
 #include "ops/quant_lanes.h"
+#include "ops/simd_avx2.h"
 
 namespace qvl::pack {
 namespace {
 
-struct Avx2Lanes {
-  using F = __m256;
+struct Avx2Lanes : kernels::Simd<kernels::Avx2> {
+  using F = V;
   using M = __m256;  // all-ones lanes
-  static constexpr int kLanes = 8;
-  static F Load(const float* p) { return _mm256_load_ps(p); }
   static void Store(float* p, F v) { _mm256_store_ps(p, v); }
-  static F Set(float f) { return _mm256_set1_ps(f); }
-  static F Add(F a, F b) { return _mm256_add_ps(a, b); }
-  static F Sub(F a, F b) { return _mm256_sub_ps(a, b); }
-  static F Mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static F Div(F a, F b) { return _mm256_div_ps(a, b); }
-  static F Min(F a, F b) { return _mm256_min_ps(a, b); }
-  static F Max(F a, F b) { return _mm256_max_ps(a, b); }
-  static F Abs(F a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static M Greater(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
   static M Less(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M LessEqual(F a, F b) { return _mm256_cmp_ps(a, b, _CMP_LE_OQ); }
@@ -47,9 +38,6 @@ struct Avx2Lanes {
 
 }  // namespace
 
-PanelBlockQuantizers Avx2PanelBlockQuantizers() {
-  return {QuantizePanelBlockWith<Avx2Lanes, QuantizeQ8Lanes<Avx2Lanes>>,
-          QuantizePanelBlockWith<Avx2Lanes, QuantizeQ4Lanes<Avx2Lanes>>};
-}
+PanelBlockQuantizers Avx2PanelBlockQuantizers() { return LanePanelBlockQuantizers<Avx2Lanes>(); }
 
 }  // namespace qvl::pack

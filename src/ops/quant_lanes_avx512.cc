@@ -3,24 +3,15 @@
 #include <immintrin.h>
 
 #include "ops/quant_lanes.h"
+#include "ops/simd_avx512.h"
 
 namespace qvl::pack {
 namespace {
 
-struct Avx512Lanes {
-  using F = __m512;
+struct Avx512Lanes : kernels::Simd<kernels::Avx512> {
+  using F = V;
   using M = __mmask16;
-  static constexpr int kLanes = 16;
-  static F Load(const float* p) { return _mm512_load_ps(p); }
   static void Store(float* p, F v) { _mm512_store_ps(p, v); }
-  static F Set(float f) { return _mm512_set1_ps(f); }
-  static F Add(F a, F b) { return _mm512_add_ps(a, b); }
-  static F Sub(F a, F b) { return _mm512_sub_ps(a, b); }
-  static F Mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static F Div(F a, F b) { return _mm512_div_ps(a, b); }
-  static F Min(F a, F b) { return _mm512_min_ps(a, b); }
-  static F Max(F a, F b) { return _mm512_max_ps(a, b); }
-  static F Abs(F a) { return _mm512_abs_ps(a); }
   static M Greater(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
   static M Less(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M LessEqual(F a, F b) { return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ); }
@@ -57,8 +48,7 @@ struct Avx512Lanes {
 }  // namespace
 
 PanelBlockQuantizers Avx512PanelBlockQuantizers() {
-  return {QuantizePanelBlockWith<Avx512Lanes, QuantizeQ8Lanes<Avx512Lanes>>,
-          QuantizePanelBlockWith<Avx512Lanes, QuantizeQ4Lanes<Avx512Lanes>>};
+  return LanePanelBlockQuantizers<Avx512Lanes>();
 }
 
 }  // namespace qvl::pack

@@ -91,41 +91,38 @@ uint16_t QuantizeQ4Block(const float* w, uint8_t* codes) {
 }
 
 namespace pack {
+namespace {
 
-void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
-  const QuantizePanelBlockFn quantize = ActivePanelBlockQuantizers().q4;
-  const float* rows = ReadPanel(view, panel, padded_k);
-  uint8_t codes[kPanelRows * kQuantBlock];
-  for (int64_t g = 0; g < padded_k / 64; ++g) {
-    uint8_t* group = dst + g * kQ4GroupBytes;
-    uint16_t* scales = reinterpret_cast<uint16_t*>(group + kQ4ScaleOffset);
-    for (int blk = 0; blk < 2; ++blk) {
-      quantize(rows + g * 64 + blk * kQuantBlock, padded_k, scales + blk * kPanelRows, codes);
-      // Vector v (of 4) holds 4 k of every row: k groups v (low nibbles) and v + 4 (high).
-      for (int64_t r = 0; r < kPanelRows; ++r) {
-        const uint8_t* c = codes + r * kQuantBlock;
-        for (int v = 0; v < 4; ++v) {
-          for (int j = 0; j < 4; ++j) {
-            group[blk * 256 + v * 64 + r * 4 + j] =
-                static_cast<uint8_t>(c[v * 4 + j] | c[16 + v * 4 + j] << 4);
-          }
-        }
+// Vector v (of 4) of a block holds 4 k of every row: k groups v (low nibbles) and v + 4
+// (high).
+void LayQ4Block(const uint8_t* codes, int blk, uint8_t* group) {
+  for (int64_t r = 0; r < kPanelRows; ++r) {
+    const uint8_t* c = codes + r * kQuantBlock;
+    for (int v = 0; v < 4; ++v) {
+      for (int j = 0; j < 4; ++j) {
+        group[blk * 256 + v * 64 + r * 4 + j] =
+            static_cast<uint8_t>(c[v * 4 + j] | c[16 + v * 4 + j] << 4);
       }
     }
   }
 }
 
+int Q4Level(const uint8_t* group, int blk, int64_t r, int kk) {
+  const int kgroup = kk / 4;
+  const uint8_t byte = group[blk * 256 + (kgroup % 4) * 64 + r * 4 + kk % 4];
+  return kQ4Levels[(byte >> (4 * (kgroup / 4))) & 0xf];
+}
+
+constexpr BlockPanelLayout kQ4Layout = {kQ4GroupBytes, kQ4ScaleOffset, LayQ4Block, Q4Level};
+
+}  // namespace
+
+void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
+  PackBlockPanel(view, panel, padded_k, ActivePanelBlockQuantizers().q4, kQ4Layout, dst);
+}
+
 void UnpackQ4Row(const uint8_t* panel, int64_t r, int64_t cols, float* out) {
-  for (int64_t k = 0; k < cols; ++k) {
-    const uint8_t* group = panel + (k / 64) * kQ4GroupBytes;
-    const int blk = static_cast<int>(k % 64) / kQuantBlock;
-    const int kk = static_cast<int>(k % kQuantBlock);
-    const int kgroup = kk / 4;
-    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group + kQ4ScaleOffset);
-    const uint8_t byte = group[blk * 256 + (kgroup % 4) * 64 + r * 4 + kk % 4];
-    const int level = kQ4Levels[(byte >> (4 * (kgroup / 4))) & 0xf];
-    out[k] = F16ToF32(scales[blk * kPanelRows + r]) * static_cast<float>(level);
-  }
+  UnpackBlockRow(panel, r, cols, kQ4Layout, out);
 }
 
 }  // namespace pack

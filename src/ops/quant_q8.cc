@@ -23,34 +23,56 @@ uint16_t QuantizeQ8Block(const float* w, uint8_t* codes) {
 }
 
 namespace pack {
+namespace {
 
-void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
-  const QuantizePanelBlockFn quantize = ActivePanelBlockQuantizers().q8;
-  const float* rows = ReadPanel(view, panel, padded_k);
-  uint8_t codes[kPanelRows * kQuantBlock];
-  for (int64_t g = 0; g < padded_k / 64; ++g) {
-    uint8_t* group = dst + g * kQ8GroupBytes;
-    uint16_t* scales = reinterpret_cast<uint16_t*>(group + kQ8ScaleOffset);
-    for (int blk = 0; blk < 2; ++blk) {
-      quantize(rows + g * 64 + blk * kQuantBlock, padded_k, scales + blk * kPanelRows, codes);
-      for (int64_t r = 0; r < kPanelRows; ++r) {
-        for (int k = 0; k < kQuantBlock; ++k) {
-          group[blk * 512 + (k / 4) * 64 + r * 4 + k % 4] = codes[r * kQuantBlock + k];
-        }
-      }
+// Vector k / 4 of a block holds 4 k of every row, a byte each.
+void LayQ8Block(const uint8_t* codes, int blk, uint8_t* group) {
+  for (int64_t r = 0; r < kPanelRows; ++r) {
+    for (int k = 0; k < kQuantBlock; ++k) {
+      group[blk * 512 + (k / 4) * 64 + r * 4 + k % 4] = codes[r * kQuantBlock + k];
     }
   }
 }
 
-void UnpackQ8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out) {
-  for (int64_t k = 0; k < cols; ++k) {
-    const uint8_t* group = panel + (k / 64) * kQ8GroupBytes;
-    const int blk = static_cast<int>(k % 64) / kQuantBlock;
-    const int kk = static_cast<int>(k % kQuantBlock);
-    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group + kQ8ScaleOffset);
-    const int q = group[blk * 512 + (kk / 4) * 64 + r * 4 + kk % 4] - 128;
-    out[k] = F16ToF32(scales[blk * kPanelRows + r]) * static_cast<float>(q);
+int Q8Level(const uint8_t* group, int blk, int64_t r, int kk) {
+  return group[blk * 512 + (kk / 4) * 64 + r * 4 + kk % 4] - 128;
+}
+
+constexpr BlockPanelLayout kQ8Layout = {kQ8GroupBytes, kQ8ScaleOffset, LayQ8Block, Q8Level};
+
+}  // namespace
+
+void PackBlockPanel(const WeightView& view, int64_t panel, int64_t padded_k,
+                    QuantizePanelBlockFn quantize, const BlockPanelLayout& layout, uint8_t* dst) {
+  const float* rows = ReadPanel(view, panel, padded_k);
+  uint8_t codes[kPanelRows * kQuantBlock];
+  for (int64_t g = 0; g < padded_k / 64; ++g) {
+    uint8_t* group = dst + g * layout.group_bytes;
+    uint16_t* scales = reinterpret_cast<uint16_t*>(group + layout.scale_offset);
+    for (int blk = 0; blk < 2; ++blk) {
+      quantize(rows + g * 64 + blk * kQuantBlock, padded_k, scales + blk * kPanelRows, codes);
+      layout.lay(codes, blk, group);
+    }
   }
+}
+
+void UnpackBlockRow(const uint8_t* panel, int64_t r, int64_t cols, const BlockPanelLayout& layout,
+                    float* out) {
+  for (int64_t k = 0; k < cols; ++k) {
+    const uint8_t* group = panel + (k / 64) * layout.group_bytes;
+    const int blk = static_cast<int>(k % 64) / kQuantBlock;
+    const uint16_t* scales = reinterpret_cast<const uint16_t*>(group + layout.scale_offset);
+    const int level = layout.level(group, blk, r, static_cast<int>(k % kQuantBlock));
+    out[k] = F16ToF32(scales[blk * kPanelRows + r]) * static_cast<float>(level);
+  }
+}
+
+void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst) {
+  PackBlockPanel(view, panel, padded_k, ActivePanelBlockQuantizers().q8, kQ8Layout, dst);
+}
+
+void UnpackQ8Row(const uint8_t* panel, int64_t r, int64_t cols, float* out) {
+  UnpackBlockRow(panel, r, cols, kQ8Layout, out);
 }
 
 }  // namespace pack

@@ -46,6 +46,20 @@ PanelBlockQuantizers PanelBlockQuantizersFor(CpuTier tier);
 // the fastest QVL_CPU allows.
 const PanelBlockQuantizers& ActivePanelBlockQuantizers();
 
+// The layout of a Q8 or Q4 panel: each 64-K group of `group_bytes` holds its two blocks'
+// codes, as `lay` places a block's (kPanelRows rows of 32, as QuantizePanelBlockFn writes
+// them) and `level` reads weight kk of row r back as its signed level, then their float16
+// scales at `scale_offset` (two runs of kPanelRows).
+struct BlockPanelLayout {
+  int64_t group_bytes;
+  int64_t scale_offset;
+  void (*lay)(const uint8_t* codes, int blk, uint8_t* group);
+  int (*level)(const uint8_t* group, int blk, int64_t r, int kk);
+};
+void PackBlockPanel(const WeightView& view, int64_t panel, int64_t padded_k,
+                    QuantizePanelBlockFn quantize, const BlockPanelLayout& layout, uint8_t* dst);
+void UnpackBlockRow(const uint8_t* panel, int64_t r, int64_t cols, const BlockPanelLayout& layout,
+                    float* out);
 void PackQ8Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 void PackQ4Panel(const WeightView& view, int64_t panel, int64_t padded_k, uint8_t* dst);
 // Byte of weight k of row r inside a W8A8 panel: vector k / 4 holds 4 k of all 16 rows.
