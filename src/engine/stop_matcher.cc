@@ -14,13 +14,17 @@ std::string StopMatcher::Push(std::string_view text) {
   if (stopped_) return {};
   pending_.append(text);
   if (stops_.empty()) return std::exchange(pending_, {});
-  // Earliest complete match wins.
+  // The match that ends first wins, of those the longest: a stream stops there whatever
+  // its pieces, so a stop that would end later (even one starting earlier) never comes.
   size_t cut = std::string::npos;
+  size_t end = std::string::npos;
   const std::string* match = nullptr;
   for (const std::string& s : stops_) {
     const size_t at = pending_.find(s);
-    if (at < cut) {
+    if (at == std::string::npos) continue;
+    if (at + s.size() < end || (at + s.size() == end && at < cut)) {
       cut = at;
+      end = at + s.size();
       match = &s;
     }
   }

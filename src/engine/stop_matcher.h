@@ -18,8 +18,8 @@ class StopMatcher {
   // The held-back text, at the end of generation.
   std::string Flush();
   bool stopped() const { return stopped_; }
-  // The stop string that matched (the first listed of those matching earliest); empty
-  // before a match.
+  // The stop string that matched (the one ending first, of those the longest, of those
+  // the first listed); empty before a match.
   const std::string& matched() const { return matched_; }
 
  private:

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace qvl {
 namespace {
 
@@ -32,9 +35,24 @@ TEST(StopMatcher, MatchSplitAcrossPiecesAndEarliestWins) {
   EXPECT_EQ(m.matched(), "lo w");
 }
 
-// Two stops matching at the same place: the first listed is the one reported.
-TEST(StopMatcher, ATieIsTheFirstListed) {
-  StopMatcher m({"ab", "a"});
+// A stream stops as soon as a stop string is complete, so a stop that would end later is
+// never reported, even one that starts earlier: the whole text fed at once must give what
+// any pieces give (the fuzzer found "abcd" reported for the whole text, "bc" byte by byte).
+TEST(StopMatcher, TheStopEndingFirstWinsWhateverThePieces) {
+  for (const std::vector<std::string>& pieces : std::vector<std::vector<std::string>>{
+           {"xabcd"}, {"x", "a", "b", "c", "d"}, {"xa", "bcd"}, {"xab", "cd"}}) {
+    StopMatcher m({"abcd", "bc"});
+    std::string shown;
+    for (const std::string& piece : pieces) shown += m.Push(piece);
+    EXPECT_EQ(shown, "xa") << pieces.size();
+    EXPECT_TRUE(m.stopped());
+    EXPECT_EQ(m.matched(), "bc") << pieces.size();
+  }
+}
+
+// Of the stops ending at the same place the longest is reported, and the text cut before it.
+TEST(StopMatcher, OfStopsEndingTogetherTheLongestWins) {
+  StopMatcher m({"b", "ab"});
   EXPECT_EQ(m.Push("xab"), "x");
   EXPECT_EQ(m.matched(), "ab");
 }

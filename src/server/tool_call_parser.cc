@@ -1,14 +1,16 @@
 #include "server/tool_call_parser.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
+
+#include "server/json_depth.h"
 
 namespace qvl {
 namespace {
 
 constexpr std::string_view kOpen = "<tool_call>";
 constexpr std::string_view kClose = "</tool_call>";
-
 std::string NewCallId() {
   thread_local std::mt19937_64 random(std::random_device{}());
   static const char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -28,8 +30,7 @@ size_t PartialTagAtEnd(std::string_view text, std::string_view tag) {
 }  // namespace
 
 bool ToolCallParser::ParseCall(std::string_view body, Output* out) {
-  const nlohmann::ordered_json call =
-      nlohmann::ordered_json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json call = ParseBoundedJson<nlohmann::ordered_json>(body);
   if (!call.is_object()) return false;
   const auto name = call.find("name");
   if (name == call.end() || !name->is_string() || name->get_ref<const std::string&>().empty()) {
@@ -68,8 +69,15 @@ void ToolCallParser::Feed(std::string_view text, Output* out) {
       pending_.erase(0, open + kOpen.size());
       in_call_ = true;
     }
-    const size_t close = pending_.find(kClose);
-    if (close == std::string::npos) return;
+    // The text before close_from_ was searched by an earlier piece: a call's body is
+    // held whole until its closing tag, and searching it all again each piece would
+    // cost the square of its length.
+    const size_t close = pending_.find(kClose, close_from_);
+    if (close == std::string::npos) {
+      close_from_ = pending_.size() - std::min(pending_.size(), kClose.size() - 1);
+      return;
+    }
+    close_from_ = 0;
     if (!ParseCall(std::string_view(pending_).substr(0, close), out)) {
       out->content.append(kOpen).append(pending_, 0, close + kClose.size());
     }
@@ -83,10 +91,11 @@ void ToolCallParser::Finish(Output* out) {
   if (!in_call_) out->content.append(pending_);
   pending_.clear();
   in_call_ = false;
+  close_from_ = 0;
 }
 
 nlohmann::json ArgumentsObject(std::string_view arguments) {
-  nlohmann::json object = nlohmann::json::parse(arguments, nullptr, false);
+  nlohmann::json object = ParseBoundedJson<nlohmann::json>(arguments);
   if (!object.is_object()) return nlohmann::json::object();
   return object;
 }

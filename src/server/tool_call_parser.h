@@ -66,6 +66,7 @@ class ToolCallParser {
   bool ParseCall(std::string_view body, Output* out);
 
   std::string pending_;
+  size_t close_from_ = 0;  // where the search for a call's closing tag goes on
   bool in_call_ = false;
   int calls_ = 0;
 };

@@ -84,5 +84,25 @@ TEST(ToolCallParserTest, ArgumentsGivenAsAStringAreKept) {
   EXPECT_EQ(out.calls[0].arguments, R"({"a": 1})");
 }
 
+// The model writes whatever the prompt asks for: a call nested deeper than any real one is
+// not a call (writing its arguments out would overflow the stack), and arguments given
+// as such a string are no object to hand on.
+TEST(ToolCallParserTest, ACallNestedDeeperThanAnyRealOneStaysContent) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string text =
+      "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + deep + "}}</tool_call>";
+  ToolCallParser::Output out = ParseInPieces(text, 4096);
+  EXPECT_EQ(out.content, text);
+  EXPECT_TRUE(out.calls.empty());
+  EXPECT_EQ(ArgumentsObject("{\"a\": " + deep + "}"), nlohmann::json::object());
+
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  out = ParseInPieces(
+      "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": " + nested + "}}</tool_call>", 7);
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].arguments, "{\"a\":" + nested + "}");
+  EXPECT_EQ(ArgumentsObject(out.calls[0].arguments).size(), 1u);
+}
+
 }  // namespace
 }  // namespace qvl

@@ -39,6 +39,7 @@ class ReasoningSplitter {
   State state_ = State::kReasoning;
   bool reasoning_started_ = false;  // something but newlines came
   std::string held_;                // reasoning not certain yet: newlines, a tag's start
+  size_t newlines_ = 0;             // the newlines held_ starts with
 };
 
 }  // namespace qvl
