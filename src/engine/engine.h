@@ -118,6 +118,12 @@ class Engine {
   // through `sink` on the engine thread, the last one with finished == true — exactly
   // once, even when cancelled.
   RequestId Submit(GenerationRequest request, UpdateSink sink);
+  // The inputs of one request (an embeddings request's list), sinks[i] for requests[i]:
+  // all are prepared before any is enqueued, so the first error refuses them all, and
+  // --queue admits them as the one request they are (a list longer than the queue is not
+  // "busy" on an idle server). Returns their ids in order.
+  std::vector<RequestId> SubmitAll(std::vector<GenerationRequest> requests,
+                                   std::vector<UpdateSink> sinks);
 
   // Stops a request early (client gone); its final update reports kCancelled. Unknown or
   // finished ids are ignored.

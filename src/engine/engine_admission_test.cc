@@ -1,7 +1,7 @@
 // What the engine admits and counts on the tiny fixture model: --queue counts only
-// requests beyond the free slots, a long image encode stops for a cancellation, and a
-// request with n answers counts once in the statistics, and a KV cache smaller than the
-// context is reported when the engine starts.
+// requests beyond the free slots and a request's list of inputs once, a long image encode
+// stops for a cancellation, a request with n answers counts once in the statistics, and
+// a KV cache smaller than the context is reported when the engine starts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -45,6 +45,51 @@ TEST(EngineAdmission, QueueCountsOnlyRequestsBeyondTheFreeSlots) {
   engine->Submit(LoadCase("01_text_only"), c.Sink());
   c.Wait();
   EXPECT_EQ(c.last.finish_reason, FinishReason::kLength);
+}
+
+TEST(EngineAdmission, TheInputsOfOneRequestAreAdmittedAsOne) {
+  EngineOptions options;
+  options.max_sequences = 1;
+  options.max_queue = 0;
+  auto engine = MakeEngine(options);
+  // Four inputs of one request: one slot, and three wait though --queue is 0.
+  std::vector<Collector> inputs(4);
+  std::vector<GenerationRequest> requests;
+  std::vector<UpdateSink> sinks;
+  for (Collector& c : inputs) {
+    requests.push_back(Endless("01_text_only"));
+    sinks.push_back(c.Sink());
+  }
+  const std::vector<RequestId> ids = engine->SubmitAll(std::move(requests), std::move(sinks));
+  ASSERT_EQ(ids.size(), 4u);
+  // They wait as any request does: the next one is refused.
+  Collector other;
+  try {
+    engine->Submit(LoadCase("01_text_only"), other.Sink());
+    ADD_FAILURE() << "a request was accepted behind a list of inputs with --queue 0";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("the server is busy: "), std::string::npos) << e.what();
+  }
+  for (const RequestId id : ids) engine->Cancel(id);
+  for (Collector& c : inputs) {
+    c.Wait();
+    EXPECT_EQ(c.last.finish_reason, FinishReason::kCancelled);
+  }
+  // With the slot free, a list of inputs runs to the end, each its own answer.
+  std::vector<Collector> short_inputs(3);
+  requests.clear();
+  sinks.clear();
+  for (Collector& c : short_inputs) {
+    requests.push_back(LoadCase("01_text_only"));
+    sinks.push_back(c.Sink());
+  }
+  engine->SubmitAll(std::move(requests), std::move(sinks));
+  for (Collector& c : short_inputs) {
+    c.Wait();
+    EXPECT_EQ(c.last.finish_reason, FinishReason::kLength);
+    EXPECT_EQ(c.last.usage.completion_tokens, 16);
+  }
 }
 
 TEST(EngineAdmission, CancellingDuringAnImageEncodeStopsIt) {
