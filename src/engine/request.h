@@ -65,6 +65,11 @@ struct VideoInput {
   VideoBudgetRequest budget;
 };
 
+// A link of the sampler chain (llama-server's `samplers`). A truncation sees the
+// probabilities at the temperature of the links before it: llama-server's default chain
+// ends with the temperature, transformers' begins with it.
+enum class SamplerStep : uint8_t { kPenalties, kTopK, kTopP, kMinP, kTemperature };
+
 // Unset fields fall back to the model's generation_config.json, then to greedy.
 struct SamplingParams {
   std::optional<float> temperature;  // 0 = greedy
@@ -75,6 +80,9 @@ struct SamplingParams {
   std::optional<float> presence_penalty;    // OpenAI style, additive, 0 = off
   std::optional<float> frequency_penalty;   // OpenAI style, additive, 0 = off
   std::optional<uint64_t> seed;
+  // The chain in the client's order; unset = transformers' (penalties, temperature, top_k,
+  // top_p, min_p). A link left out is off: a model default for it is not applied.
+  std::optional<std::vector<SamplerStep>> chain;
 };
 
 // Per-request image budget in pixels; 0 = the server's default. Clamped to what the

@@ -5,9 +5,71 @@
 #include <limits>
 
 #include "base/error.h"
+#include "base/field_error.h"
 #include "engine/request_ranges.h"
 
 namespace qvl {
+
+namespace {
+
+bool Better(const std::pair<float, int32_t>& a, const std::pair<float, int32_t>& b) {
+  return a.first > b.first;
+}
+
+bool Listed(const std::vector<SamplerStep>& chain, SamplerStep step) {
+  return std::find(chain.begin(), chain.end(), step) != chain.end();
+}
+
+// A link the client turned on by name but left out of its chain would be dropped: that is
+// an error. A link left out is off, the model's default for it too (as in llama-server).
+void LeaveOut(const char* name, bool set_on, const char* field) {
+  if (set_on) {
+    FailField(ErrorCode::kInvalidArgument, "samplers", "leaves out ", name, ", which ", field,
+              " turns on; list it or leave ", field, " out");
+  }
+}
+
+// The request's own chain over the resolved values.
+void ApplyChain(const SamplingParams& r, SamplerConfig* c) {
+  const std::vector<SamplerStep>& chain = *r.chain;
+  if (!Listed(chain, SamplerStep::kTemperature)) {
+    // Greedy stays greedy: temperature 0 is the request's or the model's choice of it.
+    LeaveOut("temperature", r.temperature && *r.temperature != 0.0f && *r.temperature != 1.0f,
+             "temperature");
+    if (c->temperature != 0.0f) c->temperature = 1.0f;
+  }
+  if (!Listed(chain, SamplerStep::kTopK)) {
+    LeaveOut("top_k", r.top_k && *r.top_k > 0, "top_k");
+    c->top_k = 0;
+  }
+  if (!Listed(chain, SamplerStep::kTopP)) {
+    LeaveOut("top_p", r.top_p && *r.top_p < 1.0f, "top_p");
+    c->top_p = 1.0f;
+  }
+  if (!Listed(chain, SamplerStep::kMinP)) {
+    LeaveOut("min_p", r.min_p && *r.min_p > 0.0f, "min_p");
+    c->min_p = 0.0f;
+  }
+  const bool penalties_on =
+      c->repetition_penalty != 1.0f || c->presence_penalty != 0.0f || c->frequency_penalty != 0.0f;
+  if (!Listed(chain, SamplerStep::kPenalties)) {
+    LeaveOut("penalties",
+             penalties_on && (r.repetition_penalty || r.presence_penalty || r.frequency_penalty),
+             "a repetition, presence or frequency penalty");
+    c->repetition_penalty = 1.0f;
+    c->presence_penalty = c->frequency_penalty = 0.0f;
+  } else if (penalties_on && chain.front() != SamplerStep::kPenalties) {
+    FailField(ErrorCode::kInvalidArgument, "samplers",
+              "must list penalties first when a penalty is on (qvl applies them to every "
+              "token's logit before the other samplers)");
+  }
+  c->chain.clear();
+  for (SamplerStep step : chain) {
+    if (step != SamplerStep::kPenalties) c->chain.push_back(step);
+  }
+}
+
+}  // namespace
 
 SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g,
                               uint64_t fallback_seed) {
@@ -29,6 +91,7 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   CheckInRange(request_ranges::kPresencePenalty, c.presence_penalty);
   CheckInRange(request_ranges::kFrequencyPenalty, c.frequency_penalty);
   c.top_k = std::max(c.top_k, 0);
+  if (r.chain) ApplyChain(r, &c);
   c.greedy = c.temperature == 0.0f || c.top_k == 1;
   return c;
 }
@@ -75,45 +138,34 @@ int32_t Sampler::Sample(float* logits) {
   if (config_.greedy) {
     return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
   }
-  const float inv_t = 1.0f / config_.temperature;
-  // Candidates: the top-k by logit (all when top_k is off), sorted best first.
   candidates_.clear();
-  for (int64_t i = 0; i < vocab_; ++i)
-    candidates_.push_back({logits[i] * inv_t, static_cast<int32_t>(i)});
-  auto better = [](const auto& a, const auto& b) { return a.first > b.first; };
-  size_t keep = candidates_.size();
-  if (config_.top_k > 0 && static_cast<size_t>(config_.top_k) < keep) {
-    keep = config_.top_k;
-    std::nth_element(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), better);
-    candidates_.resize(keep);
-  }
-  const bool need_order = config_.top_p < 1.0f || config_.min_p > 0.0f;
-  if (need_order) std::sort(candidates_.begin(), candidates_.end(), better);
-  const float max_logit =
-      need_order ? candidates_[0].first
-                 : std::max_element(candidates_.begin(), candidates_.end(), better)->first;
-  double total = 0;
-  for (auto& c : candidates_) total += (c.first = std::exp(c.first - max_logit));
-  if (config_.top_p < 1.0f) {
-    // Smallest prefix whose mass reaches top_p (at least one token).
-    double mass = 0;
-    size_t n = 0;
-    while (n < candidates_.size()) {
-      mass += candidates_[n].first / total;
-      ++n;
-      if (mass >= config_.top_p) break;
+  for (int64_t i = 0; i < vocab_; ++i) candidates_.push_back({logits[i], static_cast<int32_t>(i)});
+  bool sorted = false;
+  for (SamplerStep step : config_.chain) {
+    switch (step) {
+      case SamplerStep::kTemperature: {
+        const float inv_t = 1.0f / config_.temperature;
+        for (auto& c : candidates_) c.first *= inv_t;
+        break;
+      }
+      case SamplerStep::kTopK:
+        KeepTopK(&sorted);
+        break;
+      case SamplerStep::kTopP:
+        KeepTopP(&sorted);
+        break;
+      case SamplerStep::kMinP:
+        KeepMinP(&sorted);
+        break;
+      case SamplerStep::kPenalties:
+        break;  // applied above, to every logit
     }
-    candidates_.resize(n);
   }
-  if (config_.min_p > 0.0f) {
-    // Keep tokens with probability >= min_p * the best one's (candidates are sorted).
-    const float floor = candidates_[0].first * config_.min_p;
-    size_t n = 1;
-    while (n < candidates_.size() && candidates_[n].first >= floor) ++n;
-    candidates_.resize(n);
-  }
+  const float max_logit =
+      sorted ? candidates_[0].first
+             : std::max_element(candidates_.begin(), candidates_.end(), Better)->first;
   double kept = 0;
-  for (const auto& c : candidates_) kept += c.first;
+  for (auto& c : candidates_) kept += (c.first = std::exp(c.first - max_logit));
   std::uniform_real_distribution<double> uniform(0.0, kept);
   double r = uniform(rng_);
   for (const auto& c : candidates_) {
@@ -121,6 +173,49 @@ int32_t Sampler::Sample(float* logits) {
     if (r <= 0) return c.second;
   }
   return candidates_.back().second;
+}
+
+void Sampler::SortCandidates(bool* sorted) {
+  if (!*sorted) std::sort(candidates_.begin(), candidates_.end(), Better);
+  *sorted = true;
+}
+
+void Sampler::KeepTopK(bool* sorted) {
+  if (config_.top_k <= 0 || static_cast<size_t>(config_.top_k) >= candidates_.size()) return;
+  const size_t keep = config_.top_k;
+  if (!*sorted) {
+    std::nth_element(candidates_.begin(), candidates_.begin() + keep, candidates_.end(), Better);
+  }
+  candidates_.resize(keep);
+}
+
+void Sampler::KeepTopP(bool* sorted) {
+  if (config_.top_p >= 1.0f) return;
+  SortCandidates(sorted);
+  const float max_logit = candidates_[0].first;
+  double total = 0;
+  for (const auto& c : candidates_) total += std::exp(c.first - max_logit);
+  // Smallest prefix whose mass reaches top_p (at least one token).
+  double mass = 0;
+  size_t n = 0;
+  while (n < candidates_.size()) {
+    mass += std::exp(candidates_[n].first - max_logit) / total;
+    ++n;
+    if (mass >= config_.top_p) break;
+  }
+  candidates_.resize(n);
+}
+
+void Sampler::KeepMinP(bool* sorted) {
+  if (config_.min_p <= 0.0f) return;
+  SortCandidates(sorted);
+  // Keep tokens with probability >= min_p * the best one's.
+  const float max_logit = candidates_[0].first;
+  size_t n = 1;
+  while (n < candidates_.size() && std::exp(candidates_[n].first - max_logit) >= config_.min_p) {
+    ++n;
+  }
+  candidates_.resize(n);
 }
 
 void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,

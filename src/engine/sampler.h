@@ -1,7 +1,8 @@
 // Turns a row of logits into the next token: penalties, temperature, top-k, top-p,
 // min-p, then a draw from the request's own random stream (reproducible with a seed).
-// Order follows transformers' generate(): repetition penalty, then the OpenAI presence /
-// frequency penalties, temperature, top-k, top-p, min-p.
+// The default order follows transformers' generate(): repetition penalty, then the OpenAI
+// presence / frequency penalties, temperature, top-k, top-p, min-p; a request may give
+// another (SamplingParams::chain), as llama-server's clients do.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct SamplerConfig {
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;
   uint64_t seed = 0;
+  // After the penalties, which always come first.
+  std::vector<SamplerStep> chain = {SamplerStep::kTemperature, SamplerStep::kTopK,
+                                    SamplerStep::kTopP, SamplerStep::kMinP};
 };
 
 // Request values over generation_config.json defaults; temperature 0 means greedy.
@@ -49,6 +53,11 @@ class Sampler {
 
  private:
   void ApplyPenalties(float* logits) const;
+  // The chain's links over candidates_ (scaled logits); `sorted`: best first.
+  void SortCandidates(bool* sorted);
+  void KeepTopK(bool* sorted);
+  void KeepTopP(bool* sorted);
+  void KeepMinP(bool* sorted);
 
   SamplerConfig config_;
   int64_t vocab_;

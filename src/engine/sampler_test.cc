@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/field_error.h"
 
 namespace qvl {
 namespace {
@@ -17,12 +19,18 @@ SamplerConfig Greedy() {
   return ResolveSampling(p, GenerationConfig(), 1);
 }
 
-TEST(ResolveSampling, RequestOverridesGenerationConfig) {
+// A generation_config.json that samples, as Qwen3-VL's does.
+GenerationConfig SamplingDefaults() {
   GenerationConfig g;
   g.do_sample = true;
   g.temperature = 0.7f;
   g.top_k = 20;
   g.top_p = 0.8f;
+  return g;
+}
+
+TEST(ResolveSampling, RequestOverridesGenerationConfig) {
+  const GenerationConfig g = SamplingDefaults();
   SamplingParams r;
   SamplerConfig c = ResolveSampling(r, g, 5);
   EXPECT_FALSE(c.greedy);
@@ -115,6 +123,90 @@ TEST(Sampler, TopKTopPMinPRestrictCandidates) {
   p.min_p = 0.3f;  // keeps tokens with p >= 0.3 * p_max: 0, 1 and 2 (e^-1 = 0.37)
   c = Draw(p, base, 4000);
   EXPECT_EQ(c.size(), 3u);
+}
+
+// llama-server's chain ends with the temperature: its top_p sees the probabilities at
+// temperature 1, transformers' at the request's temperature.
+TEST(Sampler, TheChainOrdersTheTemperatureAndTheTruncations) {
+  const std::vector<float> base = {2.0f, 0.0f};  // at temperature 1: p = 0.88, 0.12
+  SamplingParams p;
+  p.temperature = 2.0f;  // at 2: p = 0.73, 0.27
+  p.top_p = 0.8f;
+  EXPECT_EQ(Draw(p, base, 400).size(), 2u);
+  p.chain = {SamplerStep::kTopP, SamplerStep::kTemperature};
+  EXPECT_EQ(Draw(p, base, 400), (std::map<int32_t, int>{{0, 400}}));
+  // min_p likewise: the second is e^-2 = 0.14 of the first at temperature 1, e^-1 = 0.37 at 2.
+  p = SamplingParams();
+  p.temperature = 2.0f;
+  p.min_p = 0.3f;
+  EXPECT_EQ(Draw(p, base, 400).size(), 2u);
+  p.chain = {SamplerStep::kMinP, SamplerStep::kTemperature};
+  EXPECT_EQ(Draw(p, base, 400).size(), 1u);
+  // top_k after a truncation that sorted the candidates keeps the best k of them.
+  p = SamplingParams();
+  p.temperature = 1.0f;
+  p.top_p = 0.99f;
+  p.top_k = 2;
+  p.chain = {SamplerStep::kTopP, SamplerStep::kTopK, SamplerStep::kTemperature};
+  const auto two = Draw(p, {2.0f, 1.9f, 1.0f, 0.0f, -5.0f}, 2000);
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_GT(two.at(0), two.at(1));
+  // transformers' order given explicitly draws what the default draws.
+  p = SamplingParams();
+  p.temperature = 0.7f;
+  p.top_k = 3;
+  p.top_p = 0.9f;
+  p.min_p = 0.05f;
+  const std::vector<float> wide = {1.0f, 0.8f, 0.7f, 0.2f, 0.1f, -0.3f};
+  const auto by_default = Draw(p, wide, 300);
+  p.chain = {SamplerStep::kPenalties, SamplerStep::kTemperature, SamplerStep::kTopK,
+             SamplerStep::kTopP, SamplerStep::kMinP};
+  EXPECT_EQ(Draw(p, wide, 300), by_default);
+}
+
+// The message of the FieldError ResolveSampling raises on `samplers`.
+std::string ChainError(const SamplingParams& p, const GenerationConfig& g = GenerationConfig()) {
+  try {
+    ResolveSampling(p, g, 1);
+  } catch (const FieldError& e) {
+    EXPECT_EQ(e.field(), "samplers");
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+TEST(ResolveSampling, ALinkLeftOutOfTheChainIsOff) {
+  GenerationConfig g = SamplingDefaults();
+  g.repetition_penalty = 1.05f;
+  SamplingParams r;
+  r.chain = std::vector<SamplerStep>{SamplerStep::kTopP};
+  const SamplerConfig c = ResolveSampling(r, g, 1);
+  EXPECT_FALSE(c.greedy);
+  EXPECT_FLOAT_EQ(c.temperature, 1.0f);
+  EXPECT_EQ(c.top_k, 0);
+  EXPECT_FLOAT_EQ(c.top_p, 0.8f);
+  EXPECT_FLOAT_EQ(c.repetition_penalty, 1.0f);
+  EXPECT_EQ(c.chain, std::vector<SamplerStep>{SamplerStep::kTopP});
+  // A request that turns one on by name and leaves it out asks two things at once.
+  r.top_k = 40;
+  EXPECT_EQ(ChainError(r, g),
+            "samplers: leaves out top_k, which top_k turns on; list it or leave top_k out");
+  r = SamplingParams();
+  r.chain = std::vector<SamplerStep>{};
+  r.presence_penalty = 0.5f;
+  EXPECT_EQ(ChainError(r),
+            "samplers: leaves out penalties, which a repetition, presence or frequency penalty "
+            "turns on; list it or leave a repetition, presence or frequency penalty out");
+  r.chain = std::vector<SamplerStep>{SamplerStep::kTopK, SamplerStep::kPenalties};
+  EXPECT_EQ(ChainError(r),
+            "samplers: must list penalties first when a penalty is on (qvl applies them to "
+            "every token's logit before the other samplers)");
+  // Greedy stays greedy without a temperature link.
+  r = SamplingParams();
+  r.temperature = 0.0f;
+  r.chain = std::vector<SamplerStep>{SamplerStep::kTopK};
+  EXPECT_TRUE(ResolveSampling(r, GenerationConfig(), 1).greedy);
 }
 
 TEST(Sampler, SeedMakesDrawsReproducible) {

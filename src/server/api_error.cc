@@ -6,61 +6,48 @@
 
 namespace qvl {
 
-int HttpStatusFor(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-    case ErrorCode::kContextLength:
-      return 400;
-    case ErrorCode::kNotFound:
-      return 404;
-    case ErrorCode::kTooLarge:
-      return 413;
-    case ErrorCode::kUnauthenticated:
-      return 401;
-    case ErrorCode::kUnavailable:
-      return 503;
-    default:
-      return 500;
-  }
-}
+namespace {
 
-ApiError MakeApiError(ErrorCode code, std::string message, std::string param) {
-  ApiError e;
-  e.status = HttpStatusFor(code);
-  e.message = std::move(message);
-  e.param = std::move(param);
+// How OpenAI reports each kind of error: its HTTP status, type and code.
+struct ErrorKind {
+  int status;
+  const char* type;
+  const char* code;
+};
+
+ErrorKind KindOf(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
-      e.type = "invalid_request_error";
-      e.code = "invalid_value";
-      break;
+      return {400, "invalid_request_error", "invalid_value"};
     case ErrorCode::kContextLength:
       // OpenAI's code, by which clients (LiteLLM, CrewAI, LangChain) know to shorten the
       // conversation and retry.
-      e.type = "invalid_request_error";
-      e.code = "context_length_exceeded";
-      break;
+      return {400, "invalid_request_error", "context_length_exceeded"};
     case ErrorCode::kNotFound:
-      e.type = "invalid_request_error";
-      e.code = e.param == "model" ? "model_not_found" : "not_found";
-      break;
+      return {404, "invalid_request_error", "not_found"};
     case ErrorCode::kTooLarge:
-      e.type = "invalid_request_error";
-      e.code = "too_large";
-      break;
+      return {413, "invalid_request_error", "too_large"};
     case ErrorCode::kUnauthenticated:
-      e.type = "authentication_error";
-      e.code = "invalid_api_key";
-      break;
+      return {401, "authentication_error", "invalid_api_key"};
     case ErrorCode::kUnavailable:
-      e.type = "server_error";
-      e.code = "unavailable";
-      break;
+      return {503, "server_error", "unavailable"};
     default:
-      e.type = "server_error";
-      e.code = "internal_error";
-      break;
+      return {500, "server_error", "internal_error"};
   }
+}
+
+}  // namespace
+
+int HttpStatusFor(ErrorCode code) { return KindOf(code).status; }
+
+ApiError MakeApiError(ErrorCode code, std::string message, std::string param) {
+  const ErrorKind kind = KindOf(code);
+  ApiError e;
+  e.status = kind.status;
+  e.message = std::move(message);
+  e.param = std::move(param);
+  e.type = kind.type;
+  e.code = code == ErrorCode::kNotFound && e.param == "model" ? "model_not_found" : kind.code;
   return e;
 }
 

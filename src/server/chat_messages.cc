@@ -27,6 +27,10 @@ class MessageParser {
     const RequestObject message(value, IndexField("messages", index));
     ChatMessage out;
     out.role = ParseChatRole(message, index);
+    // The template renders neither, as transformers' does not; OpenAI refuses other types,
+    // and a client that sent a number by mistake hears of it.
+    message.String("name");
+    message.String("tool_call_id");
     if (const nlohmann::json* calls = message.Find("tool_calls")) {
       ParseToolCalls(*calls, message.Field("tool_calls"), out.role, &out.tool_calls);
     }

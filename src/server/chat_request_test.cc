@@ -7,6 +7,7 @@
 
 #include "base/field_error.h"
 #include "server/chat_request_policy_for_test.h"
+#include "server/request_checks_for_test.h"
 #include "tiny_cases.h"
 
 namespace qvl {
@@ -40,14 +41,7 @@ class ChatRequestTest : public ::testing::Test {
 
   // The message of the FieldError the body raises; checks its code and field.
   std::string RawErrorOf(const std::string& text, ErrorCode code, const std::string& field) {
-    try {
-      ParseChatRequest(text, policy_);
-    } catch (const FieldError& e) {
-      EXPECT_EQ(e.code(), code) << e.what();
-      EXPECT_EQ(e.field(), field) << e.what();
-      return e.what();
-    }
-    return "no error";
+    return testing::FieldErrorOf([&] { ParseChatRequest(text, policy_); }, code, field);
   }
   std::string ErrorOf(const nlohmann::json& body, ErrorCode code, const std::string& field) {
     return RawErrorOf(body.dump(), code, field);
@@ -142,21 +136,10 @@ TEST_F(ChatRequestTest, ReadsEveryGenerationField) {
   EXPECT_EQ(g.messages[0].parts[0].text, "hi");
 }
 
-// llama-server's return_progress: asked of the engine for a streamed request only (a whole
-// answer has nowhere to show it); a wrong type names the field.
 TEST_F(ChatRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
-  nlohmann::json body = Body({{{"role", "user"}, {"content", "hi"}}});
-  EXPECT_FALSE(Parse(body).generation.report_progress);
-  body["return_progress"] = true;
-  EXPECT_FALSE(Parse(body).return_progress);
-  EXPECT_FALSE(Parse(body).generation.report_progress);
-  body["return_progress"] = "yes";
-  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "return_progress"),
-            "return_progress: expected true or false, got string");
-  body["return_progress"] = true;
-  body["stream"] = true;
-  EXPECT_TRUE(Parse(body).return_progress);
-  EXPECT_TRUE(Parse(body).generation.report_progress);
+  testing::ExpectReturnProgressOnlyWhenStreamed(
+      Body({{{"role", "user"}, {"content", "hi"}}}),
+      [&](const nlohmann::json& body) { return Parse(body); });
 }
 
 TEST_F(ChatRequestTest, AcceptsEveryImagePartSpellingAndRole) {
@@ -205,6 +188,11 @@ TEST_F(ChatRequestTest, MalformedBodies) {
             "malformed JSON in the request body: number overflow parsing '6e5536'");
   EXPECT_EQ(RawErrorOf("[1]", ErrorCode::kInvalidArgument, ""),
             "the request body must be a JSON object, got array");
+  for (const char* empty : {"", " \r\n"}) {
+    EXPECT_EQ(RawErrorOf(empty, ErrorCode::kInvalidArgument, ""),
+              "the request body is empty: send the request as a JSON object with its "
+              "Content-Length");
+  }
   EXPECT_EQ(ErrorOf(nlohmann::json{{"model", "qwen3-vl"}}, ErrorCode::kInvalidArgument, "messages"),
             "messages: is required");
   EXPECT_EQ(ErrorOf(Body(nlohmann::json::array()), ErrorCode::kInvalidArgument, "messages"),
@@ -227,6 +215,12 @@ TEST_F(ChatRequestTest, DeeplyNestedBodiesAreRefusedNotACrash) {
           {"name": "f", "arguments": {"a": )" +
       deep + "}}}]}]}";
   EXPECT_EQ(RawErrorOf(deep_arguments, ErrorCode::kInvalidArgument, ""), expected);
+  // A schema sent as a string is parsed again, with the same bound; it is written out as
+  // the grammar cache's key.
+  nlohmann::json deep_schema = Body({{{"role", "user"}, {"content", "hi"}}});
+  deep_schema["guided_json"] = R"({"a": )" + deep + "}";
+  EXPECT_EQ(ErrorOf(deep_schema, ErrorCode::kInvalidArgument, "guided_json"),
+            "guided_json: expected a JSON schema (an object), got string");
   // Nesting a real request needs is accepted.
   const std::string nested = std::string(100, '[') + std::string(100, ']');
   EXPECT_EQ(Parse(nlohmann::json::parse(
@@ -410,6 +404,13 @@ TEST_F(ChatRequestTest, MessageErrorsNameTheMessageAndPart) {
       "messages[1].role: a system message must be the first message");
   EXPECT_EQ(ErrorOf(Body({{{"role", "user"}}}), bad, "messages[0].content"),
             "messages[0].content: is required");
+  EXPECT_EQ(
+      ErrorOf(Body({{{"role", "user"}, {"content", "hi"}, {"name", 7}}}), bad, "messages[0].name"),
+      "messages[0].name: expected a string, got integer");
+  EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", "a"}},
+                          {{"role", "tool"}, {"content", "b"}, {"tool_call_id", {1}}}}),
+                    bad, "messages[1].tool_call_id"),
+            "messages[1].tool_call_id: expected a string, got array");
   EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", 5}}}), bad, "messages[0].content"),
             "messages[0].content: expected a string or an array of content parts, got integer");
   EXPECT_EQ(ErrorOf(Body({{{"role", "user"}, {"content", {{{"type", "input_audio"}}}}}}), bad,

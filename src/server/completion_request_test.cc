@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/field_error.h"
+#include "server/request_checks_for_test.h"
 
 namespace qvl {
 namespace {
@@ -18,14 +19,8 @@ class CompletionRequestTest : public ::testing::Test {
 
   // The message of the FieldError the body raises; checks its code and field.
   std::string ErrorOf(const nlohmann::json& body, ErrorCode code, const std::string& field) {
-    try {
-      ParseCompletionRequest(body.dump(), policy_);
-    } catch (const FieldError& e) {
-      EXPECT_EQ(e.code(), code) << e.what();
-      EXPECT_EQ(e.field(), field) << e.what();
-      return e.what();
-    }
-    return "no error";
+    return testing::FieldErrorOf([&] { ParseCompletionRequest(body.dump(), policy_); }, code,
+                                 field);
   }
 
   static nlohmann::json Body(nlohmann::json prompt) {
@@ -104,21 +99,9 @@ TEST_F(CompletionRequestTest, SharedGenerationFields) {
   EXPECT_TRUE(g.ignore_eos);
 }
 
-// llama-server's return_progress, as on chat: asked of the engine for a streamed request
-// only; a wrong type names the field.
 TEST_F(CompletionRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
-  nlohmann::json body = Body("x");
-  EXPECT_FALSE(Parse(body).generation.report_progress);
-  body["return_progress"] = true;
-  EXPECT_FALSE(Parse(body).return_progress);
-  EXPECT_FALSE(Parse(body).generation.report_progress);
-  body["return_progress"] = "yes";
-  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "return_progress"),
-            "return_progress: expected true or false, got string");
-  body["return_progress"] = true;
-  body["stream"] = true;
-  EXPECT_TRUE(Parse(body).return_progress);
-  EXPECT_TRUE(Parse(body).generation.report_progress);
+  testing::ExpectReturnProgressOnlyWhenStreamed(
+      Body("x"), [&](const nlohmann::json& body) { return Parse(body); });
 }
 
 TEST_F(CompletionRequestTest, RefusalsNameTheField) {

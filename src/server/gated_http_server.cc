@@ -18,7 +18,9 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "server/api_error.h"
 #include "server/request_id.h"
+#include "server/routes.h"
 
 namespace qvl {
 namespace {
@@ -38,6 +40,17 @@ int PollOne(int fd, short events, int timeout_ms) {
     n = ::poll(&p, 1, timeout_ms);
   } while (n < 0 && errno == EINTR);
   return n;
+}
+
+// The target of the request line that starts `received` ("/v1/chat/completions"), "" until
+// that line has come whole: it says in which API's shape a refusal is written.
+std::string_view RequestPath(std::string_view received) {
+  const std::string_view line = received.substr(0, received.find("\r\n"));
+  if (line.size() == received.size()) return "";
+  const size_t start = line.find(' ');
+  if (start == std::string_view::npos) return "";
+  const std::string_view target = line.substr(start + 1);
+  return target.substr(0, target.find(' '));
 }
 
 void AddressOf(int fd, bool peer, std::string& ip, int& port) {
@@ -148,10 +161,11 @@ size_t HeadEnd(const std::string& text, size_t from) {
 }
 
 // The value of the first header `name` ("\ncontent-length:", lower case, with the line's
-// start and the colon), blanks trimmed; nullopt when the head has none.
+// start and the colon) at or after byte `from`, blanks trimmed; nullopt when the head has
+// none.
 std::optional<std::string_view> HeaderValue(const std::string& text, size_t head_bytes,
-                                            std::string_view name) {
-  for (size_t i = 0; i + name.size() <= head_bytes; ++i) {
+                                            std::string_view name, size_t from = 0) {
+  for (size_t i = from; i + name.size() <= head_bytes; ++i) {
     size_t k = 0;
     while (k < name.size() && std::tolower(static_cast<unsigned char>(text[i + k])) == name[k]) {
       ++k;
@@ -383,17 +397,25 @@ void GatedHttpServer::Dispatch(Connection c) {
   workers_->enqueue([this, c]() mutable { Serve(std::move(c)); });
 }
 
-bool GatedHttpServer::CheckHead(Connection& c) const {
+std::string_view GatedHttpServer::CheckHead(Connection& c) const {
   const std::optional<std::string_view> length =
       HeaderValue(c.received, c.head_bytes, kContentLength);
   if (length) {
     // httplib would read "-5" as 2^64 - 5 and wait for that much body.
     if (length->empty() || length->find_first_not_of("0123456789") != std::string_view::npos) {
-      return false;
+      return "Content-Length is not a number of bytes";
+    }
+    // A proxy that reads the other one would take the rest of this body for a request of
+    // its own (request smuggling; RFC 9112 section 6.3). Repeats of one value are one.
+    std::string_view seen = *length;
+    while (const auto other = HeaderValue(c.received, c.head_bytes, kContentLength,
+                                          static_cast<size_t>(seen.data() - c.received.data()))) {
+      if (*other != *length) return "Content-Length is given twice with different values";
+      seen = *other;
     }
     // One over the limit with "Expect: 100-continue" is refused by the expect handler
     // (see the constructor), before any 100 Continue.
-    return true;
+    return {};
   }
   // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body. httplib
   // would read one until the client closed; it gets "Content-Length: 0" instead.
@@ -409,12 +431,12 @@ bool GatedHttpServer::CheckHead(Connection& c) const {
     c.received.insert(blank, kEmpty);
     c.head_bytes += kEmpty.size();
   }
-  return true;
+  return {};
 }
 
 void GatedHttpServer::Serve(Connection c) {
-  if (!CheckHead(c)) {
-    return Refuse(c, "400 Bad Request", "Content-Length is not a number of bytes");
+  if (const std::string_view refused = CheckHead(c); !refused.empty()) {
+    return Refuse(c, "400 Bad Request", std::string(refused));
   }
   const uint64_t body = ContentLength(c.received, c.head_bytes);
   const uint64_t request_bytes = c.head_bytes + body;
@@ -441,8 +463,14 @@ void GatedHttpServer::Refuse(const Connection& c, const char* status_line, const
           ? std::string(HeaderValue(c.received, c.head_bytes, kRequestIdName).value_or(""))
           : "";
   const std::string id = IsSaneRequestId(sent) ? sent : NewRequestId();
-  const std::string response = StrCat("HTTP/1.1 ", status_line, "\r\n", kRequestIdHeader, ": ", id,
-                                      "\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  ApiError error = MakeApiError(ErrorCode::kInvalidArgument, why);
+  error.status = std::atoi(status_line);
+  const std::string body =
+      ApiErrorJson(error, ErrorShapeFor(MergedSlashes(RequestPath(c.received)))).dump();
+  const std::string response = StrCat(
+      "HTTP/1.1 ", status_line, "\r\n", kRequestIdHeader, ": ", id,
+      "\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ", body.size(),
+      "\r\n\r\n", body);
   [[maybe_unused]] const ssize_t ignored =
       ::send(c.fd, response.data(), response.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   // As the access log names a routed request (access_log.h), which this one never was.
@@ -452,7 +480,7 @@ void GatedHttpServer::Refuse(const Connection& c, const char* status_line, const
   LogEvent(LogLevel::kInfo, "request",
            {{"request_id", id},
             {"client", StrCat(ip, ":", port)},
-            {"status", static_cast<int64_t>(std::atoi(status_line))},
+            {"status", static_cast<int64_t>(error.status)},
             {"error", why}});
   Linger(c.fd);
 }

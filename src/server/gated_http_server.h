@@ -81,11 +81,13 @@ class GatedHttpServer : public httplib::Server {
   void GateLoop();
   ReadResult ReadHead(Connection& c) const;
   void Dispatch(Connection c);
-  // False for a head refused before httplib sees it (a Content-Length that is not a
-  // number); gives a body-less POST, PUT or PATCH "Content-Length: 0".
-  bool CheckHead(Connection& c) const;
+  // Why a head is refused before httplib sees it (a Content-Length that is not a number,
+  // or two that differ), empty when it is not; gives a body-less POST, PUT or PATCH
+  // "Content-Length: 0".
+  std::string_view CheckHead(Connection& c) const;
   void Serve(Connection c);  // on a worker: one request, then back to the gate
-  // Answers `status_line` with no body and closes, lingering. The reply carries an
+  // Answers `status_line` with `why` as a JSON error (in the shape of the API the request
+  // line names, routes.h) and closes, lingering. The reply carries an
   // X-Request-Id as every routed one does (request_id.h): the client's own when its head
   // is whole and names a sane one, else a fresh one; the refusal is logged with it and
   // `why`.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -150,6 +151,16 @@ TEST_F(GatedHttpServerTest, BodyLengthsAreSettledFromTheHead) {
     EXPECT_NE(answer.find("Content-Length: 0\r\n"), std::string::npos) << answer;
   }
   {
+    // The same length twice is one length (two that differ are refused: see below).
+    RawConnection raw(port_);
+    raw.Send(
+        "POST /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Length: 2\r\n"
+        "content-length:  2\r\n\r\n{}");
+    const std::string answer = raw.ReadAll();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << answer;
+    EXPECT_EQ(answer.substr(answer.size() - 2), "{}") << answer;
+  }
+  {
     RawConnection raw(port_);
     raw.Send(
         "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000000\r\n"
@@ -242,6 +253,12 @@ TEST_F(GatedHttpServerTest, RefusalsBeforeRoutingNameTheirRequest) {
       {flood, "431", "the request line and headers are over 2048 bytes", ""},
       {"POST /echo HTTP/1.1\r\nHost: t\r\nX-Request-Id: client-400\r\nContent-Length: -5\r\n\r\n",
        "400", "Content-Length is not a number of bytes", "client-400"},
+      {"POST //api/chat HTTP/1.1\r\nHost: t\r\nX-Request-Id: ollama-400\r\nContent-Length: "
+       "1e3\r\n\r\n",
+       "400", "Content-Length is not a number of bytes", "ollama-400"},
+      {"POST /echo HTTP/1.1\r\nHost: t\r\nX-Request-Id: twice-400\r\nContent-Length: 2\r\n"
+       "content-length: 20\r\n\r\n{}",
+       "400", "Content-Length is given twice with different values", "twice-400"},
   };
   std::set<std::string> ids;
   for (const Case& c : cases) {
@@ -250,6 +267,18 @@ TEST_F(GatedHttpServerTest, RefusalsBeforeRoutingNameTheirRequest) {
     raw.Send(c.sent);
     const std::string response = raw.ReadAll();
     EXPECT_EQ(response.rfind("HTTP/1.1 " + c.status + " ", 0), 0u) << response;
+    // The client reads why too, in the error shape of the API it called.
+    const size_t body = response.find("\r\n\r\n");
+    ASSERT_NE(body, std::string::npos) << response;
+    const nlohmann::json error = nlohmann::json::parse(response.substr(body + 4), nullptr, false);
+    if (c.client_id == "ollama-400") {
+      EXPECT_EQ(error, nlohmann::json({{"error", c.error}})) << response;
+    } else {
+      EXPECT_EQ(error["error"]["message"], c.error) << response;
+      EXPECT_EQ(error["error"]["type"], "invalid_request_error") << response;
+    }
+    EXPECT_NE(response.find("\r\nContent-Type: application/json\r\n"), std::string::npos)
+        << response;
     const std::string id = RequestIdOf(response);
     if (c.client_id.empty()) {
       EXPECT_EQ(id.size(), 4u + 24u) << response;
@@ -263,7 +292,7 @@ TEST_F(GatedHttpServerTest, RefusalsBeforeRoutingNameTheirRequest) {
     EXPECT_NE(line.find(" status=" + c.status + " error=\"" + c.error + "\""), std::string::npos)
         << line;
   }
-  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids.size(), std::size(cases));
 }
 
 TEST_F(GatedHttpServerTest, AnUnreadBodyEndsTheConnection) {

@@ -2,22 +2,25 @@
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
+#include "server/json_depth.h"
 #include "server/served_models.h"
 
 namespace qvl {
 namespace {
 
 constexpr size_t kMaxStopLength = 512;
-// Far deeper than any real request. nlohmann parses iteratively but serializes
-// recursively (error messages, tool call arguments): a body of a few hundred thousand
-// '[' would otherwise overflow the HTTP thread's stack.
-constexpr int kMaxJsonDepth = 128;
 
 nlohmann::json ParseJson(std::string_view body) {
+  // A POST without Content-Length has an empty body (gated_http_server.h): say so rather
+  // than "unexpected end of input".
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    FailField(ErrorCode::kInvalidArgument, "",
+              "the request body is empty: send the request as a JSON object with its "
+              "Content-Length");
+  }
   const nlohmann::json::parser_callback_t limit_depth =
       [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-        if (depth >= kMaxJsonDepth && (event == nlohmann::json::parse_event_t::object_start ||
-                                       event == nlohmann::json::parse_event_t::array_start)) {
+        if (OpensTooDeep<nlohmann::json>(depth, event)) {
           FailField(ErrorCode::kInvalidArgument, "", "the request body nests JSON deeper than ",
                     kMaxJsonDepth, " levels");
         }

@@ -224,20 +224,18 @@ void RespondWithGenerations(const GenerationRouteContext& context, Engine* engin
                             httplib::Response& res) {
   encoder->set_upload_ms(upload_ms);
   auto channel = std::make_shared<UpdateChannel>();
+  std::vector<UpdateSink> sinks;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].request_id = res.get_header_value(kRequestIdHeader);
+    sinks.push_back([channel, index = static_cast<int>(i)](GenerationUpdate&& update) {
+      update.choice = index;
+      channel->Push(std::move(update));
+    });
+  }
   std::vector<RequestId> ids;
   try {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      requests[i].request_id = res.get_header_value(kRequestIdHeader);
-      const int index = static_cast<int>(i);
-      ids.push_back(
-          engine->Submit(std::move(requests[i]), [channel, index](GenerationUpdate&& update) {
-            update.choice = index;
-            channel->Push(std::move(update));
-          }));
-    }
+    ids = engine->SubmitAll(std::move(requests), std::move(sinks));
   } catch (const std::exception& e) {
-    // One refused input refuses the request: the others stop before they cost more.
-    for (const RequestId id : ids) engine->Cancel(id);
     ReplyError(res, ApiErrorFrom(e), context.errors);
     return;
   }

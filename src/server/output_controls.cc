@@ -79,7 +79,15 @@ std::shared_ptr<const Grammar> ParseResponseFormat(const std::optional<RequestOb
                                                    const nlohmann::ordered_json& ordered,
                                                    const OutputShape& shape, bool* structured) {
   if (!format) return nullptr;
-  const std::string type = format->String("type").value_or("text");
+  const std::optional<std::string> sent_type = format->String("type");
+  // Without a type the format is text, as in llama-server, unless it carries a schema,
+  // which would otherwise be dropped while the client waits for JSON.
+  if (!sent_type && (format->Find("schema") != nullptr ||
+                     (*shape.json_schema_key != '\0' && format->Find(shape.json_schema_key)))) {
+    FailField(ErrorCode::kInvalidArgument, format->Field("type"),
+              "is required beside a schema; use \"json_schema\" (or \"json_object\")");
+  }
+  const std::string type = sent_type.value_or("text");
   if (type == "text") return nullptr;
   *structured = true;
   // llama-server's spellings: a schema beside either type, in the format object itself.

@@ -90,6 +90,17 @@ TEST(OutputControlsTest, ResponseFormatTypes) {
   EXPECT_EQ(
       ErrorOf(R"({"messages": [], "response_format": {"type": "xml"}})", "response_format.type"),
       "response_format.type: \"xml\" is not one of text, json_object, json_schema");
+  EXPECT_EQ(ErrorOf(R"({"messages": [], "response_format": {"schema": {"type": "object"}}})",
+                    "response_format.type"),
+            "response_format.type: is required beside a schema; use \"json_schema\" (or "
+            "\"json_object\")");
+  EXPECT_EQ(ErrorOf(R"({"messages": [], "response_format": {"json_schema": {"schema": {}}}})",
+                    "response_format.type"),
+            "response_format.type: is required beside a schema; use \"json_schema\" (or "
+            "\"json_object\")");
+  EXPECT_EQ(Parse(R"({"messages": [{"role": "user", "content": "hi"}], "response_format": {}})")
+                .generation.grammar,
+            nullptr);
   EXPECT_EQ(ErrorOf(R"({"messages": [], "response_format": {"type": "json_schema"}})",
                     "response_format.json_schema"),
             "response_format.json_schema: is required when type is \"json_schema\"");

@@ -8,6 +8,7 @@
 #include "engine/sampler.h"
 #include "image/smart_resize.h"
 #include "model/qwen3vl.h"
+#include "server/server_dialects.h"
 #include "text/chat_template.h"
 
 namespace qvl {
@@ -20,6 +21,8 @@ double Decimal(float value) { return std::round(static_cast<double>(value) * 1e6
 nlohmann::json DefaultParamsJson(const Engine& engine) {
   const SamplerConfig s = ResolveSampling({}, engine.model().folder().generation, 0);
   const int max_tokens = engine.options().default_max_tokens;
+  nlohmann::json chain = nlohmann::json::array({SamplerStepName(SamplerStep::kPenalties)});
+  for (SamplerStep step : s.chain) chain.push_back(SamplerStepName(step));
   return {{"temperature", s.greedy ? 0.0 : Decimal(s.temperature)},
           {"top_p", Decimal(s.top_p)},
           {"top_k", s.top_k},
@@ -27,6 +30,7 @@ nlohmann::json DefaultParamsJson(const Engine& engine) {
           {"repeat_penalty", Decimal(s.repetition_penalty)},
           {"presence_penalty", Decimal(s.presence_penalty)},
           {"frequency_penalty", Decimal(s.frequency_penalty)},
+          {"samplers", chain},
           {"n_predict", max_tokens},
           {"max_tokens", max_tokens},
           {"speculative.n_max", engine.options().draft_tokens}};

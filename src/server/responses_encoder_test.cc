@@ -50,6 +50,58 @@ bool IsTerminal(const std::string& name) {
   return name == "response.completed" || name == "response.incomplete" || name == "response.failed";
 }
 
+// One kind of an item's parts (reasoning summaries, reasoning content or message content)
+// and the events that build them: <parts>.added and .done, <texts>.delta and .done.
+struct PartEvents {
+  const char* list;  // the item's array of parts, which events index by <list>_index
+  const char* type;  // each part's type
+  const char* parts;
+  const char* texts;
+  bool logprobs;  // deltas carry logprobs that the text's done event repeats
+};
+constexpr PartEvents kSummaryParts = {"summary", "summary_text", "response.reasoning_summary_part",
+                                      "response.reasoning_summary_text", false};
+constexpr PartEvents kReasoningParts = {"content", "reasoning_text", "response.content_part",
+                                        "response.reasoning_text", false};
+constexpr PartEvents kMessageParts = {"content", "output_text", "response.content_part",
+                                      "response.output_text", true};
+
+// Applies the event `e` named `name`, one of `kind`'s, to `item` as Fold does; false when
+// the part it names is missing (a failure already reported).
+bool FoldPart(const PartEvents& kind, const std::string& name, const json& e, json& item) {
+  const std::string list = kind.list, parts_events = kind.parts, texts_events = kind.texts;
+  const size_t index = e[list + "_index"].get<size_t>();
+  json& parts = item[kind.list];
+  if (name == parts_events + ".added") {
+    EXPECT_EQ(index, parts.size());
+    parts.push_back(e["part"]);
+    return true;
+  }
+  if (index >= parts.size()) {
+    ADD_FAILURE() << "missing " << kind.type << " at index " << index << " for " << name;
+    return false;
+  }
+  json& part = parts[index];
+  EXPECT_EQ(part["type"], kind.type);
+  if (name == texts_events + ".delta") {
+    part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
+    if (kind.logprobs) {
+      for (const json& entry : e["logprobs"]) part["logprobs"].push_back(entry);
+    }
+  } else if (name == texts_events + ".done") {
+    EXPECT_EQ(part["text"], e["text"]);
+    if (kind.logprobs) {
+      EXPECT_EQ(part["logprobs"], e["logprobs"]);
+    }
+  } else if (name == parts_events + ".done") {
+    EXPECT_EQ(part, e["part"]);
+    part = e["part"];
+  } else {
+    ADD_FAILURE() << "unexpected event " << name;
+  }
+  return true;
+}
+
 // Builds the response from the events the way the openai SDK's ResponseStream does
 // (lib/responses/ResponseAccumulator: the snapshot starts as response.created's response,
 // items are pushed by output_item.added and replaced by output_item.done, deltas append)
@@ -117,77 +169,15 @@ json Fold(const std::vector<NamedEvent>& events) {
     }
     if (name.rfind("response.reasoning_summary_", 0) == 0) {
       EXPECT_EQ(item["type"], "reasoning") << name;
-      const size_t summary = e["summary_index"].get<size_t>();
-      if (name == "response.reasoning_summary_part.added") {
-        EXPECT_EQ(summary, item["summary"].size());
-        item["summary"].push_back(e["part"]);
-        continue;
-      }
-      if (summary >= item["summary"].size()) {
-        ADD_FAILURE() << "missing summary at index " << summary << " for " << name;
-        return snapshot;
-      }
-      json& part = item["summary"][summary];
-      EXPECT_EQ(part["type"], "summary_text");
-      if (name == "response.reasoning_summary_text.delta") {
-        part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
-      } else if (name == "response.reasoning_summary_text.done") {
-        EXPECT_EQ(part["text"], e["text"]);
-      } else if (name == "response.reasoning_summary_part.done") {
-        EXPECT_EQ(part, e["part"]);
-      } else {
-        ADD_FAILURE() << "unexpected event " << name;
-      }
+      if (!FoldPart(kSummaryParts, name, e, item)) return snapshot;
       continue;
     }
-    const size_t content = e["content_index"].get<size_t>();
     if (item["type"] == "reasoning") {
-      if (name == "response.content_part.added") {
-        EXPECT_EQ(content, item["content"].size());
-        item["content"].push_back(e["part"]);
-        continue;
-      }
-      if (content >= item["content"].size()) {
-        ADD_FAILURE() << "missing reasoning content at index " << content << " for " << name;
-        return snapshot;
-      }
-      json& part = item["content"][content];
-      EXPECT_EQ(part["type"], "reasoning_text");
-      if (name == "response.reasoning_text.delta") {
-        part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
-      } else if (name == "response.reasoning_text.done") {
-        EXPECT_EQ(part["text"], e["text"]);
-      } else if (name == "response.content_part.done") {
-        EXPECT_EQ(part, e["part"]);
-      } else {
-        ADD_FAILURE() << "unexpected event " << name;
-      }
+      if (!FoldPart(kReasoningParts, name, e, item)) return snapshot;
       continue;
     }
     EXPECT_EQ(item["type"], "message") << name;
-    if (name == "response.content_part.added") {
-      EXPECT_EQ(content, item["content"].size());
-      item["content"].push_back(e["part"]);
-      continue;
-    }
-    if (content >= item["content"].size()) {
-      ADD_FAILURE() << "missing content at index " << content << " for " << name;
-      return snapshot;
-    }
-    json& part = item["content"][content];
-    EXPECT_EQ(part["type"], "output_text");
-    if (name == "response.output_text.delta") {
-      part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
-      for (const json& entry : e["logprobs"]) part["logprobs"].push_back(entry);
-    } else if (name == "response.output_text.done") {
-      EXPECT_EQ(part["text"], e["text"]);
-      EXPECT_EQ(part["logprobs"], e["logprobs"]);
-    } else if (name == "response.content_part.done") {
-      EXPECT_EQ(part, e["part"]);
-      part = e["part"];
-    } else {
-      ADD_FAILURE() << "unexpected event " << name;
-    }
+    if (!FoldPart(kMessageParts, name, e, item)) return snapshot;
   }
   ADD_FAILURE() << "no terminal event";
   return snapshot;

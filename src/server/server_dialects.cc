@@ -1,14 +1,19 @@
 #include "server/server_dialects.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
 #include "grammar/gbnf_grammar.h"
 #include "grammar/grammar.h"
+#include "server/json_depth.h"
 #include "server/output_controls.h"
 #include "text/chat_template.h"
 
@@ -61,12 +66,124 @@ void RefuseUnlessNeutral(const RequestObject& body, const char* key, const nlohm
   }
 }
 
+struct SamplerName {
+  const char* name;
+  char letter;                      // llama-server's one-letter spelling
+  std::optional<SamplerStep> step;  // none: a sampler qvl does not have, which its own
+                                    // fields keep off, so it is no link at all
+};
+
+// llama-server's names for the links of its chain (common/sampling.cpp), one per link;
+// "temp", "top-k", "nucleus" and the like are its spellings for names here.
+constexpr SamplerName kSamplerNames[] = {
+    {"penalties", 'e', SamplerStep::kPenalties},
+    {"top_k", 'k', SamplerStep::kTopK},
+    {"top_p", 'p', SamplerStep::kTopP},
+    {"min_p", 'm', SamplerStep::kMinP},
+    {"temperature", 't', SamplerStep::kTemperature},
+    {"dry", 'd', std::nullopt},
+    {"typ_p", 'y', std::nullopt},
+    {"xtc", 'x', std::nullopt},
+    {"top_n_sigma", 's', std::nullopt},
+    {"infill", 'i', std::nullopt},
+};
+constexpr std::pair<const char*, const char*> kSamplerAltNames[] = {
+    {"temp", "temperature"},        {"top-k", "top_k"}, {"top-p", "top_p"},
+    {"nucleus", "top_p"},           {"min-p", "min_p"}, {"typical", "typ_p"},
+    {"typical-p", "typ_p"},         {"typ-p", "typ_p"}, {"typ", "typ_p"},
+    {"top-n-sigma", "top_n_sigma"},
+};
+
+const SamplerName* FindSampler(std::string_view name) {
+  for (const auto& [alt, canonical] : kSamplerAltNames) {
+    if (name == alt) name = canonical;
+  }
+  for (const SamplerName& s : kSamplerNames) {
+    if (name == s.name || (name.size() == 1 && name[0] == s.letter)) return &s;
+  }
+  return nullptr;
+}
+
+// llama-server's `samplers`: its chain, as a list of names or a string of letters
+// ("edkypmxt"). Each link at most once.
+std::vector<SamplerStep> ParseSamplerChain(const nlohmann::json& value) {
+  std::vector<SamplerStep> chain;
+  std::vector<const SamplerName*> seen;
+  const auto add = [&](std::string_view name) {
+    const SamplerName* sampler = FindSampler(name);
+    if (sampler == nullptr) {
+      FailField(ErrorCode::kInvalidArgument, "samplers", "unknown sampler \"", name,
+                "\"; qvl has penalties (e), top_k (k), top_p (p), min_p (m) and temperature "
+                "(t), and takes dry, typ_p, xtc, top_n_sigma and infill while they are off");
+    }
+    if (std::find(seen.begin(), seen.end(), sampler) != seen.end()) {
+      FailField(ErrorCode::kInvalidArgument, "samplers", "lists ", sampler->name, " twice");
+    }
+    seen.push_back(sampler);
+    if (sampler->step) chain.push_back(*sampler->step);
+  };
+  if (value.is_string()) {
+    const std::string& letters = value.get_ref<const std::string&>();
+    for (size_t i = 0; i < letters.size(); ++i) add(std::string_view(letters).substr(i, 1));
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_string()) {
+        FailField(ErrorCode::kInvalidArgument, IndexField("samplers", i),
+                  "expected a sampler's name, got ", JsonKind(value[i]));
+      }
+      add(value[i].get_ref<const std::string&>());
+    }
+  } else {
+    FailField(ErrorCode::kInvalidArgument, "samplers",
+              "expected a list of sampler names or a string of their letters, got ",
+              JsonKind(value));
+  }
+  return chain;
+}
+
+// llama-server's sampling fields on its OpenAI routes. repeat_penalty is its name for the
+// repetition penalty; the samplers qvl does not have are taken only at the value that
+// turns them off (what llama-server's web UI sends by default), as Ollama's options are.
+void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
+  const ParamRange& range = request_ranges::kRepetitionPenalty;
+  if (const std::optional<double> penalty =
+          body.Number("repeat_penalty", range.min, range.max, range.min_exclusive)) {
+    if (s->repetition_penalty && *s->repetition_penalty != static_cast<float>(*penalty)) {
+      FailField(ErrorCode::kInvalidArgument, "repeat_penalty",
+                "cannot be combined with repetition_penalty (llama-server's name for it) at "
+                "another value");
+    }
+    s->repetition_penalty = static_cast<float>(*penalty);
+  }
+  // The penalty's window. qvl's, as transformers', is the whole prompt and answer:
+  // llama-server's -1. Another window matters only beside a penalty that is on.
+  if (const std::optional<int64_t> window =
+          body.Int("repeat_last_n", -1, std::numeric_limits<int32_t>::max())) {
+    if (*window != -1 && s->repetition_penalty && *s->repetition_penalty != 1.0f) {
+      FailField(ErrorCode::kInvalidArgument, "repeat_last_n",
+                "is not supported beside a repetition penalty (qvl's counts every token of the "
+                "prompt and the answer); leave it out or at -1");
+    }
+  }
+  RefuseUnlessNeutral(body, "n_probs", 0,
+                      "token probabilities come with logprobs and top_logprobs");
+  RefuseUnlessNeutral(body, "typical_p", 1, "locally typical sampling");
+  RefuseUnlessNeutral(body, "mirostat", 0, "qvl samples with top_k, top_p and min_p");
+  RefuseUnlessNeutral(body, "dynatemp_range", 0, "the temperature is the request's temperature");
+  RefuseUnlessNeutral(body, "xtc_probability", 0, "XTC sampling");
+  RefuseUnlessNeutral(body, "dry_multiplier", 0, "DRY repetition penalties");
+  RefuseUnlessNeutral(body, "top_n_sigma", -1, "top-n-sigma sampling");
+  if (const nlohmann::json* samplers = body.Find("samplers")) {
+    s->chain = ParseSamplerChain(*samplers);
+  }
+}
+
 // A schema given as a JSON object or, as vLLM also takes it, as JSON text.
 nlohmann::ordered_json SchemaValue(const nlohmann::ordered_json& value, const std::string& field) {
   if (value.is_object()) return value;
   if (value.is_string()) {
     nlohmann::ordered_json parsed =
-        nlohmann::ordered_json::parse(value.get<std::string>(), nullptr, false);
+        ParseBoundedJson<nlohmann::ordered_json>(value.get_ref<const std::string&>());
     if (parsed.is_object()) return parsed;
   }
   FailField(ErrorCode::kInvalidArgument, field, "expected a JSON schema (an object), got ",
@@ -199,8 +316,16 @@ std::shared_ptr<const Grammar> CompileGuided(const Guided& guided, std::string_v
 
 }  // namespace
 
+std::string_view SamplerStepName(SamplerStep step) {
+  for (const SamplerName& s : kSamplerNames) {
+    if (s.step == step) return s.name;
+  }
+  return "";
+}
+
 void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g) {
   ParseNPredict(body, g);
+  ParseLlamaServerSampling(body, &g->sampling);
   ParseStopTokenIds(body, g);
   const ParamRange& min_tokens = request_ranges::kMinTokens;
   if (const std::optional<int64_t> n =

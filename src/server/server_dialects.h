@@ -17,9 +17,13 @@ namespace qvl {
 
 // Fields of any generation request (/v1/chat/completions, /v1/completions): llama-server's
 // n_predict is the token limit when no max_tokens is given (-1 and -2, "until the end",
-// the default); vLLM's stop_token_ids and min_tokens are read for the engine to check and
-// honour; vLLM's other sampling extensions are refused unless neutral.
+// the default), and its repeat_penalty the repetition penalty; vLLM's stop_token_ids and
+// min_tokens are read for the engine to check and honour; the other sampling extensions of
+// both are refused unless neutral.
 void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequest* g);
+
+// llama-server's name for a link of the sampler chain ("top_k"), as its `samplers` lists it.
+std::string_view SamplerStepName(SamplerStep step);
 
 // Guided decoding as vLLM and llama-server ask for it, on /v1/chat/completions (after
 // ParseOutputControls) and /v1/completions: a JSON schema as vLLM's guided_json or

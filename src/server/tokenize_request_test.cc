@@ -7,6 +7,7 @@
 
 #include "base/field_error.h"
 #include "server/chat_request_policy_for_test.h"
+#include "server/request_checks_for_test.h"
 #include "tiny_cases.h"
 
 namespace qvl {
@@ -22,14 +23,7 @@ class TokenizeRequestTest : public ::testing::Test {
   template <typename ParseFn>
   std::string ErrorOf(ParseFn parse, const std::string& field,
                       ErrorCode code = ErrorCode::kInvalidArgument) {
-    try {
-      parse();
-    } catch (const FieldError& e) {
-      EXPECT_EQ(e.field(), field) << e.what();
-      EXPECT_EQ(e.code(), code) << e.what();
-      return e.what();
-    }
-    return "no error";
+    return testing::FieldErrorOf(parse, code, field);
   }
   std::string TokenizeError(const nlohmann::json& body, const std::string& field,
                             ErrorCode code = ErrorCode::kInvalidArgument) {

@@ -64,6 +64,9 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(params["min_p"], 0.0);
   EXPECT_EQ(params["repeat_penalty"], 1.0);
   EXPECT_EQ(params["presence_penalty"], 0.0);
+  // The order of the chain a request without `samplers` gets: transformers'.
+  EXPECT_EQ(params["samplers"],
+            (nlohmann::json{"penalties", "temperature", "top_k", "top_p", "min_p"}));
   EXPECT_EQ(params["max_tokens"], 100);
   EXPECT_EQ(params["n_predict"], 100);
   EXPECT_EQ(params["speculative.n_max"], 5);
