@@ -132,11 +132,7 @@ void CountCpus(CpuFeatures& f) {
 
 void ApplyCpuQuota(CpuFeatures& f) {
   f.cpu_quota = CgroupCpuQuota();
-  f.compute_cpus = f.physical_cores;
-  if (f.cpu_quota > 0.0) {
-    f.compute_cpus =
-        std::min(f.compute_cpus, std::max(1, static_cast<int>(std::ceil(f.cpu_quota))));
-  }
+  f.compute_cpus = std::min(f.physical_cores, GrantedCpus(f));
 }
 
 CpuFeatures Detect() {
@@ -254,6 +250,10 @@ CpuTier ActiveTier() {
     return t;
   }
   Fail(ErrorCode::kInvalidArgument, "QVL_CPU=", env, ": unknown tier; use one of ", names);
+}
+
+int GrantedCpus(const CpuFeatures& f) {
+  return f.cpu_quota > 0.0 ? std::max(1, static_cast<int>(std::ceil(f.cpu_quota))) : f.logical_cpus;
 }
 
 std::string DescribeCpu() {

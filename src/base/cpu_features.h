@@ -39,6 +39,10 @@ struct CpuFeatures {
   int compute_cpus = 1;
 };
 
+// The CPUs whose time this process may use: cpu_quota rounded up (a quota of 1.5 lets two
+// threads run), logical_cpus without a quota.
+int GrantedCpus(const CpuFeatures& f);
+
 // Kernel tiers, lowest first. A tier implies every tier below it on the same ISA, except
 // kAvxVnni: the AVX-512 tiers do not need it (Skylake-X to Ice Lake lack it), and they
 // run their own int8 kernels anyway.

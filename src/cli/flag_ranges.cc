@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <string>
 #include <system_error>
@@ -85,7 +84,7 @@ int CapThreads(int requested, const char* flag) {
     requested = cpus;
   }
   // A thread beyond the granted time only waits for its turn, and the others for it.
-  const int granted = f.cpu_quota > 0.0 ? static_cast<int>(std::ceil(f.cpu_quota)) : cpus;
+  const int granted = GrantedCpus(f);
   if (requested > granted) {
     LogInfo(flag, " ", requested, " is more than the ", f.cpu_quota,
             " CPUs' worth of time this process's control group grants; using ", granted);
