@@ -27,6 +27,18 @@ async function answerFigures(answer: Locator): Promise<Record<string, string>> {
   return Object.fromEntries(rows.flatMap((text, i) => (i % 2 ? [] : [[text, rows[i + 1]]])));
 }
 
+/**
+ * Opens the question editor of `scope` and returns its text box once the editor has
+ * taken the focus: it moves the caret to the end a frame after it opens, and a fill
+ * before that frame had its selected text put back before what it typed.
+ */
+async function editQuestion(scope: Page | Locator): Promise<Locator> {
+  await scope.getByRole("button", { name: "Edit the question" }).click();
+  const box = scope.getByRole("textbox", { name: "Your question, edited" });
+  await expect.poll(() => box.evaluate((el) => el === document.activeElement)).toBe(true);
+  return box;
+}
+
 /** The questions and answers shown, in order. */
 function shownTexts(page: Page): Promise<string[]> {
   return page.locator("article.message.user .message-text, article.message.assistant .markdown").allInnerTexts();
@@ -73,14 +85,13 @@ describe("answers and questions", () => {
 
     // An earlier question edited: sent with what came before it only, as a new branch.
     const first = page.locator("article.message.user").first();
-    await first.getByRole("button", { name: "Edit the question" }).click();
-    const editBox = first.getByRole("textbox", { name: "Your question, edited" });
+    const editBox = await editQuestion(first);
     expect(await editBox.inputValue()).toBe("What is this?");
     await editBox.fill("Never mind");
     await editBox.press("Escape");
     expect(await first.locator(".message-text").innerText()).toBe("What is this?");
     expect(requests).toHaveLength(3);
-    await first.getByRole("button", { name: "Edit the question" }).click();
+    await editQuestion(first);
     await editBox.fill("What is it, in short?");
     await editBox.press("Enter");
     await waitForAnswer(page, 60_000, "In short: a photo.");
@@ -259,9 +270,8 @@ describe("answers and questions", () => {
     await expect.poll(() => requests.length).toBe(2);
     await waitForAnswer(page);
     expect(requests[1].response_format).toEqual({ type: "json_object" });
-    await page.getByRole("button", { name: "Edit the question" }).click();
+    await (await editQuestion(page)).fill("List the fields.");
     const editor = page.getByRole("form", { name: "Edit the question" });
-    await editor.getByRole("textbox", { name: "Your question, edited" }).fill("List the fields.");
     await editor.getByRole("button", { name: "Send" }).click();
     await waitForAnswer(page, 60_000, "Vendor: ACME");
     expect(requests[2].response_format).toBeUndefined();
