@@ -40,8 +40,10 @@
 #include "engine/video_budget_policy.h"
 #include "image/image_budget.h"
 #include "image/video_budget.h"
+#include "model/dtype_words.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
+#include "ops/attention.h"
 #include "ops/compute_probe.h"
 
 namespace qvl::cli {
@@ -228,8 +230,9 @@ int RunBench(const BenchFlags& flags) {
   // Bytes a decode step reads: the weight matrices plus, on average over the generated
   // tokens, the KV cache (keys and values of every layer).
   const TextConfig& tc = loaded->model->config().text;
-  const double kv_per_token = 2.0 * tc.num_layers * tc.num_kv_heads * tc.head_dim *
-                              DTypeSize(loaded->model->options().kv_dtype);
+  const double kv_per_token =
+      2.0 * tc.num_layers * tc.num_kv_heads *
+      static_cast<double>(KvTokenBytes(loaded->model->options().kv_dtype, tc.head_dim));
   const double step_bytes = static_cast<double>(loaded->model->text().weight_bytes()) +
                             kv_per_token * (shape.prompt_tokens + flags.tokens / 2.0);
   const double bound_tok_s = bandwidth * 1e9 / step_bytes;
@@ -242,6 +245,7 @@ int RunBench(const BenchFlags& flags) {
   j["measured_at"] = UtcNow();
   j["dtype"] = dtype;
   j["vision_dtype"] = vision_dtype;
+  j["kv_cache_type"] = KvCacheTypeName(options.kv_dtype);
   j["threads"] = pool.size();
   j["kernel_tier"] = CpuTierName(ActiveTier());
   j["cpu"] = DescribeCpu();

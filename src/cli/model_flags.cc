@@ -9,7 +9,7 @@
 
 namespace qvl::cli {
 
-void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
+void ModelFlags::AddTo(CLI::App* verb, bool model_required, bool kv_cache) {
   CLI::Option* m =
       verb->add_option("-m,--model", model, "model folder, or ORG/NAME from the Hugging Face hub");
   if (model_required) m->required();
@@ -18,6 +18,12 @@ void ModelFlags::AddTo(CLI::App* verb, bool model_required) {
   verb->add_option("--vision-dtype", vision_dtype,
                    StrCat("vision tower weights: ", DtypeChoices(),
                           " (default: as --dtype; bf16 on CPUs with AMX)"));
+  if (kv_cache) {
+    verb->add_option("--kv-cache-type", kv_cache_type,
+                     StrCat("KV cache elements: ", KvCacheTypeChoices(),
+                            " (q8: about half the memory of bf16; default bf16, f32 with "
+                            "--dtype f32)"));
+  }
   verb->add_option("--weight-cache", weight_cache,
                    "folder for packed weights (default ~/.cache/qvl; 'none' keeps them in memory)");
   verb->add_option("-t,--threads", threads,
@@ -53,7 +59,9 @@ ModelOptions ModelFlags::Options() const {
                                           : ParseDtype("--vision-dtype", vision_dtype);
   const bool exact = dtype == "f32" && (vision_dtype.empty() || vision_dtype == "f32");
   o.precision = exact ? MatmulPrecision::kF32 : MatmulPrecision::kBF16;
-  o.kv_dtype = exact ? DType::kF32 : DType::kBF16;
+  o.kv_dtype = !kv_cache_type.empty() ? ParseKvCacheType("--kv-cache-type", kv_cache_type)
+               : exact                ? DType::kF32
+                                      : DType::kBF16;
   o.weight_cache_dir = weight_cache;
   return o;
 }

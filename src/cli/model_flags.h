@@ -1,5 +1,6 @@
-// The flags every verb that loads a model shares (-m, --dtype, --vision-dtype, --threads,
-// --no-download), and their meaning: which folder, which weight formats.
+// The flags every verb that loads a model shares (-m, --dtype, --vision-dtype,
+// --kv-cache-type, --threads, --no-download), and their meaning: which folder, which
+// weight and cache formats.
 #pragma once
 
 #include <string>
@@ -23,10 +24,12 @@ struct ModelFlags {
   std::string dtype = "q8";       // text decoder: one of DtypeChoices()
   std::string vision_dtype = "";  // vision tower; "" = DefaultVisionWeights(--dtype)
   std::string weight_cache;       // packed-weight cache folder; "none" = keep in memory
+  std::string kv_cache_type;      // one of KvCacheTypeChoices(); "" = bf16 (f32 with --dtype f32)
   int threads = 0;                // as given; Threads() is what to use
   bool no_download = false;
 
-  void AddTo(CLI::App* verb, bool model_required = true);
+  // `kv_cache`: the verb runs the model and takes --kv-cache-type.
+  void AddTo(CLI::App* verb, bool model_required = true, bool kv_cache = true);
   // The model folder: the path as given, or ORG/NAME found in (or pulled into) the
   // Hugging Face cache. Throws Error naming what is missing.
   std::string ResolveFolder() const;

@@ -19,7 +19,7 @@ void AddQuantizeVerb(CLI::App& app) {
   auto flags = std::make_shared<ModelFlags>();
   CLI::App* verb = app.add_subcommand(
       "quantize", "Pack / quantize a model's weights into the cache for an instant start");
-  flags->AddTo(verb);
+  flags->AddTo(verb, /*model_required=*/true, /*kv_cache=*/false);
   verb->callback([flags] {
     const ModelOptions options = flags->Options();
     const std::string dir = flags->ResolveFolder();

@@ -32,6 +32,7 @@
 #include "engine/video_budget_policy.h"
 #include "hub/model_resolver.h"
 #include "image/image_limits.h"
+#include "model/dtype_words.h"
 #include "model/qwen3vl.h"
 #include "server/api_server.h"
 #include "server/body_limit.h"
@@ -171,7 +172,8 @@ void Serve(const ServeFlags& flags) {
       engine = std::make_unique<Engine>(std::move(model), engine_options);
       server.SetEngine(engine.get());
       LogInfo("ready: ", flags.server.model_names.front(), " from ", dir, " in ", watch.Seconds(),
-              " s");
+              " s (KV cache ", KvCacheTypeName(model_options.kv_dtype), ", ",
+              engine->Stats().kv_pages_total * engine_options.kv_page_tokens, " tokens)");
     } catch (const std::exception& e) {
       load_error = e.what();
     }

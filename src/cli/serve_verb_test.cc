@@ -126,6 +126,13 @@ TEST(ServeVerb, EveryVerbTakesTheSameDtypeWords) {
       EXPECT_EQ(r.err, "qvl: error: " + flag + " bf16-packed: use f32, bf16, q8, q4 or w8a8\n");
     }
   }
+  for (const std::string verb :
+       {"serve --port 0", "run 'hi'", "bench", "dump --request x.json --out x"}) {
+    SCOPED_TRACE(verb);
+    const QvlRun r = RunQvl(verb + " -m " + kTinyModelDir + " --kv-cache-type q8_0");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "qvl: error: --kv-cache-type q8_0: use f32, bf16 or q8\n");
+  }
   // And print those words: quantize said "bf16-packed" for --dtype bf16.
   ScratchFolder cache("dtype_words");
   const QvlRun r =
@@ -185,6 +192,20 @@ TEST(ServeVerb, AHuggingFaceSnapshotIsServedAsOrgSlashName) {
       "-m " + snapshot + " --dtype f32 --weight-cache none -t 1", cache.File("serve.log"));
   EXPECT_THAT(log, HasSubstr("ready: Qwen/Qwen3-VL-2B-Instruct from " + snapshot));
   EXPECT_THAT(log, HasSubstr("stopping (SIGTERM)"));
+}
+
+// The ready line names the KV cache's type and how many tokens it holds: a q8 cache
+// holds 1.78 times bf16's in the same megabyte (the tiny model: 4 layers, 2 kv heads of
+// 32 dims; 36 bytes a token and head against 64).
+TEST(ServeVerb, TheReadyLineNamesTheKvCacheAndItsTokens) {
+  ScratchFolder folder("serve_kv_cache");
+  for (const auto& [type, tokens] : {std::pair<std::string, int>{"bf16", 1024}, {"q8", 1808}}) {
+    const std::string log =
+        ServeUntilReady("-m " + kTinyModelDir + " --weight-cache none -t 1 --kv-cache-mb 1 " +
+                            "--kv-cache-type " + type,
+                        folder.File("serve_" + type + ".log"));
+    EXPECT_THAT(log, HasSubstr("(KV cache " + type + ", " + std::to_string(tokens) + " tokens)"));
+  }
 }
 
 }  // namespace

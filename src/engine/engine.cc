@@ -55,7 +55,10 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
   if (kv_tokens < options_.context_tokens) {
     LogWarn("the KV cache holds ", kv_tokens, " tokens, fewer than the context of ",
             options_.context_tokens, ": longer prompts are refused and answers cut there; ",
-            "raise --kv-cache-mb or lower --ctx-size");
+            "raise --kv-cache-mb or lower --ctx-size",
+            model_->options().kv_dtype == DType::kI8
+                ? ""
+                : " (or --kv-cache-type q8: twice the tokens)");
   }
   thread_ = std::thread([this] { Run(); });
 }

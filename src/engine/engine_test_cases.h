@@ -106,10 +106,11 @@ struct Collector {
   }
 };
 
-inline std::unique_ptr<Engine> MakeEngine(EngineOptions options = EngineOptions()) {
+inline std::unique_ptr<Engine> MakeEngine(EngineOptions options = EngineOptions(),
+                                          DType kv_dtype = DType::kF32) {
   ModelOptions m;
   m.precision = MatmulPrecision::kF32;
-  m.kv_dtype = DType::kF32;
+  m.kv_dtype = kv_dtype;
   m.text_weights = m.vision_weights = WeightFormat::kBF16;  // the checkpoint's own, exact
   m.weight_cache_dir = "none";
   options.threads = 2;

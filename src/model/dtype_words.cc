@@ -13,7 +13,7 @@ namespace {
 // and quantizes them to int8 with a scale per output and a step per row.
 struct DtypeWord {
   const char* word;
-  WeightFormat format;
+  WeightFormat value;
 };
 constexpr DtypeWord kDtypeWords[] = {{"f32", WeightFormat::kBF16},
                                      {"bf16", WeightFormat::kBF16Packed},
@@ -21,29 +21,64 @@ constexpr DtypeWord kDtypeWords[] = {{"f32", WeightFormat::kBF16},
                                      {"q4", WeightFormat::kQ4},
                                      {"w8a8", WeightFormat::kW8A8}};
 
-}  // namespace
+// The words users name a KV cache's elements by (--kv-cache-type).
+struct KvWord {
+  const char* word;
+  DType value;
+};
+constexpr KvWord kKvWords[] = {{"f32", DType::kF32}, {"bf16", DType::kBF16}, {"q8", DType::kI8}};
 
-std::string DtypeChoices() {
+// "a, b or c" of the words of `table`.
+template <typename Table>
+std::string Choices(const Table& table) {
   std::string words;
-  const size_t n = std::size(kDtypeWords);
+  const size_t n = std::size(table);
   for (size_t i = 0; i < n; ++i) {
-    words += StrCat(i == 0 ? "" : i + 1 == n ? " or " : ", ", kDtypeWords[i].word);
+    words += StrCat(i == 0 ? "" : i + 1 == n ? " or " : ", ", table[i].word);
   }
   return words;
 }
 
-WeightFormat ParseDtype(std::string_view flag, std::string_view word) {
-  for (const DtypeWord& d : kDtypeWords) {
-    if (word == d.word) return d.format;
+// The value of `word` in `table`; an error naming `flag` and the choices otherwise.
+template <typename Table>
+auto Parse(const Table& table, std::string_view flag, std::string_view word) {
+  for (const auto& entry : table) {
+    if (word == entry.word) return entry.value;
   }
-  Fail(ErrorCode::kInvalidArgument, flag, " ", word, ": use ", DtypeChoices());
+  Fail(ErrorCode::kInvalidArgument, flag, " ", word, ": use ", Choices(table));
+}
+
+// The word of `value` in `table`, or nullptr.
+template <typename Table, typename Value>
+const char* WordOf(const Table& table, Value value) {
+  for (const auto& entry : table) {
+    if (entry.value == value) return entry.word;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string DtypeChoices() { return Choices(kDtypeWords); }
+
+WeightFormat ParseDtype(std::string_view flag, std::string_view word) {
+  return Parse(kDtypeWords, flag, word);
 }
 
 std::string DtypeName(WeightFormat format) {
-  for (const DtypeWord& d : kDtypeWords) {
-    if (d.format == format) return d.word;
-  }
-  return WeightFormatName(format);
+  const char* word = WordOf(kDtypeWords, format);
+  return word != nullptr ? word : WeightFormatName(format);
+}
+
+std::string KvCacheTypeChoices() { return Choices(kKvWords); }
+
+DType ParseKvCacheType(std::string_view flag, std::string_view word) {
+  return Parse(kKvWords, flag, word);
+}
+
+std::string KvCacheTypeName(DType dtype) {
+  const char* word = WordOf(kKvWords, dtype);
+  return word != nullptr ? std::string(word) : std::string(DTypeName(dtype));
 }
 
 }  // namespace qvl

@@ -26,7 +26,7 @@ uint8_t* MapZeroed(size_t bytes) {
 
 size_t KvPool::PageBytes(const TextConfig& config, DType dtype, int page_size) {
   return static_cast<size_t>(config.num_layers) * 2 * config.num_kv_heads * page_size *
-         config.head_dim * DTypeSize(dtype);
+         static_cast<size_t>(KvTokenBytes(dtype, config.head_dim));
 }
 
 KvPool::KvPool(const TextConfig& config, DType dtype, int page_size, size_t budget_bytes)
@@ -34,17 +34,9 @@ KvPool::KvPool(const TextConfig& config, DType dtype, int page_size, size_t budg
       page_size_(page_size),
       layers_(config.num_layers),
       kv_heads_(config.num_kv_heads),
-      head_dim_(config.head_dim),
-      page_elems_(static_cast<size_t>(config.num_layers) * 2 * config.num_kv_heads * page_size *
-                  config.head_dim),
+      token_bytes_(static_cast<size_t>(KvTokenBytes(dtype, config.head_dim))),
       num_pages_(0) {
-  if (dtype != DType::kF32 && dtype != DType::kBF16) {
-    Fail(ErrorCode::kInvalidArgument, "KV cache dtype must be f32 or bf16");
-  }
-  if (page_size <= 0 || page_size % kKvGroupTokens != 0) {
-    Fail(ErrorCode::kInvalidArgument, "KV page size must be a positive multiple of ",
-         kKvGroupTokens);
-  }
+  CheckKvLayout(dtype, config.head_dim, page_size);
   num_pages_ = std::max<int64_t>(1, static_cast<int64_t>(budget_bytes / page_bytes()));
   memory_ = MapZeroed(bytes());
   refs_.assign(num_pages_, 0);
@@ -70,25 +62,24 @@ void KvPool::Release(int32_t page) {
 
 KvLayerView KvPool::Layer(int layer, const int32_t* pages) const {
   const size_t elem = DTypeSize(dtype_);
-  const size_t head_elems = static_cast<size_t>(page_size_) * head_dim_;
-  const size_t layer_elems = 2 * kv_heads_ * head_elems;
+  const size_t head_bytes = static_cast<size_t>(page_size_) * token_bytes_;
+  const size_t layer_bytes = 2 * kv_heads_ * head_bytes;
   KvLayerView v;
   v.dtype = dtype_;
-  v.k = memory_ + layer * layer_elems * elem;
-  v.v = memory_ + (layer * layer_elems + kv_heads_ * head_elems) * elem;
-  v.page_stride = static_cast<int64_t>(page_elems_);
-  v.head_stride = static_cast<int64_t>(head_elems);
+  v.k = memory_ + layer * layer_bytes;
+  v.v = memory_ + layer * layer_bytes + kv_heads_ * head_bytes;
+  v.page_stride = static_cast<int64_t>(page_bytes() / elem);
+  v.head_stride = static_cast<int64_t>(head_bytes / elem);
   v.page_size = page_size_;
   v.pages = pages;
   return v;
 }
 
 void KvPool::CopyPage(int32_t src, int32_t dst, int tokens) {
-  const size_t elem = DTypeSize(dtype_);
   // Slots are packed in groups of kKvGroupTokens (ops/attention.h): copy whole groups.
   const size_t groups = (static_cast<size_t>(tokens) + kKvGroupTokens - 1) / kKvGroupTokens;
-  const size_t run = groups * kKvGroupTokens * head_dim_ * elem;
-  const size_t head_bytes = static_cast<size_t>(page_size_) * head_dim_ * elem;
+  const size_t run = groups * kKvGroupTokens * token_bytes_;
+  const size_t head_bytes = static_cast<size_t>(page_size_) * token_bytes_;
   uint8_t* base = memory_;
   for (size_t block = 0; block < static_cast<size_t>(layers_) * 2 * kv_heads_; ++block) {
     std::memcpy(base + dst * page_bytes() + block * head_bytes,

@@ -1,8 +1,8 @@
 // The key/value cache of the text decoder, in fixed-size pages shared by all sequences.
 // A sequence owns a block table (page ids); a page holds `page_size` consecutive tokens
 // of every layer, laid out [layer][k|v][kv_head][token][head_dim] so attention reads each
-// head's keys contiguously. Pages are reference counted so sequences with a common
-// prefix share them (the engine's prefix cache).
+// head's keys contiguously; f32, bf16, or int8 with a scale per token and 32 dims (i8). Pages are
+// reference counted so sequences with a common prefix share them (the engine's prefix cache).
 #pragma once
 
 #include <cstddef>
@@ -29,7 +29,9 @@ class KvPool {
   int page_size() const { return page_size_; }
   int64_t num_pages() const { return num_pages_; }
   int64_t free_pages() const { return static_cast<int64_t>(free_.size()); }
-  size_t page_bytes() const { return page_elems_ * DTypeSize(dtype_); }
+  size_t page_bytes() const {
+    return static_cast<size_t>(layers_) * 2 * kv_heads_ * page_size_ * token_bytes_;
+  }
   size_t bytes() const { return page_bytes() * num_pages_; }
   DType dtype() const { return dtype_; }
 
@@ -52,8 +54,7 @@ class KvPool {
   int page_size_;
   int layers_;
   int kv_heads_;
-  int head_dim_;
-  size_t page_elems_;  // elements per page (all layers, k and v)
+  size_t token_bytes_;  // one token of one kv head (KvTokenBytes)
   int64_t num_pages_;
   uint8_t* memory_ = nullptr;  // anonymous mapping of bytes()
   std::vector<int32_t> refs_;

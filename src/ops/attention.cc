@@ -13,13 +13,16 @@
 #include "ops/attention_int8.h"
 #include "ops/attention_kernels.h"
 #include "ops/elementwise_kernels.h"
+#include "ops/weight_pack_internal.h"
 
 namespace qvl {
 namespace {
 
 using kernels::kKeyBlock;
 using kernels::kKeyGroup;
+using kernels::kKvI8Block;
 using kernels::KvGroupLayout;
+using kernels::KvI8GroupLayout;
 
 static_assert(kKvGroupTokens == kKeyGroup);
 
@@ -51,6 +54,10 @@ struct Workspace {
   alignas(64) float o[kMaxRows * kMaxHeadDim];
   alignas(64) float tail_k[kKeyGroup * kMaxHeadDim];
   alignas(64) float tail_v[kKeyGroup * kMaxHeadDim];
+  // Dequantized groups of an I8 cache (bf16), and a partial group's scales (zero past it).
+  alignas(64) uint16_t deq_k[kernels::kMaxGroups * kKeyGroup * kMaxHeadDim];
+  alignas(64) uint16_t deq_v[kernels::kMaxGroups * kKeyGroup * kMaxHeadDim];
+  alignas(64) float tail_scales[kKeyGroup * kMaxHeadDim / kKvI8Block];
   alignas(64) float l[kMaxRows * kernels::kSumLanes];
   float m[kMaxRows], alpha[kMaxRows];
   int valid[kMaxRows];
@@ -99,6 +106,46 @@ struct RowBlock {
   bool causal;
 };
 
+// Start of the int8 group holding token t (a multiple of 16) of kv head h.
+int8_t* I8GroupAt(const KvLayerView& kv, void* base, int h, int64_t t, int d) {
+  return static_cast<int8_t*>(base) + kv.pages[t / kv.page_size] * kv.page_stride +
+         h * kv.head_stride + (t % kv.page_size) / kKeyGroup * KvI8GroupLayout::GroupBytes(d);
+}
+
+// One int8 group as bf16 in `out`; tokens from `filled` on (slots past the sequence,
+// whose scales may be anything) come out as zeros.
+void DequantGroup(const kernels::AttentionKernels& kern, const int8_t* group, int d, int filled,
+                  bool values, float* tail_scales, uint16_t* out) {
+  const float* scales = reinterpret_cast<const float*>(group + KvI8GroupLayout::ScaleOffset(d));
+  if (filled < kKeyGroup) {
+    for (int b = 0; b < d / kKvI8Block; ++b) {
+      for (int j = 0; j < kKeyGroup; ++j) {
+        tail_scales[b * kKeyGroup + j] = j < filled ? scales[b * kKeyGroup + j] : 0.0f;
+      }
+    }
+    scales = tail_scales;
+  }
+  kern.dequant_kv_i8(group, scales, d, values, out);
+}
+
+// Keys and values of an I8 cache: a block's groups are dequantized to bf16 (per block of
+// query rows, so a prefill chunk's rows share the work) and attended as a BF16 cache.
+template <typename T>
+void GatherI8Groups(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head,
+                    int d, int64_t kb, int n_groups, int64_t key_end, Workspace& ws,
+                    const T** k_groups, const T** v_groups) {
+  for (int g = 0; g < n_groups; ++g) {
+    const int64_t t = kb + g * kKeyGroup;
+    const int filled = static_cast<int>(std::min<int64_t>(kKeyGroup, key_end - t));
+    uint16_t* k = ws.deq_k + g * kKeyGroup * d;
+    uint16_t* v = ws.deq_v + g * kKeyGroup * d;
+    DequantGroup(kern, I8GroupAt(kv, kv.k, kv_head, t, d), d, filled, false, ws.tail_scales, k);
+    DequantGroup(kern, I8GroupAt(kv, kv.v, kv_head, t, d), d, filled, true, ws.tail_scales, v);
+    k_groups[g] = reinterpret_cast<const T*>(k);
+    v_groups[g] = reinterpret_cast<const T*>(v);
+  }
+}
+
 template <typename T>
 void AttendBlock(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head, int d,
                  float scale, const RowBlock& b) {
@@ -125,26 +172,30 @@ void AttendBlock(const kernels::AttentionKernels& kern, const KvLayerView& kv, i
   for (int64_t kb = 0; kb < key_end; kb += kKeyBlock) {
     const int cols = static_cast<int>(std::min<int64_t>(kKeyBlock, key_end - kb));
     const int n_groups = (cols + kKeyGroup - 1) / kKeyGroup;
-    for (int g = 0; g < n_groups; ++g) {
-      const int64_t t = kb + g * kKeyGroup;
-      k_groups[g] = GroupAt<T>(kv, kv.k, kv_head, t, d);
-      v_groups[g] = GroupAt<T>(kv, kv.v, kv_head, t, d);
-      const int filled = static_cast<int>(std::min<int64_t>(kKeyGroup, key_end - t));
-      if (filled < kKeyGroup) {
-        // Slots past the sequence may hold anything (even NaN from a recycled page):
-        // read a zero-padded copy of the filled ones instead.
-        T* tk = reinterpret_cast<T*>(ws.tail_k);
-        T* tv = reinterpret_cast<T*>(ws.tail_v);
-        std::memset(tk, 0, sizeof(T) * kKeyGroup * d);
-        std::memset(tv, 0, sizeof(T) * kKeyGroup * d);
-        for (int j = 0; j < filled; ++j) {
-          for (int e = 0; e < d; ++e) {
-            tk[KeyOffset<T>(j, e, d)] = k_groups[g][KeyOffset<T>(j, e, d)];
-            tv[ValueOffset<T>(j, e, d)] = v_groups[g][ValueOffset<T>(j, e, d)];
+    if (kv.dtype == DType::kI8) {
+      GatherI8Groups<T>(kern, kv, kv_head, d, kb, n_groups, key_end, ws, k_groups, v_groups);
+    } else {
+      for (int g = 0; g < n_groups; ++g) {
+        const int64_t t = kb + g * kKeyGroup;
+        k_groups[g] = GroupAt<T>(kv, kv.k, kv_head, t, d);
+        v_groups[g] = GroupAt<T>(kv, kv.v, kv_head, t, d);
+        const int filled = static_cast<int>(std::min<int64_t>(kKeyGroup, key_end - t));
+        if (filled < kKeyGroup) {
+          // Slots past the sequence may hold anything (even NaN from a recycled page):
+          // read a zero-padded copy of the filled ones instead.
+          T* tk = reinterpret_cast<T*>(ws.tail_k);
+          T* tv = reinterpret_cast<T*>(ws.tail_v);
+          std::memset(tk, 0, sizeof(T) * kKeyGroup * d);
+          std::memset(tv, 0, sizeof(T) * kKeyGroup * d);
+          for (int j = 0; j < filled; ++j) {
+            for (int e = 0; e < d; ++e) {
+              tk[KeyOffset<T>(j, e, d)] = k_groups[g][KeyOffset<T>(j, e, d)];
+              tv[ValueOffset<T>(j, e, d)] = v_groups[g][ValueOffset<T>(j, e, d)];
+            }
           }
+          k_groups[g] = tk;
+          v_groups[g] = tv;
         }
-        k_groups[g] = tk;
-        v_groups[g] = tv;
       }
     }
     const int width = n_groups * kKeyGroup;
@@ -179,7 +230,7 @@ void AttendBlock(const kernels::AttentionKernels& kern, const KvLayerView& kv, i
 
 void Attend(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head, int d,
             float scale, const RowBlock& b) {
-  if (kv.dtype == DType::kBF16) {
+  if (kv.dtype == DType::kBF16 || kv.dtype == DType::kI8) {
     AttendBlock<uint16_t>(kern, kv, kv_head, d, scale, b);
   } else {
     AttendBlock<float>(kern, kv, kv_head, d, scale, b);
@@ -210,18 +261,39 @@ void StoreRows(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int d
   }
 }
 
-void CheckShape(DType dtype, int head_dim, int page_size) {
-  if (dtype != DType::kF32 && dtype != DType::kBF16) {
-    Fail(ErrorCode::kInvalidArgument, "attention needs f32 or bf16 keys and values, got ",
-         DTypeName(dtype));
-  }
-  if (head_dim <= 0 || head_dim > kMaxHeadDim || (dtype == DType::kBF16 && head_dim % 2 != 0)) {
-    Fail(ErrorCode::kInvalidArgument, "attention head_dim ", head_dim,
-         " is not supported (even, at most ", kMaxHeadDim, ")");
-  }
-  if (page_size <= 0 || page_size % kKeyGroup != 0) {
-    Fail(ErrorCode::kInvalidArgument, "KV page size ", page_size, " is not a multiple of ",
-         kKeyGroup);
+// Keys and values of `n` tokens quantized into int8 groups: per token, head and 32 dims,
+// scale = max |x| / 127 and codes round(x / scale), half to even. A block whose scale
+// would be denormal is stored as zeros, so no code times its scale is a denormal (which
+// vcvtneps2bf16 would flush and F32ToBf16 keep).
+void StoreRowsI8(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int d, const float* k,
+                 const float* v, int64_t stride) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t t = t0 + i;
+    const int j = static_cast<int>(t % kKeyGroup);
+    for (int h = 0; h < kv_heads; ++h) {
+      for (int which = 0; which < 2; ++which) {
+        int8_t* group = I8GroupAt(kv, which == 0 ? kv.k : kv.v, h, t - j, d);
+        float* scales = reinterpret_cast<float*>(group + KvI8GroupLayout::ScaleOffset(d));
+        const float* x = (which == 0 ? k : v) + i * stride + static_cast<int64_t>(h) * d;
+        for (int b = 0; b < d / kKvI8Block; ++b) {
+          float amax = 0.0f;
+          for (int e = b * kKvI8Block; e < (b + 1) * kKvI8Block; ++e) {
+            amax = std::max(amax, std::fabs(x[e]));
+          }
+          const bool normal = amax >= 127.0f * std::numeric_limits<float>::min();
+          const float inv = normal ? 127.0f / amax : 0.0f;
+          scales[b * kKeyGroup + j] = normal ? amax / 127.0f : 0.0f;
+          for (int e = b * kKvI8Block; e < (b + 1) * kKvI8Block; ++e) {
+            const int64_t at =
+                which == 0 ? KvGroupLayout::KeyBf16(j, e, d) : KvGroupLayout::ValueBf16(j, e, d);
+            const float code = pack::RoundToEven(x[e] * inv);
+            // Written so that NaN (a diverged model's keys) becomes a code, not a bad cast.
+            group[at] =
+                static_cast<int8_t>(code >= -127.0f ? (code <= 127.0f ? code : 127.0f) : -127.0f);
+          }
+        }
+      }
+    }
   }
 }
 
@@ -239,6 +311,31 @@ Panel& ThreadPanel() {
 
 }  // namespace
 
+void CheckKvLayout(DType dtype, int head_dim, int page_size) {
+  if (dtype == DType::kI8) {
+    if (head_dim <= 0 || head_dim > kMaxHeadDim || head_dim % kKvI8Block != 0) {
+      Fail(ErrorCode::kInvalidArgument, "an int8 KV cache needs a head_dim that is a multiple of ",
+           kKvI8Block, " (at most ", kMaxHeadDim, "), got ", head_dim);
+    }
+  } else if (dtype != DType::kF32 && dtype != DType::kBF16) {
+    Fail(ErrorCode::kInvalidArgument, "attention needs f32, bf16 or i8 keys and values, got ",
+         DTypeName(dtype));
+  }
+  if (head_dim <= 0 || head_dim > kMaxHeadDim || (dtype == DType::kBF16 && head_dim % 2 != 0)) {
+    Fail(ErrorCode::kInvalidArgument, "attention head_dim ", head_dim,
+         " is not supported (even, at most ", kMaxHeadDim, ")");
+  }
+  if (page_size <= 0 || page_size % kKeyGroup != 0) {
+    Fail(ErrorCode::kInvalidArgument, "KV page size ", page_size, " is not a multiple of ",
+         kKeyGroup);
+  }
+}
+
+int64_t KvTokenBytes(DType dtype, int head_dim) {
+  if (dtype == DType::kI8) return KvI8GroupLayout::GroupBytes(head_dim) / kKeyGroup;
+  return int64_t{head_dim} * static_cast<int64_t>(DTypeSize(dtype));
+}
+
 void ReleaseAttentionScratch() {
   ThreadPanel() = Panel();
   ReleaseInt8AttentionScratch();
@@ -246,8 +343,10 @@ void ReleaseAttentionScratch() {
 
 void StoreKv(const KvLayerView& kv, int64_t t0, int64_t n, int kv_heads, int head_dim,
              const float* k, const float* v, int64_t stride) {
-  CheckShape(kv.dtype, head_dim, kv.page_size);
-  if (kv.dtype == DType::kBF16) {
+  CheckKvLayout(kv.dtype, head_dim, kv.page_size);
+  if (kv.dtype == DType::kI8) {
+    StoreRowsI8(kv, t0, n, kv_heads, head_dim, k, v, stride);
+  } else if (kv.dtype == DType::kBF16) {
     StoreRows<uint16_t>(kv, t0, n, kv_heads, head_dim, k, v, stride);
   } else {
     StoreRows<float>(kv, t0, n, kv_heads, head_dim, k, v, stride);
@@ -259,14 +358,14 @@ void SegmentedFullAttention(const float* q, const float* k, const float* v, int6
                             DType dtype, float* out, int64_t out_stride, ThreadPool& pool) {
   if (dtype == DType::kI8) {
     if (Int8AttentionAvailable()) {
-      CheckShape(DType::kF32, head_dim, kKeyGroup);
+      CheckKvLayout(DType::kF32, head_dim, kKeyGroup);
       SegmentedFullAttentionInt8(q, k, v, stride, segments, heads, head_dim, scale, out, out_stride,
                                  pool);
       return;
     }
     dtype = head_dim % 2 == 0 ? DType::kBF16 : DType::kF32;
   }
-  CheckShape(dtype, head_dim, kKeyGroup);
+  CheckKvLayout(dtype, head_dim, kKeyGroup);
   const size_t num_segments = segments.size() < 2 ? 0 : segments.size() - 1;
   int64_t padded = 0;
   for (size_t s = 0; s < num_segments; ++s) {
@@ -371,7 +470,8 @@ void CausalAttention(std::span<const CausalAttentionJob> jobs, int heads, int kv
   if (group > kMaxRows) {
     Fail(ErrorCode::kInvalidArgument, "attention groups of ", group, " heads are not supported");
   }
-  for (const CausalAttentionJob& job : jobs) CheckShape(job.kv.dtype, head_dim, job.kv.page_size);
+  for (const CausalAttentionJob& job : jobs)
+    CheckKvLayout(job.kv.dtype, head_dim, job.kv.page_size);
   const int64_t queries_per_block = kMaxRows / 2 / group > 0 ? kMaxRows / 2 / group : 1;
   int64_t total = 0;
   for (const CausalAttentionJob& job : jobs) {

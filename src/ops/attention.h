@@ -9,10 +9,11 @@
 //
 // Precision follows the key/value dtype: F32 computes in float32; BF16 rounds q, k, v
 // and the probabilities to bfloat16 and accumulates in float32 (as bf16 inference does).
-// I8 (vision attention only) quantizes q, k, v and the probabilities to 8 bits,
+// I8 in the vision attention quantizes q, k, v and the probabilities to 8 bits,
 // SageAttention style (see ops/attention_int8.h): about 1.3 times the speed of BF16
 // and 1.5 times its error where AVX512-VNNI exists, BF16 (F32 for odd head dims) where
-// it does not.
+// it does not. An I8 KV cache (half the memory of BF16) stores keys and values as int8
+// with a scale per token and 32 dims, and attends in BF16 after dequantizing them.
 // Steady-state calls allocate nothing (per-thread workspaces grow to the largest call).
 #pragma once
 
@@ -38,9 +39,11 @@ void SegmentedFullAttention(const float* q, const float* k, const float* v, int6
 void ReleaseAttentionScratch();
 
 // One layer of one sequence's paged KV cache. Token t of kv head h lives in the group
-//   base + pages[t / page_size] * page_stride + h * head_stride + (t % page_size) * head_dim
-// for base = k or v, at position t % 16 of that 16-token group (KvGroupLayout).
-// Elements are F32 or BF16; page_size is a multiple of 16.
+//   base + pages[t / page_size] * page_stride + h * head_stride
+//        + (t % page_size) * KvTokenBytes(dtype, head_dim) / DTypeSize(dtype)
+// for base = k or v (strides in elements: bytes for I8), at position t % 16 of that
+// 16-token group (KvGroupLayout, KvI8GroupLayout). Elements are F32, BF16 or I8 (head_dim
+// a multiple of 32); page_size is a multiple of 16.
 struct KvLayerView {
   DType dtype = DType::kF32;
   void* k = nullptr;
@@ -53,6 +56,14 @@ struct KvLayerView {
 
 // Tokens per packed group; page sizes must be a multiple.
 constexpr int kKvGroupTokens = 16;
+
+// Bytes of one token of one kv head in a cache of `dtype`: head_dim elements, and for I8
+// a float scale per 32 of them.
+int64_t KvTokenBytes(DType dtype, int head_dim);
+
+// Throws Error(kInvalidArgument) naming what a cache of `dtype` with these head dims and
+// pages cannot hold.
+void CheckKvLayout(DType dtype, int head_dim, int page_size);
 
 // Writes keys and values of `n` tokens ([n, kv_heads, d], rows `stride` floats apart) to
 // cache slots t0 .. t0 + n - 1.

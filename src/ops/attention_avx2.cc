@@ -239,10 +239,54 @@ void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg,
   Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
 }
 
+// 8 codes times their scales, rounded to bf16 as F32ToBf16 (finite products).
+inline void DequantStore(const int8_t* codes, __m256 scale, uint16_t* out) {
+  const __m256 x = _mm256_cvtepi32_ps(
+      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes))));
+  const __m256i bits = _mm256_castps_si256(_mm256_mul_ps(x, scale));
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i*>(out),
+      _mm_packus_epi32(_mm256_castsi256_si128(rounded), _mm256_extracti128_si256(rounded, 1)));
+}
+
+void DequantKvI8(const int8_t* codes, const float* scales, int d, bool values, uint16_t* out) {
+  if (values) {
+    // A token pair's row: dim i of tokens 2p, 2p + 1 at 2i, 2i + 1; 4 dims per vector,
+    // all in one block, so the scales are the pair's two, repeated.
+    for (int p = 0; p < kKeyGroup / 2; ++p) {
+      for (int i = 0; i < d; i += 4) {
+        const float* pair = scales + i / kKvI8Block * kKeyGroup + 2 * p;
+        const __m256 scale =
+            _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(pair)));
+        const int64_t at = int64_t{p} * 2 * d + 2 * i;
+        DequantStore(codes + at, scale, out + at);
+      }
+    }
+    return;
+  }
+  // A dim pair's row: 16 tokens, two dims each, four tokens per vector, each scale twice.
+  const __m256i lower = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+  const __m256i upper = _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7);
+  for (int b = 0; b < d / kKvI8Block; ++b) {
+    const __m256 s0 = _mm256_loadu_ps(scales + b * kKeyGroup);
+    const __m256 s1 = _mm256_loadu_ps(scales + b * kKeyGroup + 8);
+    const __m256 pattern[4] = {
+        _mm256_permutevar8x32_ps(s0, lower), _mm256_permutevar8x32_ps(s0, upper),
+        _mm256_permutevar8x32_ps(s1, lower), _mm256_permutevar8x32_ps(s1, upper)};
+    for (int r = b * kKvI8Block / 2; r < (b + 1) * kKvI8Block / 2; ++r) {
+      const int64_t at = int64_t{r} * 2 * kKeyGroup;
+      for (int v = 0; v < 4; ++v) DequantStore(codes + at + 8 * v, pattern[v], out + at + 8 * v);
+    }
+  }
+}
+
 }  // namespace
 
 AttentionKernels Avx2AttentionKernels() {
-  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16};
+  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16, DequantKvI8};
 }
 
 }  // namespace qvl::kernels

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/attention_dequant_avx512.h"
 #include "ops/attention_kernels.h"
 #include "ops/attention_softmax_avx512.h"
 #include "ops/attention_tiles.h"
@@ -196,10 +197,14 @@ void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg,
   Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
 }
 
+void DequantKvI8(const int8_t* codes, const float* scales, int d, bool values, uint16_t* out) {
+  DequantKvI8Avx512(codes, scales, d, values, out, RoundByIntegerMath());
+}
+
 }  // namespace
 
 AttentionKernels Avx512AttentionKernels() {
-  return {QkF32, QkBf16, SoftmaxF32, SoftmaxBf16, PvF32, PvBf16};
+  return {QkF32, QkBf16, SoftmaxF32, SoftmaxBf16, PvF32, PvBf16, DequantKvI8};
 }
 
 }  // namespace qvl::kernels

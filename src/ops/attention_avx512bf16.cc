@@ -5,6 +5,7 @@
 // with plain loads. The f32 kernels are the AVX-512 tier's.
 #include <immintrin.h>
 
+#include "ops/attention_dequant_avx512.h"
 #include "ops/attention_kernels.h"
 #include "ops/attention_softmax_avx512.h"
 #include "ops/attention_tiles.h"
@@ -111,10 +112,15 @@ void SoftmaxBf16(const float* s, int64_t lds, int rows, int cols, const int* val
   SoftmaxBlock(s, lds, rows, cols, valid, scale_log2, m, l, alpha, p, ldp, RoundByInstruction());
 }
 
+void DequantKvI8(const int8_t* codes, const float* scales, int d, bool values, uint16_t* out) {
+  DequantKvI8Avx512(codes, scales, d, values, out, RoundByInstruction());
+}
+
 }  // namespace
 
 AttentionKernels Avx512Bf16AttentionKernels() {
   AttentionKernels k = Avx512AttentionKernels();
+  k.dequant_kv_i8 = DequantKvI8;
   k.qk_bf16 = QkBf16;
   k.softmax_bf16 = SoftmaxBf16;
   k.pv_bf16 = PvBf16;

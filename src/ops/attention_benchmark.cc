@@ -128,32 +128,36 @@ BENCHMARK(BM_Decode)
 
 // One decode step of all 28 layers of the 2B model at a cache depth, in the engine's KV
 // pool layout (model/kv_pool.h: a 16-token page holds every layer's keys and values, 1.8
-// MiB), so keys and values come from memory as in a real step, unlike BM_Decode's single
-// layer that stays in cache. At depth 782 on the EPYC: 3.5-4.4 ms, 21-26 GB/s while the
-// read probe gave 29 GB/s; transparent huge pages for the pool changed nothing.
+// MiB in bf16), so keys and values come from memory as in a real step, unlike BM_Decode's
+// single layer that stays in cache. Second argument: 0 a bf16 cache, 1 an int8 one
+// (--kv-cache-type q8, dequantized to bf16 block by block). At depth 782 on the EPYC
+// (bf16): 3.5-4.4 ms, 21-26 GB/s while the read probe gave 29 GB/s; transparent huge
+// pages for the pool changed nothing.
 void BM_DecodeStepLayers(benchmark::State& state) {
   const int64_t depth = state.range(0);
+  const DType dtype = state.range(1) == 0 ? DType::kBF16 : DType::kI8;
   const int heads = 16, kv_heads = 8, d = 128, layers = 28, page = 16;
-  const int64_t head_elems = int64_t{page} * d;
+  const int64_t elem = static_cast<int64_t>(DTypeSize(dtype));
+  const int64_t head_elems = int64_t{page} * KvTokenBytes(dtype, d) / elem;
   const int64_t layer_elems = 2 * kv_heads * head_elems;  // keys, then values
   const int64_t page_elems = layers * layer_elems;
   const int64_t n_pages = (depth + page - 1) / page;
-  const size_t bytes = static_cast<size_t>(n_pages * page_elems) * sizeof(uint16_t);
+  const size_t bytes = static_cast<size_t>(n_pages * page_elems * elem);
   void* raw = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) {
     state.SkipWithError("mmap failed");
     return;
   }
-  uint16_t* pool = static_cast<uint16_t*>(raw);
+  uint8_t* pool = static_cast<uint8_t*>(raw);
   std::vector<int32_t> pages;
   for (int64_t p = 0; p < n_pages; ++p) pages.push_back(static_cast<int32_t>(p));
   const auto kv = Random(depth * kv_heads * d);
   std::vector<KvLayerView> views(layers);
   for (int l = 0; l < layers; ++l) {
     KvLayerView& v = views[l];
-    v.dtype = DType::kBF16;
-    v.k = pool + l * layer_elems;
-    v.v = pool + l * layer_elems + kv_heads * head_elems;
+    v.dtype = dtype;
+    v.k = pool + l * layer_elems * elem;
+    v.v = pool + (l * layer_elems + kv_heads * head_elems) * elem;
     v.page_stride = page_elems;
     v.head_stride = head_elems;
     v.page_size = page;
@@ -169,12 +173,15 @@ void BM_DecodeStepLayers(benchmark::State& state) {
                       Pool());
     }
   }
-  const double read = 2.0 * layers * depth * kv_heads * d * sizeof(uint16_t);
+  const double read = 2.0 * layers * depth * kv_heads * KvTokenBytes(dtype, d);
   state.counters["KV GB/s"] =
       benchmark::Counter(read * state.iterations() / 1e9, benchmark::Counter::kIsRate);
   ::munmap(raw, bytes);
 }
-BENCHMARK(BM_DecodeStepLayers)->Arg(782)->Arg(2048)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_DecodeStepLayers)
+    ->ArgsProduct({{782, 2048, 4096}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace qvl

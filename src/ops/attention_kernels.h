@@ -47,6 +47,24 @@ struct KvGroupLayout {
   }
 };
 
+// The int8 KV cache (DType::kI8) stores a group as one byte per element, at the position
+// of the bf16 layout above (keys or values), followed by its scales, [d/32][16] floats:
+// token j's dims 32b .. 32b + 31 are code * scale[b][j] (blocks of 32 dims, as q8_0).
+// d must be a multiple of 32. Attention dequantizes a group to bf16 and runs the bf16
+// kernels.
+constexpr int kKvI8Block = 32;
+struct KvI8GroupLayout {
+  static int64_t ScaleOffset(int d) { return int64_t{kKeyGroup} * d; }  // bytes
+  static int64_t GroupBytes(int d) {
+    return ScaleOffset(d) + int64_t{kKeyGroup} * d / kKvI8Block * 4;
+  }
+};
+
+// out (16 d bf16, the bf16 key or value layout) = F32ToBf16(code * scale) of one int8
+// group's codes (laid out the same way) and scales ([d/32][16]).
+using DequantKvI8Fn = void (*)(const int8_t* codes, const float* scales, int d, bool values,
+                               uint16_t* out);
+
 // Scores of `rows` query rows against n_groups * kKeyGroup keys.
 using QkF32Fn = void (*)(const float* q, int64_t ldq, int rows, const float* const* k_groups,
                          int n_groups, int d, float* s, int64_t lds);
@@ -81,6 +99,7 @@ struct AttentionKernels {
   SoftmaxBf16Fn softmax_bf16;
   PvF32Fn pv_f32;
   PvBf16Fn pv_bf16;
+  DequantKvI8Fn dequant_kv_i8;
 };
 
 AttentionKernels ScalarAttentionKernels();

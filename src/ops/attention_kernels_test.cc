@@ -206,6 +206,50 @@ TEST(AttentionKernels, NeonTierHasItsOwnKernels) {
 }
 #endif
 
+// Random int8 groups (codes -127 .. 127, scales over several magnitudes, some 0 as for a
+// token past the sequence) dequantized by every tier: the same bf16 bits as the twin.
+TEST(AttentionKernels, DequantKvI8MatchesScalarTwinBitForBit) {
+  const AttentionKernels ref = ScalarAttentionKernels();
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> code(-127, 127);
+  std::uniform_real_distribution<float> exponent(-12.0f, 4.0f);
+  for (CpuTier tier : SimdTiers()) {
+    const AttentionKernels simd = AttentionKernelsFor(tier);
+    for (int d : {32, 64, 128, 256}) {
+      for (bool values : {false, true}) {
+        std::vector<int8_t> codes(kKeyGroup * d);
+        for (int8_t& c : codes) c = static_cast<int8_t>(code(rng));
+        std::vector<float> scales(kKeyGroup * d / kKvI8Block);
+        for (float& x : scales) x = std::exp2(exponent(rng));
+        scales[3] = 0.0f;
+        std::vector<uint16_t> got(codes.size()), want(codes.size());
+        simd.dequant_kv_i8(codes.data(), scales.data(), d, values, got.data());
+        ref.dequant_kv_i8(codes.data(), scales.data(), d, values, want.data());
+        EXPECT_EQ(got, want) << CpuTierName(tier) << " d=" << d << (values ? " values" : " keys");
+      }
+    }
+  }
+}
+
+// The twin against the layout's definition: one code, its block's scale, its position.
+TEST(AttentionKernels, DequantKvI8PutsEachCodeAtItsBf16Place) {
+  const int d = 64;
+  for (bool values : {false, true}) {
+    std::vector<int8_t> codes(kKeyGroup * d, 0);
+    std::vector<float> scales(kKeyGroup * d / kKvI8Block, 1.0f);
+    const int j = 5, i = 40;  // dims 32 .. 63 are block 1
+    const int64_t at = values ? KvGroupLayout::ValueBf16(j, i, d) : KvGroupLayout::KeyBf16(j, i, d);
+    codes[at] = -3;
+    scales[1 * kKeyGroup + j] = 0.5f;
+    std::vector<uint16_t> out(codes.size(), 0xffff);
+    ScalarAttentionKernels().dequant_kv_i8(codes.data(), scales.data(), d, values, out.data());
+    for (size_t e = 0; e < out.size(); ++e) {
+      EXPECT_EQ(Bf16ToF32(out[e]), static_cast<int64_t>(e) == at ? -1.5f : 0.0f)
+          << (values ? "values" : "keys") << " at " << e;
+    }
+  }
+}
+
 TEST(AttentionKernels, F32KernelsTakeOddHeadDims) {
   const AttentionKernels ref = ScalarAttentionKernels();
   std::mt19937 rng(12);

@@ -293,7 +293,14 @@ void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg,
 }  // namespace
 
 AttentionKernels NeonAttentionKernels() {
-  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16};
+  // Dequantizing the int8 KV cache is the scalar twin's (the compiler vectorizes it).
+  return {QkF32,
+          QkBf16,
+          Softmax<float>,
+          Softmax<uint16_t>,
+          PvF32,
+          PvBf16,
+          ScalarAttentionKernels().dequant_kv_i8};
 }
 
 }  // namespace qvl::kernels

@@ -95,10 +95,20 @@ void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* v_g
   Pv(p, ldp, rows, v_groups, n_groups, d, alpha, o, ldo, KvGroupLayout::ValueBf16);
 }
 
+void DequantKvI8(const int8_t* codes, const float* scales, int d, bool values, uint16_t* out) {
+  for (int j = 0; j < kKeyGroup; ++j) {
+    for (int i = 0; i < d; ++i) {
+      const int64_t at =
+          values ? KvGroupLayout::ValueBf16(j, i, d) : KvGroupLayout::KeyBf16(j, i, d);
+      out[at] = F32ToBf16(static_cast<float>(codes[at]) * scales[i / kKvI8Block * kKeyGroup + j]);
+    }
+  }
+}
+
 }  // namespace
 
 AttentionKernels ScalarAttentionKernels() {
-  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16};
+  return {QkF32, QkBf16, Softmax<float>, Softmax<uint16_t>, PvF32, PvBf16, DequantKvI8};
 }
 
 AttentionKernels AttentionKernelsFor(CpuTier tier) {
