@@ -112,6 +112,27 @@ int8_t* I8GroupAt(const KvLayerView& kv, void* base, int h, int64_t t, int d) {
          h * kv.head_stride + (t % kv.page_size) / kKeyGroup * KvI8GroupLayout::GroupBytes(d);
 }
 
+// Starts reading the int8 keys and values of n_groups groups of kv head h from slot t0
+// on. A cache page holds every layer, so each group is 2.3 KiB alone on its 4 KiB page:
+// dequantized one after the other, each waited on a page walk and then on its lines in
+// turn (the bf16 kernels read four groups at once and need no help: this slowed them).
+// A load from every group starts the walks together, then prefetches (which a missing
+// translation would drop) ask for the rest of the lines. BM_DecodeStepLayers at depth
+// 4096 on the Zen 5: 24.7-26.0 ms -> 16.2-16.6 ms, against bf16's 14 ms.
+void FetchI8Groups(const KvLayerView& kv, int h, int d, int64_t t0, int n_groups) {
+  int first_bytes = 0;
+  for (int g = 0; g < n_groups; ++g) {
+    for (void* base : {kv.k, kv.v}) {
+      const int8_t* group = I8GroupAt(kv, base, h, t0 + g * kKeyGroup, d);
+      first_bytes += group[0];
+      for (int64_t line = 64; line < KvI8GroupLayout::GroupBytes(d); line += 64) {
+        __builtin_prefetch(group + line);
+      }
+    }
+  }
+  asm volatile("" : : "r"(first_bytes));  // the loads are the point: keep them
+}
+
 // One int8 group as bf16 in `out`; tokens from `filled` on (slots past the sequence,
 // whose scales may be anything) come out as zeros.
 void DequantGroup(const kernels::AttentionKernels& kern, const int8_t* group, int d, int filled,
@@ -134,6 +155,7 @@ template <typename T>
 void GatherI8Groups(const kernels::AttentionKernels& kern, const KvLayerView& kv, int kv_head,
                     int d, int64_t kb, int n_groups, int64_t key_end, Workspace& ws,
                     const T** k_groups, const T** v_groups) {
+  FetchI8Groups(kv, kv_head, d, kb, n_groups);
   for (int g = 0; g < n_groups; ++g) {
     const int64_t t = kb + g * kKeyGroup;
     const int filled = static_cast<int>(std::min<int64_t>(kKeyGroup, key_end - t));
