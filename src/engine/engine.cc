@@ -58,7 +58,7 @@ Engine::Impl::Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& opt
             "raise --kv-cache-mb or lower --ctx-size",
             model_->options().kv_dtype == DType::kI8
                 ? ""
-                : " (or --kv-cache-type q8: twice the tokens)");
+                : " (or --kv-cache-type q8: 1.78 times the tokens)");
   }
   thread_ = std::thread([this] { Run(); });
 }

@@ -142,6 +142,10 @@ TEST(EngineAdmission, WarnsWhenTheKvCacheHoldsLessThanTheContext) {
     if (line.find("the KV cache holds 32 tokens, fewer than the context of 4096") !=
         std::string::npos) {
       ++warnings;
+      EXPECT_NE(line.find("raise --kv-cache-mb or lower --ctx-size (or --kv-cache-type q8: "
+                          "1.78 times the tokens)"),
+                std::string::npos)
+          << line;
     }
   }
   EXPECT_EQ(warnings, 1);

@@ -1,8 +1,9 @@
 // The key/value cache of the text decoder, in fixed-size pages shared by all sequences.
 // A sequence owns a block table (page ids); a page holds `page_size` consecutive tokens
 // of every layer, laid out [layer][k|v][kv_head][token][head_dim] so attention reads each
-// head's keys contiguously; f32, bf16, or int8 with a scale per token and 32 dims (i8). Pages are
-// reference counted so sequences with a common prefix share them (the engine's prefix cache).
+// head's keys contiguously: f32, bf16, or int8 with a scale per token and 32 dims (i8).
+// Pages are reference counted so sequences with a common prefix share them (the engine's
+// prefix cache).
 #pragma once
 
 #include <cstddef>

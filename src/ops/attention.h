@@ -12,8 +12,8 @@
 // I8 in the vision attention quantizes q, k, v and the probabilities to 8 bits,
 // SageAttention style (see ops/attention_int8.h): about 1.3 times the speed of BF16
 // and 1.5 times its error where AVX512-VNNI exists, BF16 (F32 for odd head dims) where
-// it does not. An I8 KV cache (half the memory of BF16) stores keys and values as int8
-// with a scale per token and 32 dims, and attends in BF16 after dequantizing them.
+// it does not. An I8 KV cache (0.56 times the memory of BF16) stores keys and values as
+// int8 with a scale per token and 32 dims, and attends in BF16 after dequantizing them.
 // Steady-state calls allocate nothing (per-thread workspaces grow to the largest call).
 #pragma once
 
