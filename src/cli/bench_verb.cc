@@ -41,9 +41,9 @@
 #include "image/image_budget.h"
 #include "image/video_budget.h"
 #include "model/dtype_words.h"
+#include "model/kv_pool.h"
 #include "model/packed_weight_cache.h"
 #include "model/qwen3vl.h"
-#include "ops/attention.h"
 #include "ops/compute_probe.h"
 
 namespace qvl::cli {
@@ -231,8 +231,7 @@ int RunBench(const BenchFlags& flags) {
   // tokens, the KV cache (keys and values of every layer).
   const TextConfig& tc = loaded->model->config().text;
   const double kv_per_token =
-      2.0 * tc.num_layers * tc.num_kv_heads *
-      static_cast<double>(KvTokenBytes(loaded->model->options().kv_dtype, tc.head_dim));
+      static_cast<double>(KvPool::PageBytes(tc, loaded->model->options().kv_dtype, 1));
   const double step_bytes = static_cast<double>(loaded->model->text().weight_bytes()) +
                             kv_per_token * (shape.prompt_tokens + flags.tokens / 2.0);
   const double bound_tok_s = bandwidth * 1e9 / step_bytes;

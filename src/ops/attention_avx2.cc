@@ -239,17 +239,11 @@ void PvBf16(const uint16_t* p, int64_t ldp, int rows, const uint16_t* const* vg,
   Pv(p, ldp, rows, vg, n_groups, d, alpha, o, ldo);
 }
 
-// 8 codes times their scales, rounded to bf16 as F32ToBf16 (finite products).
+// 8 codes times their scales, rounded to bf16 (finite products).
 inline void DequantStore(const int8_t* codes, __m256 scale, uint16_t* out) {
   const __m256 x = _mm256_cvtepi32_ps(
       _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes))));
-  const __m256i bits = _mm256_castps_si256(_mm256_mul_ps(x, scale));
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-  const __m256i rounded = _mm256_srli_epi32(
-      _mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  _mm_storeu_si128(
-      reinterpret_cast<__m128i*>(out),
-      _mm_packus_epi32(_mm256_castsi256_si128(rounded), _mm256_extracti128_si256(rounded, 1)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), avx2::RoundToBf16(_mm256_mul_ps(x, scale)));
 }
 
 void DequantKvI8(const int8_t* codes, const float* scales, int d, bool values, uint16_t* out) {

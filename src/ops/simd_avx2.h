@@ -37,6 +37,16 @@ inline __m256 OddHalves(__m256i x) {
   return _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
 }
 
+// f32 -> bf16 with round-to-nearest-even (finite inputs), as F32ToBf16 and
+// avx512::RoundToBf16.
+inline __m128i RoundToBf16(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  const __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  return _mm_packus_epi32(_mm256_castsi256_si128(rounded), _mm256_extracti128_si256(rounded, 1));
+}
+
 // One stage h = 1, 2 or 4 of the unnormalized Walsh-Hadamard transform on 8 lanes (see
 // ops/hadamard.h): lanes with bit h clear get x[j] + x[j + h], the others x[j - h] - x[j],
 // the same additions as the scalar loops, so every tier rotates to the same bits.
