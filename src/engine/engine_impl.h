@@ -24,6 +24,12 @@
 
 namespace qvl {
 
+// Most logit rows one step computes for prompts whose logprobs are asked for
+// (GenerationRequest::prompt_logprobs), which want a row per token where others want one
+// per prompt: a row is vocab_size floats (0.6 MB for Qwen3-VL's 151,936 tokens), so their
+// prompt chunks are cut to this many tokens a step to keep the logits buffer small.
+inline constexpr int64_t kPromptLogprobRows = 32;
+
 class Engine::Impl {
  public:
   Impl(std::unique_ptr<Qwen3VLModel> model, const EngineOptions& options);
@@ -73,6 +79,9 @@ class Engine::Impl {
   // full KV pages, copy its last partial one, and sample from the same `logits`.
   void ForkChoices(Sequence& leader, const float* logits);
   void OnLogits(Sequence& seq, float* logits);
+  // The prompt_logprobs entries that prompt chunk `c` of `seq` gives: its logits rows
+  // (`logits`, one per token of the chunk) each predict the token after theirs.
+  void OnPromptLogits(Sequence& seq, const DecoderChunk& c, const float* logits);
   void OnEmbedding(Sequence& seq, int64_t row);
   // Guesses `seq`'s next tokens into `out`: what its grammar fixes, else a prompt lookup
   // (draft_lookup.h). Returns how many.
@@ -112,6 +121,7 @@ class Engine::Impl {
   std::vector<SequencePtr> active_;
   std::vector<float> logits_;
   std::vector<float> fork_logits_;  // a forked choice's copy of its leader's logits
+  std::vector<std::pair<int32_t, float>> prompt_top_;  // TokenLogprobs' scratch
   std::vector<DecoderChunk> chunks_;
   std::vector<Sequence*> chunk_owner_;
   // A decode chunk's tokens (the newest, then its draft) and M-RoPE rows, n each.

@@ -207,11 +207,17 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     }
   }
   const int64_t prompt_budget = budget;
+  int64_t prompt_logit_rows = kPromptLogprobRows;
   for (SequencePtr& s : active_) {
     Sequence& seq = *s;
     if (seq.phase != Sequence::Phase::kPrefill || seq.finished || budget <= 0) continue;
-    const int64_t n =
-        std::min<int64_t>(budget, static_cast<int64_t>(seq.tokens.size()) - seq.cached);
+    int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(seq.tokens.size()) - seq.cached);
+    const bool every_row = seq.NeedsPromptLogits();
+    if (every_row) {
+      n = std::min(n, prompt_logit_rows);
+      if (n == 0) continue;
+      prompt_logit_rows -= n;
+    }
     DecoderChunk c;
     c.tokens = std::span<const int32_t>(seq.tokens).subspan(seq.cached, n);
     c.positions = {seq.positions.row(0).data() + seq.cached,
@@ -219,7 +225,8 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
                    seq.positions.row(2).data() + seq.cached};
     c.cache_start = seq.cached;
     c.pages = seq.pages.data();
-    c.logit_rows = seq.cached + n == static_cast<int64_t>(seq.tokens.size()) ? 1 : 0;
+    const bool last = seq.cached + n == static_cast<int64_t>(seq.tokens.size());
+    c.logit_rows = every_row ? n : last ? 1 : 0;
     if (!seq.request->images.empty()) {
       c.visual = &seq.features;
       const ModelConfig& cfg = model_->config();
@@ -232,6 +239,14 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     budget -= n;
   }
   if (chunks_.empty()) return;
+  // Prompt chunks with a logits row per token need more rows than the buffer was sized for
+  // (kPromptLogprobRows at most): it grows the first time they come, so that a server never
+  // asked for prompt logprobs does not hold the memory.
+  int64_t logit_rows = 0;
+  for (const DecoderChunk& c : chunks_) logit_rows += c.logit_rows;
+  if (static_cast<size_t>(logit_rows * vocab_) > logits_.size()) {
+    logits_.resize(logit_rows * vocab_);
+  }
 
   const double start = NowSeconds();
   model_->text().Forward(chunks_, kv_.pool(), *pool_, logits_.data());
@@ -245,17 +260,24 @@ void Engine::Impl::RunBatch(double deadline, bool vision_ran) {
     Sequence& seq = *chunk_owner_[i];
     const DecoderChunk& c = chunks_[i];
     const int64_t n = static_cast<int64_t>(c.tokens.size());
-    if (c.logit_rows <= 1) {
+    if (seq.phase == Sequence::Phase::kPrefill) {
+      if (seq.NeedsPromptLogits()) OnPromptLogits(seq, c, &logits_[row * vocab_]);
       seq.cached += n;
-      if (c.logit_rows == 0) ReportProgress(seq);
-      if (c.logit_rows == 1) {
-        if (seq.request->embed) {
-          OnEmbedding(seq, row);
-        } else {
-          OnLogits(seq, &logits_[row * vocab_]);
-        }
-        ++row;
+      row += c.logit_rows;
+      // The prompt's last row gives its first token (or its embedding).
+      if (seq.cached < static_cast<int64_t>(seq.tokens.size())) {
+        ReportProgress(seq);
+      } else if (seq.request->embed) {
+        OnEmbedding(seq, row - 1);
+      } else {
+        OnLogits(seq, &logits_[(row - 1) * vocab_]);
       }
+      continue;
+    }
+    if (c.logit_rows == 1) {
+      seq.cached += 1;
+      OnLogits(seq, &logits_[row * vocab_]);
+      ++row;
       continue;
     }
     // A decode step with a draft: the sampler picks from each row in turn, and the next
@@ -309,12 +331,30 @@ void Engine::Impl::ForkChoices(Sequence& leader, const float* logits) {
   }
 }
 
+void Engine::Impl::OnPromptLogits(Sequence& seq, const DecoderChunk& c, const float* logits) {
+  const std::vector<int32_t>& prompt = seq.request->prompt;
+  const int64_t first = c.cache_start + static_cast<int64_t>(c.tokens.size()) - c.logit_rows;
+  for (int64_t j = 0; j < c.logit_rows; ++j) {
+    // Made in order, once: a preempted prompt read again skips those it has.
+    const int64_t next = first + j + 1;
+    if (next != static_cast<int64_t>(seq.prompt_logprobs.size()) ||
+        next >= static_cast<int64_t>(prompt.size())) {
+      continue;
+    }
+    seq.prompt_logprobs.push_back(TokenLogprobs(tokenizer_, logits + j * vocab_, vocab_,
+                                                prompt[next], seq.request->prompt_logprobs,
+                                                &prompt_top_));
+  }
+}
+
 void Engine::Impl::OnLogits(Sequence& seq, float* logits) {
   if (seq.unforked_choices > 0) ForkChoices(seq, logits);
   GenerationUpdate update;
   update.choice = seq.choice;
   int32_t token = 0;
   const FinishReason reason = SampleNextToken(seq, logits, vocab_, &token, &update);
+  // The prompt's logprobs go with the first update the client gets about the answer.
+  if (!update.text.empty() || !update.tokens.empty()) HandOverPromptLogprobs(seq, &update);
   const double now = NowSeconds();
   if (seq.first_token == 0) seq.first_token = now;
   seq.usage.completion_tokens = seq.output.generated();
@@ -363,6 +403,7 @@ void Engine::Impl::Finish(Sequence& seq, FinishReason reason, const std::string&
     update.stop_token = seq.output.matched_stop_token();
   }
   update.embedding = std::move(seq.embedding);
+  HandOverPromptLogprobs(seq, &update);
   {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.completion_tokens += update.usage.completion_tokens;

@@ -25,7 +25,9 @@ bool KvPaging::Ensure(Sequence& seq, int64_t slots) {
 bool KvPaging::Start(Sequence& seq) {
   const int64_t n = static_cast<int64_t>(seq.tokens.size());
   const int64_t page = pool_.page_size();
-  seq.pages = prefix_.Match(seq.keys, (n - 1) / page);
+  // A prompt whose logprobs are asked for needs the logits of every position: it reuses no
+  // KV (its own pages still go to the cache for others).
+  seq.pages = prefix_.Match(seq.keys, seq.NeedsPromptLogits() ? 0 : (n - 1) / page);
   seq.cached = static_cast<int64_t>(seq.pages.size()) * page;
   const int64_t needed = (n + page - 1) / page - static_cast<int64_t>(seq.pages.size());
   if (pool_.free_pages() < needed && !prefix_.EvictUntilFree(needed)) {

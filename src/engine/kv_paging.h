@@ -26,8 +26,9 @@ class KvPaging {
   // stay in the block table).
   bool Ensure(Sequence& seq, int64_t slots);
   // Pages for the whole of `seq.tokens`, the longest cached prefix of whole pages reused
-  // (sets seq.cached; at least the last token is left to compute, for its logits). False,
-  // holding nothing, when the pool cannot hold the rest.
+  // (sets seq.cached; at least the last token is left to compute, for its logits; none
+  // when it needs the prompt's logits). False, holding nothing, when the pool cannot hold
+  // the rest.
   bool Start(Sequence& seq);
   // Gives `seq`'s pages back; with `keep_in_prefix_cache` its full pages stay findable.
   void Release(Sequence& seq, bool keep_in_prefix_cache);

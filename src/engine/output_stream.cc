@@ -12,6 +12,17 @@ std::vector<int32_t> AnswerEndTokens(const OutputLimits& limits) {
   return out;
 }
 
+GeneratedToken TokenLogprobs(const Tokenizer& tokenizer, const float* logits, int64_t vocab,
+                             int32_t token, int n, std::vector<std::pair<int32_t, float>>* top) {
+  GeneratedToken t;
+  t.chosen.id = token;
+  t.chosen.text = std::string(tokenizer.TokenBytes(token));
+  TopLogprobs(logits, vocab, token, n, &t.chosen.logprob, top);
+  for (const auto& [id, lp] : *top)
+    t.top.push_back({id, std::string(tokenizer.TokenBytes(id)), lp});
+  return t;
+}
+
 OutputStream::OutputStream(const Tokenizer& tokenizer, const OutputLimits& limits)
     : tokenizer_(tokenizer),
       limits_(limits),
@@ -49,13 +60,8 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
   if (ends_reasoning) reasoning_end_at_ = generated_;
   const bool ends = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
   if (limits_.top_logprobs >= 0 && !ends) {
-    GeneratedToken t;
-    t.chosen.id = token;
-    t.chosen.text = std::string(tokenizer_.TokenBytes(token));
-    TopLogprobs(logits, vocab, token, limits_.top_logprobs, &t.chosen.logprob, &top_);
-    for (const auto& [id, lp] : top_)
-      t.top.push_back({id, std::string(tokenizer_.TokenBytes(id)), lp});
-    update->tokens.push_back(std::move(t));
+    update->tokens.push_back(
+        TokenLogprobs(tokenizer_, logits, vocab, token, limits_.top_logprobs, &top_));
   }
   if (ends) {
     if (IsStopToken(token)) stop_token_ = token;

@@ -42,6 +42,12 @@ struct OutputLimits {
 // request's stop token ids.
 std::vector<int32_t> AnswerEndTokens(const OutputLimits& limits);
 
+// `token` with its logprob under the raw `logits` and the `n` most likely tokens there, each
+// with its bytes as text: an entry of GenerationUpdate::tokens or prompt_tokens. `top` is
+// scratch, kept by the caller so that a decode step does not allocate for it.
+GeneratedToken TokenLogprobs(const Tokenizer& tokenizer, const float* logits, int64_t vocab,
+                             int32_t token, int n, std::vector<std::pair<int32_t, float>>* top);
+
 class OutputStream {
  public:
   OutputStream(const Tokenizer& tokenizer, const OutputLimits& limits);

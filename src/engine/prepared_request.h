@@ -55,7 +55,8 @@ struct PreparedRequest {
   std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
   std::shared_ptr<const Grammar> grammar;
   OutputLimits output;
-  bool embed = false;  // GenerationRequest::embed: the answer is the prompt's embedding
+  bool embed = false;        // GenerationRequest::embed: the answer is the prompt's embedding
+  int prompt_logprobs = -1;  // GenerationRequest::prompt_logprobs; -1 for an embed request
   double preprocess_ms = 0;
   std::string request_id;        // GenerationRequest::request_id, for the engine's log lines
   bool report_progress = false;  // GenerationRequest::report_progress

@@ -152,6 +152,12 @@ struct GenerationRequest {
   // causal model). Its final update finishes with kStop; n, grammar and sampling are unused.
   bool embed = false;
   int top_logprobs = -1;  // -1: no logprobs; 0..20: logprob of the chosen token + N best
+  // vLLM's prompt_logprobs, to score how likely a text is (lm-evaluation-harness asks for it
+  // through /v1/completions' echo): -1: none; 0..20: each prompt token's logprob given those
+  // before it, and the N most likely tokens there (GenerationUpdate::prompt_tokens). Such a
+  // prompt takes nothing from the prefix cache, since every position's logits are needed.
+  // An embed request ignores it.
+  int prompt_logprobs = -1;
   ImageBudgetRequest image_budget;
   // How the front end names the request (the server's X-Request-Id), so that the engine's
   // log lines about it join the front end's; empty: they name it by the engine's own
@@ -251,6 +257,14 @@ struct GenerationUpdate {
   int choice = 0;  // which of the request's n answers this is about
   std::string text;
   std::vector<GeneratedToken> tokens;
+  // A request with prompt_logprobs >= 0: one entry per prompt token, in order, in one
+  // update of choice 0 (the first with text or tokens, else its final update, where it is
+  // empty when the prompt was not read through: an error, a cancellation). Each entry is
+  // the prompt token, its logprob given the tokens before it and the prompt_logprobs most
+  // likely tokens there, best first, from the model's raw logits (temperature 1, no
+  // penalties, bias or grammar). Entry 0 has no context: its logprob is NaN
+  // (std::numeric_limits<float>::quiet_NaN()) and its top is empty.
+  std::vector<GeneratedToken> prompt_tokens;
   bool finished = false;
   FinishReason finish_reason = FinishReason::kNone;
   // The stop string that ended the answer (finish_reason kStop), empty when none did:

@@ -203,6 +203,9 @@ void RequestPreparer::CheckSizes(const GenerationRequest& request) const {
     }
   }
   if (request.top_logprobs >= 0) CheckInRange(request_ranges::kTopLogprobs, request.top_logprobs);
+  if (request.prompt_logprobs != -1) {
+    CheckInRange(request_ranges::kPromptLogprobs, request.prompt_logprobs);
+  }
   const int64_t text_bytes = request.prompt_text ? static_cast<int64_t>(request.prompt_text->size())
                                                  : MessageTextBytes(request.messages);
   if (text_bytes > max_text_bytes_) {
@@ -398,6 +401,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   // An embedding is read off the prompt's last token: nothing is generated.
   out.output.max_tokens = request.embed ? 0 : static_cast<int>(std::min(wanted, room));
   out.embed = request.embed;
+  out.prompt_logprobs = request.embed ? -1 : request.prompt_logprobs;
   out.report_progress = request.report_progress;
   out.output.ignore_eos = request.ignore_eos;
   out.output.top_logprobs = request.top_logprobs;

@@ -30,6 +30,7 @@ inline constexpr ParamRange kPresencePenalty{"presence_penalty", -2, 2};
 inline constexpr ParamRange kFrequencyPenalty{"frequency_penalty", -2, 2};
 inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};
 inline constexpr ParamRange kTopLogprobs{"top_logprobs", 0, 20};
+inline constexpr ParamRange kPromptLogprobs{"prompt_logprobs", 0, kTopLogprobs.max};
 inline constexpr ParamRange kMinTokens{"min_tokens", 0, kMaxTokens.max};
 // vLLM's name for GenerationRequest::reasoning_budget.
 inline constexpr ParamRange kThinkingTokenBudget{"thinking_token_budget", 0, kMaxTokens.max};

@@ -1,5 +1,7 @@
 #include "engine/sequence.h"
 
+#include <limits>
+
 namespace qvl {
 namespace {
 
@@ -27,6 +29,16 @@ Sequence::Sequence(RequestId id, int choice, std::shared_ptr<const PreparedReque
   keys = request->keys;
   positions = request->positions;
   sampler.AddPromptTokens(tokens);
+  if (choice == 0 && request->prompt_logprobs >= 0) {
+    prompt_logprobs_due = true;
+    prompt_logprobs.reserve(tokens.size());
+    // The first token is predicted by nothing before it.
+    GeneratedToken first;
+    first.chosen.id = tokens[0];
+    first.chosen.text = std::string(tokenizer.TokenBytes(tokens[0]));
+    first.chosen.logprob = std::numeric_limits<float>::quiet_NaN();
+    prompt_logprobs.push_back(std::move(first));
+  }
 }
 
 std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const Tokenizer& tokenizer,
@@ -67,6 +79,12 @@ FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_
     reason = FinishReason::kStop;
   }
   return reason;
+}
+
+void HandOverPromptLogprobs(Sequence& seq, GenerationUpdate* update) {
+  if (!seq.prompt_logprobs_due) return;
+  if (!seq.NeedsPromptLogits()) update->prompt_tokens = std::move(seq.prompt_logprobs);
+  seq.prompt_logprobs_due = false;
 }
 
 GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now) {

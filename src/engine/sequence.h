@@ -59,6 +59,17 @@ struct Sequence {
   std::vector<float> embedding;   // an embed request's answer, for its final update
   bool finished = false;          // the final update was sent
 
+  // GenerationRequest::prompt_logprobs (choice 0 only: the choices share one prompt): the
+  // entries of GenerationUpdate::prompt_tokens made so far, entry i for prompt token i,
+  // held until an update carries them (prompt_logprobs_due false after).
+  std::vector<GeneratedToken> prompt_logprobs;
+  bool prompt_logprobs_due = false;
+  // Whether the prompt's prefill must give the logits of every row, from the next entry's
+  // on: those positions are computed, not taken from the prefix cache.
+  bool NeedsPromptLogits() const {
+    return prompt_logprobs_due && prompt_logprobs.size() < request->prompt.size();
+  }
+
   // Timing (seconds since the epoch of NowSeconds()).
   double submitted = 0, started = 0, vision_done = 0, first_token = 0;
   double vision_seconds = 0;
@@ -77,6 +88,10 @@ std::unique_ptr<Sequence> ForkChoice(const Sequence& leader, int choice, const T
 // the client now sees. Returns why the answer ends with this token, or kNone.
 FinishReason SampleNextToken(Sequence& seq, float* logits, int64_t vocab, int32_t* token,
                              GenerationUpdate* update);
+
+// Moves `seq`'s prompt_logprobs entries into `update` if they are still due, and makes
+// them no longer due: all of them, or none when the prompt was not read through.
+void HandOverPromptLogprobs(Sequence& seq, GenerationUpdate* update);
 
 // The last update of `seq`: usage and the timings of every stage, as of `now`.
 GenerationUpdate FinalUpdate(const Sequence& seq, FinishReason reason, double now);
