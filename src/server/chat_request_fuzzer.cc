@@ -27,6 +27,7 @@
 #include "server/completion_request.h"
 #include "server/embeddings_request.h"
 #include "server/ollama_request.h"
+#include "server/output_controls.h"
 #include "server/responses_request.h"
 #include "text/tokenizer.h"
 
@@ -115,15 +116,21 @@ void FuzzTextCompletion(const Preparation& preparation, const qvl::ChatRequestPo
   } catch (const qvl::FieldError&) {
     return;
   }
-  const qvl::GenerationRequest& g = request.generation;
-  const bool text = g.prompt_text && !g.prompt_text->empty();
-  if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.videos.empty() ||
-      !g.messages.empty() || static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
-      g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 1 ||
+  const size_t prompts = request.generations.size();
+  if (prompts < 1 || prompts > static_cast<size_t>(qvl::kMaxCompletionPrompts) ||
       request.logprobs > 5) {
     std::abort();
   }
-  Prepare(preparation, g);
+  for (const qvl::GenerationRequest& g : request.generations) {
+    const bool text = g.prompt_text && !g.prompt_text->empty();
+    if (text == !g.prompt_tokens.empty() || !g.images.empty() || !g.videos.empty() ||
+        !g.messages.empty() || static_cast<int>(g.stop.size()) > policy.max_stop_strings ||
+        g.max_tokens > qvl::request_ranges::kMaxTokens.max || g.max_tokens < 1 ||
+        prompts * static_cast<size_t>(g.n) > static_cast<size_t>(qvl::kMaxChoices)) {
+      std::abort();
+    }
+    Prepare(preparation, g);
+  }
 }
 
 // An accepted chat-shaped request (chat or Responses) respects every limit of the policy.

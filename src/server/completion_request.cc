@@ -7,6 +7,7 @@
 
 #include "base/field_error.h"
 #include "server/generation_fields.h"
+#include "server/output_controls.h"
 #include "server/request_fields.h"
 #include "server/server_dialects.h"
 
@@ -29,65 +30,64 @@ std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string&
 
 namespace {
 
-// "prompt": a string or token ids, either alone or as the one item of an array.
-void ParsePrompt(const RequestObject& body, GenerationRequest* g) {
-  const nlohmann::json* prompt = body.Find("prompt");
-  if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
-  const nlohmann::json* one = prompt;
-  std::string field = "prompt";
-  if (prompt->is_array() && !prompt->empty() && prompt->front().is_number()) {
-    g->prompt_tokens = ParseTokenIds(*prompt, field);
+// One prompt of "prompt" at `field`: a non-empty string or token ids.
+void ParseOnePrompt(const nlohmann::json& prompt, const std::string& field, GenerationRequest* g) {
+  if (prompt.is_array()) {
+    g->prompt_tokens = ParseTokenIds(prompt, field);
+    g->messages_field = field;
     return;
   }
-  if (prompt->is_array()) {
-    if (prompt->size() != 1) {
-      FailField(ErrorCode::kInvalidArgument, "prompt",
-                "only one prompt per request is supported, got an array of ", prompt->size());
-    }
-    one = &(*prompt)[0];
-    field = IndexField("prompt", 0);
-  }
-  if (one->is_array()) {
-    g->prompt_tokens = ParseTokenIds(*one, field);
-    return;
-  }
-  if (!one->is_string()) {
+  if (!prompt.is_string()) {
     FailField(ErrorCode::kInvalidArgument, field, "expected a string or token ids, got ",
-              JsonKind(*one));
+              JsonKind(prompt));
   }
-  std::string text = one->get<std::string>();
+  std::string text = prompt.get<std::string>();
   if (text.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
   g->prompt_text = std::move(text);
+  g->messages_field = field;
+}
+
+// "prompt": a string or token ids, or an array of them (a prompt each), as OpenAI's. Each
+// prompt becomes a copy of `shared` holding it.
+std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
+                                            const GenerationRequest& shared) {
+  const nlohmann::json* prompt = body.Find("prompt");
+  if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
+  std::vector<GenerationRequest> out;
+  if (!prompt->is_array() || (!prompt->empty() && prompt->front().is_number())) {
+    ParseOnePrompt(*prompt, "prompt", &out.emplace_back(shared));
+    return out;
+  }
+  if (prompt->empty()) FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
+  if (prompt->size() > static_cast<size_t>(kMaxCompletionPrompts)) {
+    FailField(ErrorCode::kInvalidArgument, "prompt", "at most ", kMaxCompletionPrompts,
+              " prompts per request are supported, got ", prompt->size());
+  }
+  out.reserve(prompt->size());
+  for (size_t i = 0; i < prompt->size(); ++i) {
+    ParseOnePrompt((*prompt)[i], IndexField("prompt", i), &out.emplace_back(shared));
+  }
+  return out;
 }
 
 // Features that change the answer: refused rather than silently ignored.
 void RefuseUnsupported(const RequestObject& body) {
-  if (body.Bool("echo").value_or(false)) {
-    FailField(ErrorCode::kInvalidArgument, "echo", "is not supported (the prompt is not returned)");
-  }
   if (!body.String("suffix").value_or("").empty()) {
     FailField(ErrorCode::kInvalidArgument, "suffix", "is not supported (no text insertion)");
   }
   if (const auto best_of = body.Int("best_of", 1, INT64_MAX); best_of && *best_of != 1) {
     FailField(ErrorCode::kInvalidArgument, "best_of", "only best_of = 1 is supported, got ",
-              *best_of);
+              *best_of, " (as vLLM's; ask for n answers and choose among them)");
   }
-  if (const nlohmann::json* n = body.Find("n")) {
-    if (!(n->is_number_integer() && n->get<int64_t>() == 1)) {
-      FailField(ErrorCode::kInvalidArgument, "n", "only n = 1 is supported, got ", n->dump());
-    }
+  // vLLM's own way to ask for the prompt's logprobs; its shape (ranks, ids) is not the
+  // legacy one, which echo gives.
+  if (const nlohmann::json* prompt_logprobs = body.Find("prompt_logprobs");
+      prompt_logprobs != nullptr && !prompt_logprobs->is_null()) {
+    FailField(ErrorCode::kInvalidArgument, "prompt_logprobs",
+              "is not supported; send \"echo\": true with \"logprobs\": N for each prompt "
+              "token's logprob and N alternatives");
   }
-  if (const nlohmann::json* bias = body.Find("logit_bias");
-      bias != nullptr && !(bias->is_object() && bias->empty())) {
-    FailField(ErrorCode::kInvalidArgument, "logit_bias", "is not supported on /v1/completions");
-  }
-  // The chat route's: without a chat template there is no place for tools, and a format
-  // that was not honoured would pass for one that was.
-  if (const nlohmann::json* format = body.Find("response_format");
-      format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
-    FailField(ErrorCode::kInvalidArgument, "response_format",
-              "is not supported on /v1/completions; use /v1/chat/completions");
-  }
+  // Without a chat template there is no place for tools.
   for (const char* key : {"tools", "tool_choice"}) {
     if (const nlohmann::json* value = body.Find(key);
         value != nullptr && !(value->is_array() && value->empty())) {
@@ -105,7 +105,7 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   CompletionRequest out;
   out.model = ParseModel(body, policy.model_names);
   RefuseUnsupported(body);
-  GenerationRequest& g = out.generation;
+  GenerationRequest g;
   const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
   out.stream = stream.stream;
   out.include_usage = stream.include_usage;
@@ -113,13 +113,19 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   // has nowhere to show it.
   out.return_progress = body.Bool("return_progress").value_or(false) && out.stream;
   g.report_progress = out.return_progress;
+  ParseOutputControls(body, text, &g);
   ParseOtherServersGenerationFields(body, &g);
   ParseGuidedFields(body, text, &g);
   if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;
-  ParsePrompt(body, &g);
-  g.messages_field = "prompt";
+  out.echo = body.Bool("echo").value_or(false);
+  if (out.echo) g.prompt_logprobs = out.logprobs;
+  out.generations = ParsePrompts(body, g);
+  if (out.generations.size() * static_cast<size_t>(g.n) > static_cast<size_t>(kMaxChoices)) {
+    FailField(ErrorCode::kInvalidArgument, "n", "prompts times n must be at most ", kMaxChoices,
+              ", got ", out.generations.size(), " x ", g.n);
+  }
   return out;
 }
 

@@ -1,7 +1,8 @@
-// A legacy OpenAI /v1/completions request body -> what the engine needs: the prompt is
-// raw text, tokenized as is (no chat template, no images), or token ids. The fields it shares with
-// chat completions (model, sampling, stop, max_tokens, streaming) are parsed by the same
-// code; what this API alone has (echo, suffix, best_of, integer logprobs) is here.
+// A legacy OpenAI /v1/completions request body -> what the engine needs: each prompt is
+// raw text, tokenized as is (no chat template, no images), or token ids, and a request may
+// list several. The fields it shares with chat completions (model, sampling, stop,
+// max_tokens, streaming, n, logit_bias, response_format, guided decoding) are parsed by
+// the same code; what this API alone has (echo, suffix, best_of, integer logprobs) is here.
 #pragma once
 
 #include <cstdint>
@@ -19,13 +20,21 @@ namespace qvl {
 constexpr int kDefaultTextCompletionTokens = 16;
 // The legacy API's limit on alternatives per token.
 constexpr int kMaxLegacyLogprobs = 5;
+// Most prompts one request may list: each is a request the engine prefills, and the
+// queue admits the list as one (as an embeddings request's inputs).
+constexpr int kMaxCompletionPrompts = 128;
 
 struct CompletionRequest {
-  GenerationRequest generation;  // prompt_text or prompt_tokens set
-  std::string model;             // as the client named it; empty when absent
+  // One per prompt, in the request's order, each with prompt_text or prompt_tokens set and
+  // every other field the same. Choice i * n + j of the response is answer j of prompt i.
+  std::vector<GenerationRequest> generations;
+  std::string model;  // as the client named it; empty when absent
   bool stream = false;
   bool include_usage = false;
   int logprobs = -1;  // -1: none; 0..5
+  // Each answer's text starts with its prompt's (and, with logprobs, its tokens start with
+  // the prompt's: generations[i].prompt_logprobs is set).
+  bool echo = false;
   // llama-server's return_progress, which it takes here too: streamed, chunks with
   // prompt_progress come before the first token's.
   bool return_progress = false;

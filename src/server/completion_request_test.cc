@@ -37,30 +37,30 @@ class CompletionRequestTest : public ::testing::Test {
 
 TEST_F(CompletionRequestTest, APromptStringOrOneStringArray) {
   const CompletionRequest plain = Parse(Body("Once upon a time"));
-  ASSERT_TRUE(plain.generation.prompt_text);
-  EXPECT_EQ(*plain.generation.prompt_text, "Once upon a time");
-  EXPECT_TRUE(plain.generation.messages.empty());
-  EXPECT_TRUE(plain.generation.images.empty());
+  ASSERT_TRUE(plain.generations[0].prompt_text);
+  EXPECT_EQ(*plain.generations[0].prompt_text, "Once upon a time");
+  EXPECT_TRUE(plain.generations[0].messages.empty());
+  EXPECT_TRUE(plain.generations[0].images.empty());
   EXPECT_EQ(plain.model, "qwen3-vl");
-  EXPECT_EQ(*Parse(Body({"<|im_start|>user"})).generation.prompt_text, "<|im_start|>user");
+  EXPECT_EQ(*Parse(Body({"<|im_start|>user"})).generations[0].prompt_text, "<|im_start|>user");
 }
 
 TEST_F(CompletionRequestTest, TokenIdsAloneOrAsTheOneItem) {
   for (const nlohmann::json& prompt :
        {nlohmann::json{151644, 872, 198}, nlohmann::json{{151644, 872, 198}}}) {
     const CompletionRequest r = Parse(Body(prompt));
-    EXPECT_EQ(r.generation.prompt_tokens, (std::vector<int32_t>{151644, 872, 198}));
-    EXPECT_FALSE(r.generation.prompt_text);
+    EXPECT_EQ(r.generations[0].prompt_tokens, (std::vector<int32_t>{151644, 872, 198}));
+    EXPECT_FALSE(r.generations[0].prompt_text);
   }
 }
 
 TEST_F(CompletionRequestTest, DefaultsAsOpenAi) {
   const CompletionRequest r = Parse(Body("x"));
-  EXPECT_EQ(r.generation.max_tokens, 16);
+  EXPECT_EQ(r.generations[0].max_tokens, 16);
   EXPECT_FALSE(r.stream);
   EXPECT_EQ(r.logprobs, -1);
-  EXPECT_EQ(r.generation.top_logprobs, -1);
-  EXPECT_FALSE(r.generation.sampling.temperature);
+  EXPECT_EQ(r.generations[0].top_logprobs, -1);
+  EXPECT_FALSE(r.generations[0].sampling.temperature);
 }
 
 TEST_F(CompletionRequestTest, SharedGenerationFields) {
@@ -81,7 +81,7 @@ TEST_F(CompletionRequestTest, SharedGenerationFields) {
                {"ignore_eos", true},
                {"user", "someone"}});
   const CompletionRequest r = Parse(body);
-  const GenerationRequest& g = r.generation;
+  const GenerationRequest& g = r.generations[0];
   EXPECT_EQ(g.max_tokens, 40);
   EXPECT_FLOAT_EQ(*g.sampling.temperature, 0.5f);
   EXPECT_FLOAT_EQ(*g.sampling.top_p, 0.9f);
@@ -100,22 +100,28 @@ TEST_F(CompletionRequestTest, SharedGenerationFields) {
 }
 
 TEST_F(CompletionRequestTest, ReturnProgressAsksForProgressWhenStreamed) {
-  testing::ExpectReturnProgressOnlyWhenStreamed(
-      Body("x"), [&](const nlohmann::json& body) { return Parse(body); });
+  // The checks read a request's generation: its one prompt's here.
+  struct OnePrompt {
+    GenerationRequest generation;
+    bool return_progress;
+  };
+  testing::ExpectReturnProgressOnlyWhenStreamed(Body("x"), [&](const nlohmann::json& body) {
+    CompletionRequest r = Parse(body);
+    return OnePrompt{std::move(r.generations[0]), r.return_progress};
+  });
 }
 
 TEST_F(CompletionRequestTest, RefusalsNameTheField) {
   EXPECT_EQ(ErrorOf({{"model", "qwen3-vl"}}, ErrorCode::kInvalidArgument, "prompt"),
             "prompt: is required");
   EXPECT_EQ(ErrorOf(Body(""), ErrorCode::kInvalidArgument, "prompt"), "prompt: must not be empty");
-  EXPECT_EQ(ErrorOf(Body({"a", "b", "c"}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: only one prompt per request is supported, got an array of 3");
   EXPECT_EQ(ErrorOf(Body(nlohmann::json::array()), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: only one prompt per request is supported, got an array of 0");
-  EXPECT_EQ(ErrorOf(Body({"a", 7}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: only one prompt per request is supported, got an array of 2");
-  EXPECT_EQ(ErrorOf(Body({{1, 2}, {3}}), ErrorCode::kInvalidArgument, "prompt"),
-            "prompt: only one prompt per request is supported, got an array of 2");
+            "prompt: must not be empty");
+  EXPECT_EQ(ErrorOf(Body({"a", 7}), ErrorCode::kInvalidArgument, "prompt[1]"),
+            "prompt[1]: expected a string or token ids, got integer");
+  EXPECT_EQ(
+      ErrorOf(Body(std::vector<std::string>(129, "a")), ErrorCode::kInvalidArgument, "prompt"),
+      "prompt: at most 128 prompts per request are supported, got 129");
   EXPECT_EQ(ErrorOf(Body({1, "two"}), ErrorCode::kInvalidArgument, "prompt[1]"),
             "prompt[1]: expected a token id (an integer from 0), got \"two\"");
   EXPECT_EQ(ErrorOf(Body({{1, -2}}), ErrorCode::kInvalidArgument, "prompt[0][1]"),
@@ -132,19 +138,29 @@ TEST_F(CompletionRequestTest, RefusalsNameTheField) {
     body[key] = std::move(value);
     return body;
   };
-  EXPECT_EQ(ErrorOf(with("echo", true), ErrorCode::kInvalidArgument, "echo"),
-            "echo: is not supported (the prompt is not returned)");
-  EXPECT_EQ(Parse(with("echo", false)).generation.max_tokens, 16);
   EXPECT_EQ(ErrorOf(with("suffix", "tail"), ErrorCode::kInvalidArgument, "suffix"),
             "suffix: is not supported (no text insertion)");
   EXPECT_EQ(ErrorOf(with("best_of", 3), ErrorCode::kInvalidArgument, "best_of"),
-            "best_of: only best_of = 1 is supported, got 3");
-  EXPECT_EQ(Parse(with("best_of", 1)).generation.max_tokens, 16);
-  EXPECT_EQ(ErrorOf(with("n", 2), ErrorCode::kInvalidArgument, "n"),
-            "n: only n = 1 is supported, got 2");
-  EXPECT_EQ(
-      ErrorOf(with("logit_bias", {{"50256", -100}}), ErrorCode::kInvalidArgument, "logit_bias"),
-      "logit_bias: is not supported on /v1/completions");
+            "best_of: only best_of = 1 is supported, got 3 (as vLLM's; ask for n answers and "
+            "choose among them)");
+  EXPECT_EQ(Parse(with("best_of", 1)).generations[0].max_tokens, 16);
+  EXPECT_EQ(ErrorOf(with("prompt_logprobs", 1), ErrorCode::kInvalidArgument, "prompt_logprobs"),
+            "prompt_logprobs: is not supported; send \"echo\": true with \"logprobs\": N for each "
+            "prompt token's logprob and N alternatives");
+  EXPECT_EQ(ErrorOf(with("n", 0), ErrorCode::kInvalidArgument, "n"),
+            "n: must be between 1 and 128, got 0");
+  nlohmann::json many = with("n", 65);
+  many["prompt"] = {"a", "b"};
+  EXPECT_EQ(ErrorOf(many, ErrorCode::kInvalidArgument, "n"),
+            "n: prompts times n must be at most 128, got 2 x 65");
+  EXPECT_EQ(ErrorOf(with("tools", {{{"type", "function"}}}), ErrorCode::kInvalidArgument, "tools"),
+            "tools: is not supported on /v1/completions; use /v1/chat/completions");
+  EXPECT_EQ(ErrorOf(with("logit_bias", {{"x", 1}}), ErrorCode::kInvalidArgument, "logit_bias.x"),
+            "logit_bias.x: keys must be token ids, got \"x\"");
+  nlohmann::json both = with("guided_json", {{"type", "object"}});
+  both["response_format"] = {{"type", "json_object"}};
+  EXPECT_EQ(ErrorOf(both, ErrorCode::kInvalidArgument, "guided_json"),
+            "guided_json: cannot be combined with response_format or a forced tool call");
   EXPECT_EQ(ErrorOf(with("logprobs", 6), ErrorCode::kInvalidArgument, "logprobs"),
             "logprobs: must be between 0 and 5, got 6");
   EXPECT_EQ(ErrorOf(with("logprobs", true), ErrorCode::kInvalidArgument, "logprobs"),
@@ -158,6 +174,56 @@ TEST_F(CompletionRequestTest, RefusalsNameTheField) {
   EXPECT_EQ(ErrorOf(with("model", "gpt-3.5-turbo-instruct"), ErrorCode::kNotFound, "model"),
             "model: the model \"gpt-3.5-turbo-instruct\" does not exist; this server serves "
             "\"Qwen/Qwen3-VL-2B-Instruct\", \"qwen3-vl\"");
+}
+
+// OpenAI's prompt arrays: one engine request per prompt, every other field shared; a
+// prompt too long for the context is named by its index.
+TEST_F(CompletionRequestTest, SeveralPromptsEachWithTheSharedFields) {
+  nlohmann::json body = Body({"Once", nlohmann::json{1, 2}, "Twice"});
+  body.update({{"max_tokens", 3}, {"n", 2}, {"temperature", 0.5}});
+  const CompletionRequest r = Parse(body);
+  ASSERT_EQ(r.generations.size(), 3u);
+  EXPECT_EQ(*r.generations[0].prompt_text, "Once");
+  EXPECT_EQ(r.generations[1].prompt_tokens, (std::vector<int32_t>{1, 2}));
+  EXPECT_FALSE(r.generations[1].prompt_text);
+  EXPECT_EQ(*r.generations[2].prompt_text, "Twice");
+  for (size_t i = 0; i < 3; ++i) {
+    const GenerationRequest& g = r.generations[i];
+    EXPECT_EQ(g.messages_field, "prompt[" + std::to_string(i) + "]");
+    EXPECT_EQ(g.max_tokens, 3);
+    EXPECT_EQ(g.n, 2);
+    EXPECT_FLOAT_EQ(*g.sampling.temperature, 0.5f);
+  }
+  EXPECT_EQ(Parse(Body("x")).generations[0].messages_field, "prompt");
+  EXPECT_EQ(Parse(Body({"x"})).generations[0].messages_field, "prompt[0]");
+}
+
+// What chat has and the legacy API shares: n, logit_bias and structured output.
+TEST_F(CompletionRequestTest, NLogitBiasAndResponseFormatAsOnChat) {
+  nlohmann::json body = Body("x");
+  body.update(
+      {{"n", 3}, {"logit_bias", {{"42", -100}}}, {"response_format", {{"type", "json_object"}}}});
+  const CompletionRequest r = Parse(body);
+  const GenerationRequest& g = r.generations[0];
+  EXPECT_EQ(g.n, 3);
+  ASSERT_EQ(g.logit_bias.size(), 1u);
+  EXPECT_EQ(g.logit_bias[0].token, 42);
+  EXPECT_FLOAT_EQ(g.logit_bias[0].bias, -100);
+  EXPECT_NE(g.grammar, nullptr);
+  EXPECT_EQ(Parse(Body("x")).generations[0].grammar, nullptr);
+}
+
+// echo repeats the prompt; with logprobs the engine scores the prompt's tokens too.
+TEST_F(CompletionRequestTest, EchoAsksForThePromptsLogprobsWithLogprobs) {
+  nlohmann::json body = Body("x");
+  body["echo"] = true;
+  EXPECT_TRUE(Parse(body).echo);
+  EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, -1);
+  body["logprobs"] = 2;
+  EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, 2);
+  body["echo"] = false;
+  EXPECT_FALSE(Parse(body).echo);
+  EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, -1);
 }
 
 TEST_F(CompletionRequestTest, MalformedBodies) {

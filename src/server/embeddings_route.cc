@@ -41,7 +41,7 @@ void Handle(const GenerationRouteContext& context, const httplib::Request& req,
       context, engine, std::move(request.inputs),
       std::make_unique<EmbeddingsEncoder>(dialect, ResponseModelName(context, request.model),
                                           inputs, request.base64, request.dimensions),
-      upload_ms, res);
+      false, upload_ms, res);
 }
 
 }  // namespace

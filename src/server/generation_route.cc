@@ -220,15 +220,16 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
 
 void RespondWithGenerations(const GenerationRouteContext& context, Engine* engine,
                             std::vector<GenerationRequest> requests,
-                            std::unique_ptr<ResponseEncoder> encoder, double upload_ms,
+                            std::unique_ptr<ResponseEncoder> encoder, bool stream, double upload_ms,
                             httplib::Response& res) {
   encoder->set_upload_ms(upload_ms);
   auto channel = std::make_shared<UpdateChannel>();
   std::vector<UpdateSink> sinks;
   for (size_t i = 0; i < requests.size(); ++i) {
     requests[i].request_id = res.get_header_value(kRequestIdHeader);
-    sinks.push_back([channel, index = static_cast<int>(i)](GenerationUpdate&& update) {
-      update.choice = index;
+    const int first = static_cast<int>(i) * requests[i].n;
+    sinks.push_back([channel, first](GenerationUpdate&& update) {
+      update.choice += first;
       channel->Push(std::move(update));
     });
   }
@@ -239,8 +240,8 @@ void RespondWithGenerations(const GenerationRouteContext& context, Engine* engin
     ReplyError(res, ApiErrorFrom(e), context.errors);
     return;
   }
-  RespondFromChannel(context, engine, std::move(ids), std::move(channel), std::move(encoder), false,
-                     res);
+  RespondFromChannel(context, engine, std::move(ids), std::move(channel), std::move(encoder),
+                     stream, res);
 }
 
 }  // namespace qvl

@@ -73,12 +73,13 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
                            bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key = std::nullopt);
 
-// Submits every request of `requests` and answers, not streamed, through `encoder` from
-// all their updates, each update's `choice` set to its request's index (an embeddings
-// request's inputs). One refused submission cancels those already made and is the answer.
+// Submits every request of `requests` and answers through `encoder` from all their
+// updates (an embeddings request's inputs, a text completion's prompts), streamed when
+// `stream`: answer j of request i arrives as `choice` i * n + j, n being the requests'
+// GenerationRequest::n. One refused submission cancels those already made and is the answer.
 void RespondWithGenerations(const GenerationRouteContext& context, Engine* engine,
                             std::vector<GenerationRequest> requests,
-                            std::unique_ptr<ResponseEncoder> encoder, double upload_ms,
+                            std::unique_ptr<ResponseEncoder> encoder, bool stream, double upload_ms,
                             httplib::Response& res);
 
 }  // namespace qvl

@@ -12,7 +12,6 @@
 namespace qvl {
 namespace {
 
-constexpr int kMaxChoices = 128;
 constexpr int kMaxTools = 128;
 // Compiled grammars kept for schemas sent again (clients send the same one with every
 // request): each keeps its automaton and token masks warm. A few MB each, 100 MB at worst.

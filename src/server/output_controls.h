@@ -19,6 +19,9 @@
 
 namespace qvl {
 
+// Most answers one request may ask for (n; on /v1/completions, prompts times n).
+inline constexpr int kMaxChoices = 128;
+
 // Where an API keeps a tool's definition: chat nests the name, description and parameters
 // under "function" ({"type": "function", "function": {"name", ...}}), as it nests the
 // name of a tool_choice function; the Responses API writes them in the tool itself, and

@@ -52,7 +52,8 @@ TEST_F(LlamaServerSamplingTest, RepeatPenaltyIsTheRepetitionPenalty) {
                 .generation.sampling.repetition_penalty,
             1.3f);
   EXPECT_EQ(ParseCompletionRequest(Completion({{"repeat_penalty", 1.2}}).dump(), policy_)
-                .generation.sampling.repetition_penalty,
+                .generations[0]
+                .sampling.repetition_penalty,
             1.2f);
   // Both names at one value is one setting; at two values the request is ambiguous.
   EXPECT_EQ(
@@ -126,7 +127,8 @@ TEST_F(LlamaServerSamplingTest, SamplersAreTheChainInTheClientsOrder) {
             (std::vector<S>{S::kTemperature, S::kTopK, S::kTopP, S::kMinP}));
   EXPECT_EQ(chain(""), std::vector<S>{});
   EXPECT_EQ(ParseCompletionRequest(Completion({{"samplers", "tk"}}).dump(), policy_)
-                .generation.sampling.chain.value(),
+                .generations[0]
+                .sampling.chain.value(),
             (std::vector<S>{S::kTemperature, S::kTopK}));
   EXPECT_FALSE(ParseChatRequest(Chat({}).dump(), policy_).generation.sampling.chain.has_value());
   EXPECT_EQ(ChatError({{"samplers", {"top_k", "mirostat"}}}, "samplers"),

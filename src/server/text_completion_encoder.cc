@@ -1,5 +1,7 @@
 #include "server/text_completion_encoder.h"
 
+#include <utility>
+
 namespace qvl {
 namespace {
 
@@ -13,9 +15,15 @@ nlohmann::json EmptyLogprobs() {
 }  // namespace
 
 TextCompletionEncoder::TextCompletionEncoder(CompletionIdentity identity,
-                                             const TextEncoderOptions& options)
-    : identity_(std::move(identity)), options_(options) {
-  if (options_.logprobs >= 0) logprobs_ = EmptyLogprobs();
+                                             TextEncoderOptions options)
+    : identity_(std::move(identity)),
+      options_(std::move(options)),
+      choices_(static_cast<size_t>(options_.prompts * options_.n)),
+      prompts_(static_cast<size_t>(options_.prompts)),
+      unfinished_(options_.prompts * options_.n) {
+  if (WithLogprobs()) {
+    for (Choice& c : choices_) c.logprobs = EmptyLogprobs();
+  }
 }
 
 nlohmann::json TextCompletionEncoder::Object(nlohmann::json choices) const {
@@ -26,86 +34,157 @@ nlohmann::json TextCompletionEncoder::Object(nlohmann::json choices) const {
           {"choices", std::move(choices)}};
 }
 
-nlohmann::json TextCompletionEncoder::Choice(const std::string& text, nlohmann::json logprobs,
-                                             nlohmann::json finish_reason,
-                                             nlohmann::json stop_reason) const {
+nlohmann::json TextCompletionEncoder::ChoiceJson(int index, const std::string& text,
+                                                 nlohmann::json logprobs,
+                                                 nlohmann::json finish_reason,
+                                                 nlohmann::json stop_reason) const {
   return {{"text", text},
-          {"index", 0},
+          {"index", index},
           {"logprobs", std::move(logprobs)},
           {"finish_reason", std::move(finish_reason)},
           {"stop_reason", std::move(stop_reason)}};
 }
 
-void TextCompletionEncoder::AddLogprobs(const GenerationUpdate& update, nlohmann::json* out) {
-  for (const GeneratedToken& t : update.tokens) {
+void TextCompletionEncoder::AddLogprobs(const std::vector<GeneratedToken>& tokens, bool prompt,
+                                        Choice& choice, nlohmann::json* out) const {
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    const GeneratedToken& t = tokens[k];
     (*out)["tokens"].push_back(t.chosen.text);
-    (*out)["token_logprobs"].push_back(t.chosen.logprob);
-    // As OpenAI: the N most likely tokens, plus the chosen one when it is not among them.
-    nlohmann::json top = nlohmann::json::object();
-    for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < options_.logprobs; ++i) {
-      top[t.top[i].text] = t.top[i].logprob;
+    if (prompt && k == 0) {
+      // Nothing comes before it: it has no probability.
+      (*out)["token_logprobs"].push_back(nullptr);
+      (*out)["top_logprobs"].push_back(nullptr);
+    } else {
+      (*out)["token_logprobs"].push_back(t.chosen.logprob);
+      // As OpenAI: the N most likely tokens, plus the chosen one when it is not among them.
+      nlohmann::json top = nlohmann::json::object();
+      for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < options_.logprobs; ++i) {
+        top[t.top[i].text] = t.top[i].logprob;
+      }
+      if (!top.contains(t.chosen.text)) top[t.chosen.text] = t.chosen.logprob;
+      (*out)["top_logprobs"].push_back(std::move(top));
     }
-    if (!top.contains(t.chosen.text)) top[t.chosen.text] = t.chosen.logprob;
-    (*out)["top_logprobs"].push_back(std::move(top));
-    (*out)["text_offset"].push_back(text_offset_);
-    text_offset_ += static_cast<int64_t>(t.chosen.text.size());
+    (*out)["text_offset"].push_back(choice.text_offset);
+    choice.text_offset += static_cast<int64_t>(t.chosen.text.size());
   }
 }
 
+void TextCompletionEncoder::Take(int index, Choice& choice, const GenerationUpdate& update,
+                                 std::string* text, nlohmann::json* logprobs) {
+  if (Echo() && !choice.echoed) {
+    choice.echoed = true;
+    const int prompt = index / options_.n;
+    const std::string& echoed = options_.echo[static_cast<size_t>(prompt)];
+    *text += echoed;
+    if (WithLogprobs()) {
+      AddLogprobs(prompts_[static_cast<size_t>(prompt)].tokens, true, choice, logprobs);
+    }
+    choice.text_offset = static_cast<int64_t>(echoed.size());
+  }
+  *text += update.text;
+  if (WithLogprobs()) AddLogprobs(update.tokens, false, choice, logprobs);
+}
+
+void TextCompletionEncoder::Summarize(int index, const GenerationUpdate& update) {
+  Usage& usage = summary_.usage;
+  usage.completion_tokens += update.usage.completion_tokens;
+  usage.reasoning_tokens += update.usage.reasoning_tokens;
+  // A prompt's answers share it: it counts once.
+  if (index % options_.n == 0) {
+    usage.prompt_tokens += update.usage.prompt_tokens;
+    usage.cached_tokens += update.usage.cached_tokens;
+  }
+  if (index == 0) summary_.timings = update.timings;
+  const bool cut_short = !CutShortReason(update).empty();
+  if (index == 0 || (cut_short && CutShortReason(summary_).empty())) {
+    summary_.finish_reason = update.finish_reason;
+    summary_.error = update.error;
+    summary_.error_code = update.error_code;
+  }
+  summary_.finished = true;
+}
+
+std::string TextCompletionEncoder::Add(int index, GenerationUpdate&& update) {
+  Choice& choice = choices_[static_cast<size_t>(index)];
+  if (update.finished) {
+    choice.finished = true;
+    choice.reason = update.finish_reason;
+    choice.stop_reason = StopReasonJson(update);
+    choice.error = CutShortErrorJson(update);
+    Summarize(index, update);
+    --unfinished_;
+  }
+  if (!options_.stream) {
+    Take(index, choice, update, &choice.text, &choice.logprobs);
+    return "";
+  }
+  std::string out;
+  std::string text;
+  nlohmann::json logprobs = WithLogprobs() ? EmptyLogprobs() : nlohmann::json(nullptr);
+  Take(index, choice, update, &text, &logprobs);
+  if (!text.empty() || (WithLogprobs() && !logprobs["tokens"].empty())) {
+    out += SseEvent(Object(
+        nlohmann::json::array({ChoiceJson(index, text, std::move(logprobs), nullptr, nullptr)})));
+  }
+  if (!update.finished) return out;
+  nlohmann::json last = Object(nlohmann::json::array(
+      {ChoiceJson(index, "", nullptr, FinishReasonText(choice.reason), choice.stop_reason)}));
+  last["timings"] = TimingsJson(update.timings, upload_ms_);
+  if (!choice.error.is_null()) last["error"] = choice.error;
+  if (options_.include_usage) last["usage"] = nullptr;
+  out += SseEvent(last);
+  return out;
+}
+
+std::string TextCompletionEncoder::Final() const {
+  nlohmann::json choices = nlohmann::json::array();
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    choices.push_back(ChoiceJson(static_cast<int>(i), c.text,
+                                 WithLogprobs() ? c.logprobs : nlohmann::json(nullptr),
+                                 FinishReasonText(c.reason), c.stop_reason));
+  }
+  nlohmann::json body = Object(std::move(choices));
+  body["usage"] = UsageJson(summary_.usage);
+  body["timings"] = TimingsJson(summary_.timings, upload_ms_);
+  if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {
+    body["error"] = std::move(error);
+  }
+  return JsonText(body);
+}
+
 std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
-  if (finished_) return "";
+  const int index = update.choice;
+  if (finished() || index < 0 || index >= static_cast<int>(choices_.size())) return "";
   if (update.progress) {
     if (!options_.stream || !options_.progress) return "";
     nlohmann::json chunk = Object(nlohmann::json::array());
     chunk["prompt_progress"] = PromptProgressJson(*update.progress);
     return SseEvent(chunk);
   }
-  if (update.finished) {
-    finished_ = true;
-    summary_.finished = true;
-    summary_.finish_reason = update.finish_reason;
-    summary_.error_code = update.error_code;
-    summary_.error = update.error;
-    summary_.usage = update.usage;
-    summary_.timings = update.timings;
-  }
-  const bool with_logprobs = options_.logprobs >= 0;
-  if (!options_.stream) {
-    text_ += update.text;
-    if (with_logprobs) AddLogprobs(update, &logprobs_);
-    if (!update.finished) return "";
-    nlohmann::json body = Object(nlohmann::json::array(
-        {Choice(text_, with_logprobs ? std::move(logprobs_) : nlohmann::json(nullptr),
-                FinishReasonText(update.finish_reason), StopReasonJson(update))}));
-    body["usage"] = UsageJson(update.usage);
-    body["timings"] = TimingsJson(update.timings, upload_ms_);
-    if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
-      body["error"] = std::move(error);
-    }
-    return JsonText(body);
-  }
+  if (choices_[static_cast<size_t>(index)].finished) return "";
   std::string out;
-  if (!update.text.empty() || (with_logprobs && !update.tokens.empty())) {
-    nlohmann::json logprobs(nullptr);
-    if (with_logprobs) {
-      logprobs = EmptyLogprobs();
-      AddLogprobs(update, &logprobs);
+  const int first = index - index % options_.n;  // the prompt's answer 0
+  Prompt& prompt = prompts_[static_cast<size_t>(index / options_.n)];
+  if (!Echo() || !WithLogprobs() || prompt.tokens_known) {
+    out = Add(index, std::move(update));
+  } else if (index != first) {
+    choices_[static_cast<size_t>(index)].held.push_back(std::move(update));
+  } else {
+    prompt.tokens = std::move(update.prompt_tokens);
+    prompt.tokens_known = true;
+    out = Add(index, std::move(update));
+    for (int j = first + 1; j < first + options_.n; ++j) {
+      for (GenerationUpdate& held : std::exchange(choices_[static_cast<size_t>(j)].held, {})) {
+        out += Add(j, std::move(held));
+      }
     }
-    out += SseEvent(Object(
-        nlohmann::json::array({Choice(update.text, std::move(logprobs), nullptr, nullptr)})));
   }
-  if (!update.finished) return out;
-  nlohmann::json last = Object(nlohmann::json::array(
-      {Choice("", nullptr, FinishReasonText(update.finish_reason), StopReasonJson(update))}));
-  last["timings"] = TimingsJson(update.timings, upload_ms_);
-  if (nlohmann::json error = CutShortErrorJson(update); !error.is_null()) {
-    last["error"] = std::move(error);
-  }
-  if (options_.include_usage) last["usage"] = nullptr;
-  out += SseEvent(last);
+  if (!finished()) return out;
+  if (!options_.stream) return Final();
   if (options_.include_usage) {
     nlohmann::json usage = Object(nlohmann::json::array());
-    usage["usage"] = UsageJson(update.usage);
+    usage["usage"] = UsageJson(summary_.usage);
     out += SseEvent(usage);
   }
   out += "data: [DONE]\n\n";

@@ -184,5 +184,132 @@ TEST(TextCompletionEncoderTest, AnAnswerCutShortSaysWhy) {
   EXPECT_EQ(c["error"]["code"], "unavailable");
 }
 
+// Two prompts, two answers each: choice i * 2 + j is answer j of prompt i, whatever order
+// the updates come in; a prompt's tokens count once in the usage.
+TEST(TextCompletionEncoderTest, EveryAnswerOfEveryPromptInIndexOrder) {
+  TextCompletionEncoder encoder(Identity(), {.prompts = 2, .n = 2});
+  const std::vector<std::pair<int, std::string>> order = {{3, "d"}, {0, "a"}, {2, "c"}, {1, "b"}};
+  for (const auto& [choice, text] : order) {
+    GenerationUpdate token = Token(text, {});
+    token.choice = choice;
+    EXPECT_EQ(encoder.Encode(std::move(token)), "");
+  }
+  std::string body;
+  for (const auto& [choice, text] : order) {
+    EXPECT_FALSE(encoder.finished());
+    GenerationUpdate end = Final(choice == 2 ? FinishReason::kLength : FinishReason::kStop);
+    end.choice = choice;
+    end.usage.prompt_tokens = choice < 2 ? 12 : 5;
+    body = encoder.Encode(std::move(end));
+  }
+  EXPECT_TRUE(encoder.finished());
+  const nlohmann::json c = nlohmann::json::parse(body);
+  ASSERT_EQ(c["choices"].size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c["choices"][i]["index"], i);
+    EXPECT_EQ(c["choices"][i]["text"], std::string(1, static_cast<char>('a' + i)));
+    EXPECT_EQ(c["choices"][i]["finish_reason"], i == 2 ? "length" : "stop");
+  }
+  EXPECT_EQ(c["usage"]["prompt_tokens"], 17);
+  EXPECT_EQ(c["usage"]["completion_tokens"], 8);
+
+  TextCompletionEncoder streamed(Identity(), {.stream = true, .include_usage = true, .n = 2});
+  GenerationUpdate second = Final(FinishReason::kStop);
+  second.choice = 1;
+  std::vector<nlohmann::json> e = Events(streamed.Encode(std::move(second)));
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0]["choices"][0]["index"], 1);
+  EXPECT_FALSE(streamed.finished());
+  e = Events(streamed.Encode(Final(FinishReason::kStop)));
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0]["choices"][0]["index"], 0);
+  EXPECT_EQ(e[1]["usage"]["prompt_tokens"], 12);
+  EXPECT_EQ(e[1]["usage"]["completion_tokens"], 4);
+  EXPECT_EQ(e[2], "[DONE]");
+}
+
+// echo: each answer starts with its prompt's text, streamed in the answer's first chunk.
+TEST(TextCompletionEncoderTest, EchoStartsEachAnswerWithItsPrompt) {
+  TextCompletionEncoder encoder(Identity(), {.prompts = 2, .echo = {"Once", "Twice"}});
+  for (int choice : {1, 0}) {
+    GenerationUpdate token = Token(" more", {});
+    token.choice = choice;
+    encoder.Encode(std::move(token));
+    GenerationUpdate end = Final(FinishReason::kStop);
+    end.choice = choice;
+    const std::string body = encoder.Encode(std::move(end));
+    if (choice == 0) {
+      const nlohmann::json c = nlohmann::json::parse(body);
+      EXPECT_EQ(c["choices"][0]["text"], "Once more");
+      EXPECT_EQ(c["choices"][1]["text"], "Twice more");
+    }
+  }
+  TextCompletionEncoder streamed(Identity(), {.stream = true, .echo = {"Once"}});
+  std::vector<nlohmann::json> e = Events(streamed.Encode(Token(" more", {})));
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0]["choices"][0]["text"], "Once more");
+  e = Events(streamed.Encode(Token(" again", {})));
+  EXPECT_EQ(e[0]["choices"][0]["text"], " again");
+  // An answer with no token still echoes its prompt.
+  TextCompletionEncoder empty(Identity(), {.stream = true, .echo = {"Once"}});
+  e = Events(empty.Encode(Final(FinishReason::kStop)));
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0]["choices"][0]["text"], "Once");
+  EXPECT_EQ(e[1]["choices"][0]["finish_reason"], "stop");
+}
+
+// echo with logprobs (lm-evaluation-harness scores a text this way): the prompt's tokens
+// lead each answer's lists, the first without a logprob; the answer's offsets follow the
+// prompt's text. The prompt's tokens come with answer 0's first update: answer 1's
+// updates before it wait for them.
+TEST(TextCompletionEncoderTest, EchoWithLogprobsLeadsWithThePromptsTokens) {
+  auto prompt_tokens = [] {
+    std::vector<GeneratedToken> tokens(2);
+    tokens[0].chosen = {7, "The", 0};
+    tokens[1].chosen = {8, " sky", -1.5f};
+    tokens[1].top = {{9, " sea", -0.5f}, {8, " sky", -1.5f}};
+    return tokens;
+  };
+  for (const bool stream : {false, true}) {
+    TextCompletionEncoder encoder(Identity(),
+                                  {.stream = stream, .logprobs = 1, .n = 2, .echo = {"The sky"}});
+    GenerationUpdate early = Token(" is", {});
+    early.choice = 1;
+    EXPECT_EQ(encoder.Encode(std::move(early)), "");
+    GenerationUpdate first = Token(" was", {});
+    first.prompt_tokens = prompt_tokens();
+    std::string out = encoder.Encode(std::move(first));
+    for (int choice : {1, 0}) {
+      GenerationUpdate end = Final(FinishReason::kLength);
+      end.choice = choice;
+      out += encoder.Encode(std::move(end));
+    }
+    ASSERT_TRUE(encoder.finished());
+    nlohmann::json answers = nlohmann::json::array({nullptr, nullptr});
+    if (!stream) {
+      answers = nlohmann::json::parse(out)["choices"];
+    } else {
+      for (const nlohmann::json& chunk : Events(out)) {
+        if (!chunk.is_object() || chunk["choices"].empty()) continue;
+        const nlohmann::json& c = chunk["choices"][0];
+        if (c["text"] == "") continue;
+        EXPECT_TRUE(answers[c["index"].get<int>()].is_null()) << "one chunk per answer";
+        answers[c["index"].get<int>()] = c;
+      }
+    }
+    const std::vector<std::string> texts = {"The sky was", "The sky is"};
+    for (int i = 0; i < 2; ++i) {
+      const nlohmann::json& a = answers[i];
+      EXPECT_EQ(a["text"], texts[i]);
+      const nlohmann::json& l = a["logprobs"];
+      EXPECT_EQ(l["tokens"], (nlohmann::json{"The", " sky", i == 0 ? " was" : " is"}));
+      EXPECT_EQ(l["token_logprobs"], (nlohmann::json{nullptr, -1.5, -0.25}));
+      EXPECT_EQ(l["top_logprobs"][0], nullptr);
+      EXPECT_EQ(l["top_logprobs"][1], (nlohmann::json{{" sea", -0.5}, {" sky", -1.5}}));
+      EXPECT_EQ(l["text_offset"], (nlohmann::json{0, 3, 7}));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qvl

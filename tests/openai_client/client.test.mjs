@@ -87,8 +87,28 @@ test('completions.create on the rendered template gives the chat answer', async 
   assert.equal(text, meta.greedy_text);
   assert.equal(usage.prompt_tokens, meta.num_prompt_tokens);
   assert.equal(tokens, usage.completion_tokens);
-  await assert.rejects(client.completions.create({ ...body, echo: true }),
-    (e) => e instanceof OpenAI.BadRequestError && e.param === 'echo');
+  await assert.rejects(client.completions.create({ ...body, suffix: 'end' }),
+    (e) => e instanceof OpenAI.BadRequestError && e.param === 'suffix');
+});
+
+test('completions.create with several prompts, n and echo, as the legacy API has them', async () => {
+  const { meta } = loadCase('01_text_only');
+  const prompts = [meta.prompt_text, 'The sky is'];
+  const body = { model: 'qwen3-vl', max_tokens: 4, temperature: 0, n: 2 };
+  const alone = [];
+  for (const prompt of prompts) {
+    alone.push((await client.completions.create({ ...body, n: 1, prompt })).choices[0].text);
+  }
+  const batch = await client.completions.create({ ...body, prompt: prompts, echo: true, logprobs: 1 });
+  assert.equal(batch.choices.length, 4);
+  batch.choices.forEach((choice, i) => {
+    assert.equal(choice.index, i);
+    const prompt = prompts[Math.floor(i / 2)];
+    assert.equal(choice.text, prompt + alone[Math.floor(i / 2)]);
+    // The prompt's tokens lead the lists, the first without a logprob.
+    assert.equal(choice.logprobs.token_logprobs[0], null);
+    assert.equal(choice.logprobs.tokens.join(''), choice.text);
+  });
 });
 
 test('an image request gives the golden answer', async () => {

@@ -344,14 +344,14 @@ TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
     body.update(extra);
     return PostJson(*harness_, "/v1/completions", body.dump());
   };
-  ExpectError(post({{"echo", true}}), 400, "echo: is not supported (the prompt is not returned)",
-              "echo", "invalid_request_error", "invalid_value");
   ExpectError(post({{"suffix", "end"}}), 400, "suffix: is not supported (no text insertion)",
               "suffix", "invalid_request_error", "invalid_value");
-  ExpectError(post({{"best_of", 2}}), 400, "best_of: only best_of = 1 is supported, got 2",
+  ExpectError(post({{"best_of", 2}}), 400,
+              "best_of: only best_of = 1 is supported, got 2 (as vLLM's; ask for n answers and "
+              "choose among them)",
               "best_of", "invalid_request_error", "invalid_value");
-  ExpectError(post({{"prompt", {"a", "b"}}}), 400,
-              "prompt: only one prompt per request is supported, got an array of 2", "prompt",
+  ExpectError(post({{"prompt", std::vector<std::string>(129, "a")}}), 400,
+              "prompt: at most 128 prompts per request are supported, got 129", "prompt",
               "invalid_request_error", "invalid_value");
   ExpectError(post({{"logprobs", 9}}), 400, "logprobs: must be between 0 and 5, got 9", "logprobs",
               "invalid_request_error", "invalid_value");
@@ -359,9 +359,9 @@ TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
               "model: the model \"davinci-002\" does not exist; this server serves "
               "\"tiny-qwen3vl\", \"qwen3-vl\"",
               "model", "invalid_request_error", "model_not_found");
-  ExpectError(post({{"response_format", {{"type", "json_object"}}}}), 400,
-              "response_format: is not supported on /v1/completions; use /v1/chat/completions",
-              "response_format", "invalid_request_error", "invalid_value");
+  ExpectError(post({{"response_format", {{"type", "xml"}}}}), 400,
+              "response_format.type: \"xml\" is not one of text, json_object, json_schema",
+              "response_format.type", "invalid_request_error", "invalid_value");
   ExpectError(post({{"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}), 400,
               "tools: is not supported on /v1/completions; use /v1/chat/completions", "tools",
               "invalid_request_error", "invalid_value");
@@ -369,6 +369,10 @@ TEST_F(ServerHttpTest, TextCompletionRefusalsNameTheField) {
               "invalid_request_error", "invalid_value");
   ExpectError(post({{"prompt", "<|image_pad|>"}}), 400,
               "prompt: the prompt has 1 <|image_pad|> placeholders but 0 images", "prompt",
+              "invalid_request_error", "invalid_value");
+  // A prompt of several is named by its index.
+  ExpectError(post({{"prompt", {"a", "<|image_pad|>"}}}), 400,
+              "prompt[1]: the prompt has 1 <|image_pad|> placeholders but 0 images", "prompt[1]",
               "invalid_request_error", "invalid_value");
 }
 
