@@ -100,9 +100,17 @@ void RefuseUnsupported(const RequestObject& body) {
 }  // namespace
 
 CompletionRequest ParseCompletionRequest(std::string_view text, const ChatRequestPolicy& policy) {
-  const nlohmann::json json = ParseJsonBody(text);
-  const RequestObject body(json, "");
+  nlohmann::json json = ParseJsonBody(text);
   CompletionRequest out;
+  // The prompt alone, scored (vLLM's, and how lm-evaluation-harness's older OpenAI path
+  // asks): the engine reads it as for one token, which the answers leave out.
+  if (const auto echo = json.find("echo"), max = json.find("max_tokens");
+      json.is_object() && echo != json.end() && *echo == true && max != json.end() &&
+      max->is_number_integer() && *max == 0) {
+    out.prompt_only = true;
+    *max = 1;
+  }
+  const RequestObject body(json, "");
   out.model = ParseModel(body, policy.model_names);
   RefuseUnsupported(body);
   GenerationRequest g;

@@ -35,6 +35,9 @@ struct CompletionRequest {
   // Each answer's text starts with its prompt's (and, with logprobs, its tokens start with
   // the prompt's: generations[i].prompt_logprobs is set).
   bool echo = false;
+  // echo with max_tokens 0: the answers are their prompts alone (generations[i] asks the
+  // engine for one token, which is not sent).
+  bool prompt_only = false;
   // llama-server's return_progress, which it takes here too: streamed, chunks with
   // prompt_progress come before the first token's.
   bool return_progress = false;

@@ -224,6 +224,18 @@ TEST_F(CompletionRequestTest, EchoAsksForThePromptsLogprobsWithLogprobs) {
   body["echo"] = false;
   EXPECT_FALSE(Parse(body).echo);
   EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, -1);
+
+  // max_tokens 0: the prompt alone, for which the engine reads it as for one token.
+  body["max_tokens"] = 0;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "max_tokens"),
+            "max_tokens: must be between 1 and 1048576, got 0");
+  body["echo"] = true;
+  const CompletionRequest scored = Parse(body);
+  EXPECT_TRUE(scored.prompt_only);
+  EXPECT_EQ(scored.generations[0].max_tokens, 1);
+  EXPECT_EQ(scored.generations[0].prompt_logprobs, 2);
+  body["max_tokens"] = 1;
+  EXPECT_FALSE(Parse(body).prompt_only);
 }
 
 TEST_F(CompletionRequestTest, MalformedBodies) {

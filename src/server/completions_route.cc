@@ -48,6 +48,7 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
   options.prompts = static_cast<int>(request.generations.size());
   options.n = first.n;
   if (request.echo) options.echo = EchoedPrompts(request.generations, engine->tokenizer());
+  options.prompt_only = request.prompt_only;
   CompletionIdentity identity;
   identity.id = NewCompletionId("cmpl-");
   identity.created = static_cast<int64_t>(std::time(nullptr));

@@ -81,13 +81,14 @@ void TextCompletionEncoder::Take(int index, Choice& choice, const GenerationUpda
     }
     choice.text_offset = static_cast<int64_t>(echoed.size());
   }
+  if (options_.prompt_only) return;
   *text += update.text;
   if (WithLogprobs()) AddLogprobs(update.tokens, false, choice, logprobs);
 }
 
 void TextCompletionEncoder::Summarize(int index, const GenerationUpdate& update) {
   Usage& usage = summary_.usage;
-  usage.completion_tokens += update.usage.completion_tokens;
+  if (!options_.prompt_only) usage.completion_tokens += update.usage.completion_tokens;
   usage.reasoning_tokens += update.usage.reasoning_tokens;
   // A prompt's answers share it: it counts once.
   if (index % options_.n == 0) {
@@ -106,6 +107,12 @@ void TextCompletionEncoder::Summarize(int index, const GenerationUpdate& update)
 
 std::string TextCompletionEncoder::Add(int index, GenerationUpdate&& update) {
   Choice& choice = choices_[static_cast<size_t>(index)];
+  if (update.finished && options_.prompt_only && update.finish_reason == FinishReason::kStop) {
+    // The token that was left out ended it; the answer asked for none.
+    update.finish_reason = FinishReason::kLength;
+    update.stop.clear();
+    update.stop_token.reset();
+  }
   if (update.finished) {
     choice.finished = true;
     choice.reason = update.finish_reason;

@@ -31,6 +31,9 @@ struct TextEncoderOptions {
   // logprobs, the prompt's tokens come in the first update of its answer 0
   // (GenerationUpdate::prompt_tokens).
   std::vector<std::string> echo = {};
+  // With echo: the answers' own tokens are left out (max_tokens 0), so each is its prompt,
+  // ended by "length", with no completion tokens.
+  bool prompt_only = false;
 };
 
 class TextCompletionEncoder : public ResponseEncoder {

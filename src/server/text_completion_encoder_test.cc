@@ -311,5 +311,42 @@ TEST(TextCompletionEncoderTest, EchoWithLogprobsLeadsWithThePromptsTokens) {
   }
 }
 
+// max_tokens 0 with echo: the engine's one token is left out of text, lists and usage,
+// and the answer ends by "length" whatever ended the engine's.
+TEST(TextCompletionEncoderTest, APromptOnlyAnswerIsItsPrompt) {
+  for (const bool stream : {false, true}) {
+    TextCompletionEncoder encoder(
+        Identity(), {.stream = stream, .logprobs = 0, .echo = {"The sky"}, .prompt_only = true});
+    GenerationUpdate token = Token(" is", {});
+    token.prompt_tokens.resize(2);
+    token.prompt_tokens[0].chosen = {7, "The", 0};
+    token.prompt_tokens[1].chosen = {8, " sky", -1.5f};
+    std::string out = encoder.Encode(std::move(token));
+    GenerationUpdate end = Final(FinishReason::kStop);
+    end.stop_token = 151645;
+    out += encoder.Encode(std::move(end));
+    ASSERT_TRUE(encoder.finished());
+    nlohmann::json answer, usage;
+    if (stream) {
+      const std::vector<nlohmann::json> e = Events(out);
+      ASSERT_EQ(e.size(), 3u);
+      answer = e[0]["choices"][0];
+      EXPECT_EQ(e[1]["choices"][0]["finish_reason"], "length");
+      EXPECT_EQ(e[1]["choices"][0]["stop_reason"], nullptr);
+    } else {
+      const nlohmann::json c = nlohmann::json::parse(out);
+      answer = c["choices"][0];
+      usage = c["usage"];
+      EXPECT_EQ(answer["finish_reason"], "length");
+      EXPECT_EQ(answer["stop_reason"], nullptr);
+      EXPECT_EQ(usage["completion_tokens"], 0);
+      EXPECT_EQ(usage["prompt_tokens"], 12);
+    }
+    EXPECT_EQ(answer["text"], "The sky");
+    EXPECT_EQ(answer["logprobs"]["tokens"], (nlohmann::json{"The", " sky"}));
+    EXPECT_EQ(answer["logprobs"]["token_logprobs"], (nlohmann::json{nullptr, -1.5}));
+  }
+}
+
 }  // namespace
 }  // namespace qvl

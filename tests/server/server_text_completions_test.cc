@@ -138,6 +138,20 @@ TEST_F(ServerTextCompletionsTest, EchoWithLogprobsScoresEveryPromptToken) {
     }
   }
 
+  // max_tokens 0: the prompt alone, with the same scores.
+  nlohmann::json alone = body;
+  alone["max_tokens"] = 0;
+  const HttpResult scored = Complete(alone);
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  const nlohmann::json& only = scored.json["choices"][0];
+  EXPECT_EQ(only["text"], prompt_text);
+  EXPECT_EQ(only["finish_reason"], "length");
+  EXPECT_EQ(scored.json["usage"]["completion_tokens"], 0);
+  ASSERT_EQ(only["logprobs"]["tokens"].size(), n);
+  for (const char* list : {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) {
+    for (size_t k = 0; k < n; ++k) EXPECT_EQ(only["logprobs"][list][k], l[list][k]) << list << k;
+  }
+
   // Streamed, the prompt's lists come with the answer's first chunk.
   body["stream"] = true;
   const HttpResult streamed = Complete(body);
