@@ -28,7 +28,7 @@ namespace qvl {
 // (GenerationRequest::prompt_logprobs), which want a row per token where others want one
 // per prompt: a row is vocab_size floats (0.6 MB for Qwen3-VL's 151,936 tokens), so their
 // prompt chunks are cut to this many tokens a step to keep the logits buffer small.
-inline constexpr int64_t kPromptLogprobRows = 32;
+inline constexpr int64_t kPromptLogprobRows = 64;
 
 class Engine::Impl {
  public:

@@ -64,7 +64,7 @@ GenerationRequest RawPrompt(const std::string& text, int prompt_logprobs) {
 // Longer than kPromptLogprobRows tokens, so that its logprobs come from several chunks.
 std::string LongText() {
   std::string text;
-  for (int i = 0; i < 12; ++i) {
+  for (int i = 0; i < 20; ++i) {
     text += "Sentence " + std::to_string(i) + " says that the river runs to the sea. ";
   }
   return text;
