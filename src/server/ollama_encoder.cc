@@ -63,6 +63,7 @@ std::string OllamaEncoder::LoadReply() const {
 std::string OllamaEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice != 0) return "";
   out_.clear();
+  if (options_.logprobs) AppendLogprobEntries(update.tokens, &logprobs_);
   clean_text_.clear();
   text::AppendReplacingInvalidUtf8(update.text, &clean_text_);
   if (options_.split_reasoning) {
@@ -162,6 +163,7 @@ void OllamaEncoder::Finish() {
     SetAnswer("", nlohmann::json::array(), &final_object);
   } else {
     SetAnswer(content_, std::move(tool_calls_), &final_object, thinking_);
+    if (options_.logprobs) final_object["logprobs"] = std::move(logprobs_);
   }
   const Timings& t = summary_.timings;
   final_object["done"] = true;
@@ -199,7 +201,11 @@ void OllamaEncoder::SetAnswer(std::string_view content, nlohmann::json tool_call
   (*object)["message"] = std::move(message);
 }
 
-void OllamaEncoder::EmitLine(const nlohmann::json& object) {
+void OllamaEncoder::EmitLine(nlohmann::json object) {
+  // An error line is no part of the answer.
+  if (!logprobs_.empty() && !object.contains("error")) {
+    object["logprobs"] = std::exchange(logprobs_, nlohmann::json::array());
+  }
   out_ += JsonText(object);
   out_ += '\n';
 }

@@ -11,7 +11,10 @@
 // answer cut short (shutdown, engine failure) ends with {"error": "<reason>"} instead of
 // the final object, as Ollama reports an error mid-stream. A Thinking model's reasoning
 // (up to "</think>") is "thinking" beside the content, as Ollama gives a thinking
-// model's: message.thinking for chat, a top-level "thinking" for generate.
+// model's: message.thinking for chat, a top-level "thinking" for generate. With logprobs,
+// an object carries "logprobs": [{"token", "logprob", "bytes", "top_logprobs": [...]}]
+// for the answer's tokens it is the first to follow (not streamed, the final object for
+// all of them), as Ollama's does.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -34,6 +37,7 @@ struct OllamaEncoderOptions {
   bool stream = true;
   bool parse_tool_calls = false;  // ignored for generate, which has no tools
   bool split_reasoning = false;   // a Thinking model (ChatTemplateKind::kThinking)
+  bool logprobs = false;          // the request asked for them (top_logprobs >= 0)
 };
 
 class OllamaEncoder : public ResponseEncoder {
@@ -67,7 +71,8 @@ class OllamaEncoder : public ResponseEncoder {
   // `thinking` when it is not empty.
   void SetAnswer(std::string_view content, nlohmann::json tool_calls, nlohmann::json* object,
                  std::string_view thinking = {}) const;
-  void EmitLine(const nlohmann::json& object);
+  // Writes a line (streamed), with the logprobs of the tokens no line carried yet.
+  void EmitLine(nlohmann::json object);
 
   OllamaEncoderOptions options_;
   bool parse_tool_calls_ = false;
@@ -87,6 +92,8 @@ class OllamaEncoder : public ResponseEncoder {
   std::string thinking_;
   std::string content_;
   nlohmann::json tool_calls_ = nlohmann::json::array();
+  // Entries of the tokens not yet written (streamed), or of all of them (not streamed).
+  nlohmann::json logprobs_ = nlohmann::json::array();
   std::string out_;  // what the current call returns
   GenerationUpdate summary_;
   bool finished_ = false;

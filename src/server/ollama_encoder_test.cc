@@ -384,5 +384,37 @@ TEST(OllamaEncoderTest, AThinkingModelsReasoningIsThinking) {
   EXPECT_EQ(reply["thinking"], "r");
 }
 
+// Ollama's logprobs: each token's entry in the first object after it (a piece that makes
+// no line passes its entry on), all of them in the whole answer's object; none unasked.
+TEST(OllamaEncoderTest, LogprobsGoWithTheirTokens) {
+  OllamaEncoderOptions streamed = Generate(true);
+  streamed.logprobs = true;
+  OllamaEncoder encoder(streamed);
+  const std::vector<json> lines = Lines(
+      StreamAll(encoder, {Text("A "), Text(""), Text("tree."), Timed(FinishReason::kLength)}));
+  ASSERT_EQ(lines.size(), 3u);
+  ASSERT_EQ(lines[0]["logprobs"].size(), 1u);
+  const json& a = lines[0]["logprobs"][0];
+  EXPECT_EQ(a["token"], "A ");
+  EXPECT_EQ(a["logprob"], -0.25);
+  EXPECT_EQ(a["bytes"], json({65, 32}));
+  ASSERT_EQ(a["top_logprobs"].size(), 2u);
+  EXPECT_EQ(a["top_logprobs"][1]["bytes"], json({0xe4, 0xb8}));
+  ASSERT_EQ(lines[1]["logprobs"].size(), 2u);
+  EXPECT_EQ(lines[1]["logprobs"][0]["token"], "");
+  EXPECT_EQ(lines[1]["logprobs"][1]["token"], "tree.");
+  EXPECT_FALSE(lines[2].contains("logprobs"));
+
+  OllamaEncoderOptions whole = Chat(false);
+  whole.logprobs = true;
+  OllamaEncoder chat(whole);
+  const json c = Body(chat, {Text("Hel"), Text("lo"), Timed(FinishReason::kStop)});
+  EXPECT_EQ(c["message"]["content"], "Hello");
+  ASSERT_EQ(c["logprobs"].size(), 2u);
+  EXPECT_EQ(c["logprobs"][1]["token"], "lo");
+  OllamaEncoder unasked(Chat(false));
+  EXPECT_FALSE(Body(unasked, {Text("Hi"), Timed(FinishReason::kStop)}).contains("logprobs"));
+}
+
 }  // namespace
 }  // namespace qvl

@@ -81,14 +81,14 @@ int ParseThink(const RequestObject& body, ChatTemplateKind chat_template) {
   return budget.value_or(-1);
 }
 
-// Fields that change the answer and that qvl cannot honour, refused by both routes.
-void RefuseUnsupported(const RequestObject& body) {
-  for (const char* key : {"logprobs", "top_logprobs"}) {
-    if (body.Find(key) != nullptr) {
-      FailField(ErrorCode::kInvalidArgument, key,
-                "is not supported on the Ollama API; use /v1/chat/completions for logprobs");
-    }
-  }
+// Ollama's logprobs (true: each answer token's logprob) and top_logprobs (how many
+// alternatives beside it, read only with logprobs, as Ollama does; checked always).
+void ParseLogprobs(const RequestObject& body, GenerationRequest* g) {
+  const bool logprobs = body.Bool("logprobs").value_or(false);
+  const std::optional<int64_t> top =
+      body.Int(request_ranges::kTopLogprobs.name, request_ranges::kTopLogprobs.min,
+               request_ranges::kTopLogprobs.max);
+  if (logprobs) g->top_logprobs = static_cast<int>(top.value_or(0));
 }
 
 // Options that set how the runner uses the machine, not what it answers; num_gqa, f16_kv,
@@ -323,9 +323,9 @@ void ParseMessages(const RequestObject& body, const MessageLimits& limits, Gener
 nlohmann::ordered_json ParseShared(const RequestObject& body, std::string_view text,
                                    const ChatRequestPolicy& policy, OllamaRequest* out) {
   out->model = ParseOllamaModel(body, policy.model_names);
-  RefuseUnsupported(body);
   out->stream = body.Bool("stream").value_or(true);
   GenerationRequest& g = out->generation;
+  ParseLogprobs(body, &g);
   g.reasoning_budget = ParseThink(body, policy.chat_template);
   ParseOllamaOptions(body, policy.max_stop_strings, &g);
   ParseImageBudget(body, policy.pixels_per_image_token, &g.image_budget);

@@ -29,7 +29,8 @@ struct OllamaRequest {
 };
 
 // POST /api/chat: {"model", "messages": [{"role", "content", "images"?, "tool_calls"?,
-// "tool_name"?}], "tools"?, "format"?, "options"?, "stream"?, "keep_alive"?, "think"?}.
+// "tool_name"?}], "tools"?, "format"?, "options"?, "stream"?, "keep_alive"?, "think"?,
+// "logprobs"?, "top_logprobs"?} (logprobs sets the generation's top_logprobs: 0 to 20).
 // Both parsers throw FieldError as ParseChatRequest does: kNotFound for a model that is
 // not served (a ":latest" tag is the bare name), kTooLarge for an image over the byte
 // limit, kInvalidArgument for the rest, including options and fields that would change
@@ -41,7 +42,8 @@ struct OllamaRequest {
 OllamaRequest ParseOllamaChat(std::string_view body, const ChatRequestPolicy& policy);
 
 // POST /api/generate: {"model", "prompt", "system"?, "images"?, "format"?, "options"?,
-// "stream"?, "raw"?, "keep_alive"?}; `raw` sends the prompt as is (no chat template).
+// "stream"?, "raw"?, "keep_alive"?, "logprobs"?, "top_logprobs"?}; `raw` sends the prompt
+// as is (no chat template).
 OllamaRequest ParseOllamaGenerate(std::string_view body, const ChatRequestPolicy& policy);
 
 // POST /api/show's body ({"model"} or the older {"name"}): the served name it asks for

@@ -125,7 +125,7 @@ TEST_F(OllamaRequestTest, ShowNamesTheModelUnderEitherKey) {
   }
 }
 
-TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
+TEST_F(OllamaRequestTest, ThinkingIsRefused) {
   nlohmann::json body = Hello();
   body["think"] = true;
   EXPECT_EQ(ErrorOf(body, "think"),
@@ -136,9 +136,23 @@ TEST_F(OllamaRequestTest, ThinkingAndLogprobsAreRefused) {
   body["think"] = "maybe";
   EXPECT_EQ(ErrorOf(body, "think"),
             "think: \"maybe\" is not one of true, false, low, medium, high");
-  body.erase("think");
+}
+
+// Ollama's logprobs and top_logprobs (0 to 20, read only with logprobs).
+TEST_F(OllamaRequestTest, LogprobsAskForTheAnswersTokenLogprobs) {
+  nlohmann::json body = Hello();
+  EXPECT_EQ(ParseOllamaChat(body.dump(), policy_).generation.top_logprobs, -1);
+  body["top_logprobs"] = 3;
+  EXPECT_EQ(ParseOllamaChat(body.dump(), policy_).generation.top_logprobs, -1);
   body["logprobs"] = true;
-  ErrorOf(body, "logprobs");
+  EXPECT_EQ(ParseOllamaChat(body.dump(), policy_).generation.top_logprobs, 3);
+  body.erase("top_logprobs");
+  EXPECT_EQ(ParseOllamaChat(body.dump(), policy_).generation.top_logprobs, 0);
+  body["top_logprobs"] = 21;
+  EXPECT_EQ(ErrorOf(body, "top_logprobs"), "top_logprobs: must be between 0 and 20, got 21");
+  body["top_logprobs"] = 2;
+  body["logprobs"] = "yes";
+  EXPECT_EQ(ErrorOf(body, "logprobs"), "logprobs: expected true or false, got string");
 }
 
 // A Qwen3-VL Thinking model always opens its reasoning: think false cannot be honoured. A

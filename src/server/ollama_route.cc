@@ -51,6 +51,7 @@ void HandleOllama(const GenerationRouteContext& context, const httplib::Request&
   options.stream = request.stream;
   options.parse_tool_calls = request.parse_tool_calls;
   options.split_reasoning = SplitsReasoning(*engine, request.generation);
+  options.logprobs = request.generation.top_logprobs >= 0;
   auto encoder = std::make_unique<OllamaEncoder>(std::move(options));
   if (request.load_only) {
     res.set_content(encoder->LoadReply(), std::string(encoder->ContentType(request.stream)));

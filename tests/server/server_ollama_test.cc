@@ -90,6 +90,50 @@ TEST_F(ServerOllamaTest, GenerateWithAnImageGivesTheChatAnswer) {
   EXPECT_EQ(r.json["prompt_eval_count"], c.prompt_tokens);
 }
 
+// Ollama's logprobs: every answer token with its logprob and alternatives, those the
+// OpenAI route gives for the same raw prompt, streamed (each token once, beside its text)
+// and not.
+TEST_F(ServerOllamaTest, LogprobsAreTheAnswersTokens) {
+  const nlohmann::json openai =
+      Post("/v1/completions",
+           {{"prompt", "The sky is"}, {"max_tokens", 6}, {"temperature", 0}, {"logprobs", 2}})
+          .json["choices"][0]["logprobs"];
+  ASSERT_EQ(openai["tokens"].size(), 6u) << openai.dump();
+  nlohmann::json body = {
+      {"model", "qwen3-vl"}, {"prompt", "The sky is"},
+      {"raw", true},         {"logprobs", true},
+      {"top_logprobs", 2},   {"options", {{"num_predict", 6}, {"temperature", 0}}},
+      {"stream", false}};
+  const HttpResult whole = Post("/api/generate", body);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const nlohmann::json& entries = whole.json["logprobs"];
+  ASSERT_EQ(entries.size(), 6u) << whole.body;
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(entries[i]["token"], openai["tokens"][i]);
+    EXPECT_EQ(entries[i]["logprob"], openai["token_logprobs"][i]);
+    ASSERT_EQ(entries[i]["top_logprobs"].size(), 2u);
+    for (const nlohmann::json& alternative : entries[i]["top_logprobs"]) {
+      EXPECT_EQ(openai["top_logprobs"][i][alternative["token"].get<std::string>()],
+                alternative["logprob"]);
+    }
+  }
+
+  body.erase("stream");
+  const HttpResult streamed = Post("/api/generate", body);
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  nlohmann::json tokens = nlohmann::json::array();
+  for (const nlohmann::json& line : Lines(streamed.body)) {
+    for (const nlohmann::json& entry : line.value("logprobs", nlohmann::json::array())) {
+      tokens.push_back(entry);
+    }
+  }
+  EXPECT_EQ(tokens, entries);
+
+  body["logprobs"] = false;
+  body["stream"] = false;
+  EXPECT_FALSE(Post("/api/generate", body).json.contains("logprobs"));
+}
+
 TEST_F(ServerOllamaTest, ListingsDescribeTheServedModel) {
   const HttpResult tags = Get(*harness_, "/api/tags");
   ASSERT_EQ(tags.status, 200) << tags.body;
