@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/field_error.h"
 #include "engine/request_ranges.h"
+#include "ops/activation.h"
 
 namespace qvl {
 
@@ -220,10 +221,7 @@ void Sampler::KeepMinP(bool* sorted) {
 
 void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,
                  std::vector<std::pair<int32_t, float>>* top) {
-  const float mx = *std::max_element(logits, logits + vocab);
-  double sum = 0;
-  for (int64_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - mx));
-  const float log_z = mx + static_cast<float>(std::log(sum));
+  const float log_z = LogSumExp(logits, vocab);
   *chosen_logprob = logits[chosen] - log_z;
   top->clear();
   if (n <= 0) return;

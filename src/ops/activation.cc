@@ -1,5 +1,7 @@
 #include "ops/activation.h"
 
+#include <cmath>
+
 #include "ops/elementwise_kernels.h"
 
 namespace qvl {
@@ -38,6 +40,12 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out, ThreadPo
 void AddInPlace(float* y, const float* x, int64_t n, ThreadPool* pool) {
   const auto& k = kernels::ActiveElementwiseKernels();
   ForChunks(n, pool, [&](int64_t b, int64_t e) { k.add(y + b, x + b, e - b); });
+}
+
+float LogSumExp(const float* x, int64_t n) {
+  const auto& k = kernels::ActiveElementwiseKernels();
+  const float largest = k.max_of(x, n);
+  return largest + std::log(k.sum_exp(x, n, largest));
 }
 
 }  // namespace qvl

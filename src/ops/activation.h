@@ -1,5 +1,5 @@
-// Element-wise activations, in place or into a separate output. With a pool, large calls
-// are split over its threads.
+// Element-wise activations, in place or into a separate output, and a row's log-sum-exp.
+// With a pool, large calls are split over its threads.
 #pragma once
 
 #include <cstdint>
@@ -20,5 +20,9 @@ void SiluMul(const float* gate, const float* up, int64_t n, float* out, ThreadPo
 
 // y[i] += x[i].
 void AddInPlace(float* y, const float* x, int64_t n, ThreadPool* pool = nullptr);
+
+// log(sum of e^x[i]) over n > 0 values, none NaN: a log-softmax's normalizer (logprobs
+// over the vocabulary), computed from the largest so that nothing overflows.
+float LogSumExp(const float* x, int64_t n);
 
 }  // namespace qvl

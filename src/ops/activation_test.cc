@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -30,6 +31,29 @@ TEST(Activation, SiluMulAndAdd) {
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], g[i] / (1 + std::exp(-g[i])) * u[i], 1e-6);
   AddInPlace(out.data(), u.data(), 3);
   EXPECT_NEAR(out[1], 4, 1e-6);
+}
+
+// The normalizer of a log-softmax against a double sum, over a vocabulary's worth of
+// logits and over values whose exponentials alone would overflow or vanish.
+TEST(Activation, LogSumExpIsStable) {
+  std::vector<float> logits(151936);
+  for (size_t i = 0; i < logits.size(); ++i) {
+    logits[i] = static_cast<float>(std::sin(static_cast<double>(i) * 0.37)) * 8.0f - 2.0f;
+  }
+  for (const float offset : {0.0f, 500.0f, -500.0f}) {
+    std::vector<float> x = logits;
+    double largest = -1e300;
+    for (float& v : x) {
+      v += offset;
+      largest = std::max(largest, static_cast<double>(v));
+    }
+    double sum = 0;
+    for (const float v : x) sum += std::exp(static_cast<double>(v) - largest);
+    EXPECT_NEAR(LogSumExp(x.data(), static_cast<int64_t>(x.size())), largest + std::log(sum), 2e-4)
+        << offset;
+  }
+  const std::vector<float> one = {-3.5f};
+  EXPECT_FLOAT_EQ(LogSumExp(one.data(), 1), -3.5f);
 }
 
 }  // namespace

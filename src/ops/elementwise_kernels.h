@@ -1,6 +1,6 @@
 // Per-tier kernels of the element-wise ops (internal to ops/): norms of one row, rotary
-// embedding of one head, activations and adds over a span. norm.cc, rope.cc and
-// activation.cc loop over rows and split large calls over the thread pool.
+// embedding of one head, activations, adds and a row's log-sum-exp over a span. norm.cc, rope.cc
+// and activation.cc loop over rows and split large calls over the thread pool.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,10 @@ struct ElementwiseKernels {
   // sum += x, lo = min(lo, x), hi = max(hi, x): one row of column statistics (a NaN in x
   // leaves lo and hi as they are).
   void (*add_min_max)(const float* x, int64_t n, float* sum, float* lo, float* hi);
+  // The largest of x[0 .. n), n > 0, none NaN.
+  float (*max_of)(const float* x, int64_t n);
+  // The sum of e^(x[i] - shift): a log-softmax's normalizer, with shift the largest x.
+  float (*sum_exp)(const float* x, int64_t n, float shift);
   // y[i] = F32ToBf16(x[i]) bit for bit (round to nearest even, NaN kept quiet; denormals
   // kept, unlike vcvtneps2bf16, which flushes them).
   void (*to_bf16)(const float* x, int64_t n, uint16_t* y);

@@ -163,6 +163,29 @@ TEST(ElementwiseKernels, ActivationsMatchScalarTwinToRelative1e6) {
   }
 }
 
+// A row of logits' largest value and the sum of their exponentials below it, as the
+// logprobs over a vocabulary take them (the largest last, first, or anywhere).
+TEST(ElementwiseKernels, MaxAndSumExpMatchScalarTwin) {
+  const ElementwiseKernels ref = ScalarElementwiseKernels();
+  std::mt19937 rng(7);
+  for (CpuTier tier : SimdTiers()) {
+    const ElementwiseKernels k = ElementwiseKernelsFor(tier);
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{33}, int64_t{1000}, int64_t{151936}}) {
+      const std::string name = std::string(CpuTierName(tier)) + " n=" + std::to_string(n);
+      std::vector<float> x = Normal(static_cast<size_t>(n), rng, -3.0f, 4.0f);
+      for (const int64_t at : {n - 1, int64_t{0}, n / 2}) {
+        x[static_cast<size_t>(at)] = 30.0f + static_cast<float>(at % 5);
+        const float largest = ref.max_of(x.data(), n);
+        EXPECT_EQ(largest, x[static_cast<size_t>(at)]) << name;
+        EXPECT_EQ(k.max_of(x.data(), n), largest) << name;
+        const float want = ref.sum_exp(x.data(), n, largest);
+        EXPECT_NEAR(k.sum_exp(x.data(), n, largest), want, 1e-5f * want) << name;
+        x[static_cast<size_t>(at)] = 0.0f;
+      }
+    }
+  }
+}
+
 TEST(ElementwiseKernels, ExtremeActivationInputsStayFinite) {
   const std::vector<float> x = {-1e30f, -200.0f, -90.0f, -20.0f, 0.0f, -0.0f,
                                 1e-30f, 20.0f,   90.0f,  200.0f, 1e30f};

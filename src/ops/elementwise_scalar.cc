@@ -70,6 +70,18 @@ void AddMinMax(const float* x, int64_t n, float* sum, float* lo, float* hi) {
   }
 }
 
+float MaxOf(const float* x, int64_t n) {
+  float out = x[0];
+  for (int64_t i = 1; i < n; ++i) out = x[i] > out ? x[i] : out;
+  return out;
+}
+
+float SumExp(const float* x, int64_t n, float shift) {
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - shift);
+  return sum;
+}
+
 void ToBf16(const float* x, int64_t n, uint16_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = F32ToBf16(x[i]);
 }
@@ -77,7 +89,8 @@ void ToBf16(const float* x, int64_t n, uint16_t* y) {
 }  // namespace
 
 ElementwiseKernels ScalarElementwiseKernels() {
-  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul, Add, AddMinMax, ToBf16};
+  return {RmsNormRow, LayerNormRow, RopeHead, GeluTanh, GeluErf, SiluMul,
+          Add,        AddMinMax,    MaxOf,    SumExp,   ToBf16};
 }
 
 ElementwiseKernels ElementwiseKernelsFor(CpuTier tier) {

@@ -152,6 +152,40 @@ void AddMinMax(const float* x, int64_t n, float* sum, float* lo, float* hi) {
   }
 }
 
+template <class T>
+float MaxOf(const float* x, int64_t n) {
+  using S = Simd<T>;
+  using V = Vec<T>;
+  V m = S::Set(x[0]);
+  int64_t i = 0;
+  for (; i + S::kLanes <= n; i += S::kLanes) m = S::Max(S::Load(x + i), m);
+  float lanes[S::kLanes];
+  S::Store(lanes, S::kLanes, m);
+  float out = lanes[0];
+  for (float l : lanes) out = l > out ? l : out;
+  for (; i < n; ++i) out = x[i] > out ? x[i] : out;
+  return out;
+}
+
+template <class T>
+float SumExp(const float* x, int64_t n, float shift) {
+  using S = Simd<T>;
+  using V = Vec<T>;
+  constexpr int kLanes = S::kLanes;
+  const V sv = S::Set(shift);
+  V a0 = S::Zero(), a1 = S::Zero();
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    a0 = S::Add(a0, simd::Exp<T>(S::Sub(S::Load(x + i), sv)));
+    a1 = S::Add(a1, simd::Exp<T>(S::Sub(S::Load(x + i + kLanes), sv)));
+  }
+  for (; i < n; i += kLanes) {
+    const V e = simd::Exp<T>(S::Sub(S::Load(x + i, n - i), sv));
+    a0 = S::Add(a0, S::KeepFirst(e, n - i));
+  }
+  return S::ReduceAdd(S::Add(a0, a1));
+}
+
 // F32ToBf16 without its branch, so the compiler vectorizes it for the tier's ISA.
 inline void ToBf16(const float* x, int64_t n, uint16_t* y) {
   for (int64_t i = 0; i < n; ++i) {
@@ -168,8 +202,8 @@ inline void ToBf16(const float* x, int64_t n, uint16_t* y) {
 template <class T>
 ElementwiseKernels ElementwiseKernelsOf() {
   using namespace elementwise;
-  return {RmsNormRow<T>, LayerNormRow<T>, RopeHead<T>,  GeluTanh<T>, GeluErf<T>,
-          SiluMul<T>,    Add<T>,          AddMinMax<T>, ToBf16};
+  return {RmsNormRow<T>, LayerNormRow<T>, RopeHead<T>, GeluTanh<T>, GeluErf<T>, SiluMul<T>,
+          Add<T>,        AddMinMax<T>,    MaxOf<T>,    SumExp<T>,   ToBf16};
 }
 
 }  // namespace
