@@ -127,7 +127,16 @@ void ExpectWellFormed(const std::vector<GeneratedToken>& entries, size_t n) {
     if (n > 0 && !among_top) {
       EXPECT_LE(e.chosen.logprob, e.top.back().logprob);
     }
+    // Its rank: 1 + the alternatives more likely than it, while it is among them.
+    size_t above = 0;
+    for (const TokenLogprob& alternative : e.top) above += alternative.logprob > e.chosen.logprob;
+    if (among_top) {
+      EXPECT_EQ(e.rank, static_cast<int32_t>(above + 1));
+    } else {
+      EXPECT_GT(e.rank, static_cast<int32_t>(n));
+    }
   }
+  EXPECT_EQ(entries[0].rank, 0);
 }
 
 TEST(EnginePromptLogprobs, EveryPromptTokenHasItsLogprobAndAlternatives) {

@@ -341,9 +341,10 @@ void Engine::Impl::OnPromptLogits(Sequence& seq, const DecoderChunk& c, const fl
         next >= static_cast<int64_t>(prompt.size())) {
       continue;
     }
-    seq.prompt_logprobs.push_back(TokenLogprobs(tokenizer_, logits + j * vocab_, vocab_,
-                                                prompt[next], seq.request->prompt_logprobs,
-                                                &prompt_top_));
+    const float* row = logits + j * vocab_;
+    seq.prompt_logprobs.push_back(TokenLogprobs(tokenizer_, row, vocab_, prompt[next],
+                                                seq.request->prompt_logprobs, &prompt_top_));
+    seq.prompt_logprobs.back().rank = RankOf(row, vocab_, prompt[next]);
   }
 }
 

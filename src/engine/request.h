@@ -180,6 +180,9 @@ struct TokenLogprob {
 struct GeneratedToken {
   TokenLogprob chosen;
   std::vector<TokenLogprob> top;  // top_logprobs alternatives, best first
+  // The chosen token's rank by the raw logits (RankOf: 1 = the most likely); set for the
+  // prompt's tokens (GenerationUpdate::prompt_tokens, but the first), 0 elsewhere.
+  int32_t rank = 0;
 };
 
 // Where an image's vision encoding came from: this replica's image or prefix cache, the

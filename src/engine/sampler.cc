@@ -219,6 +219,13 @@ void Sampler::KeepMinP(bool* sorted) {
   candidates_.resize(n);
 }
 
+int32_t RankOf(const float* logits, int64_t vocab, int32_t token) {
+  const float own = logits[token];
+  int32_t above = 0;
+  for (int64_t i = 0; i < vocab; ++i) above += logits[i] > own ? 1 : 0;
+  return above + 1;
+}
+
 void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,
                  std::vector<std::pair<int32_t, float>>* top) {
   const float log_z = LogSumExp(logits, vocab);

@@ -69,6 +69,10 @@ class Sampler {
   std::vector<std::pair<float, int32_t>> candidates_;
 };
 
+// 1 + how many tokens have larger logits than `token`: its rank, 1 for the most likely
+// (vLLM's rank of a logprob; a tie shares the better rank).
+int32_t RankOf(const float* logits, int64_t vocab, int32_t token);
+
 // log-softmax of the raw logits for the chosen token and the `n` most likely ones.
 void TopLogprobs(const float* logits, int64_t vocab, int32_t chosen, int n, float* chosen_logprob,
                  std::vector<std::pair<int32_t, float>>* top);

@@ -231,5 +231,13 @@ TEST(TopLogprobs, LogSoftmaxOfChosenAndBest) {
   EXPECT_NEAR(top[0].second, 2.0 - z, 1e-5);
 }
 
+TEST(RankOf, OnePlusTheTokensMoreLikely) {
+  const std::vector<float> logits = {0.0f, 2.0f, 1.0f, 2.0f, -1.0f};
+  EXPECT_EQ(RankOf(logits.data(), 5, 1), 1);
+  EXPECT_EQ(RankOf(logits.data(), 5, 3), 1);  // a tie shares the better rank
+  EXPECT_EQ(RankOf(logits.data(), 5, 2), 3);
+  EXPECT_EQ(RankOf(logits.data(), 5, 4), 5);
+}
+
 }  // namespace
 }  // namespace qvl

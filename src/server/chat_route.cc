@@ -27,8 +27,11 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
     ReplyError(res, ApiErrorFrom(e));
     return;
   }
+  // A stored answer holds no prompt logprobs: a request for them is always computed.
   const std::optional<std::string> answer_key =
-      TakeAnswerKey(context, &body, request.generation, *engine);
+      request.generation.prompt_logprobs < 0
+          ? TakeAnswerKey(context, &body, request.generation, *engine)
+          : std::nullopt;
 
   CompletionIdentity identity;
   identity.id = NewCompletionId();
@@ -42,6 +45,7 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
   options.choices = request.generation.n;
   options.parse_tool_calls = request.parse_tool_calls;
   options.split_reasoning = SplitsReasoning(*engine, request.generation);
+  options.prompt_logprobs = request.generation.prompt_logprobs;
   RespondWithGeneration(context, engine, std::move(request.generation),
                         std::make_unique<CompletionEncoder>(std::move(identity), options),
                         request.stream, upload_ms, res, answer_key);

@@ -59,6 +59,7 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   }
   Choice& choice = choices_[update.choice];
   if (choice.finished) return "";
+  if (!update.prompt_tokens.empty()) prompt_tokens_ = std::move(update.prompt_tokens);
   if (update.finished) {
     choice.finished = true;
     choice.reason = update.finish_reason;
@@ -161,6 +162,9 @@ std::string CompletionEncoder::EncodeFinal() {
                                  c.stop_reason, options_.split_reasoning ? &c.reasoning : nullptr));
   }
   nlohmann::json body = CompletionJson(identity_, std::move(choices), summary_, upload_ms_);
+  if (options_.prompt_logprobs >= 0) {
+    body["prompt_logprobs"] = PromptLogprobsJson(prompt_tokens_, options_.prompt_logprobs);
+  }
   if (nlohmann::json error = CutShortErrorJson(summary_); !error.is_null()) {
     body["error"] = std::move(error);
   }

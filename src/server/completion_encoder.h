@@ -29,6 +29,9 @@ struct EncoderOptions {
   // Streamed: updates with GenerationUpdate::progress become chunks with no choices and a
   // prompt_progress (llama-server's return_progress); otherwise they write nothing.
   bool progress = false;
+  // vLLM's prompt_logprobs (N >= 0; not streamed): the body's "prompt_logprobs"
+  // (PromptLogprobsJson) from the prompt's entries, which choice 0's updates bring.
+  int prompt_logprobs = -1;
 };
 
 class CompletionEncoder : public ResponseEncoder {
@@ -75,6 +78,7 @@ class CompletionEncoder : public ResponseEncoder {
   std::vector<Choice> choices_;
   int unfinished_;
   GenerationUpdate summary_;
+  std::vector<GeneratedToken> prompt_tokens_;  // with prompt_logprobs
   bool finished_ = false;
 };
 

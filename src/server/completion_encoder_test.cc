@@ -358,5 +358,29 @@ TEST(CompletionEncoderTest, ToolCallsAreParsedFromTheReplyAfterTheReasoning) {
   EXPECT_EQ(c["choices"][0]["finish_reason"], "tool_calls");
 }
 
+// vLLM's prompt_logprobs: null for the first prompt token, then each one's entry and its
+// alternatives keyed by token id, with their ranks; from choice 0's update.
+TEST(CompletionEncoderTest, PromptLogprobsInVllmsShape) {
+  CompletionEncoder encoder(Identity(), {.prompt_logprobs = 1});
+  GenerationUpdate first = Text("Hi");
+  first.prompt_tokens.resize(3);
+  first.prompt_tokens[0].chosen = {5, "The", 0};
+  first.prompt_tokens[1].chosen = {6, " sky", -1.5f};
+  first.prompt_tokens[1].top = {{9, " sea", -0.5f}, {6, " sky", -1.5f}};
+  first.prompt_tokens[1].rank = 2;
+  first.prompt_tokens[2].chosen = {7, " is", -0.25f};
+  first.prompt_tokens[2].top = {{7, " is", -0.25f}};
+  first.prompt_tokens[2].rank = 1;
+  encoder.Encode(std::move(first));
+  const nlohmann::json c = nlohmann::json::parse(encoder.Encode(Final(FinishReason::kStop)));
+  EXPECT_EQ(c["prompt_logprobs"], nlohmann::json::parse(R"([null,
+      {"9": {"logprob": -0.5, "rank": 1, "decoded_token": " sea"},
+       "6": {"logprob": -1.5, "rank": 2, "decoded_token": " sky"}},
+      {"7": {"logprob": -0.25, "rank": 1, "decoded_token": " is"}}])"));
+  CompletionEncoder unasked(Identity(), {});
+  EXPECT_FALSE(nlohmann::json::parse(unasked.Encode(Final(FinishReason::kStop)))
+                   .contains("prompt_logprobs"));
+}
+
 }  // namespace
 }  // namespace qvl

@@ -175,6 +175,28 @@ void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::j
   }
 }
 
+nlohmann::json PromptLogprobsJson(const std::vector<GeneratedToken>& prompt, int n) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t k = 0; k < prompt.size(); ++k) {
+    if (k == 0) {
+      out.push_back(nullptr);  // nothing before it: no probability
+      continue;
+    }
+    const GeneratedToken& t = prompt[k];
+    nlohmann::json entry = nlohmann::json::object();
+    const auto add = [&entry](const TokenLogprob& token, int32_t rank) {
+      entry[std::to_string(token.id)] = {
+          {"logprob", token.logprob}, {"rank", rank}, {"decoded_token", token.text}};
+    };
+    for (size_t i = 0; i < t.top.size() && static_cast<int>(i) < n; ++i) {
+      add(t.top[i], static_cast<int32_t>(i + 1));
+    }
+    add(t.chosen, t.rank);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens) {
   nlohmann::json content = nlohmann::json::array();
   AppendLogprobEntries(tokens, &content);

@@ -67,6 +67,10 @@ nlohmann::json TimingsJson(const Timings& timings, double upload_ms);
 nlohmann::json LogprobsJson(const std::vector<GeneratedToken>& tokens);
 // The "content" array of LogprobsJson, appended to `entries` (an array).
 void AppendLogprobEntries(const std::vector<GeneratedToken>& tokens, nlohmann::json* entries);
+// vLLM's prompt_logprobs of a prompt's entries (GenerationUpdate::prompt_tokens): null for
+// the first token, then per token {"<id>": {"logprob", "rank", "decoded_token"}} for it and
+// its `n` most likely alternatives (ranks 1 to n).
+nlohmann::json PromptLogprobsJson(const std::vector<GeneratedToken>& prompt, int n);
 
 // [{"index", "id", "type": "function", "function": {"name", "arguments"}}], the first
 // numbered `first_index` (a choice's calls are numbered from 0 across chunks).

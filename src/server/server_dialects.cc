@@ -314,6 +314,20 @@ std::shared_ptr<const Grammar> CompileGuided(const Guided& guided, std::string_v
       "gbnf:" + gbnf, [&] { return CompileGbnf(gbnf, ""); }, guided.field);
 }
 
+// vLLM's prompt_logprobs; the engine computes the most any part of the request asks for.
+void ParsePromptLogprobs(const RequestObject& body, GenerationRequest* g) {
+  const ParamRange& range = request_ranges::kPromptLogprobs;
+  const nlohmann::json* value = body.Find(range.name);
+  if (value == nullptr || value->is_null()) return;
+  const std::optional<int64_t> n =
+      body.Int(range.name, static_cast<int64_t>(range.min), static_cast<int64_t>(range.max));
+  if (body.Bool("stream").value_or(false)) {
+    FailField(ErrorCode::kInvalidArgument, range.name,
+              "is not available with stream true (as in vLLM): ask without streaming");
+  }
+  g->prompt_logprobs = std::max(g->prompt_logprobs, static_cast<int>(*n));
+}
+
 }  // namespace
 
 std::string_view SamplerStepName(SamplerStep step) {
@@ -346,7 +360,7 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
   RefuseUnlessNeutral(body, "allowed_token_ids", nullptr, "use logit_bias on token ids");
   RefuseUnlessNeutral(body, "truncate_prompt_tokens", nullptr,
                       "a prompt is never cut; one over the context is refused");
-  RefuseUnlessNeutral(body, "prompt_logprobs", nullptr, "logprobs are given for the answer only");
+  ParsePromptLogprobs(body, g);
 }
 
 void ParseGuidedFields(const RequestObject& body, std::string_view text, GenerationRequest* g) {

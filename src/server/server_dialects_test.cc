@@ -149,5 +149,22 @@ TEST_F(LlamaServerSamplingTest, SamplersAreTheChainInTheClientsOrder) {
       ParseChatRequest(Chat({{"top_n_sigma", -1.0}}).dump(), policy_).generation.sampling.chain);
 }
 
+// vLLM's prompt_logprobs: the engine's prompt_logprobs (the most any field asks for),
+// refused with stream as vLLM refuses it, and in range.
+TEST_F(LlamaServerSamplingTest, PromptLogprobsAreVllmsOnChat) {
+  EXPECT_EQ(ParseChatRequest(Chat({}).dump(), policy_).generation.prompt_logprobs, -1);
+  EXPECT_EQ(ParseChatRequest(Chat({{"prompt_logprobs", nullptr}}).dump(), policy_)
+                .generation.prompt_logprobs,
+            -1);
+  EXPECT_EQ(
+      ParseChatRequest(Chat({{"prompt_logprobs", 3}}).dump(), policy_).generation.prompt_logprobs,
+      3);
+  EXPECT_EQ(ChatError({{"prompt_logprobs", 21}}, "prompt_logprobs"),
+            "prompt_logprobs: must be between 0 and 20, got 21");
+  EXPECT_EQ(ChatError({{"prompt_logprobs", 1}, {"stream", true}}, "prompt_logprobs"),
+            "prompt_logprobs: is not available with stream true (as in vLLM): ask without "
+            "streaming");
+}
+
 }  // namespace
 }  // namespace qvl

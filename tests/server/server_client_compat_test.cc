@@ -268,7 +268,6 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
       {"bad_words", {"blue"}},
       {"allowed_token_ids", {1, 2}},
       {"truncate_prompt_tokens", 10},
-      {"prompt_logprobs", 1},
       {"add_generation_prompt", false},
       {"echo", true},
       {"chat_template", "{{ messages }}"},

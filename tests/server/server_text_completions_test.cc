@@ -1,7 +1,8 @@
 // /v1/completions as the clients of OpenAI's legacy API and of vLLM use it, over HTTP with
 // the tiny model: several prompts in one request with n answers each, echo (with the
 // prompt's logprobs: how lm-evaluation-harness scores a text), logit_bias and
-// response_format. Each was a 400 before.
+// response_format, and vLLM's prompt_logprobs on chat, which scores a prompt as the echo
+// does. Each was a 400 before.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -226,6 +227,46 @@ TEST_F(ServerTextCompletionsTest, EchoedLogprobsAreTheReferences) {
   for (const float x : last) sum += std::exp(static_cast<double>(x - peak));
   const double want = last[static_cast<size_t>(greedy[0])] - peak - std::log(sum);
   EXPECT_NEAR(l["token_logprobs"][prompt].get<double>(), want, 1e-4);
+}
+
+// vLLM's prompt_logprobs on chat score the rendered conversation as the echo of the same
+// text does: each token's entry by id with its rank, among its alternatives' (ranks 1 to N).
+TEST_F(ServerTextCompletionsTest, ChatPromptLogprobsAreTheEchoedOnes) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  const nlohmann::json meta = nlohmann::json::parse(
+      ReadFile(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/" + c.name + "/meta.json"));
+  nlohmann::json chat = c.request;
+  chat["max_tokens"] = 1;
+  chat["prompt_logprobs"] = 2;
+  const HttpResult scored = Post("/v1/chat/completions", chat);
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  const nlohmann::json& entries = scored.json["prompt_logprobs"];
+  const std::vector<int32_t> ids = meta["input_ids"].get<std::vector<int32_t>>();
+  ASSERT_EQ(entries.size(), ids.size());
+  EXPECT_TRUE(entries[0].is_null());
+
+  const HttpResult echoed = Complete(
+      {{"prompt", meta["prompt_text"]}, {"max_tokens", 0}, {"echo", true}, {"logprobs", 2}});
+  ASSERT_EQ(echoed.status, 200) << echoed.body;
+  const nlohmann::json& l = echoed.json["choices"][0]["logprobs"];
+  ASSERT_EQ(l["tokens"].size(), ids.size());
+  for (size_t k = 1; k < ids.size(); ++k) {
+    const nlohmann::json& entry = entries[k];
+    ASSERT_TRUE(entry.contains(std::to_string(ids[k]))) << k << ": " << entry.dump();
+    const nlohmann::json& own = entry[std::to_string(ids[k])];
+    EXPECT_EQ(own["logprob"], l["token_logprobs"][k]) << k;
+    EXPECT_EQ(own["decoded_token"], l["tokens"][k]) << k;
+    EXPECT_GE(own["rank"].get<int>(), 1);
+    EXPECT_LE(entry.size(), 3u);
+    std::vector<int> ranks;
+    for (const auto& [id, e] : entry.items()) ranks.push_back(e["rank"].get<int>());
+    EXPECT_NE(std::find(ranks.begin(), ranks.end(), 1), ranks.end()) << entry.dump();
+  }
+
+  chat["stream"] = true;
+  const HttpResult streamed = Post("/v1/chat/completions", chat);
+  EXPECT_EQ(streamed.status, 400) << streamed.body;
+  EXPECT_EQ(streamed.json["error"]["param"], "prompt_logprobs");
 }
 
 // logit_bias and response_format, as on chat.
