@@ -14,6 +14,7 @@
 #include "server/completions_route.h"
 #include "server/embeddings_route.h"
 #include "server/http_reply.h"
+#include "server/native_completion_route.h"
 #include "server/ollama_request.h"
 #include "server/ollama_route.h"
 #include "server/openai_format.h"
@@ -196,6 +197,7 @@ void ApiServer::AddRoutes() {
   for (const std::string& path : PathsOf("/v1/completions")) {
     post(path, HandleTextCompletion, chat);
   }
+  post("/completion", HandleNativeCompletion, chat);
   post("/v1/responses", HandleResponse, chat);
   for (const std::string& path : PathsOf("/v1/embeddings")) {
     post(path, HandleEmbeddings, chat);

@@ -28,10 +28,8 @@ std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string&
   return out;
 }
 
-namespace {
-
-// One prompt of "prompt" at `field`: a non-empty string or token ids.
-void ParseOnePrompt(const nlohmann::json& prompt, const std::string& field, GenerationRequest* g) {
+void ParseCompletionPrompt(const nlohmann::json& prompt, const std::string& field,
+                           GenerationRequest* g) {
   if (prompt.is_array()) {
     g->prompt_tokens = ParseTokenIds(prompt, field);
     g->messages_field = field;
@@ -47,6 +45,8 @@ void ParseOnePrompt(const nlohmann::json& prompt, const std::string& field, Gene
   g->messages_field = field;
 }
 
+namespace {
+
 // "prompt": a string or token ids, or an array of them (a prompt each), as OpenAI's. Each
 // prompt becomes a copy of `shared` holding it.
 std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
@@ -55,7 +55,7 @@ std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
   if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
   std::vector<GenerationRequest> out;
   if (!prompt->is_array() || (!prompt->empty() && prompt->front().is_number())) {
-    ParseOnePrompt(*prompt, "prompt", &out.emplace_back(shared));
+    ParseCompletionPrompt(*prompt, "prompt", &out.emplace_back(shared));
     return out;
   }
   if (prompt->empty()) FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
@@ -65,7 +65,7 @@ std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
   }
   out.reserve(prompt->size());
   for (size_t i = 0; i < prompt->size(); ++i) {
-    ParseOnePrompt((*prompt)[i], IndexField("prompt", i), &out.emplace_back(shared));
+    ParseCompletionPrompt((*prompt)[i], IndexField("prompt", i), &out.emplace_back(shared));
   }
   return out;
 }
@@ -99,6 +99,21 @@ void RefuseUnsupported(const RequestObject& body) {
 
 }  // namespace
 
+void ParseSharedCompletionFields(const RequestObject& body, std::string_view text,
+                                 const ChatRequestPolicy& policy, CompletionRequest* out,
+                                 GenerationRequest* g) {
+  const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, g);
+  out->stream = stream.stream;
+  out->include_usage = stream.include_usage;
+  // Checked always, as on chat, but asked of the engine only when streamed: a whole answer
+  // has nowhere to show it.
+  out->return_progress = body.Bool("return_progress").value_or(false) && out->stream;
+  g->report_progress = out->return_progress;
+  ParseOutputControls(body, text, g);
+  ParseOtherServersGenerationFields(body, g);
+  ParseGuidedFields(body, text, g);
+}
+
 CompletionRequest ParseCompletionRequest(std::string_view text, const ChatRequestPolicy& policy) {
   nlohmann::json json = ParseJsonBody(text);
   CompletionRequest out;
@@ -114,16 +129,7 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   out.model = ParseModel(body, policy.model_names);
   RefuseUnsupported(body);
   GenerationRequest g;
-  const StreamFields stream = ParseGenerationFields(body, policy.max_stop_strings, &g);
-  out.stream = stream.stream;
-  out.include_usage = stream.include_usage;
-  // Checked always, as on chat, but asked of the engine only when streamed: a whole answer
-  // has nowhere to show it.
-  out.return_progress = body.Bool("return_progress").value_or(false) && out.stream;
-  g.report_progress = out.return_progress;
-  ParseOutputControls(body, text, &g);
-  ParseOtherServersGenerationFields(body, &g);
-  ParseGuidedFields(body, text, &g);
+  ParseSharedCompletionFields(body, text, policy, &out, &g);
   if (g.max_tokens == 0) g.max_tokens = kDefaultTextCompletionTokens;
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;

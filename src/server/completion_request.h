@@ -13,6 +13,7 @@
 
 #include "engine/request.h"
 #include "server/chat_request.h"
+#include "server/request_fields.h"
 
 namespace qvl {
 
@@ -47,6 +48,19 @@ struct CompletionRequest {
 // max_tokens). Throws FieldError: kInvalidArgument naming the field, kNotFound for an
 // unknown model.
 CompletionRequest ParseCompletionRequest(std::string_view body, const ChatRequestPolicy& policy);
+
+// What /v1/completions shares with llama-server's /completion (native_completion_request.h),
+// read into `g` (the generation every prompt copies): sampling, stop, max_tokens and
+// n_predict (0 when neither is given), n, logit_bias, response_format, guided decoding and
+// the other servers' fields; the stream, include_usage and return_progress into `out`.
+// `text` is the body as sent (a schema's key order).
+void ParseSharedCompletionFields(const RequestObject& body, std::string_view text,
+                                 const ChatRequestPolicy& policy, CompletionRequest* out,
+                                 GenerationRequest* g);
+
+// One prompt of "prompt" at `field` into `g`: a non-empty string or token ids.
+void ParseCompletionPrompt(const nlohmann::json& prompt, const std::string& field,
+                           GenerationRequest* g);
 
 // Token ids [1, 2, 3] at `field` (a prompt given as ids, here and on /v1/embeddings): not
 // empty, each an integer from 0 that fits int32 (the vocabulary is the engine's to check).

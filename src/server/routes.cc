@@ -11,6 +11,7 @@ constexpr std::string_view kAnthropicRoute = "/v1/messages";
 constexpr KnownRoute kRoutes[] = {
     {"/v1/chat/completions", "POST"},
     {"/v1/completions", "POST"},
+    {"/completion", "POST"},
     {"/v1/responses", "POST"},
     {"/v1/embeddings", "POST"},
     {"/v1/messages", "POST"},
