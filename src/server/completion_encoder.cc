@@ -25,27 +25,6 @@ std::string CompletionEncoder::FinishReasonFor(const Choice& choice) const {
   return FinishReasonText(choice.reason);
 }
 
-void CompletionEncoder::Summarize(const GenerationUpdate& update) {
-  if (update.choice == 0) {
-    const int64_t completion = summary_.usage.completion_tokens;
-    const int64_t reasoning = summary_.usage.reasoning_tokens;
-    summary_.timings = update.timings;
-    summary_.usage = update.usage;
-    summary_.usage.completion_tokens += completion;
-    summary_.usage.reasoning_tokens += reasoning;
-  } else {
-    summary_.usage.completion_tokens += update.usage.completion_tokens;
-    summary_.usage.reasoning_tokens += update.usage.reasoning_tokens;
-  }
-  const bool cut_short = !CutShortReason(update).empty();
-  if (update.choice == 0 || (cut_short && CutShortReason(summary_).empty())) {
-    summary_.finish_reason = update.finish_reason;
-    summary_.error = update.error;
-    summary_.error_code = update.error_code;
-  }
-  summary_.finished = true;
-}
-
 std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
   if (finished_ || update.choice < 0 || update.choice >= static_cast<int>(choices_.size())) {
     return "";
@@ -65,7 +44,7 @@ std::string CompletionEncoder::Encode(GenerationUpdate&& update) {
     choice.reason = update.finish_reason;
     choice.error = CutShortErrorJson(update);
     choice.stop_reason = StopReasonJson(update);
-    Summarize(update);
+    AddAnswerToSummary(update, update.choice == 0, update.choice == 0, &summary_);
     finished_ = --unfinished_ == 0;
   }
   if (!options_.stream) {

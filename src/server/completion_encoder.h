@@ -69,7 +69,6 @@ class CompletionEncoder : public ResponseEncoder {
   void SplitReasoning(Choice& choice, GenerationUpdate& update, std::string* reasoning) const;
   std::string EncodeStreamed(Choice& choice, GenerationUpdate&& update);
   void Accumulate(Choice& choice, GenerationUpdate&& update);
-  void Summarize(const GenerationUpdate& update);
   std::string EncodeFinal();
   std::string FinishReasonFor(const Choice& choice) const;
 

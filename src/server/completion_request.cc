@@ -17,15 +17,16 @@ std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string&
   if (ids.empty()) FailField(ErrorCode::kInvalidArgument, field, "must not be empty");
   std::vector<int32_t> out;
   out.reserve(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const nlohmann::json& id = ids[i];
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-      FailField(ErrorCode::kInvalidArgument, IndexField(field, i),
-                "expected a token id (an integer from 0), got ", id.dump());
-    }
-    out.push_back(static_cast<int32_t>(id.get<int64_t>()));
-  }
+  for (size_t i = 0; i < ids.size(); ++i) out.push_back(ParseTokenId(ids[i], IndexField(field, i)));
   return out;
+}
+
+int32_t ParseTokenId(const nlohmann::json& id, const std::string& field) {
+  if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+    FailField(ErrorCode::kInvalidArgument, field, "expected a token id (an integer from 0), got ",
+              id.dump());
+  }
+  return static_cast<int32_t>(id.get<int64_t>());
 }
 
 void ParseCompletionPrompt(const nlohmann::json& prompt, const std::string& field,
@@ -45,17 +46,14 @@ void ParseCompletionPrompt(const nlohmann::json& prompt, const std::string& fiel
   g->messages_field = field;
 }
 
-namespace {
-
-// "prompt": a string or token ids, or an array of them (a prompt each), as OpenAI's. Each
-// prompt becomes a copy of `shared` holding it.
-std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
-                                            const GenerationRequest& shared) {
+std::vector<GenerationRequest> ParsePromptList(
+    const RequestObject& body, const GenerationRequest& shared,
+    const std::function<bool(const nlohmann::json&)>& is_one, const PromptReader& read) {
   const nlohmann::json* prompt = body.Find("prompt");
   if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
   std::vector<GenerationRequest> out;
-  if (!prompt->is_array() || (!prompt->empty() && prompt->front().is_number())) {
-    ParseCompletionPrompt(*prompt, "prompt", &out.emplace_back(shared));
+  if (is_one(*prompt)) {
+    read(*prompt, "prompt", &out.emplace_back(shared));
     return out;
   }
   if (prompt->empty()) FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
@@ -65,10 +63,12 @@ std::vector<GenerationRequest> ParsePrompts(const RequestObject& body,
   }
   out.reserve(prompt->size());
   for (size_t i = 0; i < prompt->size(); ++i) {
-    ParseCompletionPrompt((*prompt)[i], IndexField("prompt", i), &out.emplace_back(shared));
+    read((*prompt)[i], IndexField("prompt", i), &out.emplace_back(shared));
   }
   return out;
 }
+
+namespace {
 
 // Features that change the answer: refused rather than silently ignored.
 void RefuseUnsupported(const RequestObject& body) {
@@ -135,7 +135,13 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   g.top_logprobs = out.logprobs;
   out.echo = body.Bool("echo").value_or(false);
   if (out.echo) g.prompt_logprobs = out.logprobs;
-  out.generations = ParsePrompts(body, g);
+  // A string, or ids: one prompt; any other array lists prompts (OpenAI's shapes).
+  out.generations = ParsePromptList(
+      body, g,
+      [](const nlohmann::json& p) {
+        return !p.is_array() || (!p.empty() && p.front().is_number());
+      },
+      ParseCompletionPrompt);
   if (out.generations.size() * static_cast<size_t>(g.n) > static_cast<size_t>(kMaxChoices)) {
     FailField(ErrorCode::kInvalidArgument, "n", "prompts times n must be at most ", kMaxChoices,
               ", got ", out.generations.size(), " x ", g.n);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -62,9 +63,23 @@ void ParseSharedCompletionFields(const RequestObject& body, std::string_view tex
 void ParseCompletionPrompt(const nlohmann::json& prompt, const std::string& field,
                            GenerationRequest* g);
 
+// Reads one prompt at its field ("prompt", "prompt[2]") into `g`.
+using PromptReader = std::function<void(const nlohmann::json& prompt, const std::string& field,
+                                        GenerationRequest* g)>;
+
+// The body's "prompt" as both completion APIs list prompts: a value `is_one` takes for a
+// single prompt, else an array of 1 to kMaxCompletionPrompts prompts. Each is read by
+// `read` into a copy of `shared`. Throws FieldError naming "prompt" or the prompt's field.
+std::vector<GenerationRequest> ParsePromptList(
+    const RequestObject& body, const GenerationRequest& shared,
+    const std::function<bool(const nlohmann::json&)>& is_one, const PromptReader& read);
+
+// A token id at `field`: an integer from 0 that fits int32 (the vocabulary is the
+// engine's to check). Throws FieldError naming `field`.
+int32_t ParseTokenId(const nlohmann::json& id, const std::string& field);
+
 // Token ids [1, 2, 3] at `field` (a prompt given as ids, here and on /v1/embeddings): not
-// empty, each an integer from 0 that fits int32 (the vocabulary is the engine's to check).
-// Throws FieldError naming `field` or the id's "field[i]".
+// empty, each a ParseTokenId. Throws FieldError naming `field` or the id's "field[i]".
 std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string& field);
 
 }  // namespace qvl

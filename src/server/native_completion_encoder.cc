@@ -87,22 +87,6 @@ nlohmann::json NativeCompletionEncoder::FinalObject(int index, const Result& res
   return out;
 }
 
-void NativeCompletionEncoder::Summarize(int index, const GenerationUpdate& update) {
-  Usage& usage = summary_.usage;
-  usage.prompt_tokens += update.usage.prompt_tokens;
-  usage.completion_tokens += update.usage.completion_tokens;
-  usage.cached_tokens += update.usage.cached_tokens;
-  usage.reasoning_tokens += update.usage.reasoning_tokens;
-  if (index == 0) summary_.timings = update.timings;
-  const bool cut_short = !CutShortReason(update).empty();
-  if (index == 0 || (cut_short && CutShortReason(summary_).empty())) {
-    summary_.finish_reason = update.finish_reason;
-    summary_.error = update.error;
-    summary_.error_code = update.error_code;
-  }
-  summary_.finished = true;
-}
-
 std::string NativeCompletionEncoder::Encode(GenerationUpdate&& update) {
   const int index = update.choice;
   if (finished() || index < 0 || index >= static_cast<int>(results_.size())) return "";
@@ -134,7 +118,7 @@ std::string NativeCompletionEncoder::Encode(GenerationUpdate&& update) {
   if (!update.finished) return out;
   result.finished = true;
   --unfinished_;
-  Summarize(index, update);
+  AddAnswerToSummary(update, index == 0, true, &summary_);
   nlohmann::json final_object = FinalObject(index, result, update);
   if (options_.stream) return out + SseEvent(final_object);
   finals_[static_cast<size_t>(index)] = std::move(final_object);

@@ -52,7 +52,6 @@ class NativeCompletionEncoder : public ResponseEncoder {
                         bool stop) const;
   // The final fields of prompt `index`'s result, ended by `update`.
   nlohmann::json FinalObject(int index, const Result& result, const GenerationUpdate& update) const;
-  void Summarize(int index, const GenerationUpdate& update);
 
   NativeEncoderOptions options_;
   std::vector<Result> results_;

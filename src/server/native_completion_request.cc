@@ -18,15 +18,6 @@ namespace {
 // llama-server's `false` bias bans the token; qvl's strongest bias, -100, does as much.
 constexpr float kBanBias = -100;
 
-// A token id of a prompt or logit_bias at `field`: an integer from 0 that fits int32.
-int32_t TokenId(const nlohmann::json& id, const std::string& field) {
-  if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
-    FailField(ErrorCode::kInvalidArgument, field, "expected a token id (an integer from 0), got ",
-              id.dump());
-  }
-  return static_cast<int32_t>(id.get<int64_t>());
-}
-
 // llama-server's mixed prompt: token ids and texts, at least one of each.
 bool IsMixedPrompt(const nlohmann::json& prompt) {
   if (!prompt.is_array()) return false;
@@ -53,36 +44,11 @@ void ParseNativePrompt(const nlohmann::json& prompt, const std::string& field,
       const std::vector<int32_t> piece = tokenize(element.get_ref<const std::string&>());
       ids.insert(ids.end(), piece.begin(), piece.end());
     } else {
-      ids.push_back(TokenId(element, IndexField(field, i)));
+      ids.push_back(ParseTokenId(element, IndexField(field, i)));
     }
   }
   g->prompt_tokens = std::move(ids);
   g->messages_field = field;
-}
-
-// "prompt", as llama-server reads it: a string, token ids or a mixed prompt is one prompt;
-// any other array lists prompts, each of those kinds. Each becomes a copy of `shared`.
-std::vector<GenerationRequest> ParseNativePrompts(const RequestObject& body,
-                                                  const GenerationRequest& shared,
-                                                  const TextTokenizer& tokenize) {
-  const nlohmann::json* prompt = body.Find("prompt");
-  if (prompt == nullptr) FailField(ErrorCode::kInvalidArgument, "prompt", "is required");
-  std::vector<GenerationRequest> out;
-  if (!prompt->is_array() || IsMixedPrompt(*prompt) ||
-      (!prompt->empty() && prompt->front().is_number())) {
-    ParseNativePrompt(*prompt, "prompt", tokenize, &out.emplace_back(shared));
-    return out;
-  }
-  if (prompt->empty()) FailField(ErrorCode::kInvalidArgument, "prompt", "must not be empty");
-  if (prompt->size() > static_cast<size_t>(kMaxCompletionPrompts)) {
-    FailField(ErrorCode::kInvalidArgument, "prompt", "at most ", kMaxCompletionPrompts,
-              " prompts per request are supported, got ", prompt->size());
-  }
-  out.reserve(prompt->size());
-  for (size_t i = 0; i < prompt->size(); ++i) {
-    ParseNativePrompt((*prompt)[i], IndexField("prompt", i), tokenize, &out.emplace_back(shared));
-  }
-  return out;
 }
 
 // llama-server's list form of logit_bias, [[token, bias], ...], as the object form qvl's
@@ -106,7 +72,7 @@ nlohmann::json LogitBiasObject(const nlohmann::json& list, const TextTokenizer& 
     if (pair[0].is_string()) {
       ids = tokenize(pair[0].get_ref<const std::string&>());
     } else {
-      ids.push_back(TokenId(pair[0], IndexField(field, 0)));
+      ids.push_back(ParseTokenId(pair[0], IndexField(field, 0)));
     }
     for (const int32_t id : ids) out[std::to_string(id)] = value;
   }
@@ -193,7 +159,16 @@ NativeCompletionRequest ParseNativeCompletionRequest(std::string_view text,
   } else if (out.return_tokens) {
     g.top_logprobs = 0;
   }
-  out.generations = ParseNativePrompts(body, g, tokenize);
+  // A string, ids or a mixed prompt: one prompt; any other array lists prompts, each of
+  // those kinds (llama-server's shapes).
+  out.generations = ParsePromptList(
+      body, g,
+      [](const nlohmann::json& p) {
+        return !p.is_array() || IsMixedPrompt(p) || (!p.empty() && p.front().is_number());
+      },
+      [&](const nlohmann::json& p, const std::string& field, GenerationRequest* one) {
+        ParseNativePrompt(p, field, tokenize, one);
+      });
   return out;
 }
 

@@ -53,6 +53,25 @@ ApiError CutShortError(const GenerationUpdate& u) {
   return MakeApiError(code, CutShortReason(u));
 }
 
+void AddAnswerToSummary(const GenerationUpdate& update, bool first, bool counts_prompt,
+                        GenerationUpdate* summary) {
+  Usage& usage = summary->usage;
+  usage.completion_tokens += update.usage.completion_tokens;
+  usage.reasoning_tokens += update.usage.reasoning_tokens;
+  if (counts_prompt) {
+    usage.prompt_tokens += update.usage.prompt_tokens;
+    usage.cached_tokens += update.usage.cached_tokens;
+  }
+  if (first) summary->timings = update.timings;
+  const bool cut_short = !CutShortReason(update).empty();
+  if (first || (cut_short && CutShortReason(*summary).empty())) {
+    summary->finish_reason = update.finish_reason;
+    summary->error = update.error;
+    summary->error_code = update.error_code;
+  }
+  summary->finished = true;
+}
+
 nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
   if (CutShortReason(u).empty()) return nullptr;
   return ApiErrorJson(CutShortError(u))["error"];

@@ -47,6 +47,12 @@ std::string CutShortReason(const GenerationUpdate& final_update);
 // The error of an answer cut short (CutShortReason not empty): a shutdown is unavailable
 // (503's type), which clients retry; a failure keeps the engine's code.
 ApiError CutShortError(const GenerationUpdate& final_update);
+// Adds an answer's final update to `summary`, its request as a whole: the answer's
+// completion and reasoning tokens; the prompt's tokens when `counts_prompt` (the first
+// answer to its prompt); the timings of the request's `first` answer; and how the request
+// ended: as its first answer did, unless another was cut short first.
+void AddAnswerToSummary(const GenerationUpdate& update, bool first, bool counts_prompt,
+                        GenerationUpdate* summary);
 // OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 // vLLM's stop_reason, which clients written for vLLM read beside finish_reason: the stop

@@ -86,25 +86,6 @@ void TextCompletionEncoder::Take(int index, Choice& choice, const GenerationUpda
   if (WithLogprobs()) AddLogprobs(update.tokens, false, choice, logprobs);
 }
 
-void TextCompletionEncoder::Summarize(int index, const GenerationUpdate& update) {
-  Usage& usage = summary_.usage;
-  if (!options_.prompt_only) usage.completion_tokens += update.usage.completion_tokens;
-  usage.reasoning_tokens += update.usage.reasoning_tokens;
-  // A prompt's answers share it: it counts once.
-  if (index % options_.n == 0) {
-    usage.prompt_tokens += update.usage.prompt_tokens;
-    usage.cached_tokens += update.usage.cached_tokens;
-  }
-  if (index == 0) summary_.timings = update.timings;
-  const bool cut_short = !CutShortReason(update).empty();
-  if (index == 0 || (cut_short && CutShortReason(summary_).empty())) {
-    summary_.finish_reason = update.finish_reason;
-    summary_.error = update.error;
-    summary_.error_code = update.error_code;
-  }
-  summary_.finished = true;
-}
-
 std::string TextCompletionEncoder::Add(int index, GenerationUpdate&& update) {
   Choice& choice = choices_[static_cast<size_t>(index)];
   if (update.finished && options_.prompt_only && update.finish_reason == FinishReason::kStop) {
@@ -118,7 +99,10 @@ std::string TextCompletionEncoder::Add(int index, GenerationUpdate&& update) {
     choice.reason = update.finish_reason;
     choice.stop_reason = StopReasonJson(update);
     choice.error = CutShortErrorJson(update);
-    Summarize(index, update);
+    // max_tokens 0: the engine's one token is no part of the answer.
+    if (options_.prompt_only) update.usage.completion_tokens = 0;
+    // A prompt's answers share it: it counts once.
+    AddAnswerToSummary(update, index == 0, index % options_.n == 0, &summary_);
     --unfinished_;
   }
   if (!options_.stream) {

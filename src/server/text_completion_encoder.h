@@ -77,7 +77,6 @@ class TextCompletionEncoder : public ResponseEncoder {
             nlohmann::json* logprobs);
   // What `update` of choice `index` adds: its chunks when streamed, else nothing.
   std::string Add(int index, GenerationUpdate&& update);
-  void Summarize(int index, const GenerationUpdate& update);
   std::string Final() const;
 
   CompletionIdentity identity_;
