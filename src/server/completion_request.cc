@@ -79,14 +79,6 @@ void RefuseUnsupported(const RequestObject& body) {
     FailField(ErrorCode::kInvalidArgument, "best_of", "only best_of = 1 is supported, got ",
               *best_of, " (as vLLM's; ask for n answers and choose among them)");
   }
-  // vLLM's own way to ask for the prompt's logprobs; its shape (ranks, ids) is not the
-  // legacy one, which echo gives.
-  if (const nlohmann::json* prompt_logprobs = body.Find("prompt_logprobs");
-      prompt_logprobs != nullptr && !prompt_logprobs->is_null()) {
-    FailField(ErrorCode::kInvalidArgument, "prompt_logprobs",
-              "is not supported; send \"echo\": true with \"logprobs\": N for each prompt "
-              "token's logprob and N alternatives");
-  }
   // Without a chat template there is no place for tools.
   for (const char* key : {"tools", "tool_choice"}) {
     if (const nlohmann::json* value = body.Find(key);
@@ -134,7 +126,13 @@ CompletionRequest ParseCompletionRequest(std::string_view text, const ChatReques
   out.logprobs = static_cast<int>(body.Int("logprobs", 0, kMaxLegacyLogprobs).value_or(-1));
   g.top_logprobs = out.logprobs;
   out.echo = body.Bool("echo").value_or(false);
-  if (out.echo) g.prompt_logprobs = out.logprobs;
+  // vLLM's prompt_logprobs (read by the shared fields into g.prompt_logprobs) and an echo
+  // with logprobs ask the engine for the prompt's scores; it computes the most either asks.
+  if (const nlohmann::json* asked = body.Find("prompt_logprobs");
+      asked != nullptr && !asked->is_null()) {
+    out.prompt_logprobs = g.prompt_logprobs;
+  }
+  if (out.echo) g.prompt_logprobs = std::max(g.prompt_logprobs, out.logprobs);
   // A string, or ids: one prompt; any other array lists prompts (OpenAI's shapes).
   out.generations = ParsePromptList(
       body, g,

@@ -37,6 +37,9 @@ struct CompletionRequest {
   // Each answer's text starts with its prompt's (and, with logprobs, its tokens start with
   // the prompt's: generations[i].prompt_logprobs is set).
   bool echo = false;
+  // vLLM's prompt_logprobs: N >= 0 puts each choice's prompt scores in vLLM's shape
+  // (PromptLogprobsJson); -1 when not asked.
+  int prompt_logprobs = -1;
   // echo with max_tokens 0: the answers are their prompts alone (generations[i] asks the
   // engine for one token, which is not sent).
   bool prompt_only = false;

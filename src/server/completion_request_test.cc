@@ -144,9 +144,6 @@ TEST_F(CompletionRequestTest, RefusalsNameTheField) {
             "best_of: only best_of = 1 is supported, got 3 (as vLLM's; ask for n answers and "
             "choose among them)");
   EXPECT_EQ(Parse(with("best_of", 1)).generations[0].max_tokens, 16);
-  EXPECT_EQ(ErrorOf(with("prompt_logprobs", 1), ErrorCode::kInvalidArgument, "prompt_logprobs"),
-            "prompt_logprobs: is not supported; send \"echo\": true with \"logprobs\": N for each "
-            "prompt token's logprob and N alternatives");
   EXPECT_EQ(ErrorOf(with("n", 0), ErrorCode::kInvalidArgument, "n"),
             "n: must be between 1 and 128, got 0");
   nlohmann::json many = with("n", 65);
@@ -236,6 +233,25 @@ TEST_F(CompletionRequestTest, EchoAsksForThePromptsLogprobsWithLogprobs) {
   EXPECT_EQ(scored.generations[0].prompt_logprobs, 2);
   body["max_tokens"] = 1;
   EXPECT_FALSE(Parse(body).prompt_only);
+}
+
+// vLLM's prompt_logprobs: its own shape, beside an echo's; the engine scores the prompt
+// with the most alternatives either asks for.
+TEST_F(CompletionRequestTest, VllmsPromptLogprobs) {
+  nlohmann::json body = Body("x");
+  EXPECT_EQ(Parse(body).prompt_logprobs, -1);
+  body["prompt_logprobs"] = nullptr;
+  EXPECT_EQ(Parse(body).prompt_logprobs, -1);
+  body["prompt_logprobs"] = 3;
+  EXPECT_EQ(Parse(body).prompt_logprobs, 3);
+  EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, 3);
+  body.update({{"echo", true}, {"logprobs", 5}});
+  EXPECT_EQ(Parse(body).prompt_logprobs, 3);
+  EXPECT_EQ(Parse(body).generations[0].prompt_logprobs, 5);
+  body["stream"] = true;
+  EXPECT_EQ(ErrorOf(body, ErrorCode::kInvalidArgument, "prompt_logprobs"),
+            "prompt_logprobs: is not available with stream true (as in vLLM): ask without "
+            "streaming");
 }
 
 TEST_F(CompletionRequestTest, MalformedBodies) {

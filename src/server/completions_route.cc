@@ -49,6 +49,7 @@ void HandleTextCompletion(const GenerationRouteContext& context, const httplib::
   options.n = first.n;
   if (request.echo) options.echo = EchoedPrompts(request.generations, engine->tokenizer());
   options.prompt_only = request.prompt_only;
+  options.prompt_logprobs = request.prompt_logprobs;
   CompletionIdentity identity;
   identity.id = NewCompletionId("cmpl-");
   identity.created = static_cast<int64_t>(std::time(nullptr));

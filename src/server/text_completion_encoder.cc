@@ -134,6 +134,10 @@ std::string TextCompletionEncoder::Final() const {
     choices.push_back(ChoiceJson(static_cast<int>(i), c.text,
                                  WithLogprobs() ? c.logprobs : nlohmann::json(nullptr),
                                  FinishReasonText(c.reason), c.stop_reason));
+    if (options_.prompt_logprobs >= 0) {
+      choices.back()["prompt_logprobs"] = PromptLogprobsJson(
+          prompts_[i / static_cast<size_t>(options_.n)].tokens, options_.prompt_logprobs);
+    }
   }
   nlohmann::json body = Object(std::move(choices));
   body["usage"] = UsageJson(summary_.usage);
@@ -157,7 +161,7 @@ std::string TextCompletionEncoder::Encode(GenerationUpdate&& update) {
   std::string out;
   const int first = index - index % options_.n;  // the prompt's answer 0
   Prompt& prompt = prompts_[static_cast<size_t>(index / options_.n)];
-  if (!Echo() || !WithLogprobs() || prompt.tokens_known) {
+  if (!NeedsPromptTokens() || prompt.tokens_known) {
     out = Add(index, std::move(update));
   } else if (index != first) {
     choices_[static_cast<size_t>(index)].held.push_back(std::move(update));

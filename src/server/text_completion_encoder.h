@@ -34,6 +34,9 @@ struct TextEncoderOptions {
   // With echo: the answers' own tokens are left out (max_tokens 0), so each is its prompt,
   // ended by "length", with no completion tokens.
   bool prompt_only = false;
+  // vLLM's prompt_logprobs (N >= 0; not streamed): each choice's "prompt_logprobs"
+  // (PromptLogprobsJson) from its prompt's tokens.
+  int prompt_logprobs = -1;
 };
 
 class TextCompletionEncoder : public ResponseEncoder {
@@ -55,7 +58,7 @@ class TextCompletionEncoder : public ResponseEncoder {
     FinishReason reason = FinishReason::kNone;
     nlohmann::json stop_reason;
     nlohmann::json error;
-    // Updates that came before its prompt's tokens (echo with logprobs, answers after the
+    // Updates that came before its prompt's tokens (NeedsPromptTokens, answers after the
     // prompt's first): held until those arrive, so the prompt goes first.
     std::vector<GenerationUpdate> held;
   };
@@ -69,6 +72,10 @@ class TextCompletionEncoder : public ResponseEncoder {
                             nlohmann::json finish_reason, nlohmann::json stop_reason) const;
   bool WithLogprobs() const { return options_.logprobs >= 0; }
   bool Echo() const { return !options_.echo.empty(); }
+  // The answers need their prompt's tokens (GenerationUpdate::prompt_tokens).
+  bool NeedsPromptTokens() const {
+    return options_.prompt_logprobs >= 0 || (Echo() && WithLogprobs());
+  }
   // Appends tokens to `logprobs` (an object of the four lists) at `choice`'s offsets.
   void AddLogprobs(const std::vector<GeneratedToken>& tokens, bool prompt, Choice& choice,
                    nlohmann::json* logprobs) const;

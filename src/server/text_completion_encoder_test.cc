@@ -348,5 +348,34 @@ TEST(TextCompletionEncoderTest, APromptOnlyAnswerIsItsPrompt) {
   }
 }
 
+// vLLM's prompt_logprobs: each choice carries its prompt's, from answer 0's update.
+TEST(TextCompletionEncoderTest, EachChoiceCarriesItsPromptsVllmLogprobs) {
+  TextCompletionEncoder encoder(Identity(), {.prompts = 2, .prompt_logprobs = 0});
+  for (int choice : {1, 0}) {
+    GenerationUpdate token = Token(" is", {});
+    token.choice = choice;
+    token.prompt_tokens.resize(2);
+    token.prompt_tokens[0].chosen = {7, "A", 0};
+    token.prompt_tokens[1].chosen = {8 + choice, " b", -1.5f};
+    token.prompt_tokens[1].rank = 4;
+    encoder.Encode(std::move(token));
+  }
+  std::string body;
+  for (int choice : {0, 1}) {
+    GenerationUpdate end = Final(FinishReason::kStop);
+    end.choice = choice;
+    body = encoder.Encode(std::move(end));
+  }
+  const nlohmann::json c = nlohmann::json::parse(body);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(
+        c["choices"][i]["prompt_logprobs"],
+        nlohmann::json::array(
+            {nullptr,
+             {{std::to_string(8 + i), {{"logprob", -1.5}, {"rank", 4}, {"decoded_token", " b"}}}}}))
+        << i;
+  }
+}
+
 }  // namespace
 }  // namespace qvl

@@ -230,8 +230,9 @@ TEST_F(ServerTextCompletionsTest, EchoedLogprobsAreTheReferences) {
 }
 
 // vLLM's prompt_logprobs on chat score the rendered conversation as the echo of the same
-// text does: each token's entry by id with its rank, among its alternatives' (ranks 1 to N).
-TEST_F(ServerTextCompletionsTest, ChatPromptLogprobsAreTheEchoedOnes) {
+// text does: each token's entry by id with its rank, among its alternatives' (ranks 1 to N);
+// /v1/completions gives the same for the same text.
+TEST_F(ServerTextCompletionsTest, VllmPromptLogprobsAreTheEchoedOnes) {
   const TinyCase c = LoadTinyCase("01_text_only");
   const nlohmann::json meta = nlohmann::json::parse(
       ReadFile(std::string(QVL_TEST_DATA) + "/tiny-qwen3vl/cases/" + c.name + "/meta.json"));
@@ -261,6 +262,17 @@ TEST_F(ServerTextCompletionsTest, ChatPromptLogprobsAreTheEchoedOnes) {
     std::vector<int> ranks;
     for (const auto& [id, e] : entry.items()) ranks.push_back(e["rank"].get<int>());
     EXPECT_NE(std::find(ranks.begin(), ranks.end(), 1), ranks.end()) << entry.dump();
+  }
+
+  // The same on /v1/completions, in each choice.
+  const HttpResult raw = Complete({{"prompt", meta["prompt_text"]},
+                                   {"max_tokens", 1},
+                                   {"n", 2},
+                                   {"temperature", 0},
+                                   {"prompt_logprobs", 2}});
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  for (const nlohmann::json& choice : raw.json["choices"]) {
+    EXPECT_EQ(choice["prompt_logprobs"], entries);
   }
 
   chat["stream"] = true;
