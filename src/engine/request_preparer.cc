@@ -255,6 +255,18 @@ RequestPreparer::Recalled RequestPreparer::Recall(uint64_t memo_key) const {
   return out;
 }
 
+std::string RequestPreparer::RenderPrompt(const GenerationRequest& request) const {
+  if (request.prompt_text) return *request.prompt_text;
+  try {
+    return RenderMessages(request, chat_template_);
+  } catch (const FieldError&) {
+    throw;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kInvalidArgument) throw;
+    throw FieldError(e.code(), request.messages_field, e.what());
+  }
+}
+
 PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
                                          uint64_t fallback_seed) const {
   Stopwatch clock;
@@ -333,10 +345,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     out.prompt = request.prompt_tokens;
   } else {
     try {
-      out.prompt = TokenizePrompt(
-          tokenizer_,
-          request.prompt_text ? *request.prompt_text : RenderMessages(request, chat_template_),
-          token_counts, layouts);
+      out.prompt = TokenizePrompt(tokenizer_, RenderPrompt(request), token_counts, layouts);
     } catch (const FieldError&) {
       throw;
     } catch (const Error& e) {

@@ -62,6 +62,12 @@ class RequestPreparer {
   // tokenized.
   PreparedRequest Prepare(const GenerationRequest& request, uint64_t fallback_seed) const;
 
+  // The prompt's text before its image pads are expanded and it is tokenized: a raw
+  // prompt as it is, else the chat template's text of the messages (llama-server's
+  // /apply-template). Throws FieldError naming request.messages_field for messages the
+  // template refuses.
+  std::string RenderPrompt(const GenerationRequest& request) const;
+
   // Tokens that end an answer: generation_config.json's and config.json's.
   const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
   int64_t pixels_per_image_token() const { return PixelsPerImageToken(image_params_); }

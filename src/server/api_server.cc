@@ -207,6 +207,7 @@ void ApiServer::AddRoutes() {
   post("/v1/messages", HandleAnthropicMessages, anthropic);
   post("/v1/messages/count_tokens", HandleAnthropicCountTokens, anthropic);
   post("/tokenize", HandleTokenize, chat);
+  post("/apply-template", HandleApplyTemplate, chat);
   post("/detokenize", HandleDetokenize, chat);
   GenerationRouteContext ollama = chat;
   ollama.errors = ErrorShape::kOllama;

@@ -18,6 +18,7 @@ constexpr KnownRoute kRoutes[] = {
     {"/v1/messages/count_tokens", "POST"},
     {"/v1/models", "GET"},
     {"/tokenize", "POST"},
+    {"/apply-template", "POST"},
     {"/detokenize", "POST"},
     {"/api/chat", "POST"},
     {"/api/generate", "POST"},

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "base/field_error.h"
 #include "engine/request_preparer.h"
 #include "server/http_reply.h"
 #include "server/inline_media.h"
@@ -62,10 +63,12 @@ nlohmann::json TokenizeJson(const TokenizeRequest& request, const Engine& engine
   return out;
 }
 
-}  // namespace
-
-void HandleTokenize(const GenerationRouteContext& context, const httplib::Request& req,
-                    httplib::Response& res, const httplib::ContentReader& reader) {
+// The body of /tokenize or /apply-template, read as /tokenize reads it, answered by
+// `reply` (on the HTTP thread: neither runs the model).
+template <typename Reply>
+void HandleTokenizeShaped(const GenerationRouteContext& context, const httplib::Request& req,
+                          httplib::Response& res, const httplib::ContentReader& reader,
+                          const Reply& reply) {
   std::string body;
   double upload_ms = 0;
   Engine* engine = AcceptGenerationRequest(context, req, res, reader, &body, &upload_ms);
@@ -81,10 +84,29 @@ void HandleTokenize(const GenerationRouteContext& context, const httplib::Reques
     }
     request.chat.request_id = res.get_header_value(kRequestIdHeader);
     std::string().swap(body);
-    ReplyJson(res, 200, TokenizeJson(request, *engine));
+    ReplyJson(res, 200, reply(request, *engine));
   } catch (const std::exception& e) {
     ReplyError(res, ApiErrorFrom(e));
   }
+}
+
+}  // namespace
+
+void HandleTokenize(const GenerationRouteContext& context, const httplib::Request& req,
+                    httplib::Response& res, const httplib::ContentReader& reader) {
+  HandleTokenizeShaped(context, req, res, reader, TokenizeJson);
+}
+
+void HandleApplyTemplate(const GenerationRouteContext& context, const httplib::Request& req,
+                         httplib::Response& res, const httplib::ContentReader& reader) {
+  HandleTokenizeShaped(
+      context, req, res, reader, [](const TokenizeRequest& request, const Engine& engine) {
+        if (request.text) {
+          FailField(ErrorCode::kInvalidArgument, "messages",
+                    "is required: /apply-template renders a conversation");
+        }
+        return nlohmann::json{{"prompt", engine.preparer().RenderPrompt(request.chat)}};
+      });
 }
 
 void HandleDetokenize(const GenerationRouteContext& context, const httplib::Request& req,

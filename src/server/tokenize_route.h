@@ -1,5 +1,5 @@
-// POST /tokenize and POST /detokenize, as llama-server and vLLM offer them: what a prompt
-// costs in tokens before sending it, and the text of token ids. One answer satisfies
+// POST /tokenize, /apply-template and /detokenize, as llama-server and vLLM offer them:
+// what a prompt costs in tokens before sending it, its text, and the text of token ids. One answer satisfies
 // both servers' clients:
 //   /tokenize   {"tokens": [ids], "count", "max_model_len"} (vLLM; llama-server reads
 //               "tokens"), with_pieces: tokens as {"id", "piece"} (piece: the text, or
@@ -19,6 +19,12 @@ namespace qvl {
 
 void HandleTokenize(const GenerationRouteContext& context, const httplib::Request& req,
                     httplib::Response& res, const httplib::ContentReader& reader);
+// POST /apply-template (llama-server's): {"messages": [...], ...} as /tokenize reads them
+// -> {"prompt": the chat template's text}, with no inference: each image or video is the
+// template's placeholder (one pad) where the prompt expands it. A body without messages is
+// a 400 naming "messages".
+void HandleApplyTemplate(const GenerationRouteContext& context, const httplib::Request& req,
+                         httplib::Response& res, const httplib::ContentReader& reader);
 void HandleDetokenize(const GenerationRouteContext& context, const httplib::Request& req,
                       httplib::Response& res, const httplib::ContentReader& reader);
 

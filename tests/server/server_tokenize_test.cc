@@ -66,6 +66,23 @@ TEST_F(ServerTokenizeTest, AFixturesMessagesGiveItsGoldenPromptIds) {
   EXPECT_EQ(video.json["videos"][0]["frames"], 8);
 }
 
+// llama-server's /apply-template: the chat template's text of a conversation, each image
+// and video its placeholder, as the reference's processor is given it (the fixtures'
+// prompt_text); a body without messages is a 400 naming them.
+TEST_F(ServerTokenizeTest, ApplyTemplateGivesTheReferencesPromptText) {
+  for (const TinyCase& c : LoadTinyCases()) {
+    SCOPED_TRACE(c.name);
+    const HttpResult r = PostJson(*harness_, "/apply-template", c.request.dump());
+    ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+    const nlohmann::json meta = nlohmann::json::parse(ReadFile(kCases + c.name + "/meta.json"));
+    EXPECT_EQ(r.json, (nlohmann::json{{"prompt", meta["prompt_text"]}}));
+  }
+  ExpectBadField(PostJson(*harness_, "/apply-template", R"({"content": "hi"})"), 400, "messages",
+                 "messages: is required");
+  const HttpResult get = Get(*harness_, "/apply-template");
+  EXPECT_EQ(get.status, 405);
+}
+
 TEST_F(ServerTokenizeTest, WithoutTheGenerationPromptTheAssistantTurnIsNotOpened) {
   nlohmann::json body = LoadTinyCase("04_two_turns").request;
   body["add_generation_prompt"] = false;
