@@ -2,7 +2,8 @@
 // ({content, tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated, prompt,
 // has_new_line, truncated, stop_type, stopping_word, tokens_cached, timings, and
 // completion_probabilities with n_probs}), an array of them for several prompts. Streamed:
-// server-sent events, one per piece of text ({content, tokens, stop: false, index}, with
+// server-sent events, one per piece of text ({content, tokens (always, as llama-server
+// streams them), stop: false, index}, with
 // its completion_probabilities), then per prompt a final event with stop true, content ""
 // and the result's other fields; no "data: [DONE]", as llama-server's native stream has
 // none. Updates of prompt i arrive as choice i.
@@ -24,6 +25,9 @@ struct NativeEncoderOptions {
   bool progress = false;
   int n_probs = 0;  // > 0: completion_probabilities with that many alternatives per token
   bool return_tokens = false;
+  // n_predict 0: the engine's one token is left out (no content, tokens_predicted 0,
+  // stop_type "limit").
+  bool prompt_only = false;
   std::string model;
   // Each prompt's text (the `prompt` of its result); one per prompt.
   std::vector<std::string> prompts;

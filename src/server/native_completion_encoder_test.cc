@@ -216,5 +216,29 @@ TEST(NativeCompletionEncoderTest, SeveralPromptsStreamedCarryTheirIndex) {
   EXPECT_EQ(events[3]["stop_type"], "eos");
 }
 
+// Streamed, every event carries its token ids, as llama-server's do; n_predict 0 leaves
+// the engine's one token out: no content, tokens_predicted 0, stop_type "limit".
+TEST(NativeCompletionEncoderTest, StreamedIdsAndAPromptOnlyResult) {
+  NativeEncoderOptions streamed = Options();
+  streamed.stream = true;
+  NativeCompletionEncoder encoder(std::move(streamed));
+  const std::vector<nlohmann::json> events = Events(encoder.Encode(Text("Hel")));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["tokens"], nlohmann::json({42}));
+
+  NativeEncoderOptions only = Options();
+  only.prompt_only = true;
+  NativeCompletionEncoder prompt(std::move(only));
+  EXPECT_EQ(prompt.Encode(Text("Hel")), "");
+  GenerationUpdate end = End(FinishReason::kStop);
+  end.stop_token = 151645;
+  const nlohmann::json r = nlohmann::json::parse(prompt.Encode(std::move(end)));
+  EXPECT_EQ(r["content"], "");
+  EXPECT_EQ(r["tokens_predicted"], 0);
+  EXPECT_EQ(r["stop_type"], "limit");
+  EXPECT_EQ(r["timings"]["predicted_n"], 0);
+  EXPECT_EQ(prompt.summary().usage.completion_tokens, 0);
+}
+
 }  // namespace
 }  // namespace qvl

@@ -139,6 +139,13 @@ NativeCompletionRequest ParseNativeCompletionRequest(std::string_view text,
         bias != nullptr && bias->is_array()) {
       json["logit_bias"] = LogitBiasObject(*bias, tokenize);
     }
+    // n_predict 0: the prompt is read (into the prefix cache) and nothing is answered, as
+    // llama-server does; the engine reads it as for one token, which the result leaves out.
+    if (const nlohmann::json* n = native.Find("n_predict");
+        n != nullptr && n->is_number_integer() && *n == 0 && native.Find("max_tokens") == nullptr) {
+      out.prompt_only = true;
+      json["n_predict"] = 1;
+    }
   }
   // Read above; the shared parser refuses it (the OpenAI routes ask with logprobs).
   json.erase("n_probs");
@@ -153,10 +160,11 @@ NativeCompletionRequest ParseNativeCompletionRequest(std::string_view text,
   }
   out.stream = shared.stream;
   out.return_progress = shared.return_progress;
-  // The token ids come with the logprobs: 0 alternatives when only the ids are asked for.
+  // The token ids come with the logprobs: 0 alternatives when only the ids are asked for,
+  // or streamed (llama-server's events always carry them).
   if (out.n_probs > 0) {
     g.top_logprobs = out.n_probs;
-  } else if (out.return_tokens) {
+  } else if (out.return_tokens || out.stream) {
     g.top_logprobs = 0;
   }
   // A string, ids or a mixed prompt: one prompt; any other array lists prompts, each of

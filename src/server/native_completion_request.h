@@ -30,6 +30,9 @@ struct NativeCompletionRequest {
   bool return_progress = false;
   int n_probs = 0;  // 0: no completion_probabilities; else the alternatives per token
   bool return_tokens = false;
+  // n_predict 0: the results hold no answer (each generation asks the engine for one
+  // token, which they leave out).
+  bool prompt_only = false;
 };
 
 // Parses and checks `body` with the limits of `policy`; `tokenize` reads the text pieces of

@@ -34,6 +34,7 @@ void HandleNativeCompletion(const GenerationRouteContext& context, const httplib
   options.progress = request.return_progress;
   options.n_probs = request.n_probs;
   options.return_tokens = request.return_tokens;
+  options.prompt_only = request.prompt_only;
   options.model = ResponseModelName(context, request.model);
   for (const GenerationRequest& g : request.generations) {
     options.prompts.push_back(g.prompt_text ? *g.prompt_text

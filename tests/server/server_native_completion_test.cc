@@ -121,6 +121,23 @@ TEST_F(ServerNativeCompletionTest, StreamedEventsEndWithTheResultAndNoDone) {
   EXPECT_EQ(last["tokens_predicted"], c.completion_tokens);
   EXPECT_EQ(last["tokens_evaluated"], c.prompt_tokens);
   EXPECT_EQ(last["stop_type"], c.finish_reason == "length" ? "limit" : "eos");
+  // Every event's token ids, as llama-server streams them: the answer's.
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    for (const nlohmann::json& id : events[i]["tokens"]) ids.push_back(id.get<int32_t>());
+  }
+  EXPECT_EQ(TinyTokenizer().Decode(ids, true), c.greedy_text);
+}
+
+// n_predict 0 reads the prompt and answers nothing, as llama-server does.
+TEST_F(ServerNativeCompletionTest, NPredictZeroReadsThePromptOnly) {
+  const TinyCase c = LoadTinyCase("01_text_only");
+  const HttpResult r = Complete({{"prompt", FixturePrompt(c)}, {"n_predict", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["content"], "");
+  EXPECT_EQ(r.json["tokens_predicted"], 0);
+  EXPECT_EQ(r.json["tokens_evaluated"], c.prompt_tokens);
+  EXPECT_EQ(r.json["stop_type"], "limit");
 }
 
 // n_probs: each generated token with its id, logprob and the N best, as /v1/completions'
