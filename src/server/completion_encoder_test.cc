@@ -14,6 +14,7 @@ namespace {
 
 CompletionIdentity Identity() { return {"chatcmpl-1", 1700000000, "qwen3-vl"}; }
 
+using ::qvl::testing::Events;
 using ::qvl::testing::Progress;
 using ::qvl::testing::Text;
 
@@ -30,22 +31,6 @@ GenerationUpdate Final(FinishReason reason) {
   grid.tokens = 80;
   u.timings.images.push_back(grid);
   return u;
-}
-
-// The JSON payloads of "data: ..." events; "[DONE]" as a string.
-std::vector<nlohmann::json> Events(const std::string& sse) {
-  std::vector<nlohmann::json> events;
-  size_t start = 0;
-  while (start < sse.size()) {
-    const size_t end = sse.find("\n\n", start);
-    EXPECT_NE(end, std::string::npos);
-    const std::string event = sse.substr(start, end - start);
-    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
-    const std::string data = event.substr(6);
-    events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
-    start = end + 2;
-  }
-  return events;
 }
 
 TEST(CompletionEncoderTest, StreamsOpenAiChunks) {

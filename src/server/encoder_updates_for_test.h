@@ -1,9 +1,14 @@
 // The engine updates the encoder tests feed: a piece of answer text with its logprobs,
-// a progress report before the first token, and an answer's final update.
+// a progress report before the first token, and an answer's final update; and the
+// server-sent events they read back.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/request.h"
 
@@ -38,6 +43,22 @@ inline GenerationUpdate Progress(int64_t processed, double vision) {
   u.progress = PromptProgress{
       .total = 80, .cached = 16, .processed = processed, .vision = vision, .elapsed_ms = 12.5};
   return u;
+}
+
+// The JSON payloads of an SSE body's "data: ..." events, "[DONE]" as that string.
+inline std::vector<nlohmann::json> Events(const std::string& sse) {
+  std::vector<nlohmann::json> events;
+  size_t start = 0;
+  while (start < sse.size()) {
+    const size_t end = sse.find("\n\n", start);
+    EXPECT_NE(end, std::string::npos);
+    const std::string event = sse.substr(start, end - start);
+    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+    const std::string data = event.substr(6);
+    events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
+    start = end + 2;
+  }
+  return events;
 }
 
 }  // namespace qvl::testing

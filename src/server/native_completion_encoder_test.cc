@@ -12,6 +12,7 @@
 namespace qvl {
 namespace {
 
+using ::qvl::testing::Events;
 using ::qvl::testing::Final;
 using ::qvl::testing::Progress;
 using ::qvl::testing::Text;
@@ -29,19 +30,6 @@ GenerationUpdate End(FinishReason reason, const std::string& stop = "") {
   u.stop = stop;
   u.timings.decode_ms = 2;
   return u;
-}
-
-// The payloads of an SSE body; a "[DONE]" would fail to parse.
-std::vector<nlohmann::json> Events(const std::string& sse) {
-  std::vector<nlohmann::json> events;
-  size_t start = 0;
-  while (start < sse.size()) {
-    const size_t end = sse.find("\n\n", start);
-    EXPECT_EQ(sse.compare(start, 6, "data: "), 0);
-    events.push_back(nlohmann::json::parse(sse.substr(start + 6, end - start - 6)));
-    start = end + 2;
-  }
-  return events;
 }
 
 TEST(NativeCompletionEncoderTest, OneResultObject) {

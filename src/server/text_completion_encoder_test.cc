@@ -12,6 +12,7 @@
 namespace qvl {
 namespace {
 
+using ::qvl::testing::Events;
 using ::qvl::testing::Progress;
 
 CompletionIdentity Identity() { return {"cmpl-1", 1700000000, "qwen3-vl"}; }
@@ -34,19 +35,6 @@ GenerationUpdate Final(FinishReason reason) {
   u.usage = {12, 2, 8, 0};
   u.timings.ttft_ms = 5;
   return u;
-}
-
-std::vector<nlohmann::json> Events(const std::string& sse) {
-  std::vector<nlohmann::json> events;
-  size_t start = 0;
-  while (start < sse.size()) {
-    const size_t end = sse.find("\n\n", start);
-    EXPECT_NE(end, std::string::npos);
-    const std::string data = sse.substr(start + 6, end - start - 6);
-    events.push_back(data == "[DONE]" ? nlohmann::json("[DONE]") : nlohmann::json::parse(data));
-    start = end + 2;
-  }
-  return events;
 }
 
 TEST(TextCompletionEncoderTest, OneTextCompletionObject) {

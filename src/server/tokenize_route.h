@@ -1,6 +1,6 @@
 // POST /tokenize, /apply-template and /detokenize, as llama-server and vLLM offer them:
-// what a prompt costs in tokens before sending it, its text, and the text of token ids. One answer satisfies
-// both servers' clients:
+// what a prompt costs in tokens before sending it, its text, and the text of token ids. One answer
+// satisfies both servers' clients:
 //   /tokenize   {"tokens": [ids], "count", "max_model_len"} (vLLM; llama-server reads
 //               "tokens"), with_pieces: tokens as {"id", "piece"} (piece: the text, or
 //               its bytes when they are not whole UTF-8), return_token_strs: "token_strs";
