@@ -81,8 +81,9 @@ void Append(const GenerationUpdate& u, Recording* r) {
 }  // namespace
 
 std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view body,
-                                     const GenerationRequest& request, const Engine& engine) {
-  if (!Deterministic(request, engine)) return std::nullopt;
+                                     const GenerationRequest& request, const Engine& engine,
+                                     std::string_view route) {
+  if (request.prompt_logprobs >= 0 || !Deterministic(request, engine)) return std::nullopt;
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object()) return std::nullopt;
   if (j.contains("n") && !(j["n"].is_number_integer() && j["n"].get<int64_t>() == 1))
@@ -109,6 +110,7 @@ std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view 
   // A raw prompt (/v1/completions, Ollama's raw generate) is tokenized as is, without the
   // chat template: a body that also holds chat fields is another answer on a chat route.
   if (request.prompt_text || !request.prompt_tokens.empty()) canonical.append("\nraw prompt");
+  if (!route.empty()) canonical.append(StrCat("\nroute ", route));
   for (const ImageInput& image : request.images) {
     canonical.push_back('\n');
     canonical.append(

@@ -22,10 +22,13 @@
 
 namespace qvl {
 
-// The key, or nullopt when the request's answer is not deterministic (or it asks for
-// several choices).
+// The key, or nullopt when the request's answer is not deterministic, or it asks for
+// several choices or for its prompt's logprobs (which a stored answer does not hold).
+// `route` tells apart the routes that read the same body with other defaults
+// (llama-server's /completion and /v1/completions); "" for the others.
 std::optional<std::string> AnswerKey(const SharedCache& cache, std::string_view body,
-                                     const GenerationRequest& request, const Engine& engine);
+                                     const GenerationRequest& request, const Engine& engine,
+                                     std::string_view route = "");
 
 // On a hit pushes the stored answer into `channel` (a text update, then the final one)
 // and returns true; false on a miss or any fault, within the cache's timeout.

@@ -192,6 +192,23 @@ TEST_F(AnswerKeyTest, AnswersMeantToDifferAreNotCached) {
   EXPECT_FALSE(Key(body));
 }
 
+// A stored answer holds no prompt logprobs; llama-server's /completion reads the body of
+// a /v1/completions request with other defaults, so its route is part of the key.
+TEST_F(AnswerKeyTest, PromptLogprobsAreNotCachedAndTheRouteCounts) {
+  const std::string body = Text("hi").dump();
+  ChatRequestPolicy policy;
+  TakeEngineLimits(*engine_, &policy);
+  GenerationRequest request = ParseChatRequest(body, policy).generation;
+  const std::optional<std::string> key = AnswerKey(Cache(), body, request, *engine_);
+  ASSERT_TRUE(key);
+  const std::optional<std::string> routed =
+      AnswerKey(Cache(), body, request, *engine_, "/completion");
+  ASSERT_TRUE(routed);
+  EXPECT_NE(*routed, *key);
+  request.prompt_logprobs = 0;
+  EXPECT_FALSE(AnswerKey(Cache(), body, request, *engine_));
+}
+
 TEST_F(AnswerKeyTest, TheMediaBytesCountNotTheirNames) {
   // A URL or a file path may name other bytes tomorrow: the same body with other bytes
   // behind it is another request.

@@ -27,11 +27,8 @@ void HandleChatCompletion(const GenerationRouteContext& context, const httplib::
     ReplyError(res, ApiErrorFrom(e));
     return;
   }
-  // A stored answer holds no prompt logprobs: a request for them is always computed.
   const std::optional<std::string> answer_key =
-      request.generation.prompt_logprobs < 0
-          ? TakeAnswerKey(context, &body, request.generation, *engine)
-          : std::nullopt;
+      TakeAnswerKey(context, &body, request.generation, *engine);
 
   CompletionIdentity identity;
   identity.id = NewCompletionId();

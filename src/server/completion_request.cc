@@ -21,6 +21,16 @@ std::vector<int32_t> ParseTokenIds(const nlohmann::json& ids, const std::string&
   return out;
 }
 
+std::vector<std::string> PromptTexts(const std::vector<GenerationRequest>& prompts,
+                                     const Tokenizer& tokenizer) {
+  std::vector<std::string> out;
+  out.reserve(prompts.size());
+  for (const GenerationRequest& g : prompts) {
+    out.push_back(g.prompt_text ? *g.prompt_text : tokenizer.Decode(g.prompt_tokens, false));
+  }
+  return out;
+}
+
 int32_t ParseTokenId(const nlohmann::json& id, const std::string& field) {
   if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
     FailField(ErrorCode::kInvalidArgument, field, "expected a token id (an integer from 0), got ",

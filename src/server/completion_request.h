@@ -15,6 +15,7 @@
 #include "engine/request.h"
 #include "server/chat_request.h"
 #include "server/request_fields.h"
+#include "text/tokenizer.h"
 
 namespace qvl {
 
@@ -76,6 +77,11 @@ using PromptReader = std::function<void(const nlohmann::json& prompt, const std:
 std::vector<GenerationRequest> ParsePromptList(
     const RequestObject& body, const GenerationRequest& shared,
     const std::function<bool(const nlohmann::json&)>& is_one, const PromptReader& read);
+
+// Each prompt's text: as sent, or the text of its token ids (special tokens included), as
+// an echo repeats it and llama-server's result names it.
+std::vector<std::string> PromptTexts(const std::vector<GenerationRequest>& prompts,
+                                     const Tokenizer& tokenizer);
 
 // A token id at `field`: an integer from 0 that fits int32 (the vocabulary is the
 // engine's to check). Throws FieldError naming `field`.

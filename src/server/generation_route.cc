@@ -157,10 +157,11 @@ std::string ResponseModelName(const GenerationRouteContext& context, const std::
 }
 
 std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, std::string* body,
-                                         const GenerationRequest& request, const Engine& engine) {
-  std::optional<std::string> key = context.shared_cache
-                                       ? AnswerKey(*context.shared_cache, *body, request, engine)
-                                       : std::nullopt;
+                                         const GenerationRequest& request, const Engine& engine,
+                                         std::string_view route) {
+  std::optional<std::string> key =
+      context.shared_cache ? AnswerKey(*context.shared_cache, *body, request, engine, route)
+                           : std::nullopt;
   std::string().swap(*body);
   return key;
 }
@@ -242,6 +243,22 @@ void RespondWithGenerations(const GenerationRouteContext& context, Engine* engin
   }
   RespondFromChannel(context, engine, std::move(ids), std::move(channel), std::move(encoder),
                      stream, res);
+}
+
+void RespondWithPrompts(const GenerationRouteContext& context, Engine* engine,
+                        std::vector<GenerationRequest> prompts,
+                        std::unique_ptr<ResponseEncoder> encoder, bool stream, double upload_ms,
+                        std::string* body, std::string_view route, httplib::Response& res) {
+  if (prompts.size() > 1) {
+    std::string().swap(*body);
+    RespondWithGenerations(context, engine, std::move(prompts), std::move(encoder), stream,
+                           upload_ms, res);
+    return;
+  }
+  const std::optional<std::string> answer_key =
+      TakeAnswerKey(context, body, prompts.front(), *engine, route);
+  RespondWithGeneration(context, engine, std::move(prompts.front()), std::move(encoder), stream,
+                        upload_ms, res, answer_key);
 }
 
 }  // namespace qvl

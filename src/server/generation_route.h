@@ -58,10 +58,11 @@ ChatRequestPolicy PolicyForEngine(const ChatRequestPolicy& policy, const Engine&
 // The "model" of every response: as the client named it, else the served id.
 std::string ResponseModelName(const GenerationRouteContext& context, const std::string& asked);
 
-// The shared answer cache's key of a parsed request (answer_cache.h), nullopt without a
-// cache; frees `body`, which the rest of the request does not need.
+// The shared answer cache's key of a parsed request (answer_cache.h; `route` as there),
+// nullopt without a cache; frees `body`, which the rest of the request does not need.
 std::optional<std::string> TakeAnswerKey(const GenerationRouteContext& context, std::string* body,
-                                         const GenerationRequest& request, const Engine& engine);
+                                         const GenerationRequest& request, const Engine& engine,
+                                         std::string_view route = "");
 
 // Submits `request` and answers from its updates through `encoder`: streamed when
 // `stream` (the encoder's ContentType), else one JSON body; `upload_ms` (from
@@ -72,6 +73,14 @@ void RespondWithGeneration(const GenerationRouteContext& context, Engine* engine
                            GenerationRequest request, std::unique_ptr<ResponseEncoder> encoder,
                            bool stream, double upload_ms, httplib::Response& res,
                            const std::optional<std::string>& answer_key = std::nullopt);
+
+// A completion of one or several prompts (/v1/completions, /completion): one goes through
+// RespondWithGeneration with its answer key (TakeAnswerKey of `body` and `route`), several
+// through RespondWithGenerations. Frees `body`.
+void RespondWithPrompts(const GenerationRouteContext& context, Engine* engine,
+                        std::vector<GenerationRequest> prompts,
+                        std::unique_ptr<ResponseEncoder> encoder, bool stream, double upload_ms,
+                        std::string* body, std::string_view route, httplib::Response& res);
 
 // Submits every request of `requests` and answers through `encoder` from all their
 // updates (an embeddings request's inputs, a text completion's prompts), streamed when

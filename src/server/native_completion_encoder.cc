@@ -98,15 +98,7 @@ std::string NativeCompletionEncoder::Encode(GenerationUpdate&& update) {
   }
   Result& result = results_[static_cast<size_t>(index)];
   if (result.finished) return "";
-  if (options_.prompt_only) {
-    update.text.clear();
-    update.tokens.clear();
-    update.usage.completion_tokens = 0;
-    update.finish_reason =
-        update.finish_reason == FinishReason::kStop ? FinishReason::kLength : update.finish_reason;
-    update.stop.clear();
-    update.stop_token.reset();
-  }
+  if (options_.prompt_only) LeaveOutTheAnswer(&update);
   nlohmann::json ids = nlohmann::json::array();
   if (options_.return_tokens || options_.stream) {
     for (const GeneratedToken& t : update.tokens) ids.push_back(t.chosen.id);

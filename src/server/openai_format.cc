@@ -72,6 +72,17 @@ void AddAnswerToSummary(const GenerationUpdate& update, bool first, bool counts_
   summary->finished = true;
 }
 
+void LeaveOutTheAnswer(GenerationUpdate* update) {
+  update->text.clear();
+  update->tokens.clear();
+  update->usage.completion_tokens = 0;
+  if (update->finish_reason == FinishReason::kStop) {
+    update->finish_reason = FinishReason::kLength;
+    update->stop.clear();
+    update->stop_token.reset();
+  }
+}
+
 nlohmann::json CutShortErrorJson(const GenerationUpdate& u) {
   if (CutShortReason(u).empty()) return nullptr;
   return ApiErrorJson(CutShortError(u))["error"];

@@ -53,6 +53,11 @@ ApiError CutShortError(const GenerationUpdate& final_update);
 // ended: as its first answer did, unless another was cut short first.
 void AddAnswerToSummary(const GenerationUpdate& update, bool first, bool counts_prompt,
                         GenerationUpdate* summary);
+// For an answer of its prompt alone (max_tokens 0 on /v1/completions, n_predict 0 on
+// /completion), which the engine reads as for one token: leaves that token out of
+// `update` (text, tokens, completion_tokens), and a final update ends by "length"
+// whatever ended the token.
+void LeaveOutTheAnswer(GenerationUpdate* update);
 // OpenAI's error object ({"message","type","param","code"}) for CutShortReason, or null.
 nlohmann::json CutShortErrorJson(const GenerationUpdate& final_update);
 // vLLM's stop_reason, which clients written for vLLM read beside finish_reason: the stop

@@ -81,26 +81,18 @@ void TextCompletionEncoder::Take(int index, Choice& choice, const GenerationUpda
     }
     choice.text_offset = static_cast<int64_t>(echoed.size());
   }
-  if (options_.prompt_only) return;
   *text += update.text;
   if (WithLogprobs()) AddLogprobs(update.tokens, false, choice, logprobs);
 }
 
 std::string TextCompletionEncoder::Add(int index, GenerationUpdate&& update) {
   Choice& choice = choices_[static_cast<size_t>(index)];
-  if (update.finished && options_.prompt_only && update.finish_reason == FinishReason::kStop) {
-    // The token that was left out ended it; the answer asked for none.
-    update.finish_reason = FinishReason::kLength;
-    update.stop.clear();
-    update.stop_token.reset();
-  }
+  if (options_.prompt_only) LeaveOutTheAnswer(&update);
   if (update.finished) {
     choice.finished = true;
     choice.reason = update.finish_reason;
     choice.stop_reason = StopReasonJson(update);
     choice.error = CutShortErrorJson(update);
-    // max_tokens 0: the engine's one token is no part of the answer.
-    if (options_.prompt_only) update.usage.completion_tokens = 0;
     // A prompt's answers share it: it counts once.
     AddAnswerToSummary(update, index == 0, index % options_.n == 0, &summary_);
     --unfinished_;
