@@ -8,9 +8,21 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 namespace qvl {
 namespace {
+
+// A colour field as its integer. Decoders copy these from the stream's bytes unchecked,
+// so a broken file leaves values no enumerator names, and reading such a value through
+// the enum type is undefined behaviour.
+template <typename Enum>
+std::underlying_type_t<Enum> RawValue(const Enum& field) {
+  std::underlying_type_t<Enum> value;
+  std::memcpy(&value, &field, sizeof value);
+  return value;
+}
 
 // The length the container declares for the video, in seconds; 0 when it declares none.
 // The stream's own when it has one (MP4); else the whole file's (Matroska), which an
@@ -66,7 +78,7 @@ double FrameRate(const AVStream* s) {
 }
 
 int SwsColorspace(const AVFrame* f) {
-  switch (f->colorspace) {
+  switch (RawValue(f->colorspace)) {
     case AVCOL_SPC_BT709:
       return SWS_CS_ITU709;
     case AVCOL_SPC_BT470BG:
@@ -94,7 +106,7 @@ bool FullRange(const AVFrame* f) {
     case AV_PIX_FMT_YUVJ411P:
       return true;
     default:
-      return f->color_range == AVCOL_RANGE_JPEG;
+      return RawValue(f->color_range) == AVCOL_RANGE_JPEG;
   }
 }
 
