@@ -70,6 +70,7 @@ nlohmann::json NativeCompletionEncoder::FinalObject(int index, const Result& res
   nlohmann::json out = Object(index, stream ? "" : result.content,
                               stream ? nlohmann::json::array() : result.tokens, true);
   out["model"] = options_.model;
+  out["generation_settings"] = options_.generation_settings;
   out["tokens_predicted"] = update.usage.completion_tokens;
   out["tokens_evaluated"] = update.usage.prompt_tokens;
   out["prompt"] = options_.prompts[static_cast<size_t>(index)];

@@ -1,10 +1,10 @@
 // llama-server's native /completion response. Not streamed: one result object per prompt
-// ({content, tokens, id_slot, stop, model, tokens_predicted, tokens_evaluated, prompt,
-// has_new_line, truncated, stop_type, stopping_word, tokens_cached, timings, and
-// completion_probabilities with n_probs}), an array of them for several prompts. Streamed:
-// server-sent events, one per piece of text ({content, tokens (always, as llama-server
-// streams them), stop: false, index}, with
-// its completion_probabilities), then per prompt a final event with stop true, content ""
+// ({content, tokens, id_slot, stop, model, generation_settings, tokens_predicted,
+// tokens_evaluated, prompt, has_new_line, truncated, stop_type, stopping_word,
+// tokens_cached, timings, and completion_probabilities with n_probs}), an array of them
+// for several prompts. Streamed: server-sent events, one per piece of text ({content,
+// tokens (always, as llama-server streams them), stop: false, index}, with its
+// completion_probabilities), then per prompt a final event with stop true, content ""
 // and the result's other fields; no "data: [DONE]", as llama-server's native stream has
 // none. Updates of prompt i arrive as choice i.
 #pragma once
@@ -29,6 +29,8 @@ struct NativeEncoderOptions {
   // stop_type "limit").
   bool prompt_only = false;
   std::string model;
+  // The request's sampling and limits (GenerationSettingsJson), the same in every result.
+  nlohmann::json generation_settings;
   // Each prompt's text (the `prompt` of its result); one per prompt.
   std::vector<std::string> prompts;
 };

@@ -9,6 +9,7 @@
 #include "server/http_reply.h"
 #include "server/native_completion_encoder.h"
 #include "server/native_completion_request.h"
+#include "server/props.h"
 #include "text/tokenizer.h"
 
 namespace qvl {
@@ -37,6 +38,10 @@ void HandleNativeCompletion(const GenerationRouteContext& context, const httplib
   options.prompt_only = request.prompt_only;
   options.model = ResponseModelName(context, request.model);
   options.prompts = PromptTexts(request.generations, tokenizer);
+  options.generation_settings = GenerationSettingsJson(request.generations.front(), *engine);
+  options.generation_settings["stream"] = request.stream;
+  // n_predict 0 asks the engine for one token, which the result leaves out.
+  if (request.prompt_only) options.generation_settings["n_predict"] = 0;
   // The body is the key, as on /v1/completions, marked as this route's: the same body there
   // is another request (16 tokens by default, not the server's length).
   RespondWithPrompts(context, engine, std::move(request.generations),

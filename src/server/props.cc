@@ -1,6 +1,8 @@
 #include "server/props.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "base/build_info.h"
 #include "engine/request_preparer.h"
@@ -16,25 +18,6 @@ namespace {
 
 // A float parameter as it was written (0.7, not 0.699999988 of the float widened).
 double Decimal(float value) { return std::round(static_cast<double>(value) * 1e6) / 1e6; }
-
-// The sampling a request that sets nothing gets, under llama-server's names.
-nlohmann::json DefaultParamsJson(const Engine& engine) {
-  const SamplerConfig s = ResolveSampling({}, engine.model().folder().generation, 0);
-  const int max_tokens = engine.options().default_max_tokens;
-  nlohmann::json chain = nlohmann::json::array({SamplerStepName(SamplerStep::kPenalties)});
-  for (SamplerStep step : s.chain) chain.push_back(SamplerStepName(step));
-  return {{"temperature", s.greedy ? 0.0 : Decimal(s.temperature)},
-          {"top_p", Decimal(s.top_p)},
-          {"top_k", s.top_k},
-          {"min_p", Decimal(s.min_p)},
-          {"repeat_penalty", Decimal(s.repetition_penalty)},
-          {"presence_penalty", Decimal(s.presence_penalty)},
-          {"frequency_penalty", Decimal(s.frequency_penalty)},
-          {"samplers", chain},
-          {"n_predict", max_tokens},
-          {"max_tokens", max_tokens},
-          {"speculative.n_max", engine.options().draft_tokens}};
-}
 
 nlohmann::json ImageLimitsJson(const Engine& engine) {
   const EngineOptions& o = engine.options();
@@ -79,6 +62,33 @@ nlohmann::json VideoLimitsJson(const Engine& engine) {
 
 }  // namespace
 
+nlohmann::json GenerationSettingsJson(const GenerationRequest& request, const Engine& engine) {
+  const SamplerConfig s = ResolveSampling(request.sampling, engine.model().folder().generation, 0);
+  const int max_tokens =
+      request.max_tokens > 0 ? request.max_tokens : engine.options().default_max_tokens;
+  nlohmann::json chain = nlohmann::json::array({SamplerStepName(SamplerStep::kPenalties)});
+  for (SamplerStep step : s.chain) chain.push_back(SamplerStepName(step));
+  nlohmann::json bias = nlohmann::json::array();
+  for (const LogitBias& b : request.logit_bias) bias.push_back({b.token, Decimal(b.bias)});
+  const std::optional<uint64_t>& seed = request.sampling.seed;
+  return {{"temperature", s.greedy ? 0.0 : Decimal(s.temperature)},
+          {"top_p", Decimal(s.top_p)},
+          {"top_k", s.top_k},
+          {"min_p", Decimal(s.min_p)},
+          {"repeat_penalty", Decimal(s.repetition_penalty)},
+          {"presence_penalty", Decimal(s.presence_penalty)},
+          {"frequency_penalty", Decimal(s.frequency_penalty)},
+          {"samplers", chain},
+          {"seed", seed ? nlohmann::json(*seed) : nlohmann::json()},
+          {"n_predict", max_tokens},
+          {"max_tokens", max_tokens},
+          {"stop", request.stop},
+          {"ignore_eos", request.ignore_eos},
+          {"logit_bias", std::move(bias)},
+          {"n_probs", std::max(request.top_logprobs, 0)},
+          {"speculative.n_max", engine.options().draft_tokens}};
+}
+
 nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) {
   const EngineOptions& o = engine.options();
   // The served id, as /v1/models names it: never the folder's path on this machine.
@@ -98,7 +108,7 @@ nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) 
   };
   return {
       {"default_generation_settings",
-       {{"n_ctx", o.context_tokens}, {"params", DefaultParamsJson(engine)}}},
+       {{"n_ctx", o.context_tokens}, {"params", GenerationSettingsJson({}, engine)}}},
       {"total_slots", o.max_sequences},
       {"model_path", id},
       {"model_alias", id},

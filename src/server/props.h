@@ -15,4 +15,10 @@ namespace qvl {
 // The /props object of a server started with `options` once `engine` is loaded.
 nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine);
 
+// The sampling and limits `request` runs with on `engine`, its own values resolved against
+// the model's generation_config and the server's defaults, under llama-server's names:
+// /completion's generation_settings, and for a request that sets nothing /props'
+// default_generation_settings.params.
+nlohmann::json GenerationSettingsJson(const GenerationRequest& request, const Engine& engine);
+
 }  // namespace qvl

@@ -138,6 +138,47 @@ TEST_F(ServerNativeCompletionTest, NPredictZeroReadsThePromptOnly) {
   EXPECT_EQ(r.json["tokens_predicted"], 0);
   EXPECT_EQ(r.json["tokens_evaluated"], c.prompt_tokens);
   EXPECT_EQ(r.json["stop_type"], "limit");
+  EXPECT_EQ(r.json["generation_settings"]["n_predict"], 0);
+}
+
+// generation_settings: the request's own values, and for what it leaves unset the model's
+// generation_config and the server's defaults, as /props gives them.
+TEST_F(ServerNativeCompletionTest, GenerationSettingsAreTheRequestsResolved) {
+  for (const bool stream : {false, true}) {
+    const HttpResult r = Complete({{"prompt", "The sky is"},
+                                   {"n_predict", 3},
+                                   {"temperature", 0.5},
+                                   {"top_k", 7},
+                                   {"seed", 42},
+                                   {"stop", {"zebra"}},
+                                   {"n_probs", 2},
+                                   {"logit_bias", {{1000, -2.5}}},
+                                   {"stream", stream}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const nlohmann::json result = stream ? SseEvents(r.body).back() : r.json;
+    const nlohmann::json& g = result["generation_settings"];
+    EXPECT_EQ(g["temperature"], 0.5) << stream;
+    EXPECT_EQ(g["top_k"], 7);
+    EXPECT_EQ(g["seed"], 42);
+    EXPECT_EQ(g["n_predict"], 3);
+    EXPECT_EQ(g["stop"], nlohmann::json::array({"zebra"}));
+    EXPECT_EQ(g["n_probs"], 2);
+    EXPECT_EQ(g["logit_bias"], nlohmann::json::parse("[[1000, -2.5]]"));
+    EXPECT_EQ(g["ignore_eos"], false);
+    EXPECT_EQ(g["stream"], stream);
+  }
+  const HttpResult plain = Complete({{"prompt", "The sky is"}, {"n_predict", 2}});
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  const HttpResult props = Get(*harness_, "/props");
+  ASSERT_EQ(props.status, 200) << props.body;
+  const nlohmann::json& defaults = props.json["default_generation_settings"]["params"];
+  const nlohmann::json& g = plain.json["generation_settings"];
+  for (const char* key : {"temperature", "top_p", "top_k", "min_p", "repeat_penalty",
+                          "presence_penalty", "frequency_penalty", "samplers"}) {
+    EXPECT_EQ(g[key], defaults[key]) << key;
+  }
+  EXPECT_TRUE(g["seed"].is_null());
+  EXPECT_EQ(g["n_predict"], 2);
 }
 
 // n_probs: each generated token with its id, logprob and the N best, as /v1/completions'
