@@ -14,6 +14,7 @@
 #include "server/completions_route.h"
 #include "server/embeddings_route.h"
 #include "server/http_reply.h"
+#include "server/invocations_route.h"
 #include "server/native_completion_route.h"
 #include "server/ollama_request.h"
 #include "server/ollama_route.h"
@@ -208,6 +209,7 @@ void ApiServer::AddRoutes() {
   post("/v1/messages/count_tokens", HandleAnthropicCountTokens, anthropic);
   post("/tokenize", HandleTokenize, chat);
   post("/apply-template", HandleApplyTemplate, chat);
+  post("/invocations", HandleInvocation, chat);
   post("/detokenize", HandleDetokenize, chat);
   GenerationRouteContext ollama = chat;
   ollama.errors = ErrorShape::kOllama;

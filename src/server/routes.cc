@@ -19,6 +19,7 @@ constexpr KnownRoute kRoutes[] = {
     {"/v1/models", "GET"},
     {"/tokenize", "POST"},
     {"/apply-template", "POST"},
+    {"/invocations", "POST"},
     {"/detokenize", "POST"},
     {"/api/chat", "POST"},
     {"/api/generate", "POST"},
@@ -45,6 +46,7 @@ constexpr RouteAlias kAliases[] = {
     {"/embeddings", "/v1/embeddings"},
     {"/models", "/v1/models"},
     {"/v1/health", "/health"},
+    {"/ping", "/health"},
 };
 
 std::string_view IdAfter(std::string_view prefix, std::string_view path) {
