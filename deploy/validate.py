@@ -479,8 +479,15 @@ def check_dockerfile(qvl):
     user = re.search(r"^USER (\S+)", run, flags=re.M)
     if not user or user.group(1).split(":")[0] in ("0", "root"):
         finding("Dockerfile", "the image should run as a non-root user")
-    if '"--host", "0.0.0.0"' not in run:
-        finding("Dockerfile", "the default command should serve on 0.0.0.0")
+    # `docker run IMAGE serve` (SageMaker's start) must serve on 0.0.0.0:8080 by itself.
+    env = dict(re.findall(r"\b(QVL_[A-Z]+)=(\S+)", "\n".join(
+        line for line in run.splitlines() if line.startswith("ENV "))))
+    if not re.search(r'^CMD \["serve"\]$', run, flags=re.M):
+        finding("Dockerfile", 'the default command should be ["serve"], its flags in ENV')
+    if env.get("QVL_HOST") != "0.0.0.0" or env.get("QVL_PORT") != "8080":
+        finding("Dockerfile", "the image should serve on 0.0.0.0:8080 (QVL_HOST, QVL_PORT)")
+    if not env.get("QVL_MODEL"):
+        finding("Dockerfile", "the image should name the model it serves (QVL_MODEL)")
     if qvl:
         needed = re.findall(r"\(NEEDED\).*\[(.+)\]", subprocess.run(
             ["readelf", "-d", qvl], capture_output=True, text=True).stdout)

@@ -11,7 +11,8 @@ namespace qvl::cli {
 
 void ModelFlags::AddTo(CLI::App* verb, bool model_required, bool kv_cache) {
   CLI::Option* m =
-      verb->add_option("-m,--model", model, "model folder, or ORG/NAME from the Hugging Face hub");
+      verb->add_option("-m,--model", model, "model folder, or ORG/NAME from the Hugging Face hub")
+          ->envname("QVL_MODEL");
   if (model_required) m->required();
   verb->add_option("--dtype", dtype, "text decoder weights: " + DtypeChoices())
       ->capture_default_str();

@@ -219,10 +219,13 @@ void AddServeVerb(CLI::App& app) {
                    "other names clients may use for the model (e.g. Qwen/Qwen3-VL-2B-Instruct "
                    "when -m is a folder)")
       ->take_all();
-  verb->add_option("--host", f->server.host, "address to listen on")->capture_default_str();
+  verb->add_option("--host", f->server.host, "address to listen on")
+      ->capture_default_str()
+      ->envname("QVL_HOST");
   verb->add_option("--port", f->server.port, "port (0 = any free one)")
       ->check(CLI::Range(0, 65535))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->envname("QVL_PORT");
   verb->add_option("--api-key", f->server.api_key,
                    "require \"Authorization: Bearer KEY\" on every route but /health, /api/version "
                    "and the web page")

@@ -151,6 +151,27 @@ std::string ServeUntilReady(const std::string& args, const std::string& log) {
   return ReadFileToString(log);
 }
 
+// A container image runs `qvl serve` with no flags (SageMaker's `docker run IMAGE serve`):
+// QVL_MODEL, QVL_HOST and QVL_PORT stand for -m, --host and --port, which win over them.
+TEST(ServeVerb, TheEnvironmentGivesTheModelHostAndPort) {
+  QvlRun r = RunQvl("serve", "QVL_MODEL=/nonexistent QVL_HOST=127.0.0.1 ");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("qvl: error: model folder /nonexistent does not exist"));
+  r = RunQvl("serve -m " + kTinyModelDir, "QVL_PORT=70000 ");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("--port: Value 70000 not in range"));
+
+  ScratchFolder folder("serve_env");
+  ASSERT_EQ(::setenv("QVL_MODEL", kTinyModelDir.c_str(), 1), 0);
+  ASSERT_EQ(::setenv("QVL_HOST", "127.0.0.1", 1), 0);
+  const std::string log =
+      ServeUntilReady("--dtype f32 --weight-cache none -t 1", folder.File("serve.log"));
+  ::unsetenv("QVL_MODEL");
+  ::unsetenv("QVL_HOST");
+  EXPECT_THAT(log, HasSubstr("listening on http://127.0.0.1:"));
+  EXPECT_THAT(log, HasSubstr("ready: "));
+}
+
 // A port another program holds is named with what to do about it.
 TEST(ServeVerb, APortInUseSaysWhatToDo) {
   const int holder = socket(AF_INET, SOCK_STREAM, 0);
