@@ -183,8 +183,6 @@ void ApiServer::AddRoutes() {
   chat.shared_cache = options_.shared_cache.get();
   chat.responses = responses_.get();
   // The routes that read a body through GenerationRouteContext, each with its context.
-  using BodyRoute = void (*)(const GenerationRouteContext&, const httplib::Request&,
-                             httplib::Response&, const httplib::ContentReader&);
   auto post = [this](const std::string& path, BodyRoute route,
                      const GenerationRouteContext& context) {
     http_.Post(path, [route, context](const httplib::Request& req, httplib::Response& res,

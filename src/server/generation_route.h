@@ -40,6 +40,11 @@ struct GenerationRouteContext {
   ErrorShape errors = ErrorShape::kOpenAI;  // how the route's API writes errors
 };
 
+// A route that reads its request's body itself (through `reader`), as every generation
+// route does.
+using BodyRoute = void (*)(const GenerationRouteContext&, const httplib::Request&,
+                           httplib::Response&, const httplib::ContentReader&);
+
 // Reads the whole body into `body` unless it is over `max_bytes`; on failure answers
 // 413 (too large) or 400 (unreadable) and returns false.
 bool ReadBody(const httplib::ContentReader& reader, size_t max_bytes, httplib::Response& res,

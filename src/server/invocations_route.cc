@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "server/chat_route.h"
 #include "server/completions_route.h"
@@ -17,6 +18,7 @@ namespace {
 class TopLevelKeys final : public nlohmann::json_sax<nlohmann::json> {
  public:
   bool messages = false, prompt = false, input = false;
+  bool malformed = false;  // not JSON
 
   bool key(string_t& name) override {
     if (depth_ != 1) return true;
@@ -41,12 +43,8 @@ class TopLevelKeys final : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
 
-  bool malformed = false;
-  bool object = false;  // the document is an object
-
  private:
   bool Enter() {
-    if (depth_ == 0) object = true;
     ++depth_;
     return true;
   }
@@ -57,16 +55,18 @@ class TopLevelKeys final : public nlohmann::json_sax<nlohmann::json> {
   int depth_ = 0;
 };
 
-}  // namespace
-
-std::string_view InvocationRoute(std::string_view body) {
+// The route for an invocation body by its top-level keys; a body that is not JSON goes to
+// the chat route, which names the syntax error. Null for an object with none of the keys.
+BodyRoute RouteFor(std::string_view body) {
   TopLevelKeys keys;
   nlohmann::json::sax_parse(body, &keys);
-  if (keys.messages || keys.malformed) return "/v1/chat/completions";
-  if (keys.prompt) return "/v1/completions";
-  if (keys.input) return "/v1/embeddings";
-  return {};
+  if (keys.messages || keys.malformed) return HandleChatCompletion;
+  if (keys.prompt) return HandleTextCompletion;
+  if (keys.input) return HandleEmbeddings;
+  return nullptr;
 }
+
+}  // namespace
 
 void HandleInvocation(const GenerationRouteContext& context, const httplib::Request& req,
                       httplib::Response& res, const httplib::ContentReader& reader) {
@@ -75,8 +75,8 @@ void HandleInvocation(const GenerationRouteContext& context, const httplib::Requ
   if (!context.authorized(req)) return ReplyUnauthorized(res, context.errors);
   std::string body;
   if (!ReadBody(reader, context.max_body_bytes, res, &body, context.errors)) return;
-  const std::string_view route = InvocationRoute(body);
-  if (route.empty()) {
+  const BodyRoute route = RouteFor(body);
+  if (route == nullptr) {
     return ReplyError(res,
                       MakeApiError(ErrorCode::kInvalidArgument,
                                    "an invocation is a chat completion (with messages), a text "
@@ -94,9 +94,7 @@ void HandleInvocation(const GenerationRouteContext& context, const httplib::Requ
       [](const httplib::MultipartContentHeader&, const httplib::ContentReceiver&) {
         return false;
       });
-  if (route == "/v1/chat/completions") return HandleChatCompletion(context, req, res, again);
-  if (route == "/v1/completions") return HandleTextCompletion(context, req, res, again);
-  HandleEmbeddings(context, req, res, again);
+  route(context, req, res, again);
 }
 
 }  // namespace qvl

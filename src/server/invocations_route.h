@@ -7,16 +7,9 @@
 
 #include <httplib.h>
 
-#include <string_view>
-
 #include "server/generation_route.h"
 
 namespace qvl {
-
-// The route an invocation body goes to: "/v1/chat/completions", "/v1/completions" or
-// "/v1/embeddings" by its top-level keys as above; "/v1/chat/completions" for a body that
-// is not JSON (that route names the syntax error); empty for an object with none of them.
-std::string_view InvocationRoute(std::string_view body);
 
 void HandleInvocation(const GenerationRouteContext& context, const httplib::Request& req,
                       httplib::Response& res, const httplib::ContentReader& reader);
