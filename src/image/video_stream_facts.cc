@@ -50,9 +50,11 @@ double CutShortSeconds(const AVFormatContext* fmt, const AVStream* s, int64_t fr
 }
 
 int UprightOrientation(const AVStream* s) {
+  size_t bytes = 0;
   const auto* m = reinterpret_cast<const int32_t*>(
-      av_stream_get_side_data(s, AV_PKT_DATA_DISPLAYMATRIX, nullptr));
-  if (m == nullptr) return 1;
+      av_stream_get_side_data(s, AV_PKT_DATA_DISPLAYMATRIX, &bytes));
+  // A matrix is 3 x 3 numbers; a container's shorter one is read as none.
+  if (m == nullptr || bytes < 9 * sizeof(int32_t)) return 1;
   const bool mirrors = static_cast<double>(m[0]) * m[4] - static_cast<double>(m[1]) * m[3] < 0;
   // Counter-clockwise degrees the frames are to be turned by (NaN for a degenerate one).
   const double degrees = av_display_rotation_get(m);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 extern "C" {
+#include <libavformat/avformat.h>
+#include <libavutil/display.h>
 #include <libavutil/frame.h>
 #include <libswscale/swscale.h>
 }
@@ -63,6 +65,27 @@ TEST(VideoStreamFactsTest, FullRangeFromTheTagOrAJpegPixelFormat) {
   EXPECT_TRUE(FullRange(&tagged));
   EXPECT_FALSE(FullRange(&limited));
   EXPECT_TRUE(FullRange(&jpeg));
+}
+
+// A display matrix turns the frames upright; side data too short to be one (a container
+// may hold anything there) is read as none, not past its end (caught by the asan stage).
+TEST(VideoStreamFactsTest, ADisplayMatrixTurnsAndAShortOneIsNone) {
+  AVFormatContext* fmt = avformat_alloc_context();
+  ASSERT_NE(fmt, nullptr);
+  AVStream* turned = avformat_new_stream(fmt, nullptr);
+  AVStream* plain = avformat_new_stream(fmt, nullptr);
+  AVStream* short_matrix = avformat_new_stream(fmt, nullptr);
+  ASSERT_TRUE(turned != nullptr && plain != nullptr && short_matrix != nullptr);
+  uint8_t* full = av_stream_new_side_data(turned, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+  ASSERT_NE(full, nullptr);
+  av_display_rotation_set(reinterpret_cast<int32_t*>(full), 90);
+  uint8_t* cut = av_stream_new_side_data(short_matrix, AV_PKT_DATA_DISPLAYMATRIX, 8);
+  ASSERT_NE(cut, nullptr);
+  std::memcpy(cut, full, 8);
+  EXPECT_EQ(UprightOrientation(turned), 6);  // the quarter turn av_display_rotation_set(90) makes
+  EXPECT_EQ(UprightOrientation(plain), 1);
+  EXPECT_EQ(UprightOrientation(short_matrix), 1);
+  avformat_free_context(fmt);
 }
 
 }  // namespace
