@@ -7,7 +7,7 @@
 #           (the biggest golden model runs), "web", "soak" and "replicas" (nginx and
 #           Redis around the built qvl) are left out
 #   fuzz    $1-fuzz (clang): every libFuzzer target for QVL_FUZZ_SECONDS (20) seconds
-#           from its seed corpus
+#           from its seed corpus (scripts/run_fuzzer.sh; findings printed again last)
 #   arm     $1's files with CPU-specific code compiled for aarch64 by the cross compiler
 #           (scripts/check_arm.sh; `scripts/check_arm.sh build --all` compiles every file),
 #           then $1-arm: the kernels' tests built for aarch64 and run under qemu on a CPU
