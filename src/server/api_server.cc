@@ -31,6 +31,14 @@
 namespace qvl {
 namespace {
 
+// What the model objects of /v1/models tell once the model is loaded; nothing before.
+std::optional<ServedModelSizes> SizesOf(const Engine* engine) {
+  if (engine == nullptr) return std::nullopt;
+  const TextConfig& text = engine->model().config().text;
+  return ServedModelSizes{engine->options().context_tokens, text.max_position_embeddings,
+                          text.vocab_size, text.hidden_size};
+}
+
 bool IsLoopbackHost(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1";
 }
@@ -275,7 +283,7 @@ void ApiServer::HandleHealth(httplib::Response& res) const {
 
 void ApiServer::HandleModels(const httplib::Request& req, httplib::Response& res) const {
   if (!Authorized(req)) return ReplyUnauthorized(res);
-  ReplyJson(res, 200, ModelListJson(options_.model_names, started_at_));
+  ReplyJson(res, 200, ModelListJson(options_.model_names, started_at_, SizesOf(engine_.load())));
 }
 
 void ApiServer::HandleProps(const httplib::Request& req, httplib::Response& res) const {
@@ -309,7 +317,7 @@ void ApiServer::HandleModel(const httplib::Request& req, httplib::Response& res)
   if (!Authorized(req)) return ReplyUnauthorized(res);
   const std::string id(ModelIdInPath(req.path));
   RequireServedModel(id, options_.model_names);  // the exception handler answers 404
-  ReplyJson(res, 200, ModelJson(id, started_at_));
+  ReplyJson(res, 200, ModelJson(id, started_at_, SizesOf(engine_.load())));
 }
 
 void ApiServer::HandleStoredResponse(const httplib::Request& req, httplib::Response& res) {

@@ -298,19 +298,29 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann
           {"choices", nlohmann::json::array({std::move(choice)})}};
 }
 
-nlohmann::json ModelJson(const std::string& name, int64_t created) {
-  return {{"id", name},
-          {"object", "model"},
-          {"created", created},
-          {"owned_by", "qvl"},
-          {"type", "model"},
-          {"display_name", name},
-          {"created_at", Rfc3339(created)}};
+nlohmann::json ModelJson(const std::string& name, int64_t created,
+                         const std::optional<ServedModelSizes>& sizes) {
+  nlohmann::json model = {{"id", name},
+                          {"object", "model"},
+                          {"created", created},
+                          {"owned_by", "qvl"},
+                          {"type", "model"},
+                          {"display_name", name},
+                          {"created_at", Rfc3339(created)}};
+  if (sizes) {
+    model["max_model_len"] = sizes->context_tokens;
+    model["context_length"] = sizes->context_tokens;
+    model["meta"] = {{"n_ctx_train", sizes->trained_context},
+                     {"n_vocab", sizes->vocab},
+                     {"n_embd", sizes->hidden}};
+  }
+  return model;
 }
 
-nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created) {
+nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created,
+                             const std::optional<ServedModelSizes>& sizes) {
   nlohmann::json data = nlohmann::json::array();
-  for (const std::string& name : names) data.push_back(ModelJson(name, created));
+  for (const std::string& name : names) data.push_back(ModelJson(name, created, sizes));
   const nlohmann::json first =
       names.empty() ? nlohmann::json(nullptr) : nlohmann::json(names.front());
   const nlohmann::json last =

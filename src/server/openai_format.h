@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,12 +114,27 @@ nlohmann::json ChunkJson(const CompletionIdentity& identity, int index, nlohmann
                          nlohmann::json logprobs, nlohmann::json finish_reason,
                          nlohmann::json stop_reason = nullptr);
 
+// What a model object tells of the loaded model, so that clients size their context
+// window from it instead of a guess: the server's context (a request's prompt and answer
+// together) and the model's own sizes.
+struct ServedModelSizes {
+  int64_t context_tokens = 0;   // --ctx-size
+  int64_t trained_context = 0;  // the config's max_position_embeddings
+  int64_t vocab = 0;
+  int64_t hidden = 0;
+};
+
 // GET /v1/models/{id}: one model object. It carries Anthropic's fields (type,
 // display_name, created_at) beside OpenAI's, so that both APIs' SDKs read the same route.
-nlohmann::json ModelJson(const std::string& name, int64_t created);
+// With `sizes` (once the model is loaded) also vLLM's max_model_len and OpenRouter's
+// context_length (the server's context) and llama-server's meta (n_ctx_train, n_vocab,
+// n_embd).
+nlohmann::json ModelJson(const std::string& name, int64_t created,
+                         const std::optional<ServedModelSizes>& sizes);
 // GET /v1/models: the served model and its aliases, as OpenAI's list and Anthropic's page
 // (has_more, first_id, last_id).
-nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created);
+nlohmann::json ModelListJson(const std::vector<std::string>& names, int64_t created,
+                             const std::optional<ServedModelSizes>& sizes);
 
 // Unix seconds as RFC 3339 in UTC ("2026-12-06T03:01:30Z").
 std::string Rfc3339(int64_t unix_seconds);

@@ -2,6 +2,7 @@
 // defaults reports those, under llama-server's names where it has them.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "base/build_info.h"
@@ -101,6 +102,26 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
                             {"default_max_tokens", 300},
                             {"max_tokens", 900},
                             {"sampling", {{"fps", 2.0}, {"min_frames", 4}, {"max_frames", 768}}}}));
+}
+
+// The model objects tell clients the context to size their window by, under the names
+// they read: vLLM's max_model_len, OpenRouter's context_length (both --ctx-size, what a
+// request may use) and llama-server's meta (the model's trained context and sizes).
+TEST(ServerPropsTest, ModelObjectsTellTheContextAndTheModelsSizes) {
+  const ServerHarness harness(NonDefaultLimits());
+  std::ifstream file(ModelDir() + "/config.json");
+  const nlohmann::json text = nlohmann::json::parse(file)["text_config"];
+  const HttpResult list = Get(harness, "/v1/models");
+  const HttpResult one = Get(harness, "/v1/models/tiny-qwen3vl");
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_EQ(one.status, 200) << one.body;
+  const nlohmann::json& model = list.json["data"][0];
+  EXPECT_EQ(model, one.json);
+  EXPECT_EQ(model["max_model_len"], 3072);
+  EXPECT_EQ(model["context_length"], 3072);
+  EXPECT_EQ(model["meta"]["n_ctx_train"], text["max_position_embeddings"]);
+  EXPECT_EQ(model["meta"]["n_vocab"], text["vocab_size"]);
+  EXPECT_EQ(model["meta"]["n_embd"], text["hidden_size"]);
 }
 
 TEST(ServerPropsTest, UnsetBudgetsReportTheServerAndModelDefaults) {
