@@ -67,14 +67,16 @@ void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_seq
   out->grammar = request.grammar;
 }
 
-// f(), an error without a field of its own named after the input's request `field`.
+// f(), an error without a field of its own named after the input's request `field`; with
+// `invalid_only`, only an invalid-argument one (the others are not the request's doing).
 template <typename F>
-auto NamingField(const std::string& field, F&& f) {
+auto NamingField(const std::string& field, F&& f, bool invalid_only = false) {
   try {
     return f();
   } catch (const FieldError&) {
     throw;
   } catch (const Error& e) {
+    if (invalid_only && e.code() != ErrorCode::kInvalidArgument) throw;
     throw FieldError(e.code(), field, e.what());
   }
 }
@@ -257,14 +259,8 @@ RequestPreparer::Recalled RequestPreparer::Recall(uint64_t memo_key) const {
 
 std::string RequestPreparer::RenderPrompt(const GenerationRequest& request) const {
   if (request.prompt_text) return *request.prompt_text;
-  try {
-    return RenderMessages(request, chat_template_);
-  } catch (const FieldError&) {
-    throw;
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::kInvalidArgument) throw;
-    throw FieldError(e.code(), request.messages_field, e.what());
-  }
+  return NamingField(
+      request.messages_field, [&] { return RenderMessages(request, chat_template_); }, true);
 }
 
 PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
@@ -344,15 +340,11 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
     CheckPromptTokens(request.prompt_tokens);
     out.prompt = request.prompt_tokens;
   } else {
-    try {
-      out.prompt = TokenizePrompt(tokenizer_, RenderPrompt(request), token_counts, layouts);
-    } catch (const FieldError&) {
-      throw;
-    } catch (const Error& e) {
-      // The text's own placeholders (a literal "<|image_pad|>") against its images.
-      if (e.code() != ErrorCode::kInvalidArgument) throw;
-      throw FieldError(e.code(), request.messages_field, e.what());
-    }
+    // The text's own placeholders (a literal "<|image_pad|>") against its images.
+    out.prompt = NamingField(
+        request.messages_field,
+        [&] { return TokenizePrompt(tokenizer_, RenderPrompt(request), token_counts, layouts); },
+        true);
   }
   const int64_t n = static_cast<int64_t>(out.prompt.size());
   int64_t image_tokens = 0, video_tokens = 0;  // a video's with its timestamps
