@@ -1,7 +1,8 @@
-// bfloat16 and IEEE half conversions. bf16 -> f32 is exact; f32 -> bf16 rounds to
-// nearest even, as torch does.
+// bfloat16, IEEE half and float8 e4m3 conversions. bf16 -> f32 is exact; f32 -> bf16
+// rounds to nearest even, as torch does.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -69,6 +70,46 @@ inline uint16_t F32ToF16(float f) {
   uint32_t r = abs - 0x38000000u;  // rebias exponent 127 -> 15
   r += 0xfffu + ((r >> 13) & 1u);
   return static_cast<uint16_t>(sign | (r >> 13));
+}
+
+// float8 e4m3 as torch.float8_e4m3fn and safetensors' F8_E4M3 store it (the weights of
+// fp8 checkpoints): exponent bias 7, no infinities, S.1111.111 is NaN, largest 448,
+// subnormals m * 2^-9. Exact in f32.
+inline float F8E4M3ToF32(uint8_t v) {
+  const uint32_t sign = static_cast<uint32_t>(v & 0x80u) << 24;
+  const uint32_t exp = (v >> 3) & 0xfu;
+  const uint32_t mant = v & 0x7u;
+  uint32_t bits;
+  if (exp == 0) {
+    float f = static_cast<float>(mant) * 0x1p-9f;
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+  } else if (exp == 0xf && mant == 0x7) {
+    bits = sign | 0x7fc00000u;
+  } else {
+    bits = sign | ((exp + 127 - 7) << 23) | (mant << 20);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// The nearest e4m3 code to f, ties to even, as torch's cast rounds; magnitudes past 448
+// saturate to 448, as transformers' Fp8Quantize clamps before it casts. NaN gives 0x7f.
+inline uint8_t F32ToF8E4M3(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7f;
+  if (abs >= 0x43e00000u) return sign | 0x7e;  // 448
+  if (abs < 0x3c800000u) {                     // under 2^-6: subnormal steps of 2^-9
+    float a;
+    std::memcpy(&a, &abs, 4);
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(std::nearbyint(a * 512.0f)));
+  }
+  const uint32_t rounded = (abs + 0x7ffffu + ((abs >> 20) & 1u)) >> 20;
+  return static_cast<uint8_t>(sign | (rounded - ((127u - 7u) << 3)));
 }
 
 }  // namespace qvl

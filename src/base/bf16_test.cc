@@ -25,6 +25,49 @@ TEST(Bf16, RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(Bf16ToF32(F32ToBf16(std::numeric_limits<float>::quiet_NaN()))));
 }
 
+// Each code against its definition: (-1)^s * 2^(e-7) * (1 + m/8), subnormals
+// (-1)^s * 2^-6 * m/8, and the two NaN codes.
+TEST(F8E4M3, DecodesEveryCodeAsItsDefinitionSays) {
+  for (int v = 0; v < 256; ++v) {
+    const int s = v >> 7, e = (v >> 3) & 15, m = v & 7;
+    const float f = F8E4M3ToF32(static_cast<uint8_t>(v));
+    if (e == 15 && m == 7) {
+      EXPECT_TRUE(std::isnan(f)) << v;
+      continue;
+    }
+    const double mag = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
+    EXPECT_EQ(f, static_cast<float>(s ? -mag : mag)) << v;
+    EXPECT_EQ(std::signbit(f), s == 1) << v;
+  }
+  EXPECT_EQ(F8E4M3ToF32(0x38), 1.0f);
+  EXPECT_EQ(F8E4M3ToF32(0x7e), 448.0f);
+  EXPECT_EQ(F8E4M3ToF32(0xfe), -448.0f);
+  EXPECT_EQ(F8E4M3ToF32(0x01), 0x1p-9f);
+  EXPECT_EQ(F8E4M3ToF32(0x08), 0x1p-6f);
+}
+
+TEST(F8E4M3, EncodesToTheNearestCodeTiesToEven) {
+  for (int v = 0; v < 256; ++v) {
+    if ((v & 0x7f) == 0x7f) continue;
+    EXPECT_EQ(F32ToF8E4M3(F8E4M3ToF32(static_cast<uint8_t>(v))), v) << v;
+  }
+  // Between each pair of neighbouring positive codes: just below, at and just above the
+  // midpoint.
+  for (int v = 0; v < 0x7e; ++v) {
+    const float lo = F8E4M3ToF32(static_cast<uint8_t>(v));
+    const float hi = F8E4M3ToF32(static_cast<uint8_t>(v + 1));
+    const float mid = (lo + hi) / 2;
+    EXPECT_EQ(F32ToF8E4M3(std::nextafter(mid, lo)), v) << v;
+    EXPECT_EQ(F32ToF8E4M3(std::nextafter(mid, hi)), v + 1) << v;
+    EXPECT_EQ(F32ToF8E4M3(mid), (v & 1) ? v + 1 : v) << v;
+    EXPECT_EQ(F32ToF8E4M3(-mid), 0x80 | ((v & 1) ? v + 1 : v)) << v;
+  }
+  EXPECT_EQ(F32ToF8E4M3(460.0f), 0x7e);
+  EXPECT_EQ(F32ToF8E4M3(-1e9f), 0xfe);
+  EXPECT_EQ(F32ToF8E4M3(1e-9f), 0x00);
+  EXPECT_EQ(F32ToF8E4M3(std::numeric_limits<float>::quiet_NaN()) & 0x7f, 0x7f);
+}
+
 TEST(F16, RoundTripsEveryFiniteHalf) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     const float f = F16ToF32(static_cast<uint16_t>(h));

@@ -10,10 +10,10 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kF32, "F32", 4}, {DType::kBF16, "BF16", 2}, {DType::kF16, "F16", 2},
-    {DType::kF64, "F64", 8}, {DType::kI64, "I64", 8},   {DType::kI32, "I32", 4},
-    {DType::kI16, "I16", 2}, {DType::kI8, "I8", 1},     {DType::kU8, "U8", 1},
-    {DType::kBool, "BOOL", 1},
+    {DType::kF32, "F32", 4},   {DType::kBF16, "BF16", 2},      {DType::kF16, "F16", 2},
+    {DType::kF64, "F64", 8},   {DType::kI64, "I64", 8},        {DType::kI32, "I32", 4},
+    {DType::kI16, "I16", 2},   {DType::kI8, "I8", 1},          {DType::kU8, "U8", 1},
+    {DType::kBool, "BOOL", 1}, {DType::kF8E4M3, "F8_E4M3", 1},
 };
 
 }  // namespace
@@ -40,6 +40,15 @@ bool ParseDType(std::string_view name, DType* out) {
     }
   }
   return false;
+}
+
+std::string KnownDTypeNames() {
+  std::string names;
+  for (const DTypeInfo& d : kDTypes) {
+    if (!names.empty()) names += ", ";
+    names += d.name;
+  }
+  return names;
 }
 
 }  // namespace qvl

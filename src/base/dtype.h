@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace qvl {
@@ -18,6 +19,7 @@ enum class DType : uint8_t {
   kI8,
   kU8,
   kBool,
+  kF8E4M3,  // float8 e4m3 ("fn"), the weights of fp8 checkpoints
 };
 
 // Bytes per element.
@@ -28,5 +30,8 @@ std::string_view DTypeName(DType t);
 
 // Parses the safetensors spelling; returns false for an unknown name.
 bool ParseDType(std::string_view name, DType* out);
+
+// Every spelling ParseDType knows, for messages: "F32, BF16, ...".
+std::string KnownDTypeNames();
 
 }  // namespace qvl

@@ -106,6 +106,17 @@ nlohmann::ordered_json Describe(const ModelFolder& f, const TensorStore& store) 
                          {"parameters", total.parameters},
                          {"bytes", total.bytes},
                          {"dtype", Join(total.dtypes)}};
+  if (c.fp8_blocks.present()) {
+    int fp8 = 0, linear = 0;
+    for (const ExpectedTensor& e : ExpectedQwen3VLTensors(c)) {
+      if (!IsLinearWeight(e)) continue;
+      ++linear;
+      fp8 += store.Require(e.name).dtype == DType::kF8E4M3;
+    }
+    j["fp8"] = {{"weights", fp8},
+                {"linear_layers", linear},
+                {"block_size", {c.fp8_blocks.rows, c.fp8_blocks.cols}}};
+  }
   j["text"] = {{"layers", t.num_layers},
                {"hidden_size", t.hidden_size},
                {"heads", t.num_heads},
@@ -166,6 +177,14 @@ void PrintText(const nlohmann::ordered_json& j) {
         Thousands(p["tensors"].get<uint64_t>()).c_str(),
         Thousands(p["parameters"].get<uint64_t>()).c_str(),
         Thousands(p["bytes"].get<uint64_t>()).c_str(), p["dtype"].get<std::string>().c_str());
+  }
+  if (j.contains("fp8")) {
+    const auto& f = j["fp8"];
+    std::printf(
+        "fp8 checkpoint: %d of %d Linear weights in F8_E4M3, a scale per %dx%d block; "
+        "decoded to the format --dtype asks for\n",
+        f["weights"].get<int>(), f["linear_layers"].get<int>(), f["block_size"][0].get<int>(),
+        f["block_size"][1].get<int>());
   }
   const auto& t = j["text"];
   std::printf(

@@ -10,6 +10,7 @@
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
+#include "model/fp8_folder_for_test.h"
 #include "model/scratch_folder.h"
 
 namespace qvl::cli {
@@ -35,6 +36,22 @@ TEST(InfoVerb, DescribesTheTinyModel) {
   EXPECT_THAT(r.out, HasSubstr("\ncpu: "));
   EXPECT_THAT(r.out, HasSubstr("\nkernel tier: "));
   EXPECT_EQ(r.err, "");
+}
+
+TEST(InfoVerb, DescribesAnFp8Checkpoint) {
+  const ScratchFolder root("info_fp8");
+  WriteFp8Folder(kTinyModelDir, root.File("m"), {32, 32}, /*dequantized=*/false);
+  const QvlRun r = RunQvl("info -m " + root.File("m"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // The vision blocks' 131,072 Linear weights take a byte each, the rest two.
+  EXPECT_THAT(r.out, HasSubstr("  vision tower                           51          241,472"
+                               "          351,872  BF16+F8_E4M3\n"));
+  EXPECT_THAT(r.out, HasSubstr("fp8 checkpoint: 52 of 52 Linear weights in F8_E4M3, a scale per "
+                               "32x32 block; decoded to the format --dtype asks for\n"));
+  const QvlRun j = RunQvl("info --json -m " + root.File("m"));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["fp8"],
+            nlohmann::json({{"weights", 52}, {"linear_layers", 52}, {"block_size", {32, 32}}}));
 }
 
 TEST(InfoVerb, JsonOutput) {

@@ -31,7 +31,8 @@ DType ParseDTypeFlag(const std::string& name) {
   if (name == "bf16") return DType::kBF16;
   if (name == "f16") return DType::kF16;
   if (name == "f32") return DType::kF32;
-  Fail(ErrorCode::kInvalidArgument, "--dtype ", name, ": use bf16, f16 or f32");
+  if (name == "fp8") return DType::kF8E4M3;
+  Fail(ErrorCode::kInvalidArgument, "--dtype ", name, ": use bf16, f16, f32 or fp8");
 }
 
 double PeakRssMiB() {
@@ -52,7 +53,10 @@ void AddMakeRandomVerb(CLI::App& app) {
       ->required();
   verb->add_option("--seed", flags->seed, "random seed (same seed, same weights)")
       ->check(IntegerIn(0, std::numeric_limits<int64_t>::max()));
-  verb->add_option("--dtype", flags->dtype, "weight type: bf16 (default), f16 or f32");
+  verb->add_option(
+      "--dtype", flags->dtype,
+      "weight type: bf16 (default), f16, f32, or fp8 (Linear weights in F8_E4M3 with a "
+      "scale per 128x128 block, as Qwen's -FP8 releases)");
   verb->add_option("--tokenizer-from", flags->options.files_from,
                    "folder to copy tokenizer, chat template and preprocessor files from "
                    "(default: the folder of the config)");

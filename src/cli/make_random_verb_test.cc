@@ -31,7 +31,7 @@ TEST(MakeRandomVerb, BadFlagsAreOneErrorLine) {
   QvlRun r =
       RunQvl("make-random -c " + kTinyModelDir + "/config.json -o " + dir.path() + " --dtype f8");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "qvl: error: --dtype f8: use bf16, f16 or f32\n");
+  EXPECT_EQ(r.err, "qvl: error: --dtype f8: use bf16, f16, f32 or fp8\n");
   r = RunQvl("make-random -c /nonexistent/config.json -o " + dir.path());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err, "qvl: error: cannot open /nonexistent/config.json: No such file or directory\n");

@@ -12,11 +12,11 @@
 namespace qvl {
 
 struct TextConfig {
-  int hidden_size = 0;          // D
-  int num_layers = 0;           // num_hidden_layers
-  int num_heads = 0;            // num_attention_heads
-  int num_kv_heads = 0;         // num_key_value_heads
-  int head_dim = 0;             // head_dim (num_heads * head_dim may differ from D)
+  int hidden_size = 0;   // D
+  int num_layers = 0;    // num_hidden_layers
+  int num_heads = 0;     // num_attention_heads
+  int num_kv_heads = 0;  // num_key_value_heads
+  int head_dim = 0;      // head_dim (num_heads * head_dim may differ from D)
   int intermediate_size = 0;
   int vocab_size = 0;
   float rms_norm_eps = 1e-6f;
@@ -24,27 +24,38 @@ struct TextConfig {
   std::array<int, 3> mrope_section = {0, 0, 0};  // (temporal, height, width) frequency counts
   bool mrope_interleaved = false;
   int64_t max_position_embeddings = 0;
-  std::string hidden_act;       // "silu"
+  std::string hidden_act;  // "silu"
   bool attention_bias = false;
 };
 
 struct VisionConfig {
   int depth = 0;
-  int hidden_size = 0;          // Dv
+  int hidden_size = 0;  // Dv
   int num_heads = 0;
   int intermediate_size = 0;
   int patch_size = 0;
   int temporal_patch_size = 0;
   int spatial_merge_size = 0;
   int in_channels = 0;
-  int out_hidden_size = 0;      // D of the text model
+  int out_hidden_size = 0;          // D of the text model
   int num_position_embeddings = 0;  // G*G
   std::vector<int> deepstack_visual_indexes;
-  std::string hidden_act;       // "gelu_pytorch_tanh"
+  std::string hidden_act;  // "gelu_pytorch_tanh"
+};
+
+// Weights stored as float8 e4m3 with one scale per block of `rows` x `cols`, as Qwen's
+// -FP8 releases hold them (quantization_config quant_method "fp8", DeepSeek-V3's layout,
+// transformers' FineGrainedFP8): a Linear layer's PREFIX.weight is F8_E4M3 and
+// PREFIX.weight_scale_inv [ceil(out / rows), ceil(in / cols)] scales it, element (r, c)
+// being weight[r, c] * weight_scale_inv[r / rows, c / cols]. {0, 0}: no fp8 weights.
+struct Fp8Blocks {
+  int rows = 0;
+  int cols = 0;
+  bool present() const { return rows > 0; }
 };
 
 struct ModelConfig {
-  std::string model_type;       // "qwen3_vl"
+  std::string model_type;  // "qwen3_vl"
   TextConfig text;
   VisionConfig vision;
   int32_t image_token_id = -1;
@@ -54,6 +65,7 @@ struct ModelConfig {
   int32_t bos_token_id = -1;
   std::vector<int32_t> eos_token_ids;  // from text_config.eos_token_id (int or list)
   bool tie_word_embeddings = false;
+  Fp8Blocks fp8_blocks;  // from quantization_config
 };
 
 // Parses config.json text. `source` names the file in errors. Throws Error(kCorrupt)

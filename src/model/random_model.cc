@@ -34,10 +34,15 @@ uint64_t HashName(const std::string& name) {
   return h;
 }
 
+// Qwen's -FP8 releases scale each 128 x 128 block of a Linear weight.
+constexpr int kFp8Block = 128;
+
 struct TensorPlan {
   uint64_t key;
   float mean;
   float std;
+  DType dtype = DType::kBF16;
+  float fp8_step = 0;  // kF8E4M3: the value of one code unit (the tensor's block scale)
 };
 
 TensorPlan PlanTensor(const ExpectedTensor& t, uint64_t seed) {
@@ -62,10 +67,13 @@ TensorPlan PlanTensor(const ExpectedTensor& t, uint64_t seed) {
   return p;
 }
 
-void FillRange(const TensorPlan& p, DType dtype, uint64_t first, int64_t count, uint8_t* dst) {
+void FillRange(const TensorPlan& p, uint64_t first, int64_t count, uint8_t* dst) {
+  const DType dtype = p.dtype;
   for (int64_t i = 0; i < count; ++i) {
     const float v = p.mean + p.std * RandomNormal(p.key, first + static_cast<uint64_t>(i));
-    if (dtype == DType::kF32) {
+    if (dtype == DType::kF8E4M3) {
+      dst[i] = F32ToF8E4M3(v / p.fp8_step);
+    } else if (dtype == DType::kF32) {
       std::memcpy(dst + 4 * i, &v, 4);
     } else {
       const uint16_t h = dtype == DType::kBF16 ? F32ToBf16(v) : F32ToF16(v);
@@ -161,7 +169,16 @@ void WriteCompanionFiles(const RandomModelOptions& o, const ModelConfig& config)
   if (!o.files_from.empty()) sources.push_back(o.files_from);
   sources.push_back(ParentDir(o.config_path));
   const std::string& out = o.output_dir;
-  WriteFileAtomically(out + "/config.json", ReadFileToString(o.config_path));
+  std::string config_json = ReadFileToString(o.config_path);
+  if (o.dtype == DType::kF8E4M3) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(config_json);
+    j["quantization_config"] = {{"activation_scheme", "dynamic"},
+                                {"fmt", "e4m3"},
+                                {"quant_method", "fp8"},
+                                {"weight_block_size", {kFp8Block, kFp8Block}}};
+    config_json = j.dump(2) + "\n";
+  }
+  WriteFileAtomically(out + "/config.json", config_json);
   for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
     if (!CopyCompanion(sources, out, name)) {
       Fail(ErrorCode::kNotFound, name,
@@ -197,8 +214,9 @@ float RandomNormal(uint64_t key, uint64_t index) {
 }
 
 RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& pool) {
-  if (o.dtype != DType::kBF16 && o.dtype != DType::kF16 && o.dtype != DType::kF32) {
-    Fail(ErrorCode::kInvalidArgument, "random weights can be BF16, F16 or F32, not ",
+  if (o.dtype != DType::kBF16 && o.dtype != DType::kF16 && o.dtype != DType::kF32 &&
+      o.dtype != DType::kF8E4M3) {
+    Fail(ErrorCode::kInvalidArgument, "random weights can be BF16, F16, F32 or F8_E4M3, not ",
          DTypeName(o.dtype));
   }
   const ModelConfig config = LoadModelConfig(o.config_path);
@@ -225,22 +243,38 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
   std::vector<TensorSpec> specs;
   std::vector<TensorPlan> plans;
   RandomModelSummary summary;
+  const bool fp8 = o.dtype == DType::kF8E4M3;
   for (const ExpectedTensor& t : expected) {
-    specs.push_back({t.name, o.dtype, t.shape});
-    plans.push_back(PlanTensor(t, o.seed));
+    TensorPlan plan = PlanTensor(t, o.seed);
+    // An fp8 checkpoint keeps what is not a Linear weight in BF16, as Qwen's do.
+    plan.dtype = !fp8 ? o.dtype : IsLinearWeight(t) ? DType::kF8E4M3 : DType::kBF16;
+    specs.push_back({t.name, plan.dtype, t.shape});
     int64_t numel = 1;
     for (int64_t d : t.shape) numel *= d;
     summary.parameters += numel;
+    if (plan.dtype == DType::kF8E4M3) {
+      // One scale for every block: the largest value RandomNormal gives maps to 448.
+      plan.fp8_step = plan.std * 3.47f / 448.0f;
+      const TensorPlan scale{0, plan.fp8_step, 0.0f, DType::kF32};
+      specs.push_back(
+          {Fp8ScaleName(t.name),
+           DType::kF32,
+           {(t.shape[0] + kFp8Block - 1) / kFp8Block, (t.shape[1] + kFp8Block - 1) / kFp8Block}});
+      plans.push_back(plan);
+      plans.push_back(scale);
+      continue;
+    }
+    plans.push_back(plan);
   }
   summary.tensors = specs.size();
-  const size_t element = DTypeSize(o.dtype);
   const std::string weights = o.output_dir + "/model.safetensors";
   WriteSafetensors(weights, specs,
                    [&](size_t index, size_t offset, uint8_t* dst, size_t nbytes) {
+                     const size_t element = DTypeSize(plans[index].dtype);
                      const uint64_t first = offset / element;
                      pool.ParallelFor(static_cast<int64_t>(nbytes / element), int64_t{1} << 16,
                                       [&](int64_t begin, int64_t end, int) {
-                                        FillRange(plans[index], o.dtype,
+                                        FillRange(plans[index],
                                                   first + static_cast<uint64_t>(begin), end - begin,
                                                   dst + static_cast<size_t>(begin) * element);
                                       });

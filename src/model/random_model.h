@@ -20,7 +20,9 @@ struct RandomModelOptions {
   // Qwen3-VL values when neither folder has them.
   std::string files_from;
   uint64_t seed = 0;
-  DType dtype = DType::kBF16;  // kBF16, kF16 or kF32
+  // kBF16, kF16, kF32, or kF8E4M3: an fp8 checkpoint as Qwen's -FP8 releases are (Linear
+  // weights in F8_E4M3 with a scale per 128 x 128 block, the rest BF16).
+  DType dtype = DType::kBF16;
 };
 
 struct RandomModelSummary {

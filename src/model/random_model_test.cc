@@ -169,6 +169,34 @@ TEST(RandomModel, F32WeightsAndGeneratedCompanions) {
   for (float g : w.text.layers[0].q_norm) EXPECT_NEAR(g, 1.0f, 0.08f);
 }
 
+// --dtype fp8: Qwen's -FP8 layout, whose decoded Linear weights keep the plan's spread.
+TEST(RandomModel, Fp8CheckpointInQwensLayout) {
+  ScratchFolder out("random_fp8");
+  const RandomModelSummary s = WriteTiny(out.path(), 5, DType::kF8E4M3);
+  EXPECT_EQ(s.tensors, 121u + 52u);  // and a scale tensor per Linear weight
+  EXPECT_EQ(s.parameters, 10493440);
+  const ModelFolder folder = OpenModelFolder(out.path());
+  EXPECT_EQ(folder.config.fp8_blocks.rows, 128);
+  EXPECT_EQ(folder.config.fp8_blocks.cols, 128);
+  const TensorStore store = TensorStore::OpenFolder(out.path());
+  EXPECT_EQ(store.Require("model.visual.pos_embed.weight").dtype, DType::kBF16);
+  EXPECT_EQ(store.Require("model.language_model.embed_tokens.weight").dtype, DType::kBF16);
+  const TensorInfo& scale =
+      store.Require("model.language_model.layers.0.mlp.down_proj.weight_scale_inv");
+  EXPECT_EQ(scale.dtype, DType::kF32);
+  EXPECT_EQ(scale.shape, (std::vector<int64_t>{1, 1}));
+  const Qwen3VLWeights w = MapQwen3VLWeights(store, folder.config);
+  const WeightView& down = w.text.layers[0].down_proj;  // [64, 128]
+  ASSERT_EQ(down.dtype, DType::kF8E4M3);
+  double sum2 = 0;
+  std::vector<float> row(128);
+  for (int64_t r = 0; r < 64; ++r) {
+    DecodeWeightRow(down, r, 128, row.data());
+    for (float v : row) sum2 += double(v) * v;
+  }
+  EXPECT_NEAR(std::sqrt(sum2 / (64 * 128)), 1.0 / std::sqrt(128.0), 0.05 / std::sqrt(128.0));
+}
+
 TEST(RandomModel, MissingTokenizerIsNamedBeforeWritingWeights) {
   ScratchFolder source("random_no_tokenizer"), out("random_no_tokenizer_out");
   source.Write("config.json", ReadFileToString(kTinyModelDir + "/config.json"));

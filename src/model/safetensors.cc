@@ -61,7 +61,7 @@ Entry ParseTensorEntry(const std::string& name, const json& entry, const std::st
   }
   if (!ParseDType(dtype.get<std::string>(), &t.dtype)) {
     Fail(ErrorCode::kCorrupt, path, ": tensor ", name, " has unsupported dtype ", dtype.dump(),
-         " (qvl reads F32, BF16, F16, F64, I64, I32, I16, I8, U8, BOOL)");
+         " (qvl reads ", KnownDTypeNames(), ")");
   }
   const json& shape = field("shape");
   if (!shape.is_array() || shape.size() > kMaxRank) {

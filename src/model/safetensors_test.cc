@@ -84,9 +84,9 @@ TEST(Safetensors, RefusesBrokenFraming) {
 
 TEST(Safetensors, RefusesBadTensorEntries) {
   EXPECT_EQ(
-      ParseError(Image(Header(R"("a":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]})"), 2)),
-      "t.safetensors: tensor a has unsupported dtype \"F8_E4M3\" (qvl reads F32, BF16, F16, "
-      "F64, I64, I32, I16, I8, U8, BOOL)");
+      ParseError(Image(Header(R"("a":{"dtype":"F8_E5M2","shape":[2],"data_offsets":[0,2]})"), 2)),
+      "t.safetensors: tensor a has unsupported dtype \"F8_E5M2\" (qvl reads F32, BF16, F16, "
+      "F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3)");
   EXPECT_EQ(ParseError(Image(Header(R"("a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]})"), 8)),
             "t.safetensors: tensor a: dtype F32 x shape [3] is 12 bytes but data_offsets [0, 8] "
             "span 8");

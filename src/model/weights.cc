@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <unordered_set>
 
@@ -44,10 +45,19 @@ class TensorListBuilder {
   std::vector<ExpectedTensor> list_;
 };
 
-// Looks tensors up by name after every expected tensor has been checked.
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += StrCat(i ? ", " : "", shape[i]);
+  return s + "]";
+}
+
+// Looks tensors up by name after every expected tensor has been checked. The f32 block
+// scales of fp8 weights go to `scales`, which the views point into.
 class WeightCarver {
  public:
-  explicit WeightCarver(const TensorStore& store) : store_(store) {}
+  WeightCarver(const TensorStore& store, const Fp8Blocks& blocks,
+               std::vector<std::vector<float>>* scales)
+      : store_(store), blocks_(blocks), scales_(scales) {}
 
   WeightView Matrix(const std::string& name) const {
     const TensorInfo& t = store_.Require(name);
@@ -56,6 +66,21 @@ class WeightCarver {
     w.rows = t.shape.empty() ? 1 : t.shape[0];
     w.cols = w.rows == 0 ? 0 : t.numel() / w.rows;
     w.data = t.data;
+    if (t.dtype == DType::kF8E4M3) {
+      const std::string scale_name = Fp8ScaleName(name);
+      std::vector<float> scales = Vector(scale_name);
+      for (float s : scales) {
+        if (!std::isfinite(s)) {
+          const TensorInfo& st = store_.Require(scale_name);
+          Fail(ErrorCode::kCorrupt, *st.file, ": tensor ", scale_name, " holds ", s,
+               "; the scales of fp8 weights must be finite");
+        }
+      }
+      scales_->push_back(std::move(scales));
+      w.block_scales = scales_->back().data();
+      w.block_rows = blocks_.rows;
+      w.block_cols = blocks_.cols;
+    }
     return w;
   }
 
@@ -94,19 +119,51 @@ class WeightCarver {
 
  private:
   const TensorStore& store_;
+  Fp8Blocks blocks_;
+  std::vector<std::vector<float>>* scales_;
 };
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += StrCat(i ? ", " : "", shape[i]);
-  return s + "]";
+// An F8_E4M3 tensor `t` expected as `e`: only a Linear layer's weight of an fp8 checkpoint,
+// with its scales beside it. Returns the scales' name.
+std::string CheckFp8Weight(const TensorStore& store, const ModelConfig& config,
+                           const ExpectedTensor& e, const TensorInfo& t) {
+  if (!IsLinearWeight(e)) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", e.name,
+         " has dtype F8_E4M3; qvl reads fp8 only for the weights of Linear layers");
+  }
+  if (!config.fp8_blocks.present()) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", e.name,
+         " has dtype F8_E4M3, but config.json has no quantization_config with quant_method "
+         "\"fp8\" and the weight_block_size of its scales");
+  }
+  const std::string scale_name = Fp8ScaleName(e.name);
+  const TensorInfo& s = store.Require(scale_name);
+  const std::vector<int64_t> shape = {
+      (e.shape[0] + config.fp8_blocks.rows - 1) / config.fp8_blocks.rows,
+      (e.shape[1] + config.fp8_blocks.cols - 1) / config.fp8_blocks.cols};
+  if (s.shape != shape) {
+    Fail(ErrorCode::kCorrupt, *s.file, ": tensor ", scale_name, " has shape ", s.ShapeString(),
+         ", expected ", ShapeText(shape), " (one scale per ", config.fp8_blocks.rows, "x",
+         config.fp8_blocks.cols, " block of ", e.name, ", config.json's weight_block_size)");
+  }
+  if (s.dtype != DType::kF32 && s.dtype != DType::kBF16 && s.dtype != DType::kF16) {
+    Fail(ErrorCode::kCorrupt, *s.file, ": tensor ", scale_name, " has dtype ", DTypeName(s.dtype),
+         "; qvl reads F32, BF16 or F16 scales");
+  }
+  return scale_name;
 }
 
 }  // namespace
 
+std::string Fp8ScaleName(std::string_view weight_name) {
+  return StrCat(weight_name.substr(0, weight_name.size() - std::string_view(".weight").size()),
+                ".weight_scale_inv");
+}
+
 void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
   const std::vector<ExpectedTensor> expected = ExpectedQwen3VLTensors(config);
   std::vector<std::string> missing;
+  std::vector<std::string> fp8_scales;
   for (const ExpectedTensor& e : expected) {
     const TensorInfo* t = store.Find(e.name);
     if (t == nullptr) {
@@ -117,9 +174,11 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
       Fail(ErrorCode::kCorrupt, *t->file, ": tensor ", e.name, " has shape ", t->ShapeString(),
            ", expected ", ShapeText(e.shape));
     }
-    if (t->dtype != DType::kF32 && t->dtype != DType::kBF16 && t->dtype != DType::kF16) {
+    if (t->dtype == DType::kF8E4M3) {
+      fp8_scales.push_back(CheckFp8Weight(store, config, e, *t));
+    } else if (t->dtype != DType::kF32 && t->dtype != DType::kBF16 && t->dtype != DType::kF16) {
       Fail(ErrorCode::kCorrupt, *t->file, ": tensor ", e.name, " has dtype ", DTypeName(t->dtype),
-           "; qvl reads F32, BF16 or F16 weights");
+           "; qvl reads F32, BF16 or F16 weights (F8_E4M3 ones with block scales)");
     }
   }
   if (!missing.empty()) {
@@ -129,6 +188,7 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
   }
   std::unordered_set<std::string_view> known;
   for (const ExpectedTensor& e : expected) known.insert(e.name);
+  for (const std::string& name : fp8_scales) known.insert(name);
   if (config.tie_word_embeddings)
     known.insert(kLmHead);  // some writers keep the tied copy; it is unused
   size_t unused = 0;
@@ -195,8 +255,8 @@ std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config) {
 
 Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& config) {
   CheckQwen3VLTensors(store, config);
-  const WeightCarver c(store);
   Qwen3VLWeights w;
+  const WeightCarver c(store, config.fp8_blocks, &w.fp8_scales);
 
   const std::string visual = kVisual;
   VisionWeights& vis = w.vision;

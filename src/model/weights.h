@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/dtype.h"
@@ -68,6 +69,8 @@ struct TextWeights {
 struct Qwen3VLWeights {
   VisionWeights vision;
   TextWeights text;
+  // The f32 block scales of an fp8 checkpoint's weights, which their views point into.
+  std::vector<std::vector<float>> fp8_scales;
 };
 
 // What a tensor is, which fixes how a random model initializes it.
@@ -88,13 +91,24 @@ struct ExpectedTensor {
 };
 std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config);
 
+// A Linear layer's weight: the matrices an fp8 checkpoint may store as F8_E4M3.
+inline bool IsLinearWeight(const ExpectedTensor& e) {
+  return e.role == TensorRole::kMatrix && e.shape.size() == 2;
+}
+
+// The block scales of the fp8 Linear weight `weight_name` ("PREFIX.weight"):
+// "PREFIX.weight_scale_inv".
+std::string Fp8ScaleName(std::string_view weight_name);
+
 // Checks the name, shape and dtype of every tensor the config implies, without reading
 // tensor data (so a multi-GB folder is validated in milliseconds). Throws the errors
 // described for MapQwen3VLWeights; warns once about tensors the model does not use.
 void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config);
 
 // Maps the store onto typed weights. A missing tensor, a wrong shape or an unsupported
-// dtype is an Error(kCorrupt) of one line naming the file and the tensor. Tensors the
+// dtype is an Error(kCorrupt) of one line naming the file and the tensor. A Linear
+// layer's weight may be F8_E4M3 when config.fp8_blocks says how its weight_scale_inv
+// scales it (the view then points at the scales, decoded to f32 in fp8_scales). Tensors the
 // model does not use are logged as one warning. The store must outlive the weights.
 Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& config);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -214,7 +215,89 @@ TEST_F(BrokenWeights, UnsupportedDtype) {
   FindTensor(tensors_, "model.visual.merger.norm.weight")->spec.dtype = DType::kI16;
   EXPECT_EQ(MapError(), path_ +
                             ": tensor model.visual.merger.norm.weight has dtype I16; qvl "
-                            "reads F32, BF16 or F16 weights");
+                            "reads F32, BF16 or F16 weights (F8_E4M3 ones with block scales)");
+}
+
+// up_proj [128, 64] as F8_E4M3 codes 0..255 in turn, with 32 x 48 blocks: 4 x 2 scales,
+// the last block column 16 wide.
+class Fp8Weights : public BrokenWeights {
+ protected:
+  static constexpr char kUp[] = "model.language_model.layers.3.mlp.up_proj.weight";
+  static constexpr char kScale[] = "model.language_model.layers.3.mlp.up_proj.weight_scale_inv";
+
+  Fp8Weights() {
+    config_.fp8_blocks = {32, 48};
+    TensorData* t = FindTensor(tensors_, kUp);
+    t->spec.dtype = DType::kF8E4M3;
+    t->bytes.resize(128 * 64);
+    for (size_t i = 0; i < t->bytes.size(); ++i) t->bytes[i] = static_cast<uint8_t>(i % 251);
+    TensorData scale{{kScale, DType::kF32, {4, 2}}, std::vector<uint8_t>(8 * 4)};
+    for (int i = 0; i < 8; ++i) {
+      const float v = 0.5f + 0.25f * static_cast<float>(i);
+      std::memcpy(scale.bytes.data() + 4 * i, &v, 4);
+    }
+    tensors_.push_back(scale);
+  }
+};
+
+TEST_F(Fp8Weights, MapsWeightWithItsBlockScales) {
+  ASSERT_EQ(MapError(), "");
+  const TensorStore store({path_});
+  const Qwen3VLWeights w = MapQwen3VLWeights(store, config_);
+  const WeightView& up = w.text.layers[3].up_proj;
+  ASSERT_EQ(up.dtype, DType::kF8E4M3);
+  ASSERT_NE(up.block_scales, nullptr);
+  EXPECT_EQ(up.block_rows, 32);
+  EXPECT_EQ(up.block_cols, 48);
+  // The scales travel with the view, so the copy the model keeps still decodes.
+  const Qwen3VLWeights kept = w;
+  for (int64_t row : {0, 31, 32, 127}) {
+    std::vector<float> decoded(64);
+    DecodeWeightRow(kept.text.layers[3].up_proj, row, 64, decoded.data());
+    for (int64_t c = 0; c < 64; ++c) {
+      const uint8_t code = static_cast<uint8_t>((row * 64 + c) % 251);
+      const float scale = 0.5f + 0.25f * static_cast<float>((row / 32) * 2 + c / 48);
+      const float want = F8E4M3ToF32(code) * scale;
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(decoded[c])) << row << "," << c;
+      } else {
+        EXPECT_EQ(decoded[c], want) << row << "," << c;
+      }
+    }
+  }
+  // Other layers' weights are untouched BF16 without scales.
+  EXPECT_EQ(w.text.layers[2].up_proj.dtype, DType::kBF16);
+  EXPECT_EQ(w.text.layers[2].up_proj.block_scales, nullptr);
+}
+
+TEST_F(Fp8Weights, RefusesWhatItCannotDecode) {
+  config_.fp8_blocks = {};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kUp +
+                            " has dtype F8_E4M3, but config.json has no quantization_config with "
+                            "quant_method \"fp8\" and the weight_block_size of its scales");
+  config_.fp8_blocks = {32, 16};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kScale +
+                            " has shape [4, 2], expected [4, 4] (one scale per 32x16 block of " +
+                            kUp + ", config.json's weight_block_size)");
+  config_.fp8_blocks = {64, 48};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kScale +
+                            " has shape [4, 2], expected [2, 2] (one scale per 64x48 block of " +
+                            kUp + ", config.json's weight_block_size)");
+  config_.fp8_blocks = {32, 48};
+  const float nan = std::nanf("");
+  std::memcpy(FindTensor(tensors_, kScale)->bytes.data() + 12, &nan, 4);
+  EXPECT_EQ(MapError(),
+            path_ + ": tensor " + kScale + " holds nan; the scales of fp8 weights must be finite");
+  TensorData* norm = FindTensor(tensors_, "model.language_model.norm.weight");
+  const TensorData bf16_norm = *norm;
+  norm->spec.dtype = DType::kF8E4M3;
+  norm->bytes.resize(norm->bytes.size() / 2);
+  EXPECT_EQ(MapError(), path_ +
+                            ": tensor model.language_model.norm.weight has dtype F8_E4M3; qvl "
+                            "reads fp8 only for the weights of Linear layers");
+  *norm = bf16_norm;
+  Erase(tensors_, kScale);
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kScale + " is missing");
 }
 
 TEST_F(BrokenWeights, UntiedModelNeedsLmHead) {

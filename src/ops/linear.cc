@@ -39,20 +39,6 @@ T* Scratch(LargeVector<T>& buffer, size_t n) {
   return buffer.data();
 }
 
-float DecodeElement(const WeightView& v, int64_t i) {
-  switch (v.dtype) {
-    case DType::kF32:
-      return static_cast<const float*>(v.data)[i];
-    case DType::kBF16:
-      return Bf16ToF32(static_cast<const uint16_t*>(v.data)[i]);
-    case DType::kF16:
-      return F16ToF32(static_cast<const uint16_t*>(v.data)[i]);
-    default:
-      Fail(ErrorCode::kInvalidArgument, "weight of dtype ", DTypeName(v.dtype),
-           " cannot be used in a linear layer");
-  }
-}
-
 // Large weights go on 2 MiB pages (AllocateLarge): decode streams every weight once per
 // token, and with 4 KiB pages the TLB misses cost about half the bandwidth.
 std::shared_ptr<uint8_t> AllocateAligned(size_t bytes) {
@@ -364,12 +350,22 @@ LinearWeight LinearWeight::Prepare(const WeightView& view, WeightFormat format, 
   const int64_t n = view.rows * view.cols;
   const size_t elem = format == WeightFormat::kF32 ? 4 : 2;
   std::shared_ptr<uint8_t> buffer = AllocateAligned(static_cast<size_t>(n) * elem);
-  if (format == WeightFormat::kF32) {
-    float* dst = reinterpret_cast<float*>(buffer.get());
-    for (int64_t i = 0; i < n; ++i) dst[i] = DecodeElement(view, i);
+  auto convert = [&](int64_t first, int64_t last, int) {
+    std::vector<float> row(static_cast<size_t>(view.cols));
+    for (int64_t r = first; r < last; ++r) {
+      if (format == WeightFormat::kF32) {
+        DecodeWeightRow(view, r, view.cols, reinterpret_cast<float*>(buffer.get()) + r * view.cols);
+        continue;
+      }
+      DecodeWeightRow(view, r, view.cols, row.data());
+      uint16_t* dst = reinterpret_cast<uint16_t*>(buffer.get()) + r * view.cols;
+      for (int64_t c = 0; c < view.cols; ++c) dst[c] = F32ToBf16(row[static_cast<size_t>(c)]);
+    }
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(view.rows, 16, convert);
   } else {
-    uint16_t* dst = reinterpret_cast<uint16_t*>(buffer.get());
-    for (int64_t i = 0; i < n; ++i) dst[i] = F32ToBf16(DecodeElement(view, i));
+    convert(0, view.rows, 0);
   }
   w.data_ = buffer.get();
   w.owned_bytes_ = static_cast<size_t>(n) * elem;

@@ -128,6 +128,44 @@ TEST(MatMul, ThreadedMatchesReferenceInBothPrecisions) {
   for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], want[i], 1e-3f);
 }
 
+// An fp8 checkpoint's weight (codes and a scale per 64 x 40 block, the last ones partial)
+// prepares in every format exactly as the F32 matrix of its decoded values does, threaded
+// or not.
+TEST(LinearWeight, Fp8WeightsPrepareAsTheirDecodedValues) {
+  std::mt19937 rng(11);
+  ThreadPool pool(3, /*pin=*/false);
+  const int64_t n = 203, k = 96, br = 64, bc = 40;
+  std::vector<uint8_t> codes(n * k);
+  for (uint8_t& c : codes) {
+    c = static_cast<uint8_t>(rng() & 0xff);
+    if ((c & 0x7f) == 0x7f) c = 0x3f;  // no NaN codes
+  }
+  const int64_t scale_cols = (k + bc - 1) / bc;
+  std::vector<float> scales(((n + br - 1) / br) * scale_cols);
+  for (float& s : scales) s = std::ldexp(1.0f + static_cast<float>(rng() % 100) / 100, -9);
+  std::vector<float> decoded(n * k);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < k; ++c) {
+      decoded[r * k + c] = F8E4M3ToF32(codes[r * k + c]) * scales[(r / br) * scale_cols + c / bc];
+    }
+  }
+  WeightView fp8{DType::kF8E4M3, n, k, codes.data()};
+  fp8.block_scales = scales.data();
+  fp8.block_rows = br;
+  fp8.block_cols = bc;
+  const WeightView f32{DType::kF32, n, k, decoded.data()};
+  for (WeightFormat format : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kQ8,
+                              WeightFormat::kQ4, WeightFormat::kW8A8, WeightFormat::kBF16Packed}) {
+    SCOPED_TRACE(WeightFormatName(format));
+    const LinearWeight want = LinearWeight::Prepare(f32, format, &pool);
+    for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+      const LinearWeight got = LinearWeight::Prepare(fp8, format, p);
+      ASSERT_EQ(got.bytes(), want.bytes());
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.bytes()), 0);
+    }
+  }
+}
+
 // MatMulAdd is MatMul followed by the residual add, bit for bit, in every weight format
 // (packed formats add in the kernels' stores, row-major ones after the product).
 TEST(MatMul, MatMulAddIsMatMulThenAdd) {

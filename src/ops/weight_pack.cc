@@ -93,25 +93,7 @@ namespace {
 // The first n values of row `row` as float; zeros past the matrix (padding).
 void ReadRow(const WeightView& view, int64_t row, int64_t n, float* out) {
   const int64_t valid = row < view.rows ? std::min(view.cols, n) : 0;
-  const int64_t base = row * view.cols;
-  switch (view.dtype) {
-    case DType::kF32:
-      for (int64_t i = 0; i < valid; ++i) out[i] = static_cast<const float*>(view.data)[base + i];
-      break;
-    case DType::kBF16:
-      for (int64_t i = 0; i < valid; ++i) {
-        out[i] = Bf16ToF32(static_cast<const uint16_t*>(view.data)[base + i]);
-      }
-      break;
-    case DType::kF16:
-      for (int64_t i = 0; i < valid; ++i) {
-        out[i] = F16ToF32(static_cast<const uint16_t*>(view.data)[base + i]);
-      }
-      break;
-    default:
-      Fail(ErrorCode::kInvalidArgument, "weight of dtype ", DTypeName(view.dtype),
-           " cannot be used in a linear layer");
-  }
+  DecodeWeightRow(view, row, valid, out);
   std::fill(out + valid, out + n, 0.0f);
 }
 

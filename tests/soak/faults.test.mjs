@@ -137,7 +137,8 @@ test('a changed model file is refused at start with one line naming it', () => {
   assert.equal(
     r.err,
     `qvl: error: ${dir}/model.safetensors: tensor ` +
-      'model.language_model.embed_tokens.weight has dtype I16; qvl reads F32, BF16 or F16 weights\n',
+      'model.language_model.embed_tokens.weight has dtype I16; qvl reads F32, BF16 or F16 weights ' +
+      '(F8_E4M3 ones with block scales)\n',
   );
   assert.equal(r.out, '');
   fs.rmSync(dir, { recursive: true });
