@@ -96,12 +96,12 @@ void MappedFile::Reset() {
   size_ = 0;
 }
 
-void MappedFile::Prefetch(size_t offset, size_t length) const {
+void MappedFile::Release(size_t offset, size_t length) const {
   if (data_ == nullptr || offset >= size_) return;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t begin = offset / page * page;
-  const size_t end = std::min(size_, offset + length);
-  ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_WILLNEED);
+  const size_t begin = (offset + page - 1) / page * page;
+  const size_t end = std::min(size_, offset + length) / page * page;
+  if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 void MappedFile::Touch() const {

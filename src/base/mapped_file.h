@@ -23,8 +23,10 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
-  // Hints that [offset, offset + length) will be read soon (MADV_WILLNEED).
-  void Prefetch(size_t offset, size_t length) const;
+  // Unmaps the whole pages inside [offset, offset + length) from this process
+  // (MADV_DONTNEED): they leave its resident memory but stay in the page cache, and a
+  // later read maps them again. For data read once, such as weights packed elsewhere.
+  void Release(size_t offset, size_t length) const;
   // Maps every page into this process now (reads a byte of each; pages not yet in the
   // page cache are read from disk), so that the first real pass over the data does not
   // stop on page faults.

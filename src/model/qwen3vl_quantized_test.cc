@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -297,6 +298,44 @@ TEST_F(Fp8Checkpoint, StaysCloseToTheReference) {
                Fp8Dir(), MatmulPrecision::kF32);
   CheckFormats(WeightFormat::kQ8, WeightFormat::kQ8, {0.965, 1.5, 0.7, 0.94, 0.55}, DType::kBF16,
                Fp8Dir());
+}
+
+// Resident bytes of this process's mappings of `path`, from /proc/self/smaps.
+size_t MappedRssOf(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_file = false;
+  size_t rss = 0;
+  while (std::getline(smaps, line)) {
+    if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < 20 &&
+        line.find(':') > 20) {
+      in_file = line.size() >= path.size() && line.ends_with(path);
+    } else if (in_file && line.starts_with("Rss:")) {
+      rss += std::stoull(line.substr(4)) * 1024;
+    }
+  }
+  return rss;
+}
+
+// Packing reads every matrix of the checkpoint; once packed they leave the process, while
+// a model that multiplies with the checkpoint's own matrices keeps what it touches.
+TEST(PackedWeights, LeaveTheCheckpointsPagesOnceLoaded) {
+  const std::string weights = std::filesystem::canonical(kModelDir + "/model.safetensors");
+  const size_t file_bytes = std::filesystem::file_size(weights);
+  ModelOptions options;
+  options.weight_cache_dir = "none";
+  {
+    auto model = Qwen3VLModel::Load(kModelDir, options);
+    EXPECT_LT(MappedRssOf(weights), file_bytes / 8);
+  }
+  options.text_weights = options.vision_weights = WeightFormat::kBF16;
+  auto model = Qwen3VLModel::Load(kModelDir, options);
+  const GoldenTensors golden(kCasesDir + "/02_one_image_jpeg");
+  const auto g = golden.I64("image_grid_thw");
+  ThreadPool pool(1, /*pin=*/false);
+  const std::vector<GridThw> grids = {{g[0], g[1], g[2]}};
+  model->vision().Encode(golden.F32("pixel_values").data(), grids, pool);
+  EXPECT_GT(MappedRssOf(weights), size_t{200} << 10);  // the vision tower's matrices
 }
 
 // The vision default follows the kernel tier: bf16 tiles on AMX, the text format below.

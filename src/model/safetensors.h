@@ -73,6 +73,9 @@ class TensorStore {
   std::vector<const TensorInfo*> All() const;  // in file order
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const { return files_; }
   size_t total_bytes() const;
+  // Releases the pages of [data, data + nbytes), tensor data of one of the files, from
+  // this process (see MappedFile::Release).
+  void Release(const void* data, size_t nbytes) const;
   // What errors name: the single weight file, the index file, or the shards' folder.
   const std::string& source() const { return source_; }
 

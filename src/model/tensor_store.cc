@@ -140,4 +140,15 @@ size_t TensorStore::total_bytes() const {
   return total;
 }
 
+void TensorStore::Release(const void* data, size_t nbytes) const {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  for (const auto& file : files_) {
+    const MappedFile& m = file->mapped();
+    if (m.data() != nullptr && p >= m.data() && p < m.data() + m.size()) {
+      m.Release(static_cast<size_t>(p - m.data()), nbytes);
+      return;
+    }
+  }
+}
+
 }  // namespace qvl

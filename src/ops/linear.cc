@@ -319,14 +319,17 @@ const float* Normalized(const float* x, int64_t m, int64_t k, const InputNorm* n
 
 }  // namespace
 
+bool LinearWeight::InPlace(const WeightView& view, WeightFormat format) {
+  return (format == WeightFormat::kF32 && view.dtype == DType::kF32) ||
+         (format == WeightFormat::kBF16 && view.dtype == DType::kBF16);
+}
+
 LinearWeight LinearWeight::Prepare(const WeightView& view, WeightFormat format, ThreadPool* pool) {
   LinearWeight w;
   w.format_ = format;
   w.rows_ = view.rows;
   w.cols_ = view.cols;
-  const bool in_place = (format == WeightFormat::kF32 && view.dtype == DType::kF32) ||
-                        (format == WeightFormat::kBF16 && view.dtype == DType::kBF16);
-  if (in_place) {
+  if (InPlace(view, format)) {
     w.data_ = view.data;
     return w;
   }

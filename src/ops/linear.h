@@ -38,6 +38,9 @@ class LinearWeight {
   // it once into owned memory (packing and quantizing panels over `pool` when given).
   static LinearWeight Prepare(const WeightView& view, WeightFormat format,
                               ThreadPool* pool = nullptr);
+  // Whether Prepare uses `view` in place for `format`: otherwise the view's data is not
+  // read again once the weight is prepared.
+  static bool InPlace(const WeightView& view, WeightFormat format);
 
   // A packed weight made earlier (e.g. mapped from a cache file): `data` holds
   // PackedLayoutFor(format, rows, cols).bytes() bytes, 64-byte aligned; `keep_alive`
