@@ -254,7 +254,7 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
     summary.parameters += numel;
     if (plan.dtype == DType::kF8E4M3) {
       // One scale for every block: the largest value RandomNormal gives maps to 448.
-      plan.fp8_step = plan.std * 3.47f / 448.0f;
+      plan.fp8_step = plan.std * kRandomNormalBound / 448.0f;
       const TensorPlan scale{0, plan.fp8_step, 0.0f, DType::kF32};
       specs.push_back(
           {Fp8ScaleName(t.name),

@@ -40,7 +40,8 @@ struct RandomModelSummary {
 RandomModelSummary WriteRandomModel(const RandomModelOptions& options, ThreadPool& pool);
 
 // The random value generator on its own: a counter-based hash turned into an
-// approximately standard normal number (sum of four uniforms, |x| < 3.47).
+// approximately standard normal number (sum of four uniforms, |x| < kRandomNormalBound).
 float RandomNormal(uint64_t key, uint64_t index);
+constexpr float kRandomNormalBound = 3.47f;  // 2 * sqrt(3), rounded up
 
 }  // namespace qvl
