@@ -5,15 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "base/error.h"
+#include "base/mapped_rss_for_test.h"
 
 namespace qvl {
 namespace {
@@ -32,30 +31,13 @@ TEST(MappedFile, MapsWrittenBytes) {
   ::unlink(path.c_str());
 }
 
-// Resident bytes of the mapping that starts at `start`, from /proc/self/smaps.
-size_t MappedRss(const void* start) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool in_mapping = false;
-  while (std::getline(smaps, line)) {
-    if (line.find('-') != std::string::npos && std::isxdigit(line[0]) && line.find(':') > 20) {
-      in_mapping = std::stoull(line.substr(0, line.find('-')), nullptr, 16) ==
-                   reinterpret_cast<uintptr_t>(start);
-    } else if (in_mapping && line.rfind("Rss:", 0) == 0) {
-      return std::stoull(line.substr(4)) * 1024;
-    }
-  }
-  ADD_FAILURE() << "no mapping at " << start << " in /proc/self/smaps";
-  return 0;
-}
-
 TEST(MappedFile, TouchMapsEveryPage) {
   const std::string path = TempPath("touch");
   WriteFileAtomically(path, std::string(size_t{4} << 20, 'w'));
   MappedFile file(path);
-  EXPECT_EQ(MappedRss(file.data()), 0u);
+  EXPECT_EQ(MappedRssAt(file.data()), 0u);
   file.Touch();
-  EXPECT_EQ(MappedRss(file.data()), file.size());
+  EXPECT_EQ(MappedRssAt(file.data()), file.size());
   ::unlink(path.c_str());
 }
 
@@ -72,13 +54,13 @@ TEST(MappedFile, ReleaseUnmapsTheWholePagesInsideTheRange) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   file.Release(10 * page + 100, page);         // inside pages 10 and 11, neither whole
   file.Release(file.size() - page / 2, page);  // half the last page, and past the end
-  EXPECT_EQ(MappedRss(file.data()), file.size());
+  EXPECT_EQ(MappedRssAt(file.data()), file.size());
   // From the middle of page 10 to the middle of page 30: pages 11 to 29 go.
   file.Release(10 * page + 100, 20 * page);
-  EXPECT_LE(MappedRss(file.data()), file.size() - 19 * page);
+  EXPECT_LE(MappedRssAt(file.data()), file.size() - 19 * page);
   EXPECT_EQ(std::memcmp(file.data(), bytes.data(), bytes.size()), 0);
   file.Release(0, file.size());
-  EXPECT_EQ(MappedRss(file.data()), 0u);
+  EXPECT_EQ(MappedRssAt(file.data()), 0u);
   EXPECT_EQ(std::memcmp(file.data(), bytes.data(), bytes.size()), 0);
   ::unlink(path.c_str());
 }

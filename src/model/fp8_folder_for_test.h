@@ -22,43 +22,17 @@
 #include "model/config.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
+#include "ops/weight_view.h"
 
 namespace qvl {
 namespace fp8_for_test {
 
 // e4m3 by its definition: (-1)^s 2^(e-7) (1 + m/8), subnormals 2^-6 m/8; 0x7f is NaN.
+// The decoded checkpoint is computed with this, not with the loader's decoder.
 inline double Value(int code) {
   const int e = (code >> 3) & 15, m = code & 7;
   const double mag = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
   return code & 0x80 ? -mag : mag;
-}
-
-// The nearest code to x (|x| <= 448), ties to the even code, as a cast to float8 rounds.
-inline uint8_t Nearest(double x) {
-  int best = 0;
-  for (int code = 0; code < 0x7f; ++code) {
-    const double d = std::fabs(Value(code) - std::fabs(x));
-    const double best_d = std::fabs(Value(best) - std::fabs(x));
-    if (d < best_d || (d == best_d && (code & 1) == 0)) best = code;
-  }
-  return static_cast<uint8_t>(x < 0 ? best | 0x80 : best);
-}
-
-inline float ReadFloat(const TensorInfo& t, int64_t i) {
-  uint16_t h;
-  switch (t.dtype) {
-    case DType::kF32: {
-      float f;
-      std::memcpy(&f, t.data + 4 * i, 4);
-      return f;
-    }
-    case DType::kBF16:
-      std::memcpy(&h, t.data + 2 * i, 2);
-      return Bf16ToF32(h);
-    default:
-      std::memcpy(&h, t.data + 2 * i, 2);
-      return F16ToF32(h);
-  }
 }
 
 }  // namespace fp8_for_test
@@ -96,6 +70,9 @@ inline void WriteFp8Folder(const std::string& src, const std::string& dst, Fp8Bl
       continue;
     }
     const int64_t rows = t->shape[0], cols = t->shape[1];
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    const WeightView view{t->dtype, rows, cols, t->data};
+    for (int64_t r = 0; r < rows; ++r) DecodeWeightRow(view, r, cols, &values[r * cols]);
     const int64_t brows = (rows + blocks.rows - 1) / blocks.rows;
     const int64_t bcols = (cols + blocks.cols - 1) / blocks.cols;
     std::vector<uint8_t> codes(static_cast<size_t>(rows * cols));
@@ -107,16 +84,14 @@ inline void WriteFp8Folder(const std::string& src, const std::string& dst, Fp8Bl
         float amax = 0;
         for (int64_t r = br * blocks.rows; r < r1; ++r) {
           for (int64_t c = bc * blocks.cols; c < c1; ++c) {
-            amax = std::max(amax, std::fabs(fp8_for_test::ReadFloat(*t, r * cols + c)));
+            amax = std::max(amax, std::fabs(values[r * cols + c]));
           }
         }
         const float to_fp8 = amax > 0 ? 448.0f / amax : 1.0f;
         scales[static_cast<size_t>(br * bcols + bc)] = 1.0f / to_fp8;
         for (int64_t r = br * blocks.rows; r < r1; ++r) {
           for (int64_t c = bc * blocks.cols; c < c1; ++c) {
-            const float x = fp8_for_test::ReadFloat(*t, r * cols + c) * to_fp8;
-            codes[static_cast<size_t>(r * cols + c)] =
-                fp8_for_test::Nearest(std::clamp(x, -448.0f, 448.0f));
+            codes[static_cast<size_t>(r * cols + c)] = F32ToF8E4M3(values[r * cols + c] * to_fp8);
           }
         }
       }

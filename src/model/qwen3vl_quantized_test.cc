@@ -11,12 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "base/mapped_rss_for_test.h"
 #include "base/thread_pool.h"
 #include "golden_tensors.h"
 #include "model/fp8_folder_for_test.h"
@@ -62,12 +63,11 @@ struct Stats {
   int cases = 0;
 };
 
-void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
+// Runs a case's images through the vision tower and prefills its prompt into a sequence
+// with room for `decode_steps` more tokens; writes the prompt's last logits.
+std::unique_ptr<SingleSequence> PrefillCase(const GoldenTensors& golden, Qwen3VLModel* model,
+                                            int64_t decode_steps, ThreadPool& pool, float* logits) {
   const ModelConfig& cfg = model->config();
-  const ModelOptions& options = model->options();
-  ThreadPool pool(2, /*pin=*/false);
-  const GoldenTensors golden(kCasesDir + "/" + name);
-
   std::vector<GridThw> grids;
   VisionOutput vis;
   if (golden.Has("pixel_values")) {
@@ -78,19 +78,27 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   }
   const auto ids64 = golden.I64("input_ids");
   const std::vector<int32_t> ids(ids64.begin(), ids64.end());
-  const int64_t L = static_cast<int64_t>(ids.size());
   const MropePositions pos =
       ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
-  const auto greedy = golden.I64("greedy_tokens");
-  SingleSequence sequence(model->text(), options.kv_dtype, L + static_cast<int64_t>(greedy.size()),
-                          pool);
+  auto sequence =
+      std::make_unique<SingleSequence>(model->text(), model->options().kv_dtype,
+                                       static_cast<int64_t>(ids.size()) + decode_steps, pool);
   VisualFeatures features;
   if (!vis.embeds.empty()) {
     AppendVisualFeatures(&vis, vis.tokens, cfg.text.hidden_size, vis.deepstack.size(), &features);
   }
-  const int64_t vocab = cfg.text.vocab_size;
+  sequence->Prefill(ids, pos, vis.embeds.empty() ? nullptr : &features, logits);
+  return sequence;
+}
+
+void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
+  ThreadPool pool(2, /*pin=*/false);
+  const GoldenTensors golden(kCasesDir + "/" + name);
+  const auto greedy = golden.I64("greedy_tokens");
+  const int64_t vocab = model->config().text.vocab_size;
   std::vector<float> logits(vocab);
-  sequence.Prefill(ids, pos, vis.embeds.empty() ? nullptr : &features, logits.data());
+  const std::unique_ptr<SingleSequence> sequence =
+      PrefillCase(golden, model, static_cast<int64_t>(greedy.size()), pool, logits.data());
 
   const auto want = golden.F32("logits_last");
   double ab = 0, aa = 0, bb = 0;
@@ -110,7 +118,7 @@ void RunCase(const std::string& name, Qwen3VLModel* model, Stats* stats) {
   const auto topk_ids = golden.I64("decode.topk_ids");
   const auto topk_logits = golden.F32("decode.topk_logits");
   for (size_t step = 0; step < greedy.size(); ++step) {
-    if (step > 0) sequence.Step(static_cast<int32_t>(greedy[step - 1]), logits.data());
+    if (step > 0) sequence->Step(static_cast<int32_t>(greedy[step - 1]), logits.data());
     for (int j = 0; j < 20; ++j) {
       stats->max_diff = std::max(
           stats->max_diff, std::fabs(logits[topk_ids[step * 20 + j]] - topk_logits[step * 20 + j]));
@@ -250,23 +258,9 @@ class Fp8Checkpoint : public ::testing::Test {
     for (const std::string& n : CaseNames()) {
       if (name.empty() && GoldenTensors(kCasesDir + "/" + n).Has("pixel_values")) name = n;
     }
-    const GoldenTensors golden(kCasesDir + "/" + name);
     ThreadPool pool(2, /*pin=*/false);
-    std::vector<GridThw> grids;
-    const auto g = golden.I64("image_grid_thw");
-    for (size_t i = 0; i < g.size(); i += 3) grids.push_back({g[i], g[i + 1], g[i + 2]});
-    VisionOutput vis = model->vision().Encode(golden.F32("pixel_values").data(), grids, pool);
-    const auto ids64 = golden.I64("input_ids");
-    const std::vector<int32_t> ids(ids64.begin(), ids64.end());
-    const ModelConfig& cfg = model->config();
-    const MropePositions pos =
-        ComputeMropePositions(ids, cfg.image_token_id, grids, cfg.vision.spatial_merge_size);
-    SingleSequence sequence(model->text(), options.kv_dtype, static_cast<int64_t>(ids.size()),
-                            pool);
-    VisualFeatures features;
-    AppendVisualFeatures(&vis, vis.tokens, cfg.text.hidden_size, vis.deepstack.size(), &features);
-    std::vector<float> logits(static_cast<size_t>(cfg.text.vocab_size));
-    sequence.Prefill(ids, pos, &features, logits.data());
+    std::vector<float> logits(static_cast<size_t>(model->config().text.vocab_size));
+    PrefillCase(GoldenTensors(kCasesDir + "/" + name), model.get(), 0, pool, logits.data());
     return logits;
   }
 
@@ -298,23 +292,6 @@ TEST_F(Fp8Checkpoint, StaysCloseToTheReference) {
                Fp8Dir(), MatmulPrecision::kF32);
   CheckFormats(WeightFormat::kQ8, WeightFormat::kQ8, {0.965, 1.5, 0.7, 0.94, 0.55}, DType::kBF16,
                Fp8Dir());
-}
-
-// Resident bytes of this process's mappings of `path`, from /proc/self/smaps.
-size_t MappedRssOf(const std::string& path) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool in_file = false;
-  size_t rss = 0;
-  while (std::getline(smaps, line)) {
-    if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') < 20 &&
-        line.find(':') > 20) {
-      in_file = line.size() >= path.size() && line.ends_with(path);
-    } else if (in_file && line.starts_with("Rss:")) {
-      rss += std::stoull(line.substr(4)) * 1024;
-    }
-  }
-  return rss;
 }
 
 // Packing reads every matrix of the checkpoint; once packed they leave the process, while

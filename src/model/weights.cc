@@ -67,12 +67,11 @@ class WeightCarver {
     w.cols = w.rows == 0 ? 0 : t.numel() / w.rows;
     w.data = t.data;
     if (t.dtype == DType::kF8E4M3) {
-      const std::string scale_name = Fp8ScaleName(name);
-      std::vector<float> scales = Vector(scale_name);
+      const TensorInfo& scale = store_.Require(Fp8ScaleName(name));
+      std::vector<float> scales = Vector(scale.name);
       for (float s : scales) {
         if (!std::isfinite(s)) {
-          const TensorInfo& st = store_.Require(scale_name);
-          Fail(ErrorCode::kCorrupt, *st.file, ": tensor ", scale_name, " holds ", s,
+          Fail(ErrorCode::kCorrupt, *scale.file, ": tensor ", scale.name, " holds ", s,
                "; the scales of fp8 weights must be finite");
         }
       }
