@@ -61,10 +61,14 @@ std::string FileName(const std::string& path) { return path.substr(path.rfind('/
 std::map<std::string, PartTotals> CountParts(const TensorStore& store, const ModelConfig& config) {
   std::map<std::string, PartTotals> parts;
   for (const ExpectedTensor& e : ExpectedQwen3VLTensors(config)) {
-    const TensorInfo& t = store.Require(e.name);
+    const TensorInfo* f = store.Find(e.name);
+    const TensorInfo& t =
+        f != nullptr ? *f : store.Require(QuantizedNames(e.name, config.weight_quant).codes);
     PartTotals& p = parts[e.part];
     p.tensors += 1;
-    p.parameters += t.numel();
+    int64_t numel = 1;
+    for (int64_t d : e.shape) numel *= d;
+    p.parameters += numel;
     p.bytes += t.nbytes;
     p.dtypes.insert(std::string(DTypeName(t.dtype)));
   }
@@ -106,16 +110,21 @@ nlohmann::ordered_json Describe(const ModelFolder& f, const TensorStore& store) 
                          {"parameters", total.parameters},
                          {"bytes", total.bytes},
                          {"dtype", Join(total.dtypes)}};
-  if (c.fp8_blocks.present()) {
-    int fp8 = 0, linear = 0;
+  if (c.weight_quant.present()) {
+    int quantized = 0, linear = 0;
     for (const ExpectedTensor& e : ExpectedQwen3VLTensors(c)) {
       if (!IsLinearWeight(e)) continue;
       ++linear;
-      fp8 += store.Require(e.name).dtype == DType::kF8E4M3;
+      const TensorInfo* t = store.Find(e.name);
+      quantized += t == nullptr || t->dtype == c.weight_quant.codes;
     }
-    j["fp8"] = {{"weights", fp8},
-                {"linear_layers", linear},
-                {"block_size", {c.fp8_blocks.rows, c.fp8_blocks.cols}}};
+    const WeightQuantization& q = c.weight_quant;
+    j["quantized"] = {
+        {"method", q.method == WeightQuantization::Method::kFp8 ? "fp8" : "compressed-tensors"},
+        {"weights", quantized},
+        {"linear_layers", linear},
+        {"codes", q.CodesName()},
+        {"scale_per", q.BlocksName()}};
   }
   j["text"] = {{"layers", t.num_layers},
                {"hidden_size", t.hidden_size},
@@ -178,13 +187,14 @@ void PrintText(const nlohmann::ordered_json& j) {
         Thousands(p["parameters"].get<uint64_t>()).c_str(),
         Thousands(p["bytes"].get<uint64_t>()).c_str(), p["dtype"].get<std::string>().c_str());
   }
-  if (j.contains("fp8")) {
-    const auto& f = j["fp8"];
+  if (j.contains("quantized")) {
+    const auto& q = j["quantized"];
     std::printf(
-        "fp8 checkpoint: %d of %d Linear weights in F8_E4M3, a scale per %dx%d block; "
-        "decoded to the format --dtype asks for\n",
-        f["weights"].get<int>(), f["linear_layers"].get<int>(), f["block_size"][0].get<int>(),
-        f["block_size"][1].get<int>());
+        "%s checkpoint: %d of %d Linear weights as %s codes, a scale per %s; decoded "
+        "to the format --dtype asks for\n",
+        q["method"].get<std::string>().c_str(), q["weights"].get<int>(),
+        q["linear_layers"].get<int>(), q["codes"].get<std::string>().c_str(),
+        q["scale_per"].get<std::string>().c_str());
   }
   const auto& t = j["text"];
   std::printf(

@@ -10,7 +10,7 @@
 
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
-#include "model/fp8_folder_for_test.h"
+#include "model/quantized_folder_for_test.h"
 #include "model/scratch_folder.h"
 
 namespace qvl::cli {
@@ -40,18 +40,42 @@ TEST(InfoVerb, DescribesTheTinyModel) {
 
 TEST(InfoVerb, DescribesAnFp8Checkpoint) {
   const ScratchFolder root("info_fp8");
-  WriteFp8Folder(kTinyModelDir, root.File("m"), {32, 32}, /*dequantized=*/false);
+  WriteQuantizedFolder(kTinyModelDir, root.File("m"), TestQuantScheme::QwenFp8(32, 32),
+                       /*dequantized=*/false);
   const QvlRun r = RunQvl("info -m " + root.File("m"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // The vision blocks' 131,072 Linear weights take a byte each, the rest two.
   EXPECT_THAT(r.out, HasSubstr("  vision tower                           51          241,472"
                                "          351,872  BF16+F8_E4M3\n"));
-  EXPECT_THAT(r.out, HasSubstr("fp8 checkpoint: 52 of 52 Linear weights in F8_E4M3, a scale per "
-                               "32x32 block; decoded to the format --dtype asks for\n"));
+  EXPECT_THAT(r.out, HasSubstr("fp8 checkpoint: 52 of 52 Linear weights as fp8 e4m3 codes, a "
+                               "scale per 32x32 block; decoded to the format --dtype asks for\n"));
   const QvlRun j = RunQvl("info --json -m " + root.File("m"));
   ASSERT_EQ(j.exit_code, 0) << j.err;
-  EXPECT_EQ(nlohmann::json::parse(j.out)["fp8"],
-            nlohmann::json({{"weights", 52}, {"linear_layers", 52}, {"block_size", {32, 32}}}));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["quantized"],
+            nlohmann::json({{"method", "fp8"},
+                            {"weights", 52},
+                            {"linear_layers", 52},
+                            {"codes", "fp8 e4m3"},
+                            {"scale_per", "32x32 block"}}));
+}
+
+// llm-compressor's W4A16 with zero points, its deepstack mergers left unquantized: the
+// packed words are counted as the weights they hold.
+TEST(InfoVerb, DescribesACompressedTensorsCheckpoint) {
+  const ScratchFolder root("info_w4a16");
+  WriteQuantizedFolder(kTinyModelDir, root.File("m"),
+                       TestQuantScheme::Compressed(DType::kI32, 4, false, 1, 32, DType::kBF16),
+                       /*dequantized=*/false);
+  const QvlRun r = RunQvl("info -m " + root.File("m"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("compressed-tensors checkpoint: 46 of 52 Linear weights as int4 "
+                               "with zero points codes, a scale per group of 32; decoded to the "
+                               "format --dtype asks for\n"));
+  const QvlRun j = RunQvl("info --json -m " + root.File("m"));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const nlohmann::json info = nlohmann::json::parse(j.out);
+  EXPECT_EQ(info["parts"]["total"]["parameters"], 10493440);
+  EXPECT_EQ(info["parts"]["vision"]["dtype"], "BF16+I32");
 }
 
 TEST(InfoVerb, JsonOutput) {

@@ -13,7 +13,7 @@
 #include "base/mapped_file.h"
 #include "cli/qvl_runner.h"
 #include "golden_tensors.h"
-#include "model/fp8_folder_for_test.h"
+#include "model/quantized_folder_for_test.h"
 #include "model/safetensors.h"
 #include "model/scratch_folder.h"
 
@@ -135,25 +135,30 @@ TEST(RunVerb, W8A8WeightsArePackedOnceAndAnswer) {
   std::filesystem::remove_all(cache);
 }
 
-// An fp8 checkpoint (Qwen's -FP8 layout) answers as the F32 checkpoint of its decoded
-// weights does, in the reference's f32 and in q8 through the packed-weight cache.
-TEST(RunVerb, AnFp8CheckpointAnswersAsItsDecodedWeights) {
-  const ScratchFolder root("run_fp8");
-  WriteFp8Folder(kModel, root.File("fp8"), {32, 32}, /*dequantized=*/false);
-  WriteFp8Folder(kModel, root.File("f32"), {32, 32}, /*dequantized=*/true);
+// A pre-quantized checkpoint (Qwen's -FP8 layout; llm-compressor's W4A16 with zero
+// points) answers as the F32 checkpoint of its decoded weights does, in the reference's
+// f32 and in q8 through the packed-weight cache.
+TEST(RunVerb, AQuantizedCheckpointAnswersAsItsDecodedWeights) {
   const std::string image = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
-  for (const std::string dtype : {"f32", "q8"}) {
-    std::string answers[2];
-    for (int i = 0; i < 2; ++i) {
-      const QvlRun run =
-          RunQvl("run -m " + root.File(i == 0 ? "fp8" : "f32") + " --dtype " + dtype +
-                 " --weight-cache " + root.File("cache") + " --json -q -i " + image +
-                 " --temperature 0 -n 12 --ignore-eos 'Describe this image.'");
-      ASSERT_EQ(run.exit_code, 0) << run.err;
-      answers[i] = nlohmann::json::parse(run.out)["choices"][0]["message"]["content"];
+  for (const TestQuantScheme& scheme :
+       {TestQuantScheme::QwenFp8(32, 32),
+        TestQuantScheme::Compressed(DType::kI32, 4, false, 1, 32, DType::kBF16)}) {
+    const ScratchFolder root("run_quantized");
+    WriteQuantizedFolder(kModel, root.File("q"), scheme, /*dequantized=*/false);
+    WriteQuantizedFolder(kModel, root.File("f32"), scheme, /*dequantized=*/true);
+    for (const std::string dtype : {"f32", "q8"}) {
+      std::string answers[2];
+      for (int i = 0; i < 2; ++i) {
+        const QvlRun run =
+            RunQvl("run -m " + root.File(i == 0 ? "q" : "f32") + " --dtype " + dtype +
+                   " --weight-cache " + root.File("cache") + " --json -q -i " + image +
+                   " --temperature 0 -n 12 --ignore-eos 'Describe this image.'");
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        answers[i] = nlohmann::json::parse(run.out)["choices"][0]["message"]["content"];
+      }
+      EXPECT_FALSE(answers[0].empty());
+      EXPECT_EQ(answers[0], answers[1]) << scheme.format << " " << dtype;
     }
-    EXPECT_FALSE(answers[0].empty());
-    EXPECT_EQ(answers[0], answers[1]) << dtype;
   }
 }
 

@@ -135,37 +135,6 @@ VisionConfig ParseVisionConfig(const JsonFieldReader& v) {
   return c;
 }
 
-// A quantized checkpoint: only block-wise fp8 is read (see Fp8Blocks); qvl quantizes
-// unquantized weights itself, so other formats (AWQ, GPTQ, bitsandbytes,
-// compressed-tensors) are refused here, before their tensors read as missing ones.
-Fp8Blocks ParseQuantization(const JsonFieldReader& top) {
-  if (!top.Has("quantization_config")) return {};
-  const JsonFieldReader q = top.Object("quantization_config");
-  const std::string method = q.String("quant_method");
-  if (method != "fp8") {
-    q.FailField("quant_method",
-                StrCat("is \"", method,
-                       "\", which qvl does not read: it reads unquantized checkpoints (BF16, "
-                       "F16, F32), which it quantizes itself (--dtype q8, q4, w8a8), and "
-                       "block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 releases)"));
-  }
-  const std::string fmt = q.OptionalString("fmt").value_or("e4m3");
-  if (fmt != "e4m3") {
-    q.FailField("fmt", StrCat("is \"", fmt, "\"; qvl reads fp8 weights in \"e4m3\""));
-  }
-  if (!q.Has("weight_block_size")) {
-    q.FailField("weight_block_size",
-                "is missing; qvl reads fp8 weights with a scale per block (weight_scale_inv), "
-                "such as [128, 128]");
-  }
-  const std::vector<int64_t> block = q.IntList("weight_block_size", 1, 1 << 16);
-  if (block.size() != 2) {
-    q.FailField("weight_block_size",
-                StrCat("has ", block.size(), " entries; it needs 2, [rows, columns]"));
-  }
-  return {static_cast<int>(block[0]), static_cast<int>(block[1])};
-}
-
 }  // namespace
 
 ModelConfig ParseModelConfig(std::string_view json, const std::string& source) {
@@ -209,7 +178,7 @@ ModelConfig ParseModelConfig(std::string_view json, const std::string& source) {
   }
   c.tie_word_embeddings =
       top.OptionalBool("tie_word_embeddings", text.OptionalBool("tie_word_embeddings", false));
-  c.fp8_blocks = ParseQuantization(top);
+  c.weight_quant = ParseWeightQuantization(top);
 
   if (c.vision.out_hidden_size != c.text.hidden_size) {
     vision.FailField("out_hidden_size",

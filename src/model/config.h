@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/quantization_config.h"
+
 namespace qvl {
 
 struct TextConfig {
@@ -43,17 +45,6 @@ struct VisionConfig {
   std::string hidden_act;  // "gelu_pytorch_tanh"
 };
 
-// Weights stored as float8 e4m3 with one scale per block of `rows` x `cols`, as Qwen's
-// -FP8 releases hold them (quantization_config quant_method "fp8", DeepSeek-V3's layout,
-// transformers' FineGrainedFP8): a Linear layer's PREFIX.weight is F8_E4M3 and
-// PREFIX.weight_scale_inv [ceil(out / rows), ceil(in / cols)] scales it, element (r, c)
-// being weight[r, c] * weight_scale_inv[r / rows, c / cols]. {0, 0}: no fp8 weights.
-struct Fp8Blocks {
-  int rows = 0;
-  int cols = 0;
-  bool present() const { return rows > 0; }
-};
-
 struct ModelConfig {
   std::string model_type;  // "qwen3_vl"
   TextConfig text;
@@ -65,7 +56,7 @@ struct ModelConfig {
   int32_t bos_token_id = -1;
   std::vector<int32_t> eos_token_ids;  // from text_config.eos_token_id (int or list)
   bool tie_word_embeddings = false;
-  Fp8Blocks fp8_blocks;  // from quantization_config
+  WeightQuantization weight_quant;  // from quantization_config
 };
 
 // Parses config.json text. `source` names the file in errors. Throws Error(kCorrupt)

@@ -170,52 +170,15 @@ TEST(ModelConfig, UnsupportedModels) {
             "and qvl needs false");
 }
 
-// Qwen3-VL-2B-Instruct-FP8's quantization_config, and the formats qvl does not read.
-TEST(ModelConfig, ReadsBlockwiseFp8AndRefusesOtherQuantizations) {
+// quantization_config is read by ParseWeightQuantization (quantization_config_test.cc).
+TEST(ModelConfig, ReadsQuantizationConfig) {
   json j = TinyJson();
-  EXPECT_FALSE(ParseModelConfig(j.dump(), "m/config.json").fp8_blocks.present());
-  j["quantization_config"] = {{"activation_scheme", "dynamic"},
-                              {"fmt", "e4m3"},
-                              {"quant_method", "fp8"},
-                              {"weight_block_size", {128, 64}},
-                              {"modules_to_not_convert", {"lm_head"}}};
-  const Fp8Blocks blocks = ParseModelConfig(j.dump(), "m/config.json").fp8_blocks;
-  EXPECT_TRUE(blocks.present());
-  EXPECT_EQ(blocks.rows, 128);
-  EXPECT_EQ(blocks.cols, 64);
-
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}};
-            }),
-            "m/config.json: quantization_config.quant_method is \"awq\", which qvl does not "
-            "read: it reads unquantized checkpoints (BF16, F16, F32), which it quantizes itself "
-            "(--dtype q8, q4, w8a8), and block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 "
-            "releases)");
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {
-                  {"quant_method", "fp8"}, {"fmt", "e5m2"}, {"weight_block_size", {128, 128}}};
-            }),
-            "m/config.json: quantization_config.fmt is \"e5m2\"; qvl reads fp8 weights in "
-            "\"e4m3\"");
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "static"}};
-            }),
-            "m/config.json: quantization_config.weight_block_size is missing; qvl reads fp8 "
-            "weights with a scale per block (weight_scale_inv), such as [128, 128]");
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128}}};
-            }),
-            "m/config.json: quantization_config.weight_block_size has 1 entries; it needs 2, "
-            "[rows, columns]");
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {0, 128}}};
-            }),
-            "m/config.json: quantization_config.weight_block_size[0] is 0, must be between 1 and "
-            "65536");
-  EXPECT_EQ(ErrorAfter([](json& j) {
-              j["quantization_config"] = {{"bits", 4}};
-            }),
-            "m/config.json: quantization_config.quant_method is missing");
+  EXPECT_FALSE(ParseModelConfig(j.dump(), "m/config.json").weight_quant.present());
+  j["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 64}}};
+  const WeightQuantization q = ParseModelConfig(j.dump(), "m/config.json").weight_quant;
+  EXPECT_EQ(q.method, WeightQuantization::Method::kFp8);
+  EXPECT_EQ(q.block_rows, 128);
+  EXPECT_EQ(q.block_cols, 64);
 }
 
 TEST(ModelConfig, InconsistentValues) {

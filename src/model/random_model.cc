@@ -257,7 +257,7 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
       plan.fp8_step = plan.std * kRandomNormalBound / 448.0f;
       const TensorPlan scale{0, plan.fp8_step, 0.0f, DType::kF32};
       specs.push_back(
-          {Fp8ScaleName(t.name),
+          {QuantizedNames(t.name, {.method = WeightQuantization::Method::kFp8}).scales,
            DType::kF32,
            {(t.shape[0] + kFp8Block - 1) / kFp8Block, (t.shape[1] + kFp8Block - 1) / kFp8Block}});
       plans.push_back(plan);

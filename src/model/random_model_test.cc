@@ -176,8 +176,8 @@ TEST(RandomModel, Fp8CheckpointInQwensLayout) {
   EXPECT_EQ(s.tensors, 121u + 52u);  // and a scale tensor per Linear weight
   EXPECT_EQ(s.parameters, 10493440);
   const ModelFolder folder = OpenModelFolder(out.path());
-  EXPECT_EQ(folder.config.fp8_blocks.rows, 128);
-  EXPECT_EQ(folder.config.fp8_blocks.cols, 128);
+  EXPECT_EQ(folder.config.weight_quant.block_rows, 128);
+  EXPECT_EQ(folder.config.weight_quant.block_cols, 128);
   const TensorStore store = TensorStore::OpenFolder(out.path());
   EXPECT_EQ(store.Require("model.visual.pos_embed.weight").dtype, DType::kBF16);
   EXPECT_EQ(store.Require("model.language_model.embed_tokens.weight").dtype, DType::kBF16);

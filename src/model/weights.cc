@@ -51,59 +51,108 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// Looks tensors up by name after every expected tensor has been checked. The f32 block
-// scales of fp8 weights go to `scales`, which the views point into.
+bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
+
+// The integers of a small integer tensor (weight_shape) or the floats of a float one.
+std::vector<int64_t> Ints(const TensorInfo& t) {
+  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t.dtype == DType::kI64) {
+      std::memcpy(&out[i], t.data + 8 * i, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, t.data + 4 * i, 4);
+      out[i] = v;
+    }
+  }
+  return out;
+}
+
+std::vector<float> Floats(const TensorInfo& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint16_t h;
+    switch (t.dtype) {
+      case DType::kF32:
+        std::memcpy(&out[i], t.data + 4 * i, 4);
+        break;
+      case DType::kBF16:
+        std::memcpy(&h, t.data + 2 * i, 2);
+        out[i] = Bf16ToF32(h);
+        break;
+      default:  // kF16; CheckQwen3VLTensors admits nothing else
+        std::memcpy(&h, t.data + 2 * i, 2);
+        out[i] = F16ToF32(h);
+        break;
+    }
+  }
+  return out;
+}
+
+// The block one scale of a [rows, cols] weight covers under `q`, and how many there are.
+struct ScaleGrid {
+  int64_t block_rows, block_cols, rows, cols;
+};
+ScaleGrid GridOf(const WeightQuantization& q, int64_t rows, int64_t cols) {
+  const int64_t br = q.block_rows > 0 ? q.block_rows : std::max<int64_t>(rows, 1);
+  const int64_t bc = q.block_cols > 0 ? q.block_cols : std::max<int64_t>(cols, 1);
+  return {br, bc, (rows + br - 1) / br, (cols + bc - 1) / bc};
+}
+
+// A shape without its 1-sized dimensions: writers store a channel's scales as [out, 1]
+// or [out] and a tensor's as [], [1] or [1, 1].
+std::vector<int64_t> Squeezed(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out;
+  for (int64_t d : shape) {
+    if (d != 1) out.push_back(d);
+  }
+  return out;
+}
+
+int64_t CodesPerWord(const WeightQuantization& q) { return 32 / q.bits; }
+
+// Looks tensors up by name after every expected tensor has been checked. The f32 scales
+// and zero points of quantized weights go to `params`, which the views point into.
 class WeightCarver {
  public:
-  WeightCarver(const TensorStore& store, const Fp8Blocks& blocks,
-               std::vector<std::vector<float>>* scales)
-      : store_(store), blocks_(blocks), scales_(scales) {}
+  WeightCarver(const TensorStore& store, const WeightQuantization& quant,
+               std::vector<std::vector<float>>* params)
+      : store_(store), quant_(quant), params_(params) {}
 
   WeightView Matrix(const std::string& name) const {
-    const TensorInfo& t = store_.Require(name);
+    const QuantizedWeightNames names = QuantizedNames(name, quant_);
+    const TensorInfo* packed =
+        quant_.packed() && store_.Find(name) == nullptr ? &store_.Require(names.codes) : nullptr;
+    const TensorInfo& t = packed != nullptr ? *packed : store_.Require(name);
     WeightView w;
     w.dtype = t.dtype;
     w.rows = t.shape.empty() ? 1 : t.shape[0];
     w.cols = w.rows == 0 ? 0 : t.numel() / w.rows;
     w.data = t.data;
-    if (t.dtype == DType::kF8E4M3) {
-      const TensorInfo& scale = store_.Require(Fp8ScaleName(name));
-      std::vector<float> scales = Vector(scale.name);
-      for (float s : scales) {
-        if (!std::isfinite(s)) {
-          Fail(ErrorCode::kCorrupt, *scale.file, ": tensor ", scale.name, " holds ", s,
-               "; the scales of fp8 weights must be finite");
-        }
+    if (packed != nullptr) w.cols = Ints(store_.Require(names.shape))[1];
+    if (IsFloat(t.dtype)) return w;
+    w.code_bits = quant_.bits;
+    const ScaleGrid grid = GridOf(quant_, w.rows, w.cols);
+    w.block_rows = grid.block_rows;
+    w.block_cols = grid.block_cols;
+    const TensorInfo& scale = store_.Require(names.scales);
+    params_->push_back(Floats(scale));
+    for (float s : params_->back()) {
+      if (!std::isfinite(s)) {
+        Fail(ErrorCode::kCorrupt, *scale.file, ": tensor ", scale.name, " holds ", s,
+             "; the scales of quantized weights must be finite");
       }
-      scales_->push_back(std::move(scales));
-      w.block_scales = scales_->back().data();
-      w.block_rows = blocks_.rows;
-      w.block_cols = blocks_.cols;
+    }
+    w.block_scales = params_->back().data();
+    if (quant_.method == WeightQuantization::Method::kCompressedTensors) w.product = scale.dtype;
+    if (!quant_.symmetric) {
+      params_->push_back(ZeroPoints(store_.Require(names.zero_points), grid));
+      w.block_zeros = params_->back().data();
     }
     return w;
   }
 
-  std::vector<float> Vector(const std::string& name) const {
-    const TensorInfo& t = store_.Require(name);
-    std::vector<float> out(static_cast<size_t>(t.numel()));
-    for (size_t i = 0; i < out.size(); ++i) {
-      uint16_t h;
-      switch (t.dtype) {
-        case DType::kF32:
-          std::memcpy(&out[i], t.data + 4 * i, 4);
-          break;
-        case DType::kBF16:
-          std::memcpy(&h, t.data + 2 * i, 2);
-          out[i] = Bf16ToF32(h);
-          break;
-        default:  // kF16; CheckQwen3VLTensors admits nothing else
-          std::memcpy(&h, t.data + 2 * i, 2);
-          out[i] = F16ToF32(h);
-          break;
-      }
-    }
-    return out;
-  }
+  std::vector<float> Vector(const std::string& name) const { return Floats(store_.Require(name)); }
 
   // The weight and bias of a Linear layer or a LayerNorm, named as TensorListBuilder's.
   void Linear(const std::string& prefix, WeightView* weight, std::vector<float>* bias) const {
@@ -117,54 +166,130 @@ class WeightCarver {
   }
 
  private:
+  // I8 zero points as they are; packed ones as pack-quantized stores them, packed along
+  // the rows (dimension 0) of the scales' grid, each + 2^(bits - 1).
+  std::vector<float> ZeroPoints(const TensorInfo& z, const ScaleGrid& grid) const {
+    std::vector<float> out(static_cast<size_t>(grid.rows * grid.cols));
+    if (z.dtype == DType::kI8) {
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int8_t>(z.data[i]);
+      return out;
+    }
+    const int64_t per_word = CodesPerWord(quant_);
+    const uint32_t mask = (1u << quant_.bits) - 1;
+    for (int64_t r = 0; r < grid.rows; ++r) {
+      for (int64_t c = 0; c < grid.cols; ++c) {
+        uint32_t word;
+        std::memcpy(&word, z.data + 4 * ((r / per_word) * grid.cols + c), 4);
+        const int code = static_cast<int>((word >> (quant_.bits * (r % per_word))) & mask);
+        out[static_cast<size_t>(r * grid.cols + c)] =
+            static_cast<float>(code - (1 << (quant_.bits - 1)));
+      }
+    }
+    return out;
+  }
+
   const TensorStore& store_;
-  Fp8Blocks blocks_;
-  std::vector<std::vector<float>>* scales_;
+  WeightQuantization quant_;
+  std::vector<std::vector<float>>* params_;
 };
 
-// An F8_E4M3 tensor `t` expected as `e`: only a Linear layer's weight of an fp8 checkpoint,
-// with its scales beside it. Returns the scales' name.
-std::string CheckFp8Weight(const TensorStore& store, const ModelConfig& config,
-                           const ExpectedTensor& e, const TensorInfo& t) {
+void ExpectDType(const TensorInfo& t, bool ok, std::string_view what) {
+  if (!ok) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " has dtype ", DTypeName(t.dtype),
+         "; qvl reads ", what);
+  }
+}
+
+void ExpectShape(const TensorInfo& t, const std::vector<int64_t>& shape, std::string_view why) {
+  if (t.shape != shape) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " has shape ", t.ShapeString(),
+         ", expected ", ShapeText(shape), why);
+  }
+}
+
+// The quantized weight `e` whose codes are `t` (the PREFIX.weight_packed words when
+// packed): its codes match config.json's quantization_config, and its scales, zero points
+// and shape are there with their shapes and dtypes. Appends their names to `known`.
+void CheckQuantizedWeight(const TensorStore& store, const WeightQuantization& q,
+                          const ExpectedTensor& e, const TensorInfo& t,
+                          std::vector<std::string>* known) {
   if (!IsLinearWeight(e)) {
-    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", e.name,
-         " has dtype F8_E4M3; qvl reads fp8 only for the weights of Linear layers");
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " has dtype ", DTypeName(t.dtype),
+         "; qvl reads quantized codes only for the weights of Linear layers");
   }
-  if (!config.fp8_blocks.present()) {
-    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", e.name,
-         " has dtype F8_E4M3, but config.json has no quantization_config with quant_method "
-         "\"fp8\" and the weight_block_size of its scales");
+  if (!q.present()) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " has dtype ", DTypeName(t.dtype),
+         ", but config.json has no quantization_config saying how its codes are scaled");
   }
-  const std::string scale_name = Fp8ScaleName(e.name);
-  const TensorInfo& s = store.Require(scale_name);
-  const std::vector<int64_t> shape = {
-      (e.shape[0] + config.fp8_blocks.rows - 1) / config.fp8_blocks.rows,
-      (e.shape[1] + config.fp8_blocks.cols - 1) / config.fp8_blocks.cols};
-  if (s.shape != shape) {
-    Fail(ErrorCode::kCorrupt, *s.file, ": tensor ", scale_name, " has shape ", s.ShapeString(),
-         ", expected ", ShapeText(shape), " (one scale per ", config.fp8_blocks.rows, "x",
-         config.fp8_blocks.cols, " block of ", e.name, ", config.json's weight_block_size)");
+  if (t.dtype != q.codes) {
+    Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " has dtype ", DTypeName(t.dtype),
+         ", but config.json's quantization_config describes ", q.CodesName(), " codes");
   }
-  if (s.dtype != DType::kF32 && s.dtype != DType::kBF16 && s.dtype != DType::kF16) {
-    Fail(ErrorCode::kCorrupt, *s.file, ": tensor ", scale_name, " has dtype ", DTypeName(s.dtype),
-         "; qvl reads F32, BF16 or F16 scales");
+  const QuantizedWeightNames names = QuantizedNames(e.name, q);
+  const int64_t rows = e.shape[0], cols = e.shape[1];
+  if (q.packed()) {
+    ExpectShape(
+        t, {rows, (cols + CodesPerWord(q) - 1) / CodesPerWord(q)},
+        StrCat(" (", e.name, " ", ShapeText(e.shape), " in words of ", CodesPerWord(q), " codes)"));
+    const TensorInfo& s = store.Require(names.shape);
+    ExpectDType(s, s.dtype == DType::kI32 || s.dtype == DType::kI64, "I32 or I64 shapes");
+    if (s.numel() != 2 || Ints(s) != e.shape) {
+      Fail(ErrorCode::kCorrupt, *s.file, ": tensor ", s.name, " does not hold ", ShapeText(e.shape),
+           ", the shape of ", e.name);
+    }
+    known->push_back(names.shape);
   }
-  return scale_name;
+  const ScaleGrid grid = GridOf(q, rows, cols);
+  const std::string why =
+      StrCat(" (one scale per ", grid.block_rows, "x", grid.block_cols, " block of ", e.name,
+             ", as config.json's quantization_config says)");
+  const TensorInfo& s = store.Require(names.scales);
+  if (Squeezed(s.shape) != Squeezed({grid.rows, grid.cols}))
+    ExpectShape(s, {grid.rows, grid.cols}, why);
+  ExpectDType(s, IsFloat(s.dtype), "F32, BF16 or F16 scales");
+  known->push_back(names.scales);
+  if (!q.symmetric) {
+    const TensorInfo& z = store.Require(names.zero_points);
+    if (q.packed()) {
+      ExpectDType(z, z.dtype == DType::kI32, "the zero points of packed codes packed as I32");
+      ExpectShape(z, {(grid.rows + CodesPerWord(q) - 1) / CodesPerWord(q), grid.cols},
+                  " (the zero points packed along the rows of the scales)");
+    } else {
+      ExpectDType(z, z.dtype == DType::kI8, "I8 zero points");
+      if (Squeezed(z.shape) != Squeezed(s.shape)) ExpectShape(z, s.shape, " (the scales' shape)");
+    }
+    known->push_back(names.zero_points);
+  }
 }
 
 }  // namespace
 
-std::string Fp8ScaleName(std::string_view weight_name) {
-  return StrCat(weight_name.substr(0, weight_name.size() - std::string_view(".weight").size()),
-                ".weight_scale_inv");
+QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q) {
+  const std::string_view prefix =
+      weight_name.substr(0, weight_name.size() - std::string_view(".weight").size());
+  QuantizedWeightNames n;
+  n.codes = q.packed() ? StrCat(prefix, ".weight_packed") : std::string(weight_name);
+  n.scales = StrCat(
+      prefix, q.method == WeightQuantization::Method::kFp8 ? ".weight_scale_inv" : ".weight_scale");
+  if (!q.symmetric) n.zero_points = StrCat(prefix, ".weight_zero_point");
+  if (q.packed()) n.shape = StrCat(prefix, ".weight_shape");
+  return n;
 }
 
 void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
   const std::vector<ExpectedTensor> expected = ExpectedQwen3VLTensors(config);
+  const WeightQuantization& q = config.weight_quant;
   std::vector<std::string> missing;
-  std::vector<std::string> fp8_scales;
+  std::vector<std::string> beside;  // scales, zero points and shapes of quantized weights
   for (const ExpectedTensor& e : expected) {
     const TensorInfo* t = store.Find(e.name);
+    if (t == nullptr && q.packed() && IsLinearWeight(e)) {
+      if (const TensorInfo* packed = store.Find(QuantizedNames(e.name, q).codes)) {
+        CheckQuantizedWeight(store, q, e, *packed, &beside);
+        beside.push_back(packed->name);
+        continue;
+      }
+    }
     if (t == nullptr) {
       missing.push_back(e.name);
       continue;
@@ -173,11 +298,12 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
       Fail(ErrorCode::kCorrupt, *t->file, ": tensor ", e.name, " has shape ", t->ShapeString(),
            ", expected ", ShapeText(e.shape));
     }
-    if (t->dtype == DType::kF8E4M3) {
-      fp8_scales.push_back(CheckFp8Weight(store, config, e, *t));
-    } else if (t->dtype != DType::kF32 && t->dtype != DType::kBF16 && t->dtype != DType::kF16) {
+    if (t->dtype == DType::kF8E4M3 || t->dtype == DType::kI8) {
+      CheckQuantizedWeight(store, q, e, *t, &beside);
+    } else if (!IsFloat(t->dtype)) {
       Fail(ErrorCode::kCorrupt, *t->file, ": tensor ", e.name, " has dtype ", DTypeName(t->dtype),
-           "; qvl reads F32, BF16 or F16 weights (F8_E4M3 ones with block scales)");
+           "; qvl reads F32, BF16 or F16 weights (quantized ones as config.json's "
+           "quantization_config describes)");
     }
   }
   if (!missing.empty()) {
@@ -187,7 +313,7 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
   }
   std::unordered_set<std::string_view> known;
   for (const ExpectedTensor& e : expected) known.insert(e.name);
-  for (const std::string& name : fp8_scales) known.insert(name);
+  for (const std::string& name : beside) known.insert(name);
   if (config.tie_word_embeddings)
     known.insert(kLmHead);  // some writers keep the tied copy; it is unused
   size_t unused = 0;
@@ -255,7 +381,7 @@ std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config) {
 Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& config) {
   CheckQwen3VLTensors(store, config);
   Qwen3VLWeights w;
-  const WeightCarver c(store, config.fp8_blocks, &w.fp8_scales);
+  const WeightCarver c(store, config.weight_quant, &w.quant_params);
 
   const std::string visual = kVisual;
   VisionWeights& vis = w.vision;

@@ -69,8 +69,9 @@ struct TextWeights {
 struct Qwen3VLWeights {
   VisionWeights vision;
   TextWeights text;
-  // The f32 block scales of an fp8 checkpoint's weights, which their views point into.
-  std::vector<std::vector<float>> fp8_scales;
+  // The f32 block scales and zero points of a pre-quantized checkpoint's weights, which
+  // their views point into.
+  std::vector<std::vector<float>> quant_params;
 };
 
 // What a tensor is, which fixes how a random model initializes it.
@@ -91,14 +92,21 @@ struct ExpectedTensor {
 };
 std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config);
 
-// A Linear layer's weight: the matrices an fp8 checkpoint may store as F8_E4M3.
+// A Linear layer's weight: the matrices a pre-quantized checkpoint may store as codes.
 inline bool IsLinearWeight(const ExpectedTensor& e) {
   return e.role == TensorRole::kMatrix && e.shape.size() == 2;
 }
 
-// The block scales of the fp8 Linear weight `weight_name` ("PREFIX.weight"):
-// "PREFIX.weight_scale_inv".
-std::string Fp8ScaleName(std::string_view weight_name);
+// The tensors a pre-quantized checkpoint keeps the Linear weight `weight_name`
+// ("PREFIX.weight") in (model/quantization_config.h); a name is empty when `q` has no such
+// tensor.
+struct QuantizedWeightNames {
+  std::string codes;        // PREFIX.weight, or PREFIX.weight_packed when packed
+  std::string scales;       // PREFIX.weight_scale_inv (fp8) or PREFIX.weight_scale
+  std::string zero_points;  // PREFIX.weight_zero_point when asymmetric
+  std::string shape;        // PREFIX.weight_shape when packed
+};
+QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q);
 
 // Checks the name, shape and dtype of every tensor the config implies, without reading
 // tensor data (so a multi-GB folder is validated in milliseconds). Throws the errors
@@ -107,8 +115,8 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config);
 
 // Maps the store onto typed weights. A missing tensor, a wrong shape or an unsupported
 // dtype is an Error(kCorrupt) of one line naming the file and the tensor. A Linear
-// layer's weight may be F8_E4M3 when config.fp8_blocks says how its weight_scale_inv
-// scales it (the view then points at the scales, decoded to f32 in fp8_scales). Tensors the
+// layer's weight may be stored as codes when config.weight_quant says how (the view then
+// points at its scales and zero points, decoded to f32 in quant_params). Tensors the
 // model does not use are logged as one warning. The store must outlive the weights.
 Qwen3VLWeights MapQwen3VLWeights(const TensorStore& store, const ModelConfig& config);
 

@@ -215,7 +215,8 @@ TEST_F(BrokenWeights, UnsupportedDtype) {
   FindTensor(tensors_, "model.visual.merger.norm.weight")->spec.dtype = DType::kI16;
   EXPECT_EQ(MapError(), path_ +
                             ": tensor model.visual.merger.norm.weight has dtype I16; qvl "
-                            "reads F32, BF16 or F16 weights (F8_E4M3 ones with block scales)");
+                            "reads F32, BF16 or F16 weights (quantized ones as config.json's "
+                            "quantization_config describes)");
 }
 
 // up_proj [128, 64] as F8_E4M3 codes 0..255 in turn, with 32 x 48 blocks: 4 x 2 scales,
@@ -225,8 +226,12 @@ class Fp8Weights : public BrokenWeights {
   static constexpr char kUp[] = "model.language_model.layers.3.mlp.up_proj.weight";
   static constexpr char kScale[] = "model.language_model.layers.3.mlp.up_proj.weight_scale_inv";
 
+  static WeightQuantization Blocks(int rows, int cols) {
+    return {.method = WeightQuantization::Method::kFp8, .block_rows = rows, .block_cols = cols};
+  }
+
   Fp8Weights() {
-    config_.fp8_blocks = {32, 48};
+    config_.weight_quant = Blocks(32, 48);
     TensorData* t = FindTensor(tensors_, kUp);
     t->spec.dtype = DType::kF8E4M3;
     t->bytes.resize(128 * 64);
@@ -271,33 +276,129 @@ TEST_F(Fp8Weights, MapsWeightWithItsBlockScales) {
 }
 
 TEST_F(Fp8Weights, RefusesWhatItCannotDecode) {
-  config_.fp8_blocks = {};
+  config_.weight_quant = {};
   EXPECT_EQ(MapError(), path_ + ": tensor " + kUp +
-                            " has dtype F8_E4M3, but config.json has no quantization_config with "
-                            "quant_method \"fp8\" and the weight_block_size of its scales");
-  config_.fp8_blocks = {32, 16};
+                            " has dtype F8_E4M3, but config.json has no quantization_config "
+                            "saying how its codes are scaled");
+  config_.weight_quant = Blocks(32, 16);
   EXPECT_EQ(MapError(), path_ + ": tensor " + kScale +
                             " has shape [4, 2], expected [4, 4] (one scale per 32x16 block of " +
-                            kUp + ", config.json's weight_block_size)");
-  config_.fp8_blocks = {64, 48};
+                            kUp + ", as config.json's quantization_config says)");
+  config_.weight_quant = Blocks(64, 48);
   EXPECT_EQ(MapError(), path_ + ": tensor " + kScale +
                             " has shape [4, 2], expected [2, 2] (one scale per 64x48 block of " +
-                            kUp + ", config.json's weight_block_size)");
-  config_.fp8_blocks = {32, 48};
+                            kUp + ", as config.json's quantization_config says)");
+  config_.weight_quant = Blocks(32, 48);
+  config_.weight_quant.codes = DType::kI8;
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kUp +
+                            " has dtype F8_E4M3, but config.json's quantization_config describes "
+                            "int8 codes");
+  config_.weight_quant = Blocks(32, 48);
   const float nan = std::nanf("");
   std::memcpy(FindTensor(tensors_, kScale)->bytes.data() + 12, &nan, 4);
-  EXPECT_EQ(MapError(),
-            path_ + ": tensor " + kScale + " holds nan; the scales of fp8 weights must be finite");
+  EXPECT_EQ(MapError(), path_ + ": tensor " + kScale +
+                            " holds nan; the scales of quantized weights must be finite");
   TensorData* norm = FindTensor(tensors_, "model.language_model.norm.weight");
   const TensorData bf16_norm = *norm;
   norm->spec.dtype = DType::kF8E4M3;
   norm->bytes.resize(norm->bytes.size() / 2);
   EXPECT_EQ(MapError(), path_ +
                             ": tensor model.language_model.norm.weight has dtype F8_E4M3; qvl "
-                            "reads fp8 only for the weights of Linear layers");
+                            "reads quantized codes only for the weights of Linear layers");
   *norm = bf16_norm;
   Erase(tensors_, kScale);
   EXPECT_EQ(MapError(), path_ + ": tensor " + kScale + " is missing");
+}
+
+// compressed-tensors' pack-quantized W4A16 with zero points: up_proj [128, 64] as
+// weight_packed [128, 8] (8 codes a word, lowest bits first, each + 8), weight_shape,
+// BF16 weight_scale [128, 2] (groups of 32) and weight_zero_point [16, 2] packed along
+// the rows.
+class PackedCodes : public BrokenWeights {
+ protected:
+  static constexpr char kPrefix[] = "model.language_model.layers.3.mlp.up_proj";
+  static std::string Name(const char* suffix) { return std::string(kPrefix) + suffix; }
+  static int Code(int64_t r, int64_t c) { return static_cast<int>((r * 7 + c * 3) % 16) - 8; }
+  static int Zero(int64_t r, int64_t g) { return static_cast<int>((r + 5 * g) % 16) - 8; }
+  static float Scale(int64_t r, int64_t g) {
+    return 0.0078125f * static_cast<float>(1 + (r + g) % 5);
+  }
+
+  PackedCodes() {
+    config_.weight_quant = {WeightQuantization::Method::kCompressedTensors,
+                            DType::kI32,
+                            4,
+                            /*symmetric=*/false,
+                            1,
+                            32};
+    Erase(tensors_, Name(".weight"));
+    std::vector<uint32_t> words(128 * 8, 0), zeros(16 * 2, 0);
+    std::vector<uint16_t> scales(128 * 2);
+    for (int64_t r = 0; r < 128; ++r) {
+      for (int64_t c = 0; c < 64; ++c)
+        words[r * 8 + c / 8] |= uint32_t(Code(r, c) + 8) << (4 * (c % 8));
+      for (int64_t g = 0; g < 2; ++g) {
+        zeros[(r / 8) * 2 + g] |= uint32_t(Zero(r, g) + 8) << (4 * (r % 8));
+        scales[r * 2 + g] = F32ToBf16(Scale(r, g));
+      }
+    }
+    const int64_t shape[2] = {128, 64};
+    Add(Name(".weight_packed"), DType::kI32, {128, 8}, words.data(), 4 * words.size());
+    Add(Name(".weight_shape"), DType::kI64, {2}, shape, 16);
+    Add(Name(".weight_scale"), DType::kBF16, {128, 2}, scales.data(), 2 * scales.size());
+    Add(Name(".weight_zero_point"), DType::kI32, {16, 2}, zeros.data(), 4 * zeros.size());
+  }
+
+  void Add(const std::string& name, DType dtype, std::vector<int64_t> shape, const void* data,
+           size_t n) {
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    tensors_.push_back({{name, dtype, std::move(shape)}, std::vector<uint8_t>(p, p + n)});
+  }
+};
+
+TEST_F(PackedCodes, DecodeAsCompressedTensorsDequantizes) {
+  ASSERT_EQ(MapError(), "");
+  const TensorStore store({path_});
+  const Qwen3VLWeights w = MapQwen3VLWeights(store, config_);
+  const WeightView& up = w.text.layers[3].up_proj;
+  ASSERT_EQ(up.dtype, DType::kI32);
+  EXPECT_EQ(up.rows, 128);
+  EXPECT_EQ(up.cols, 64);
+  EXPECT_EQ(up.product, DType::kBF16);
+  EXPECT_EQ(WeightRowBytes(up), 32);
+  for (int64_t row : {0, 7, 8, 127}) {
+    std::vector<float> decoded(64);
+    DecodeWeightRow(up, row, 64, decoded.data());
+    for (int64_t c = 0; c < 64; ++c) {
+      // (code - zero) x scale in bf16, as compressed-tensors computes with BF16 scales.
+      const float want = Bf16ToF32(F32ToBf16(static_cast<float>(Code(row, c) - Zero(row, c / 32)) *
+                                             Bf16ToF32(F32ToBf16(Scale(row, c / 32)))));
+      EXPECT_EQ(decoded[c], want) << row << "," << c;
+    }
+  }
+}
+
+TEST_F(PackedCodes, RefusesWhatDoesNotFit) {
+  const int64_t wrong[2] = {128, 63};
+  std::memcpy(FindTensor(tensors_, Name(".weight_shape"))->bytes.data(), wrong, 16);
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_shape") +
+                            " does not hold [128, 64], the shape of " + Name(".weight"));
+  const int64_t right[2] = {128, 64};
+  std::memcpy(FindTensor(tensors_, Name(".weight_shape"))->bytes.data(), right, 16);
+  FindTensor(tensors_, Name(".weight_zero_point"))->spec.shape = {32, 1};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_zero_point") +
+                            " has shape [32, 1], expected [16, 2] (the zero points packed along "
+                            "the rows of the scales)");
+  Erase(tensors_, Name(".weight_zero_point"));
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_zero_point") + " is missing");
+  config_.weight_quant.symmetric = true;
+  EXPECT_EQ(MapError(), "");
+  FindTensor(tensors_, Name(".weight_packed"))->spec.shape = {64, 16};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_packed") +
+                            " has shape [64, 16], expected [128, 8] (" + Name(".weight") +
+                            " [128, 64] in words of 8 codes)");
+  config_.weight_quant = {};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight") + " is missing");
 }
 
 TEST_F(BrokenWeights, UntiedModelNeedsLmHead) {

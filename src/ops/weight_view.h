@@ -1,6 +1,6 @@
 // A weight matrix as stored in a checkpoint, used in place (usually inside an mmap):
-// row-major [rows, cols] = [out_features, in_features], dtype F32, BF16, F16, or F8_E4M3
-// with block scales (an fp8 checkpoint's, see model/config.h Fp8Blocks).
+// row-major [rows, cols] = [out_features, in_features], as F32, BF16 or F16 values or
+// as the codes of a pre-quantized checkpoint with their scales (model/quantization_config.h).
 #pragma once
 
 #include <cstdint>
@@ -10,20 +10,30 @@
 namespace qvl {
 
 struct WeightView {
+  // F32, BF16, F16; codes: F8_E4M3, I8, or I32 words packing 32 / code_bits codes each,
+  // the first in the lowest bits, each stored as code + 2^(code_bits - 1).
   DType dtype = DType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
-  // F8_E4M3 only: element (r, c) is data[r, c] * block_scales[(r / block_rows) *
-  // ceil(cols / block_cols) + c / block_cols].
+  // Codes only: element (r, c) is (code - zero) * scale of its block_rows x block_cols
+  // block, at index (r / block_rows) * ceil(cols / block_cols) + c / block_cols of
+  // block_scales and block_zeros (null: no zero points), rounded to `product` (F32: not
+  // rounded; BF16 or F16 where the reference multiplies in that dtype).
+  int code_bits = 8;
   const float* block_scales = nullptr;
+  const float* block_zeros = nullptr;
   int64_t block_rows = 0;
   int64_t block_cols = 0;
+  DType product = DType::kF32;
 };
 
-// Elements [0, n) of row `row` (n <= cols) as float: exact for every dtype, fp8 times
-// its block's scale in f32 as transformers' Fp8Dequantize computes it. Throws
-// Error(kInvalidArgument) for a dtype no linear layer takes.
+// Bytes of one stored row; rows are contiguous.
+int64_t WeightRowBytes(const WeightView& view);
+
+// Elements [0, n) of row `row` (n <= cols) as float: exact for every dtype, codes decoded
+// as the reference dequantizes them (transformers' Fp8Dequantize, compressed-tensors'
+// dequantize). Throws Error(kInvalidArgument) for a dtype no linear layer takes.
 void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out);
 
 }  // namespace qvl

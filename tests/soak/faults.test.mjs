@@ -138,7 +138,7 @@ test('a changed model file is refused at start with one line naming it', () => {
     r.err,
     `qvl: error: ${dir}/model.safetensors: tensor ` +
       'model.language_model.embed_tokens.weight has dtype I16; qvl reads F32, BF16 or F16 weights ' +
-      '(F8_E4M3 ones with block scales)\n',
+      "(quantized ones as config.json's quantization_config describes)\n",
   );
   assert.equal(r.out, '');
   fs.rmSync(dir, { recursive: true });

@@ -1,0 +1,180 @@
+#include "model/quantization_config.h"
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "base/error.h"
+#include "base/json_fields.h"
+
+namespace qvl {
+namespace {
+
+constexpr int64_t kMaxBlock = int64_t{1} << 16;
+
+// Qwen's -FP8 releases: {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [r, c]}.
+WeightQuantization ParseFp8(const JsonFieldReader& q) {
+  const std::string fmt = q.OptionalString("fmt").value_or("e4m3");
+  if (fmt != "e4m3") {
+    q.FailField("fmt", StrCat("is \"", fmt, "\"; qvl reads fp8 weights in \"e4m3\""));
+  }
+  if (!q.Has("weight_block_size")) {
+    q.FailField("weight_block_size",
+                "is missing; qvl reads fp8 weights with a scale per block (weight_scale_inv), "
+                "such as [128, 128]");
+  }
+  const std::vector<int64_t> block = q.IntList("weight_block_size", 1, kMaxBlock);
+  if (block.size() != 2) {
+    q.FailField("weight_block_size",
+                StrCat("has ", block.size(), " entries; it needs 2, [rows, columns]"));
+  }
+  WeightQuantization w;
+  w.method = WeightQuantization::Method::kFp8;
+  w.block_rows = static_cast<int>(block[0]);
+  w.block_cols = static_cast<int>(block[1]);
+  return w;
+}
+
+// One config group's weights (compressed-tensors' QuantizationArgs) stored in `format`.
+WeightQuantization ParseGroupWeights(const JsonFieldReader& a, const std::string& format,
+                                     const JsonFieldReader& q) {
+  WeightQuantization w;
+  w.method = WeightQuantization::Method::kCompressedTensors;
+  const std::string type = a.OptionalString("type").value_or("int");
+  w.bits = static_cast<int>(a.OptionalInt("num_bits", 1, 64).value_or(8));
+  w.symmetric = a.OptionalBool("symmetric", true);
+  if (a.OptionalBool("dynamic", false)) {
+    a.FailField("dynamic", "is true; qvl reads weights stored quantized, not quantized on the fly");
+  }
+  if (format == "float-quantized") {
+    if (type != "float" || w.bits != 8) {
+      a.FailField("num_bits", StrCat("is ", w.bits, " with type \"", type,
+                                     "\"; qvl reads float-quantized weights as fp8 e4m3 (8 bits, "
+                                     "type \"float\")"));
+    }
+    w.codes = DType::kF8E4M3;
+  } else if (format == "int-quantized" || format == "naive-quantized") {
+    if (type != "int" || w.bits != 8) {
+      a.FailField("num_bits", StrCat("is ", w.bits, " with type \"", type, "\"; qvl reads ", format,
+                                     " weights as int8 (8 bits, type \"int\")"));
+    }
+    w.codes = DType::kI8;
+  } else if (format == "pack-quantized") {
+    if (type != "int" || (w.bits != 4 && w.bits != 8)) {
+      a.FailField("num_bits", StrCat("is ", w.bits, " with type \"", type,
+                                     "\"; qvl reads pack-quantized weights of 4 or 8 bits, type "
+                                     "\"int\""));
+    }
+    w.codes = DType::kI32;
+  } else {
+    q.FailField("format", StrCat("is \"", format,
+                                 "\"; qvl reads compressed-tensors checkpoints in the formats "
+                                 "float-quantized, int-quantized, naive-quantized and "
+                                 "pack-quantized"));
+  }
+  const std::optional<int64_t> group_size = a.OptionalInt("group_size", 1, kMaxBlock);
+  const std::string strategy =
+      a.OptionalString("strategy").value_or(group_size ? "group" : "tensor");
+  if (strategy == "tensor") {
+    w.block_rows = w.block_cols = 0;
+  } else if (strategy == "channel") {
+    w.block_rows = 1;
+    w.block_cols = 0;
+  } else if (strategy == "group") {
+    if (!group_size) a.FailField("group_size", "is missing; the group strategy needs it");
+    w.block_rows = 1;
+    w.block_cols = static_cast<int>(*group_size);
+  } else if (strategy == "block") {
+    const std::vector<int64_t> block = a.IntList("block_structure", 1, kMaxBlock);
+    if (block.size() != 2) {
+      a.FailField("block_structure",
+                  StrCat("has ", block.size(), " entries; it needs 2, [rows, columns]"));
+    }
+    w.block_rows = static_cast<int>(block[0]);
+    w.block_cols = static_cast<int>(block[1]);
+  } else {
+    a.FailField("strategy", StrCat("is \"", strategy,
+                                   "\"; qvl reads weights quantized per tensor, channel, group or "
+                                   "block"));
+  }
+  if (!w.symmetric && (w.codes == DType::kF8E4M3 || w.block_rows != 1)) {
+    a.FailField("symmetric",
+                "is false; qvl reads zero points only for int weights per channel or group");
+  }
+  if (const nlohmann::json* order = a.Find("actorder");
+      order != nullptr && order->is_string() && *order == "group") {
+    a.FailField("actorder",
+                "is \"group\"; qvl reads groups of consecutive columns (actorder \"static\" or "
+                "none), not a column order (weight_g_idx)");
+  }
+  return w;
+}
+
+bool SameWeights(const WeightQuantization& a, const WeightQuantization& b) {
+  return a.codes == b.codes && a.bits == b.bits && a.symmetric == b.symmetric &&
+         a.block_rows == b.block_rows && a.block_cols == b.block_cols;
+}
+
+// compressed-tensors: one scheme for the weights of every quantized Linear layer, in the
+// config group(s) whose "weights" are set; layers the checkpoint leaves unquantized
+// ("ignore") keep their float weights and are read as such.
+WeightQuantization ParseCompressedTensors(const JsonFieldReader& q) {
+  if (const std::optional<JsonFieldReader> sparsity = q.OptionalObject("sparsity_config")) {
+    const std::string format = sparsity->OptionalString("format").value_or("dense");
+    if (format != "dense") {
+      sparsity->FailField("format",
+                          StrCat("is \"", format, "\"; qvl reads dense weights, not sparse ones"));
+    }
+  }
+  const std::string format = q.OptionalString("format").value_or("");
+  const JsonFieldReader groups = q.Object("config_groups");
+  const nlohmann::json& items = *q.Find("config_groups");
+  std::optional<WeightQuantization> found;
+  for (auto it = items.begin(); it != items.end(); ++it) {
+    if (!it->is_object()) {
+      groups.FailField(it.key(), StrCat("must be an object, got ", JsonTypeName(*it)));
+    }
+    const JsonFieldReader g(*it, groups.source(), groups.FieldName(it.key()));
+    const std::optional<JsonFieldReader> weights = g.OptionalObject("weights");
+    if (!weights) continue;
+    const WeightQuantization w =
+        ParseGroupWeights(*weights, g.OptionalString("format").value_or(format), q);
+    if (found && !SameWeights(*found, w)) {
+      q.FailField("config_groups",
+                  "quantize the weights of different layers differently; qvl reads one scheme "
+                  "for all of them");
+    }
+    found = w;
+  }
+  if (!found) q.FailField("config_groups", "has no group with quantized weights");
+  return *found;
+}
+
+}  // namespace
+
+std::string WeightQuantization::CodesName() const {
+  if (codes == DType::kF8E4M3) return "fp8 e4m3";
+  return StrCat("int", bits, symmetric ? "" : " with zero points");
+}
+
+std::string WeightQuantization::BlocksName() const {
+  if (block_rows == 0 && block_cols == 0) return "tensor";
+  if (block_rows == 1 && block_cols == 0) return "channel";
+  if (block_rows == 1) return StrCat("group of ", block_cols);
+  return StrCat(block_rows, "x", block_cols, " block");
+}
+
+WeightQuantization ParseWeightQuantization(const JsonFieldReader& top) {
+  if (!top.Has("quantization_config")) return {};
+  const JsonFieldReader q = top.Object("quantization_config");
+  const std::string method = q.String("quant_method");
+  if (method == "fp8") return ParseFp8(q);
+  if (method == "compressed-tensors") return ParseCompressedTensors(q);
+  q.FailField("quant_method",
+              StrCat("is \"", method,
+                     "\", which qvl does not read: it reads unquantized checkpoints (BF16, F16, "
+                     "F32), which it quantizes itself (--dtype q8, q4, w8a8), block-wise fp8 "
+                     "ones (\"fp8\", as in Qwen's -FP8 releases) and llm-compressor's "
+                     "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights)"));
+}
+
+}  // namespace qvl

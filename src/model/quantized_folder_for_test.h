@@ -1,0 +1,264 @@
+// Tests only: a model folder rewritten as a pre-quantized checkpoint
+// (model/quantization_config.h), with this file's own quantizer and decoder rather than
+// the loader's:
+// - Qwen's -FP8 releases (transformers' Fp8Quantize): every Linear weight as F8_E4M3
+//   codes, one f32 scale per block in PREFIX.weight_scale_inv;
+// - llm-compressor's compressed-tensors formats: fp8, int8, or int4/int8 packed into I32
+//   words, per tensor, channel, group or block, symmetric or with zero points, scales in
+//   F32 or BF16; the deepstack mergers stay unquantized, as an "ignore" list leaves them.
+// With `dequantized`, the same weights are written back as the F32 values the reference
+// decodes them to: what the quantized folder must compute as.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/bf16.h"
+#include "base/mapped_file.h"
+#include "model/config.h"
+#include "model/safetensors.h"
+#include "model/weights.h"
+#include "ops/weight_view.h"
+
+namespace qvl {
+
+struct TestQuantScheme {
+  WeightQuantization quant;
+  DType scale_dtype = DType::kF32;
+  std::string format;    // compressed-tensors' format
+  std::string strategy;  // compressed-tensors' strategy
+
+  static TestQuantScheme QwenFp8(int rows, int cols) {
+    TestQuantScheme s;
+    s.quant = {.method = WeightQuantization::Method::kFp8, .block_rows = rows, .block_cols = cols};
+    return s;
+  }
+  // `codes`: F8_E4M3, I8 or I32 (packed `bits`); `block` as WeightQuantization's.
+  static TestQuantScheme Compressed(DType codes, int bits, bool symmetric, int block_rows,
+                                    int block_cols, DType scale_dtype) {
+    TestQuantScheme s;
+    s.quant = {WeightQuantization::Method::kCompressedTensors,
+               codes,
+               bits,
+               symmetric,
+               block_rows,
+               block_cols};
+    s.scale_dtype = scale_dtype;
+    s.format = codes == DType::kF8E4M3 ? "float-quantized"
+               : codes == DType::kI8   ? "int-quantized"
+                                       : "pack-quantized";
+    s.strategy = block_rows == 0   ? "tensor"
+                 : block_rows > 1  ? "block"
+                 : block_cols == 0 ? "channel"
+                                   : "group";
+    return s;
+  }
+};
+
+namespace quantized_for_test {
+
+// e4m3 by its definition: (-1)^s 2^(e-7) (1 + m/8), subnormals 2^-6 m/8.
+inline double Fp8Value(int code) {
+  const int e = (code >> 3) & 15, m = code & 7;
+  const double mag = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7);
+  return code & 0x80 ? -mag : mag;
+}
+
+inline float InDType(DType t, float v) { return t == DType::kBF16 ? Bf16ToF32(F32ToBf16(v)) : v; }
+
+inline std::vector<uint8_t> Bytes(const void* p, size_t n) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  return {b, b + n};
+}
+
+inline std::vector<uint8_t> ScaleBytes(const std::vector<float>& s, DType t) {
+  if (t == DType::kF32) return Bytes(s.data(), 4 * s.size());
+  std::vector<uint16_t> h(s.size());
+  for (size_t i = 0; i < s.size(); ++i) h[i] = F32ToBf16(s[i]);
+  return Bytes(h.data(), 2 * h.size());
+}
+
+// Packs `values` ([n, m] row-major, each + 2^(bits-1)) into I32 words along dimension `dim`.
+inline std::vector<uint8_t> Pack(const std::vector<int>& values, int64_t n, int64_t m, int bits,
+                                 int dim, std::vector<int64_t>* shape) {
+  const int64_t per = 32 / bits;
+  const int64_t pn = dim == 0 ? (n + per - 1) / per : n, pm = dim == 1 ? (m + per - 1) / per : m;
+  std::vector<uint32_t> words(static_cast<size_t>(pn * pm), 0);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < m; ++c) {
+      const uint32_t u = static_cast<uint32_t>(values[r * m + c] + (1 << (bits - 1)));
+      const int64_t i = dim == 0 ? r : c;
+      const int64_t w = dim == 0 ? (i / per) * pm + c : r * pm + i / per;
+      words[static_cast<size_t>(w)] |= u << (bits * (i % per));
+    }
+  }
+  *shape = {pn, pm};
+  return Bytes(words.data(), 4 * words.size());
+}
+
+}  // namespace quantized_for_test
+
+inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
+                                 const TestQuantScheme& scheme, bool dequantized) {
+  namespace fs = std::filesystem;
+  namespace qt = quantized_for_test;
+  using nlohmann::json;
+  const WeightQuantization& q = scheme.quant;
+  const bool fp8 = q.method == WeightQuantization::Method::kFp8;
+  fs::create_directories(dst);
+  for (const fs::directory_entry& e : fs::directory_iterator(src)) {
+    const std::string name = e.path().filename();
+    if (name != "model.safetensors" && name != "config.json") {
+      fs::copy_file(e.path(), fs::path(dst) / name, fs::copy_options::overwrite_existing);
+    }
+  }
+  json config = json::parse(ReadFileToString(src + "/config.json"));
+  if (!dequantized && fp8) {
+    config["quantization_config"] = {{"activation_scheme", "dynamic"},
+                                     {"fmt", "e4m3"},
+                                     {"quant_method", "fp8"},
+                                     {"weight_block_size", {q.block_rows, q.block_cols}}};
+  } else if (!dequantized) {
+    json weights = {
+        {"num_bits", q.bits},       {"type", q.codes == DType::kF8E4M3 ? "float" : "int"},
+        {"symmetric", q.symmetric}, {"strategy", scheme.strategy},
+        {"group_size", nullptr},    {"block_structure", nullptr},
+        {"dynamic", false},         {"actorder", nullptr},
+        {"observer", "minmax"}};
+    if (scheme.strategy == "group") weights["group_size"] = q.block_cols;
+    if (scheme.strategy == "block") weights["block_structure"] = {q.block_rows, q.block_cols};
+    config["quantization_config"] = {
+        {"quant_method", "compressed-tensors"},
+        {"format", scheme.format},
+        {"quantization_status", "compressed"},
+        {"ignore", {"re:.*deepstack_merger_list.*"}},
+        {"sparsity_config", json::object()},
+        {"config_groups",
+         {{"group_0",
+           {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", nullptr}}}}}};
+  }
+  std::ofstream(dst + "/config.json") << config.dump(2);
+
+  const ModelConfig parsed = ParseModelConfig(config.dump(), "config.json");
+  std::vector<std::string> linear;
+  for (const ExpectedTensor& e : ExpectedQwen3VLTensors(parsed)) {
+    if (IsLinearWeight(e) && (fp8 || e.name.find("deepstack_merger_list") == std::string::npos)) {
+      linear.push_back(e.name);
+    }
+  }
+  const TensorStore store = TensorStore::OpenFolder(src);
+  std::vector<TensorData> out;
+  for (const TensorInfo* t : store.All()) {
+    if (std::find(linear.begin(), linear.end(), t->name) == linear.end()) {
+      out.push_back({{t->name, t->dtype, t->shape}, {t->data, t->data + t->nbytes}});
+      continue;
+    }
+    const int64_t rows = t->shape[0], cols = t->shape[1];
+    std::vector<float> values(static_cast<size_t>(rows * cols));
+    const WeightView view{t->dtype, rows, cols, t->data};
+    for (int64_t r = 0; r < rows; ++r) DecodeWeightRow(view, r, cols, &values[r * cols]);
+    const int64_t br = q.block_rows > 0 ? q.block_rows : rows;
+    const int64_t bc = q.block_cols > 0 ? q.block_cols : cols;
+    const int64_t grows = (rows + br - 1) / br, gcols = (cols + bc - 1) / bc;
+    std::vector<int> codes(static_cast<size_t>(rows * cols));
+    std::vector<float> scales(static_cast<size_t>(grows * gcols));
+    std::vector<int> zeros(scales.size(), 0);
+    const int qmin = -(1 << (q.bits - 1)), qmax = (1 << (q.bits - 1)) - 1;
+    for (int64_t gr = 0; gr < grows; ++gr) {
+      for (int64_t gc = 0; gc < gcols; ++gc) {
+        const size_t g = static_cast<size_t>(gr * gcols + gc);
+        const int64_t r0 = gr * br, r1 = std::min(rows, r0 + br);
+        const int64_t c0 = gc * bc, c1 = std::min(cols, c0 + bc);
+        float lo = 0, hi = 0;
+        for (int64_t r = r0; r < r1; ++r) {
+          for (int64_t c = c0; c < c1; ++c) {
+            lo = std::min(lo, values[r * cols + c]);
+            hi = std::max(hi, values[r * cols + c]);
+          }
+        }
+        const float amax = std::max(-lo, hi);
+        float to_code = 1;  // value -> code
+        if (fp8) {
+          to_code = amax > 0 ? 448.0f / amax : 1.0f;
+          scales[g] = 1.0f / to_code;
+        } else {
+          const float range = q.codes == DType::kF8E4M3 ? 448.0f
+                              : q.symmetric             ? static_cast<float>(qmax)
+                                                        : static_cast<float>(qmax - qmin);
+          const float span = q.symmetric ? amax : hi - lo;
+          scales[g] = qt::InDType(scheme.scale_dtype, span > 0 ? span / range : 1.0f);
+          to_code = 1.0f / scales[g];
+          if (!q.symmetric) {
+            zeros[g] =
+                std::clamp(static_cast<int>(std::nearbyint(-lo / scales[g])) + qmin, qmin, qmax);
+          }
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const float v = values[r * cols + c];
+            codes[static_cast<size_t>(r * cols + c)] =
+                q.codes == DType::kF8E4M3
+                    ? F32ToF8E4M3(fp8 ? v * to_code : v / scales[g])
+                    : std::clamp(static_cast<int>(std::nearbyint(v / scales[g])) + zeros[g], qmin,
+                                 qmax);
+          }
+        }
+      }
+    }
+    const QuantizedWeightNames names = QuantizedNames(t->name, q);
+    if (dequantized) {
+      std::vector<float> decoded(codes.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const size_t g = static_cast<size_t>((r / br) * gcols + c / bc);
+          const size_t i = static_cast<size_t>(r * cols + c);
+          const double code = q.codes == DType::kF8E4M3 ? qt::Fp8Value(codes[i]) : codes[i];
+          decoded[i] = qt::InDType(fp8 ? DType::kF32 : scheme.scale_dtype,
+                                   static_cast<float>((code - zeros[g]) * scales[g]));
+        }
+      }
+      out.push_back(
+          {{t->name, DType::kF32, t->shape}, qt::Bytes(decoded.data(), 4 * decoded.size())});
+      continue;
+    }
+    if (q.packed()) {
+      std::vector<int64_t> shape;
+      std::vector<uint8_t> words = qt::Pack(codes, rows, cols, q.bits, 1, &shape);
+      out.push_back({{names.codes, DType::kI32, shape}, std::move(words)});
+      const std::vector<int64_t> dims = {rows, cols};
+      out.push_back({{names.shape, DType::kI64, {2}}, qt::Bytes(dims.data(), 16)});
+    } else {
+      std::vector<uint8_t> bytes(codes.size());
+      for (size_t i = 0; i < codes.size(); ++i) bytes[i] = static_cast<uint8_t>(codes[i]);
+      out.push_back({{t->name, q.codes, t->shape}, std::move(bytes)});
+    }
+    const std::vector<int64_t> scale_shape = scheme.strategy == "tensor" ? std::vector<int64_t>{1}
+                                             : scheme.strategy == "channel"
+                                                 ? std::vector<int64_t>{rows, 1}
+                                                 : std::vector<int64_t>{grows, gcols};
+    out.push_back({{names.scales, scheme.scale_dtype, scale_shape},
+                   qt::ScaleBytes(scales, scheme.scale_dtype)});
+    if (!q.symmetric) {
+      std::vector<int64_t> shape = {grows, gcols};
+      std::vector<uint8_t> bytes;
+      if (q.packed()) {
+        bytes = qt::Pack(zeros, grows, gcols, q.bits, 0, &shape);
+      } else {
+        for (int z : zeros) bytes.push_back(static_cast<uint8_t>(z));
+      }
+      out.push_back(
+          {{names.zero_points, q.packed() ? DType::kI32 : DType::kI8, shape}, std::move(bytes)});
+    }
+  }
+  WriteSafetensors(dst + "/model.safetensors", out);
+}
+
+}  // namespace qvl
