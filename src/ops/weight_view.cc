@@ -22,36 +22,46 @@ const std::array<float, 256>& Fp8Values() {
 
 int64_t CodesPerWord(const WeightView& view) { return 32 / view.code_bits; }
 
-// The codes of elements [c0, c1) of a row starting at `base`, as floats.
-void ReadCodes(const WeightView& view, const uint8_t* base, int64_t c0, int64_t c1, float* out) {
+// The codes of elements [0, n) of a row starting at `base`, as floats.
+void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* out) {
   switch (view.dtype) {
     case DType::kF8E4M3: {
       const std::array<float, 256>& values = Fp8Values();
-      for (int64_t c = c0; c < c1; ++c) out[c] = values[base[c]];
+      for (int64_t c = 0; c < n; ++c) out[c] = values[base[c]];
       return;
     }
     case DType::kI8:
-      for (int64_t c = c0; c < c1; ++c) out[c] = static_cast<float>(static_cast<int8_t>(base[c]));
+      for (int64_t c = 0; c < n; ++c) out[c] = static_cast<float>(static_cast<int8_t>(base[c]));
       return;
-    default: {  // kI32, packed
+    default: {  // kI32, packed: a word at a time
       const int64_t per_word = CodesPerWord(view);
       const uint32_t mask = (1u << view.code_bits) - 1;
       const int offset = 1 << (view.code_bits - 1);
-      for (int64_t c = c0; c < c1; ++c) {
+      for (int64_t w = 0; w * per_word < n; ++w) {
         uint32_t word;
-        std::memcpy(&word, base + 4 * (c / per_word), 4);
-        const int code = static_cast<int>((word >> (view.code_bits * (c % per_word))) & mask);
-        out[c] = static_cast<float>(code - offset);
+        std::memcpy(&word, base + 4 * w, 4);
+        const int64_t last = (w + 1) * per_word < n ? (w + 1) * per_word : n;
+        for (int64_t c = w * per_word; c < last; ++c, word >>= view.code_bits) {
+          out[c] = static_cast<float>(static_cast<int>(word & mask) - offset);
+        }
       }
       return;
     }
   }
 }
 
-float RoundTo(DType product, float v) {
-  if (product == DType::kBF16) return Bf16ToF32(F32ToBf16(v));
-  if (product == DType::kF16) return F16ToF32(F32ToF16(v));
-  return v;
+// out[c] = (out[c] - zero) * scale of its block, rounded by `round`, for c in [0, n).
+template <typename Round>
+void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Round round) {
+  const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
+  const int64_t first = (row / view.block_rows) * scale_cols;
+  for (int64_t c0 = 0; c0 < n; c0 += view.block_cols) {
+    const int64_t block = first + c0 / view.block_cols;
+    const float scale = view.block_scales[block];
+    const float zero = view.block_zeros != nullptr ? view.block_zeros[block] : 0.0f;
+    const int64_t c1 = c0 + view.block_cols < n ? c0 + view.block_cols : n;
+    for (int64_t c = c0; c < c1; ++c) out[c] = round((out[c] - zero) * scale);
+  }
 }
 
 }  // namespace
@@ -89,15 +99,14 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
              " codes needs its block scales");
       }
       const uint8_t* codes = static_cast<const uint8_t*>(view.data) + row * WeightRowBytes(view);
-      const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
-      const int64_t first = (row / view.block_rows) * scale_cols;
-      ReadCodes(view, codes, 0, n, out);
-      for (int64_t c0 = 0; c0 < n; c0 += view.block_cols) {
-        const int64_t block = first + c0 / view.block_cols;
-        const float scale = view.block_scales[block];
-        const float zero = view.block_zeros != nullptr ? view.block_zeros[block] : 0.0f;
-        const int64_t c1 = c0 + view.block_cols < n ? c0 + view.block_cols : n;
-        for (int64_t c = c0; c < c1; ++c) out[c] = RoundTo(view.product, (out[c] - zero) * scale);
+      ReadCodes(view, codes, n, out);
+      // The reference multiplies in the scales' dtype where compressed-tensors does.
+      if (view.product == DType::kBF16) {
+        ScaleBlocks(view, row, n, out, [](float v) { return Bf16ToF32(F32ToBf16(v)); });
+      } else if (view.product == DType::kF16) {
+        ScaleBlocks(view, row, n, out, [](float v) { return F16ToF32(F32ToF16(v)); });
+      } else {
+        ScaleBlocks(view, row, n, out, [](float v) { return v; });
       }
       return;
     }
