@@ -53,7 +53,7 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 bool IsFloat(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
 
-// The integers of a small integer tensor (weight_shape) or the floats of a float one.
+// The values of a small I32 or I64 tensor (a packed weight's weight_shape).
 std::vector<int64_t> Ints(const TensorInfo& t) {
   std::vector<int64_t> out(static_cast<size_t>(t.numel()));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -68,6 +68,7 @@ std::vector<int64_t> Ints(const TensorInfo& t) {
   return out;
 }
 
+// The values of an F32, BF16 or F16 tensor.
 std::vector<float> Floats(const TensorInfo& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -240,9 +241,8 @@ void CheckQuantizedWeight(const TensorStore& store, const WeightQuantization& q,
     known->push_back(names.shape);
   }
   const ScaleGrid grid = GridOf(q, rows, cols);
-  const std::string why =
-      StrCat(" (one scale per ", grid.block_rows, "x", grid.block_cols, " block of ", e.name,
-             ", as config.json's quantization_config says)");
+  const std::string why = StrCat(" (one scale per ", q.BlocksName(), " of ", e.name,
+                                 ", as config.json's quantization_config says)");
   const TensorInfo& s = store.Require(names.scales);
   if (Squeezed(s.shape) != Squeezed({grid.rows, grid.cols}))
     ExpectShape(s, {grid.rows, grid.cols}, why);

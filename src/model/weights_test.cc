@@ -391,6 +391,12 @@ TEST_F(PackedCodes, RefusesWhatDoesNotFit) {
                             "the rows of the scales)");
   Erase(tensors_, Name(".weight_zero_point"));
   EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_zero_point") + " is missing");
+  config_.weight_quant.block_cols = 16;
+  EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight_scale") +
+                            " has shape [128, 2], expected [128, 4] (one scale per group of 16 "
+                            "of " +
+                            Name(".weight") + ", as config.json's quantization_config says)");
+  config_.weight_quant.block_cols = 32;
   config_.weight_quant.symmetric = true;
   EXPECT_EQ(MapError(), "");
   FindTensor(tensors_, Name(".weight_packed"))->spec.shape = {64, 16};
