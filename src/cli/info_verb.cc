@@ -119,12 +119,11 @@ nlohmann::ordered_json Describe(const ModelFolder& f, const TensorStore& store) 
       quantized += t == nullptr || t->dtype == c.weight_quant.codes;
     }
     const WeightQuantization& q = c.weight_quant;
-    j["quantized"] = {
-        {"method", q.method == WeightQuantization::Method::kFp8 ? "fp8" : "compressed-tensors"},
-        {"weights", quantized},
-        {"linear_layers", linear},
-        {"codes", q.CodesName()},
-        {"scale_per", q.BlocksName()}};
+    j["quantized"] = {{"method", q.MethodName()},
+                      {"weights", quantized},
+                      {"linear_layers", linear},
+                      {"codes", q.CodesName()},
+                      {"scale_per", q.BlocksName()}};
   }
   j["text"] = {{"layers", t.num_layers},
                {"hidden_size", t.hidden_size},

@@ -1,5 +1,6 @@
 #include "model/quantization_config.h"
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -109,6 +110,34 @@ WeightQuantization ParseGroupWeights(const JsonFieldReader& a, const std::string
   return w;
 }
 
+// AutoAWQ's {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
+// "version": "gemm"} (older files spell them w_bit and q_group_size).
+WeightQuantization ParseAwq(const JsonFieldReader& q) {
+  const char* bits_key = q.Has("w_bit") ? "w_bit" : "bits";
+  const int64_t bits = q.Int(bits_key, 1, 64);
+  if (bits != 4) q.FailField(bits_key, StrCat("is ", bits, "; qvl reads 4-bit AWQ weights"));
+  std::string version = q.OptionalString("version").value_or("gemm");
+  for (char& ch : version) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (version != "gemm") {
+    q.FailField("version", StrCat("is \"", version,
+                                  "\"; qvl reads AWQ weights packed for the \"gemm\" kernels"));
+  }
+  if (!q.OptionalBool("zero_point", true)) {
+    q.FailField("zero_point", "is false; qvl reads AWQ weights with zero points");
+  }
+  const char* group_key = q.Has("q_group_size") ? "q_group_size" : "group_size";
+  const int64_t group = q.Int(group_key, -1, kMaxBlock);
+  if (group == 0) q.FailField(group_key, "is 0; it must be positive, or -1 for whole columns");
+  WeightQuantization w;
+  w.method = WeightQuantization::Method::kAwq;
+  w.codes = DType::kI32;
+  w.bits = 4;
+  w.symmetric = false;
+  w.block_rows = 1;
+  w.block_cols = group < 0 ? 0 : static_cast<int>(group);
+  return w;
+}
+
 bool SameWeights(const WeightQuantization& a, const WeightQuantization& b) {
   return a.codes == b.codes && a.bits == b.bits && a.symmetric == b.symmetric &&
          a.block_rows == b.block_rows && a.block_cols == b.block_cols;
@@ -151,6 +180,19 @@ WeightQuantization ParseCompressedTensors(const JsonFieldReader& q) {
 
 }  // namespace
 
+std::string WeightQuantization::MethodName() const {
+  switch (method) {
+    case Method::kFp8:
+      return "fp8";
+    case Method::kCompressedTensors:
+      return "compressed-tensors";
+    case Method::kAwq:
+      return "awq";
+    default:
+      return "none";
+  }
+}
+
 std::string WeightQuantization::CodesName() const {
   if (codes == DType::kF8E4M3) return "fp8 e4m3";
   return StrCat("int", bits, symmetric ? "" : " with zero points");
@@ -169,12 +211,14 @@ WeightQuantization ParseWeightQuantization(const JsonFieldReader& top) {
   const std::string method = q.String("quant_method");
   if (method == "fp8") return ParseFp8(q);
   if (method == "compressed-tensors") return ParseCompressedTensors(q);
+  if (method == "awq") return ParseAwq(q);
   q.FailField("quant_method",
               StrCat("is \"", method,
                      "\", which qvl does not read: it reads unquantized checkpoints (BF16, F16, "
                      "F32), which it quantizes itself (--dtype q8, q4, w8a8), block-wise fp8 "
-                     "ones (\"fp8\", as in Qwen's -FP8 releases) and llm-compressor's "
-                     "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights)"));
+                     "ones (\"fp8\", as in Qwen's -FP8 releases), llm-compressor's "
+                     "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights) and "
+                     "AutoAWQ's (\"awq\", 4-bit \"gemm\")"));
 }
 
 }  // namespace qvl

@@ -28,6 +28,12 @@ struct WeightQuantization {
     // when asymmetric; a weight is (code - zero point) x scale computed in the scales'
     // dtype, as compressed-tensors' dequantize does.
     kCompressedTensors,
+    // AutoAWQ's checkpoints (quant_method "awq", version "gemm"): PREFIX.qweight I32
+    // [in, out / 8] and PREFIX.qzeros I32 [in / group, out / 8] pack the 4-bit codes and
+    // zero points of 8 outputs a word (output j at nibble kAwqNibble[j]), PREFIX.scales
+    // [in / group, out]; a weight is (code - zero point) x scale computed in the scales'
+    // dtype (F16), as AutoAWQ's dequantize_gemm does.
+    kAwq,
   };
   Method method = Method::kNone;
   DType codes = DType::kF8E4M3;  // F8_E4M3, I8, or I32 (packed codes of `bits` bits)
@@ -40,11 +46,16 @@ struct WeightQuantization {
 
   bool present() const { return method != Method::kNone; }
   bool packed() const { return codes == DType::kI32; }
+  // quant_method as config.json spells it: "fp8", "compressed-tensors", "awq".
+  std::string MethodName() const;
   // "fp8 e4m3", "int4", ...: the codes as a user would name them.
   std::string CodesName() const;
   // What one scale covers: "128x128 block", "channel", "group of 32", "tensor".
   std::string BlocksName() const;
 };
+
+// Where AutoAWQ packs output j of a group of 8 in a word: at bits 4 * kAwqNibble[j].
+inline constexpr int kAwqNibble[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 // The quantization_config of config.json's `top` object; {} when there is none.
 WeightQuantization ParseWeightQuantization(const JsonFieldReader& top);

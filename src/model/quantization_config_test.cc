@@ -65,6 +65,7 @@ TEST(WeightQuantization, ReadsQwensBlockwiseFp8) {
                                       {"weight_block_size", {128, 64}},
                                       {"modules_to_not_convert", {"lm_head"}}});
   EXPECT_EQ(q.method, Method::kFp8);
+  EXPECT_EQ(q.MethodName(), "fp8");
   EXPECT_EQ(q.codes, DType::kF8E4M3);
   EXPECT_TRUE(q.symmetric);
   EXPECT_EQ(q.block_rows, 128);
@@ -92,6 +93,7 @@ TEST(WeightQuantization, ReadsCompressedTensorsSchemes) {
   const WeightQuantization fp8 =
       Parse(Compressed("float-quantized", {{"type", "float"}, {"strategy", "channel"}}));
   EXPECT_EQ(fp8.method, Method::kCompressedTensors);
+  EXPECT_EQ(fp8.MethodName(), "compressed-tensors");
   EXPECT_EQ(fp8.codes, DType::kF8E4M3);
   EXPECT_EQ(fp8.BlocksName(), "channel");
   EXPECT_EQ(fp8.block_rows, 1);
@@ -145,13 +147,48 @@ TEST(WeightQuantization, ReadsCompressedTensorsSchemes) {
   EXPECT_EQ(Parse(mixed).bits, 4);
 }
 
-TEST(WeightQuantization, RefusesWhatItCannotDecode) {
+// AutoAWQ's quantization_config, in both spellings, and what qvl does not read of it.
+TEST(WeightQuantization, ReadsAutoAwq) {
+  const WeightQuantization q = Parse({{"quant_method", "awq"},
+                                      {"bits", 4},
+                                      {"group_size", 128},
+                                      {"zero_point", true},
+                                      {"version", "gemm"},
+                                      {"modules_to_not_convert", {"visual"}}});
+  EXPECT_EQ(q.method, Method::kAwq);
+  EXPECT_EQ(q.MethodName(), "awq");
+  EXPECT_TRUE(q.packed());
+  EXPECT_FALSE(q.symmetric);
+  EXPECT_EQ(q.BlocksName(), "group of 128");
+  EXPECT_EQ(q.CodesName(), "int4 with zero points");
+  const WeightQuantization old =
+      Parse({{"quant_method", "awq"}, {"w_bit", 4}, {"q_group_size", -1}, {"version", "GEMM"}});
+  EXPECT_EQ(old.BlocksName(), "channel");
+
+  EXPECT_EQ(ErrorOf({{"quant_method", "awq"}, {"bits", 8}, {"group_size", 128}}),
+            "m/config.json: quantization_config.bits is 8; qvl reads 4-bit AWQ weights");
+  EXPECT_EQ(
+      ErrorOf({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"version", "exllama"}}),
+      "m/config.json: quantization_config.version is \"exllama\"; qvl reads AWQ weights "
+      "packed for the \"gemm\" kernels");
+  EXPECT_EQ(
+      ErrorOf({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", false}}),
+      "m/config.json: quantization_config.zero_point is false; qvl reads AWQ weights with "
+      "zero points");
+  EXPECT_EQ(ErrorOf({{"quant_method", "awq"}, {"bits", 4}, {"group_size", 0}}),
+            "m/config.json: quantization_config.group_size is 0; it must be positive, or -1 for "
+            "whole columns");
   EXPECT_EQ(ErrorOf({{"quant_method", "awq"}, {"bits", 4}}),
-            "m/config.json: quantization_config.quant_method is \"awq\", which qvl does not "
+            "m/config.json: quantization_config.group_size is missing");
+}
+
+TEST(WeightQuantization, RefusesWhatItCannotDecode) {
+  EXPECT_EQ(ErrorOf({{"quant_method", "gptq"}, {"bits", 4}}),
+            "m/config.json: quantization_config.quant_method is \"gptq\", which qvl does not "
             "read: it reads unquantized checkpoints (BF16, F16, F32), which it quantizes itself "
-            "(--dtype q8, q4, w8a8), block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 releases) "
-            "and llm-compressor's (\"compressed-tensors\": fp8, int8, or packed int4/int8 "
-            "weights)");
+            "(--dtype q8, q4, w8a8), block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 releases), "
+            "llm-compressor's (\"compressed-tensors\": fp8, int8, or packed int4/int8 weights) "
+            "and AutoAWQ's (\"awq\", 4-bit \"gemm\")");
   EXPECT_EQ(ErrorOf({{"bits", 4}}), "m/config.json: quantization_config.quant_method is missing");
   EXPECT_EQ(ErrorOf(Compressed("nvfp4-pack-quantized", {{"type", "float"}, {"num_bits", 4}})),
             "m/config.json: quantization_config.format is \"nvfp4-pack-quantized\"; qvl reads "

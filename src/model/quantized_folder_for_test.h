@@ -5,7 +5,9 @@
 //   codes, one f32 scale per block in PREFIX.weight_scale_inv;
 // - llm-compressor's compressed-tensors formats: fp8, int8, or int4/int8 packed into I32
 //   words, per tensor, channel, group or block, symmetric or with zero points, scales in
-//   F32 or BF16; the deepstack mergers stay unquantized, as an "ignore" list leaves them.
+//   F32 or BF16;
+// - AutoAWQ's "gemm" layout: int4 with zero points in groups, transposed, F16 scales.
+// Both leave the deepstack mergers unquantized, as an "ignore" list would.
 // With `dequantized`, the same weights are written back as the F32 values the reference
 // decodes them to: what the quantized folder must compute as.
 #pragma once
@@ -41,6 +43,12 @@ struct TestQuantScheme {
     s.quant = {.method = WeightQuantization::Method::kFp8, .block_rows = rows, .block_cols = cols};
     return s;
   }
+  static TestQuantScheme Awq(int group) {
+    TestQuantScheme s;
+    s.quant = {WeightQuantization::Method::kAwq, DType::kI32, 4, false, 1, group};
+    s.scale_dtype = DType::kF16;
+    return s;
+  }
   // `codes`: F8_E4M3, I8 or I32 (packed `bits`); `block` as WeightQuantization's.
   static TestQuantScheme Compressed(DType codes, int bits, bool symmetric, int block_rows,
                                     int block_cols, DType scale_dtype) {
@@ -72,7 +80,10 @@ inline double Fp8Value(int code) {
   return code & 0x80 ? -mag : mag;
 }
 
-inline float InDType(DType t, float v) { return t == DType::kBF16 ? Bf16ToF32(F32ToBf16(v)) : v; }
+inline float InDType(DType t, float v) {
+  if (t == DType::kF16) return F16ToF32(F32ToF16(v));
+  return t == DType::kBF16 ? Bf16ToF32(F32ToBf16(v)) : v;
+}
 
 inline std::vector<uint8_t> Bytes(const void* p, size_t n) {
   const uint8_t* b = static_cast<const uint8_t*>(p);
@@ -82,7 +93,7 @@ inline std::vector<uint8_t> Bytes(const void* p, size_t n) {
 inline std::vector<uint8_t> ScaleBytes(const std::vector<float>& s, DType t) {
   if (t == DType::kF32) return Bytes(s.data(), 4 * s.size());
   std::vector<uint16_t> h(s.size());
-  for (size_t i = 0; i < s.size(); ++i) h[i] = F32ToBf16(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) h[i] = t == DType::kF16 ? F32ToF16(s[i]) : F32ToBf16(s[i]);
   return Bytes(h.data(), 2 * h.size());
 }
 
@@ -102,6 +113,23 @@ inline std::vector<uint8_t> Pack(const std::vector<int>& values, int64_t n, int6
   }
   *shape = {pn, pm};
   return Bytes(words.data(), 4 * words.size());
+}
+
+// AutoAWQ's packing of `values` ([n, m] row-major, each + 8): words [m, ceil(n / 8)],
+// value (r, c) in word (c, r / 8), output j of the 8 at bit 16 * (j & 1) + 4 * (j >> 1)
+// (its "gemm" interleave, written here as a formula rather than the loader's table).
+inline std::vector<uint8_t> PackAwq(const std::vector<int>& values, int64_t n, int64_t m,
+                                    std::vector<int64_t>* shape) {
+  const int64_t words = (n + 7) / 8;
+  std::vector<uint32_t> packed(static_cast<size_t>(m * words), 0);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < m; ++c) {
+      packed[static_cast<size_t>(c * words + r / 8)] |= static_cast<uint32_t>(values[r * m + c] + 8)
+                                                        << (16 * (r % 2) + 4 * (r % 8 / 2));
+    }
+  }
+  *shape = {m, words};
+  return Bytes(packed.data(), 4 * packed.size());
 }
 
 }  // namespace quantized_for_test
@@ -126,6 +154,11 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
                                      {"fmt", "e4m3"},
                                      {"quant_method", "fp8"},
                                      {"weight_block_size", {q.block_rows, q.block_cols}}};
+  } else if (!dequantized && q.method == WeightQuantization::Method::kAwq) {
+    config["quantization_config"] = {
+        {"quant_method", "awq"},      {"bits", 4},
+        {"group_size", q.block_cols}, {"zero_point", true},
+        {"version", "gemm"},          {"modules_to_not_convert", {"deepstack_merger_list"}}};
   } else if (!dequantized) {
     json weights = {
         {"num_bits", q.bits},       {"type", q.codes == DType::kF8E4M3 ? "float" : "int"},
@@ -227,6 +260,21 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
       }
       out.push_back(
           {{t->name, DType::kF32, t->shape}, qt::Bytes(decoded.data(), 4 * decoded.size())});
+      continue;
+    }
+    if (q.method == WeightQuantization::Method::kAwq) {
+      std::vector<int64_t> shape;
+      out.push_back({{names.codes, DType::kI32, {}}, qt::PackAwq(codes, rows, cols, &shape)});
+      out.back().spec.shape = shape;
+      out.push_back(
+          {{names.zero_points, DType::kI32, {}}, qt::PackAwq(zeros, grows, gcols, &shape)});
+      out.back().spec.shape = shape;
+      std::vector<float> transposed(scales.size());
+      for (int64_t r = 0; r < grows; ++r) {
+        for (int64_t c = 0; c < gcols; ++c) transposed[c * grows + r] = scales[r * gcols + c];
+      }
+      out.push_back({{names.scales, scheme.scale_dtype, {gcols, grows}},
+                     qt::ScaleBytes(transposed, scheme.scale_dtype)});
       continue;
     }
     if (q.packed()) {

@@ -1,9 +1,10 @@
 // libFuzzer target: the weights of a pre-quantized checkpoint. The first byte picks what
 // config.json's quantization_config declares for a micro Qwen3-VL (one layer and one
 // vision block, widths 16 to 64): 0 compressed-tensors int4 packed with zero points in
-// groups of 8, 1 int8 per channel with zero points, 2 Qwen's fp8 in 8x8 blocks. The rest
-// is its model.safetensors, which goes through CheckQwen3VLTensors and
-// MapQwen3VLWeights, and every row of every Linear weight of an accepted file is decoded.
+// groups of 8, 1 int8 per channel with zero points, 2 Qwen's fp8 in 8x8 blocks, 3
+// AutoAWQ's int4 in groups of 8. The rest is its model.safetensors, which goes through
+// CheckQwen3VLTensors and MapQwen3VLWeights, and every row of every Linear weight of an
+// accepted file is decoded.
 // Only qvl::Error may come out; a crash or a sanitizer report (a read outside the codes,
 // scales or zero points) is a finding.
 #include <unistd.h>
@@ -49,6 +50,8 @@ constexpr const char* kQuantizations[] = {
         {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "int",
          "symmetric": false, "strategy": "channel"}}}}})",
     R"({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [8, 8]}})",
+    R"({"quant_method": "awq", "bits": 4, "group_size": 8, "zero_point": true,
+        "version": "gemm"}})",
 };
 
 const std::vector<qvl::ModelConfig>& Configs() {

@@ -88,7 +88,7 @@ Qwen3VLModel::Qwen3VLModel(ModelFolder folder, const ModelOptions& options)
   // a cached start fell from 2.57 to 2.50 GB (BF16 file) and 2.64 to 2.50 GB (fp8 file).
   ForEachLinear(weights_, [&](const WeightView& v, bool vision) {
     if (!LinearWeight::InPlace(v, format(v, vision))) {
-      store_.Release(v.data, static_cast<size_t>(v.rows * WeightRowBytes(v)));
+      store_.Release(v.data, static_cast<size_t>(WeightBytes(v)));
     }
   });
   // Quantized codes are never multiplied in place, so every one is packed or decoded into

@@ -279,9 +279,9 @@ TestQuantScheme Compressed(DType codes, int bits, bool symmetric, int block_rows
   return TestQuantScheme::Compressed(codes, bits, symmetric, block_rows, block_cols, scale_dtype);
 }
 
-// Qwen's -FP8 releases, and llm-compressor's schemes: FP8_DYNAMIC, FP8_BLOCK, W8A8 (int8
-// per channel), W4A16 (int4 in groups), W4A16_ASYM, W8A16 (packed int8), and a scale for
-// the whole tensor.
+// Qwen's -FP8 releases, llm-compressor's schemes (FP8_DYNAMIC, FP8_BLOCK, W8A8: int8 per
+// channel, W4A16: int4 in groups, W4A16_ASYM, W8A16: packed int8, and a scale for the
+// whole tensor) and AutoAWQ's.
 INSTANTIATE_TEST_SUITE_P(
     Schemes, QuantizedCheckpoint,
     ::testing::Values(
@@ -296,7 +296,8 @@ INSTANTIATE_TEST_SUITE_P(
         CheckpointCase{"int4_groups_asym_f32",
                        Compressed(DType::kI32, 4, false, 1, 16, DType::kF32)},
         CheckpointCase{"int8_packed_channel_asym_bf16",
-                       Compressed(DType::kI32, 8, false, 1, 0, DType::kBF16)}),
+                       Compressed(DType::kI32, 8, false, 1, 0, DType::kBF16)},
+        CheckpointCase{"awq_groups_f16", TestQuantScheme::Awq(32)}),
     [](const ::testing::TestParamInfo<CheckpointCase>& info) {
       return std::string(info.param.name);
     });

@@ -130,14 +130,21 @@ class WeightCarver {
     w.rows = t.shape.empty() ? 1 : t.shape[0];
     w.cols = w.rows == 0 ? 0 : t.numel() / w.rows;
     w.data = t.data;
-    if (packed != nullptr) w.cols = Ints(store_.Require(names.shape))[1];
+    const bool awq = packed != nullptr && quant_.method == WeightQuantization::Method::kAwq;
+    if (awq) {  // [in, out / 8]; the scales' [in / group, out] give out exactly
+      w.cols = t.shape[0];
+      w.rows = store_.Require(names.scales).shape[1];
+      w.awq_nibble = kAwqNibble;
+    } else if (packed != nullptr) {
+      w.cols = Ints(store_.Require(names.shape))[1];
+    }
     if (IsFloat(t.dtype)) return w;
     w.code_bits = quant_.bits;
     const ScaleGrid grid = GridOf(quant_, w.rows, w.cols);
     w.block_rows = grid.block_rows;
     w.block_cols = grid.block_cols;
     const TensorInfo& scale = store_.Require(names.scales);
-    params_->push_back(Floats(scale));
+    params_->push_back(awq ? Transposed(Floats(scale), grid) : Floats(scale));
     for (float s : params_->back()) {
       if (!std::isfinite(s)) {
         Fail(ErrorCode::kCorrupt, *scale.file, ": tensor ", scale.name, " holds ", s,
@@ -145,7 +152,7 @@ class WeightCarver {
       }
     }
     w.block_scales = params_->back().data();
-    if (quant_.method == WeightQuantization::Method::kCompressedTensors) w.product = scale.dtype;
+    if (quant_.method != WeightQuantization::Method::kFp8) w.product = scale.dtype;
     if (!quant_.symmetric) {
       params_->push_back(ZeroPoints(store_.Require(names.zero_points), grid));
       w.block_zeros = params_->back().data();
@@ -167,12 +174,34 @@ class WeightCarver {
   }
 
  private:
+  // [grid.cols, grid.rows] values (AutoAWQ's scales) as [grid.rows, grid.cols].
+  static std::vector<float> Transposed(const std::vector<float>& in, const ScaleGrid& grid) {
+    std::vector<float> out(in.size());
+    for (int64_t r = 0; r < grid.rows; ++r) {
+      for (int64_t c = 0; c < grid.cols; ++c) out[r * grid.cols + c] = in[c * grid.rows + r];
+    }
+    return out;
+  }
+
   // I8 zero points as they are; packed ones as pack-quantized stores them, packed along
-  // the rows (dimension 0) of the scales' grid, each + 2^(bits - 1).
+  // the rows (dimension 0) of the scales' grid, each + 2^(bits - 1); AutoAWQ's as its
+  // codes, [grid.cols, grid.rows / 8] words.
   std::vector<float> ZeroPoints(const TensorInfo& z, const ScaleGrid& grid) const {
     std::vector<float> out(static_cast<size_t>(grid.rows * grid.cols));
     if (z.dtype == DType::kI8) {
       for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int8_t>(z.data[i]);
+      return out;
+    }
+    if (quant_.method == WeightQuantization::Method::kAwq) {
+      const int64_t words = (grid.rows + 7) / 8;
+      for (int64_t r = 0; r < grid.rows; ++r) {
+        for (int64_t c = 0; c < grid.cols; ++c) {
+          uint32_t word;
+          std::memcpy(&word, z.data + 4 * (c * words + r / 8), 4);
+          out[static_cast<size_t>(r * grid.cols + c)] =
+              static_cast<float>((word >> (4 * kAwqNibble[r % 8])) & 15u);
+        }
+      }
       return out;
     }
     const int64_t per_word = CodesPerWord(quant_);
@@ -208,6 +237,24 @@ void ExpectShape(const TensorInfo& t, const std::vector<int64_t>& shape, std::st
   }
 }
 
+// AutoAWQ's weight `e`: qweight `t` [in, out / 8], scales [in / group, out] and qzeros
+// [in / group, out / 8], transposed against the other layouts.
+void CheckAwqWeight(const TensorStore& store, const WeightQuantization& q, const ExpectedTensor& e,
+                    const TensorInfo& t, const QuantizedWeightNames& names) {
+  const int64_t rows = e.shape[0], cols = e.shape[1], words = (rows + 7) / 8;
+  ExpectShape(t, {cols, words},
+              StrCat(" (", e.name, " ", ShapeText(e.shape), " transposed, 8 codes a word)"));
+  const ScaleGrid grid = GridOf(q, rows, cols);
+  const TensorInfo& s = store.Require(names.scales);
+  ExpectShape(s, {grid.cols, rows},
+              StrCat(" (one scale per ", q.BlocksName(), " of ", e.name,
+                     ", transposed, as config.json's quantization_config says)"));
+  ExpectDType(s, IsFloat(s.dtype), "F32, BF16 or F16 scales");
+  const TensorInfo& z = store.Require(names.zero_points);
+  ExpectShape(z, {grid.cols, words}, " (the zero points packed as the codes)");
+  ExpectDType(z, z.dtype == DType::kI32, "the zero points of packed codes packed as I32");
+}
+
 // The quantized weight `e` whose codes are `t` (the PREFIX.weight_packed words when
 // packed): its codes match config.json's quantization_config, and its scales, zero points
 // and shape are there with their shapes and dtypes. Appends their names to `known`.
@@ -228,6 +275,12 @@ void CheckQuantizedWeight(const TensorStore& store, const WeightQuantization& q,
   }
   const QuantizedWeightNames names = QuantizedNames(e.name, q);
   const int64_t rows = e.shape[0], cols = e.shape[1];
+  if (q.method == WeightQuantization::Method::kAwq) {
+    CheckAwqWeight(store, q, e, t, names);
+    known->push_back(names.scales);
+    known->push_back(names.zero_points);
+    return;
+  }
   if (q.packed()) {
     ExpectShape(
         t, {rows, (cols + CodesPerWord(q) - 1) / CodesPerWord(q)},
@@ -268,6 +321,9 @@ QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQu
   const std::string_view prefix =
       weight_name.substr(0, weight_name.size() - std::string_view(".weight").size());
   QuantizedWeightNames n;
+  if (q.method == WeightQuantization::Method::kAwq) {
+    return {StrCat(prefix, ".qweight"), StrCat(prefix, ".scales"), StrCat(prefix, ".qzeros"), ""};
+  }
   n.codes = q.packed() ? StrCat(prefix, ".weight_packed") : std::string(weight_name);
   n.scales = StrCat(
       prefix, q.method == WeightQuantization::Method::kFp8 ? ".weight_scale_inv" : ".weight_scale");

@@ -365,7 +365,7 @@ TEST_F(PackedCodes, DecodeAsCompressedTensorsDequantizes) {
   EXPECT_EQ(up.rows, 128);
   EXPECT_EQ(up.cols, 64);
   EXPECT_EQ(up.product, DType::kBF16);
-  EXPECT_EQ(WeightRowBytes(up), 32);
+  EXPECT_EQ(WeightBytes(up), 128 * 32);
   for (int64_t row : {0, 7, 8, 127}) {
     std::vector<float> decoded(64);
     DecodeWeightRow(up, row, 64, decoded.data());
@@ -405,6 +405,48 @@ TEST_F(PackedCodes, RefusesWhatDoesNotFit) {
                             " [128, 64] in words of 8 codes)");
   config_.weight_quant = {};
   EXPECT_EQ(MapError(), path_ + ": tensor " + Name(".weight") + " is missing");
+}
+
+// AutoAWQ's layout: up_proj [128, 64] as qweight [64, 16], every word 0x76543210, so
+// output j of each 8 reads the nibble at bits 16 * (j & 1) + 4 * (j >> 1): codes 0, 4, 1,
+// 5, 2, 6, 3, 7; qzeros [2, 16] all 8; F16 scales [2, 128] of 0.5 and 0.25 (groups of 32).
+TEST_F(BrokenWeights, AwqWeightsDecodeInAutoAwqsOrder) {
+  const std::string prefix = "model.language_model.layers.3.mlp.up_proj";
+  config_.weight_quant = {WeightQuantization::Method::kAwq, DType::kI32, 4, false, 1, 32};
+  Erase(tensors_, prefix + ".weight");
+  const auto add = [&](const std::string& name, DType dtype, std::vector<int64_t> shape,
+                       const auto& values) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(values.data());
+    tensors_.push_back({{name, dtype, std::move(shape)},
+                        std::vector<uint8_t>(p, p + values.size() * sizeof(values[0]))});
+  };
+  add(prefix + ".qweight", DType::kI32, {64, 16}, std::vector<uint32_t>(64 * 16, 0x76543210u));
+  add(prefix + ".qzeros", DType::kI32, {2, 16}, std::vector<uint32_t>(2 * 16, 0x88888888u));
+  std::vector<uint16_t> scales(2 * 128, F32ToF16(0.5f));
+  std::fill(scales.begin() + 128, scales.end(), F32ToF16(0.25f));
+  add(prefix + ".scales", DType::kF16, {2, 128}, scales);
+  ASSERT_EQ(MapError(), "");
+  const TensorStore store({path_});
+  const Qwen3VLWeights w = MapQwen3VLWeights(store, config_);
+  const WeightView& up = w.text.layers[3].up_proj;
+  EXPECT_EQ(up.rows, 128);
+  EXPECT_EQ(up.cols, 64);
+  EXPECT_EQ(WeightBytes(up), 64 * 16 * 4);
+  const int codes[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  for (int64_t row : {0, 1, 2, 7, 9, 127}) {
+    std::vector<float> decoded(64);
+    DecodeWeightRow(up, row, 64, decoded.data());
+    for (int64_t c = 0; c < 64; ++c) {
+      EXPECT_EQ(decoded[c], (codes[row % 8] - 8) * (c < 32 ? 0.5f : 0.25f)) << row << "," << c;
+    }
+  }
+  FindTensor(tensors_, prefix + ".scales")->spec.shape = {128, 2};
+  EXPECT_EQ(MapError(), path_ + ": tensor " + prefix +
+                            ".scales has shape [128, 2], expected [2, 128] (one scale per group "
+                            "of 32 of " +
+                            prefix +
+                            ".weight, transposed, as config.json's quantization_config "
+                            "says)");
 }
 
 TEST_F(BrokenWeights, UntiedModelNeedsLmHead) {

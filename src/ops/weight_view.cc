@@ -22,6 +22,27 @@ const std::array<float, 256>& Fp8Values() {
 
 int64_t CodesPerWord(const WeightView& view) { return 32 / view.code_bits; }
 
+// Bytes of one stored row, rows being contiguous (all but AutoAWQ's layout).
+int64_t RowBytes(const WeightView& view) {
+  if (view.dtype == DType::kI32) {
+    const int64_t per_word = CodesPerWord(view);
+    return 4 * ((view.cols + per_word - 1) / per_word);
+  }
+  return view.cols * static_cast<int64_t>(DTypeSize(view.dtype));
+}
+
+// Row `row`'s elements [0, n) of AutoAWQ's column-packed codes, as floats.
+void ReadAwqCodes(const WeightView& view, int64_t row, int64_t n, float* out) {
+  const int64_t words = (view.rows + 7) / 8;
+  const uint8_t* base = static_cast<const uint8_t*>(view.data) + 4 * (row / 8);
+  const int shift = 4 * view.awq_nibble[row % 8];
+  for (int64_t c = 0; c < n; ++c) {
+    uint32_t word;
+    std::memcpy(&word, base + 4 * c * words, 4);
+    out[c] = static_cast<float>((word >> shift) & 15u);
+  }
+}
+
 // The codes of elements [0, n) of a row starting at `base`, as floats.
 void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* out) {
   switch (view.dtype) {
@@ -66,12 +87,9 @@ void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Rou
 
 }  // namespace
 
-int64_t WeightRowBytes(const WeightView& view) {
-  if (view.dtype == DType::kI32) {
-    const int64_t per_word = CodesPerWord(view);
-    return 4 * ((view.cols + per_word - 1) / per_word);
-  }
-  return view.cols * static_cast<int64_t>(DTypeSize(view.dtype));
+int64_t WeightBytes(const WeightView& view) {
+  if (view.awq_nibble != nullptr) return 4 * view.cols * ((view.rows + 7) / 8);
+  return view.rows * RowBytes(view);
 }
 
 void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out) {
@@ -98,9 +116,12 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
         Fail(ErrorCode::kInternal, "a weight of ", DTypeName(view.dtype),
              " codes needs its block scales");
       }
-      const uint8_t* codes = static_cast<const uint8_t*>(view.data) + row * WeightRowBytes(view);
-      ReadCodes(view, codes, n, out);
-      // The reference multiplies in the scales' dtype where compressed-tensors does.
+      if (view.awq_nibble != nullptr) {
+        ReadAwqCodes(view, row, n, out);
+      } else {
+        ReadCodes(view, static_cast<const uint8_t*>(view.data) + row * RowBytes(view), n, out);
+      }
+      // The reference multiplies in the scales' dtype (compressed-tensors, AutoAWQ).
       if (view.product == DType::kBF16) {
         ScaleBlocks(view, row, n, out, [](float v) { return Bf16ToF32(F32ToBf16(v)); });
       } else if (view.product == DType::kF16) {

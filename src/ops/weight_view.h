@@ -21,6 +21,9 @@ struct WeightView {
   // block_scales and block_zeros (null: no zero points), rounded to `product` (F32: not
   // rounded; BF16 or F16 where the reference multiplies in that dtype).
   int code_bits = 8;
+  // I32 in AutoAWQ's layout instead: the words are [cols, rows / 8], word (c, r / 8)
+  // holding 4-bit code (r, c) at bits 4 * awq_nibble[r % 8] (model/quantization_config.h).
+  const int* awq_nibble = nullptr;
   const float* block_scales = nullptr;
   const float* block_zeros = nullptr;
   int64_t block_rows = 0;
@@ -28,8 +31,8 @@ struct WeightView {
   DType product = DType::kF32;
 };
 
-// Bytes of one stored row; rows are contiguous.
-int64_t WeightRowBytes(const WeightView& view);
+// Bytes of the stored matrix.
+int64_t WeightBytes(const WeightView& view);
 
 // Elements [0, n) of row `row` (n <= cols) as float: exact for every dtype, codes decoded
 // as the reference dequantizes them (transformers' Fp8Dequantize, compressed-tensors'
