@@ -101,10 +101,10 @@ inline bool IsLinearWeight(const ExpectedTensor& e) {
 // ("PREFIX.weight") in (model/quantization_config.h); a name is empty when `q` has no such
 // tensor.
 struct QuantizedWeightNames {
-  std::string codes;        // PREFIX.weight, or PREFIX.weight_packed when packed
-  std::string scales;       // PREFIX.weight_scale_inv (fp8) or PREFIX.weight_scale
-  std::string zero_points;  // PREFIX.weight_zero_point when asymmetric
-  std::string shape;        // PREFIX.weight_shape when packed
+  std::string codes;   // PREFIX.weight, PREFIX.weight_packed when packed, PREFIX.qweight (AWQ)
+  std::string scales;  // PREFIX.weight_scale_inv (fp8), PREFIX.weight_scale, PREFIX.scales (AWQ)
+  std::string zero_points;  // PREFIX.weight_zero_point when asymmetric, PREFIX.qzeros (AWQ)
+  std::string shape;        // PREFIX.weight_shape when packed (not AWQ)
 };
 QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q);
 
