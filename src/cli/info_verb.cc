@@ -66,9 +66,7 @@ std::map<std::string, PartTotals> CountParts(const TensorStore& store, const Mod
         f != nullptr ? *f : store.Require(QuantizedNames(e.name, config.weight_quant).codes);
     PartTotals& p = parts[e.part];
     p.tensors += 1;
-    int64_t numel = 1;
-    for (int64_t d : e.shape) numel *= d;
-    p.parameters += numel;
+    p.parameters += e.numel();
     p.bytes += t.nbytes;
     p.dtypes.insert(std::string(DTypeName(t.dtype)));
   }

@@ -30,7 +30,7 @@ struct WeightQuantization {
     kCompressedTensors,
     // AutoAWQ's checkpoints (quant_method "awq", version "gemm"): PREFIX.qweight I32
     // [in, out / 8] and PREFIX.qzeros I32 [in / group, out / 8] pack the 4-bit codes and
-    // zero points of 8 outputs a word (output j at nibble kAwqNibble[j]), PREFIX.scales
+    // zero points of 8 outputs a word (ops/weight_view.h AwqCode), PREFIX.scales
     // [in / group, out]; a weight is (code - zero point) x scale computed in the scales'
     // dtype (F16), as AutoAWQ's dequantize_gemm does.
     kAwq,
@@ -53,9 +53,6 @@ struct WeightQuantization {
   // What one scale covers: "128x128 block", "channel", "group of 32", "tensor".
   std::string BlocksName() const;
 };
-
-// Where AutoAWQ packs output j of a group of 8 in a word: at bits 4 * kAwqNibble[j].
-inline constexpr int kAwqNibble[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 
 // The quantization_config of config.json's `top` object; {} when there is none.
 WeightQuantization ParseWeightQuantization(const JsonFieldReader& top);

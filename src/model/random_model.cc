@@ -47,11 +47,9 @@ struct TensorPlan {
 
 TensorPlan PlanTensor(const ExpectedTensor& t, uint64_t seed) {
   TensorPlan p{Mix64(HashName(t.name) ^ Mix64(seed + kGamma)), 0.0f, 1.0f};
-  int64_t numel = 1;
-  for (int64_t d : t.shape) numel *= d;
   switch (t.role) {
     case TensorRole::kMatrix:
-      p.std = static_cast<float>(1.0 / std::sqrt(static_cast<double>(numel / t.shape[0])));
+      p.std = static_cast<float>(1.0 / std::sqrt(static_cast<double>(t.numel() / t.shape[0])));
       break;
     case TensorRole::kEmbedding:
       p.std = static_cast<float>(1.0 / std::sqrt(static_cast<double>(t.shape[1])));
@@ -249,9 +247,7 @@ RandomModelSummary WriteRandomModel(const RandomModelOptions& o, ThreadPool& poo
     // An fp8 checkpoint keeps what is not a Linear weight in BF16, as Qwen's do.
     plan.dtype = !fp8 ? o.dtype : IsLinearWeight(t) ? DType::kF8E4M3 : DType::kBF16;
     specs.push_back({t.name, plan.dtype, t.shape});
-    int64_t numel = 1;
-    for (int64_t d : t.shape) numel *= d;
-    summary.parameters += numel;
+    summary.parameters += t.numel();
     if (plan.dtype == DType::kF8E4M3) {
       // One scale for every block: the largest value RandomNormal gives maps to 448.
       plan.fp8_step = plan.std * kRandomNormalBound / 448.0f;

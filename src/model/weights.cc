@@ -134,7 +134,7 @@ class WeightCarver {
     if (awq) {  // [in, out / 8]; the scales' [in / group, out] give out exactly
       w.cols = t.shape[0];
       w.rows = store_.Require(names.scales).shape[1];
-      w.awq_nibble = kAwqNibble;
+      w.awq_layout = true;
     } else if (packed != nullptr) {
       w.cols = Ints(store_.Require(names.shape))[1];
     }
@@ -193,13 +193,10 @@ class WeightCarver {
       return out;
     }
     if (quant_.method == WeightQuantization::Method::kAwq) {
-      const int64_t words = (grid.rows + 7) / 8;
       for (int64_t r = 0; r < grid.rows; ++r) {
         for (int64_t c = 0; c < grid.cols; ++c) {
-          uint32_t word;
-          std::memcpy(&word, z.data + 4 * (c * words + r / 8), 4);
           out[static_cast<size_t>(r * grid.cols + c)] =
-              static_cast<float>((word >> (4 * kAwqNibble[r % 8])) & 15u);
+              static_cast<float>(AwqCode(z.data, grid.rows, r, c));
         }
       }
       return out;

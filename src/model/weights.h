@@ -89,6 +89,11 @@ struct ExpectedTensor {
   std::vector<int64_t> shape;
   std::string part;
   TensorRole role = TensorRole::kMatrix;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+  }
 };
 std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config);
 

@@ -56,9 +56,7 @@ TEST(ExpectedTensors, MatchThe2BCheckpointExactly) {
     EXPECT_EQ(expected[i].name, listed[i].name) << i;
     EXPECT_EQ(expected[i].shape, listed[i].shape) << listed[i].name;
     EXPECT_EQ(listed[i].dtype, "BF16");
-    int64_t numel = 1;
-    for (int64_t d : expected[i].shape) numel *= d;
-    parameters += numel;
+    parameters += expected[i].numel();
     parts[expected[i].part]++;
     specs.push_back({expected[i].name, DType::kBF16, expected[i].shape});
   }

@@ -31,18 +31,6 @@ int64_t RowBytes(const WeightView& view) {
   return view.cols * static_cast<int64_t>(DTypeSize(view.dtype));
 }
 
-// Row `row`'s elements [0, n) of AutoAWQ's column-packed codes, as floats.
-void ReadAwqCodes(const WeightView& view, int64_t row, int64_t n, float* out) {
-  const int64_t words = (view.rows + 7) / 8;
-  const uint8_t* base = static_cast<const uint8_t*>(view.data) + 4 * (row / 8);
-  const int shift = 4 * view.awq_nibble[row % 8];
-  for (int64_t c = 0; c < n; ++c) {
-    uint32_t word;
-    std::memcpy(&word, base + 4 * c * words, 4);
-    out[c] = static_cast<float>((word >> shift) & 15u);
-  }
-}
-
 // The codes of elements [0, n) of a row starting at `base`, as floats.
 void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* out) {
   switch (view.dtype) {
@@ -87,8 +75,14 @@ void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Rou
 
 }  // namespace
 
+int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c) {
+  uint32_t word;
+  std::memcpy(&word, static_cast<const uint8_t*>(words) + 4 * (c * ((rows + 7) / 8) + r / 8), 4);
+  return static_cast<int>((word >> (4 * kAwqNibble[r % 8])) & 15u);
+}
+
 int64_t WeightBytes(const WeightView& view) {
-  if (view.awq_nibble != nullptr) return 4 * view.cols * ((view.rows + 7) / 8);
+  if (view.awq_layout) return 4 * view.cols * ((view.rows + 7) / 8);
   return view.rows * RowBytes(view);
 }
 
@@ -116,8 +110,9 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
         Fail(ErrorCode::kInternal, "a weight of ", DTypeName(view.dtype),
              " codes needs its block scales");
       }
-      if (view.awq_nibble != nullptr) {
-        ReadAwqCodes(view, row, n, out);
+      if (view.awq_layout) {
+        for (int64_t c = 0; c < n; ++c)
+          out[c] = static_cast<float>(AwqCode(view.data, view.rows, row, c));
       } else {
         ReadCodes(view, static_cast<const uint8_t*>(view.data) + row * RowBytes(view), n, out);
       }

@@ -21,15 +21,20 @@ struct WeightView {
   // block_scales and block_zeros (null: no zero points), rounded to `product` (F32: not
   // rounded; BF16 or F16 where the reference multiplies in that dtype).
   int code_bits = 8;
-  // I32 in AutoAWQ's layout instead: the words are [cols, rows / 8], word (c, r / 8)
-  // holding 4-bit code (r, c) at bits 4 * awq_nibble[r % 8] (model/quantization_config.h).
-  const int* awq_nibble = nullptr;
+  // I32 in AutoAWQ's layout instead (see AwqCode): 4-bit codes stored as they are.
+  bool awq_layout = false;
   const float* block_scales = nullptr;
   const float* block_zeros = nullptr;
   int64_t block_rows = 0;
   int64_t block_cols = 0;
   DType product = DType::kF32;
 };
+
+// Value (r, c) of AutoAWQ's 4-bit packing of a [rows, cols] matrix: the words are
+// [cols, ceil(rows / 8)], word (c, r / 8) holding value (r, c) at bits 4 * kAwqNibble[r % 8]
+// (its "gemm" interleave). AutoAWQ packs its codes and its zero points so.
+inline constexpr int kAwqNibble[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c);
 
 // Bytes of the stored matrix.
 int64_t WeightBytes(const WeightView& view);
