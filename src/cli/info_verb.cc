@@ -17,6 +17,7 @@
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
 #include "engine/loaded_model.h"
+#include "model/bitsandbytes_weights.h"
 #include "model/model_folder.h"
 #include "model/safetensors.h"
 #include "model/weights.h"
@@ -109,19 +110,28 @@ nlohmann::ordered_json Describe(const ModelFolder& f, const TensorStore& store) 
                          {"bytes", total.bytes},
                          {"dtype", Join(total.dtypes)}};
   if (c.weight_quant.present()) {
+    const WeightQuantization& q = c.weight_quant;
+    const std::vector<ExpectedTensor> expected = ExpectedQwen3VLTensors(c);
     int quantized = 0, linear = 0;
-    for (const ExpectedTensor& e : ExpectedQwen3VLTensors(c)) {
+    const ExpectedTensor* four_bit = nullptr;  // a bitsandbytes 4-bit weight
+    for (const ExpectedTensor& e : expected) {
       if (!IsLinearWeight(e)) continue;
       ++linear;
       const TensorInfo* t = store.Find(e.name);
-      quantized += t == nullptr || t->dtype == c.weight_quant.codes;
+      quantized += t == nullptr || t->dtype == q.codes;
+      if (four_bit == nullptr && t != nullptr && t->dtype == DType::kU8) four_bit = &e;
     }
-    const WeightQuantization& q = c.weight_quant;
+    std::string scale_per = q.BlocksName();
+    if (four_bit != nullptr) {  // the block its quant_state gives: transformers uses one for all
+      const Bnb4BitState s = ReadBnb4BitState(store, q, four_bit->name);
+      scale_per =
+          StrCat("block of ", s.blocksize, " values", s.nested ? " (double-quantized)" : "");
+    }
     j["quantized"] = {{"method", q.MethodName()},
                       {"weights", quantized},
                       {"linear_layers", linear},
                       {"codes", q.CodesName()},
-                      {"scale_per", q.BlocksName()}};
+                      {"scale_per", scale_per}};
   }
   j["text"] = {{"layers", t.num_layers},
                {"hidden_size", t.hidden_size},

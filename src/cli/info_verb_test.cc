@@ -78,6 +78,20 @@ TEST(InfoVerb, DescribesACompressedTensorsCheckpoint) {
   EXPECT_EQ(info["parts"]["vision"]["dtype"], "BF16+I32");
 }
 
+// bitsandbytes' nf4 as unsloth's -bnb-4bit: the block size comes from the weights'
+// quant_state.
+TEST(InfoVerb, DescribesABitsAndBytesCheckpoint) {
+  const ScratchFolder root("info_bnb");
+  WriteQuantizedFolder(kTinyModelDir, root.File("m"),
+                       TestQuantScheme::BitsAndBytes4(FourBitType::kNf4, 64, true, DType::kBF16),
+                       /*dequantized=*/false);
+  const QvlRun r = RunQvl("info -m " + root.File("m"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("bitsandbytes checkpoint: 46 of 52 Linear weights as nf4 codes, a "
+                               "scale per block of 64 values (double-quantized); decoded to the "
+                               "format --dtype asks for\n"));
+}
+
 TEST(InfoVerb, JsonOutput) {
   const QvlRun r = RunQvl("info --json -m " + kTinyModelDir);
   ASSERT_EQ(r.exit_code, 0) << r.err;

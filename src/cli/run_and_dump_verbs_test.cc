@@ -136,13 +136,14 @@ TEST(RunVerb, W8A8WeightsArePackedOnceAndAnswer) {
 }
 
 // A pre-quantized checkpoint (Qwen's -FP8 layout; llm-compressor's W4A16 with zero
-// points) answers as the F32 checkpoint of its decoded weights does, in the reference's
-// f32 and in q8 through the packed-weight cache.
+// points; bitsandbytes' double-quantized nf4) answers as the F32 checkpoint of its
+// decoded weights does, in the reference's f32 and in q8 through the packed-weight cache.
 TEST(RunVerb, AQuantizedCheckpointAnswersAsItsDecodedWeights) {
   const std::string image = kData + "/tiny-qwen3vl/cases/02_one_image_jpeg/images/photo.jpg";
   for (const TestQuantScheme& scheme :
        {TestQuantScheme::QwenFp8(32, 32),
-        TestQuantScheme::Compressed(DType::kI32, 4, false, 1, 32, DType::kBF16)}) {
+        TestQuantScheme::Compressed(DType::kI32, 4, false, 1, 32, DType::kBF16),
+        TestQuantScheme::BitsAndBytes4(FourBitType::kNf4, 64, true, DType::kBF16)}) {
     const ScratchFolder root("run_quantized");
     WriteQuantizedFolder(kModel, root.File("q"), scheme, /*dequantized=*/false);
     WriteQuantizedFolder(kModel, root.File("f32"), scheme, /*dequantized=*/true);
@@ -157,7 +158,7 @@ TEST(RunVerb, AQuantizedCheckpointAnswersAsItsDecodedWeights) {
         answers[i] = nlohmann::json::parse(run.out)["choices"][0]["message"]["content"];
       }
       EXPECT_FALSE(answers[0].empty());
-      EXPECT_EQ(answers[0], answers[1]) << scheme.format << " " << dtype;
+      EXPECT_EQ(answers[0], answers[1]) << scheme.quant.MethodName() << " " << dtype;
     }
   }
 }

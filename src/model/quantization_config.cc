@@ -138,6 +138,43 @@ WeightQuantization ParseAwq(const JsonFieldReader& q) {
   return w;
 }
 
+// transformers' BitsAndBytesConfig: {"quant_method": "bitsandbytes", "load_in_4bit": true,
+// "bnb_4bit_quant_type": "nf4", "bnb_4bit_quant_storage": "uint8", ...} or
+// {"load_in_8bit": true, ...}. Whether absmax is double-quantized, the block size and the
+// dtype are read from each weight's quant_state.
+WeightQuantization ParseBitsAndBytes(const JsonFieldReader& q) {
+  const auto flag = [&](const char* key) {
+    return q.OptionalBool(key, q.OptionalBool(StrCat("_", key), false));
+  };
+  WeightQuantization w;
+  w.method = WeightQuantization::Method::kBitsAndBytes;
+  if (flag("load_in_8bit")) {
+    w.codes = DType::kI8;
+    w.block_rows = 1;  // a scale per row (SCB)
+    return w;
+  }
+  if (!flag("load_in_4bit")) {
+    q.FailField("load_in_4bit",
+                "and load_in_8bit are both false; qvl reads bitsandbytes weights stored in 4 or "
+                "8 bits");
+  }
+  const std::string type = q.OptionalString("bnb_4bit_quant_type").value_or("fp4");
+  if (type != "nf4" && type != "fp4") {
+    q.FailField(
+        "bnb_4bit_quant_type",
+        StrCat("is \"", type, "\"; qvl reads 4-bit bitsandbytes weights as \"nf4\" or \"fp4\""));
+  }
+  const std::string storage = q.OptionalString("bnb_4bit_quant_storage").value_or("uint8");
+  if (storage != "uint8") {
+    q.FailField("bnb_4bit_quant_storage",
+                StrCat("is \"", storage, "\"; qvl reads 4-bit codes stored as \"uint8\""));
+  }
+  w.codes = DType::kU8;
+  w.bits = 4;
+  w.four_bit = type == "nf4" ? FourBitType::kNf4 : FourBitType::kFp4;
+  return w;
+}
+
 bool SameWeights(const WeightQuantization& a, const WeightQuantization& b) {
   return a.codes == b.codes && a.bits == b.bits && a.symmetric == b.symmetric &&
          a.block_rows == b.block_rows && a.block_cols == b.block_cols;
@@ -188,6 +225,8 @@ std::string WeightQuantization::MethodName() const {
       return "compressed-tensors";
     case Method::kAwq:
       return "awq";
+    case Method::kBitsAndBytes:
+      return "bitsandbytes";
     default:
       return "none";
   }
@@ -195,10 +234,12 @@ std::string WeightQuantization::MethodName() const {
 
 std::string WeightQuantization::CodesName() const {
   if (codes == DType::kF8E4M3) return "fp8 e4m3";
+  if (codes == DType::kU8) return four_bit == FourBitType::kNf4 ? "nf4" : "fp4";
   return StrCat("int", bits, symmetric ? "" : " with zero points");
 }
 
 std::string WeightQuantization::BlocksName() const {
+  if (codes == DType::kU8) return "block";
   if (block_rows == 0 && block_cols == 0) return "tensor";
   if (block_rows == 1 && block_cols == 0) return "channel";
   if (block_rows == 1) return StrCat("group of ", block_cols);
@@ -212,13 +253,15 @@ WeightQuantization ParseWeightQuantization(const JsonFieldReader& top) {
   if (method == "fp8") return ParseFp8(q);
   if (method == "compressed-tensors") return ParseCompressedTensors(q);
   if (method == "awq") return ParseAwq(q);
+  if (method == "bitsandbytes") return ParseBitsAndBytes(q);
   q.FailField("quant_method",
               StrCat("is \"", method,
                      "\", which qvl does not read: it reads unquantized checkpoints (BF16, F16, "
                      "F32), which it quantizes itself (--dtype q8, q4, w8a8), block-wise fp8 "
                      "ones (\"fp8\", as in Qwen's -FP8 releases), llm-compressor's "
-                     "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights) and "
-                     "AutoAWQ's (\"awq\", 4-bit \"gemm\")"));
+                     "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights), "
+                     "AutoAWQ's (\"awq\", 4-bit \"gemm\") and bitsandbytes' "
+                     "(\"bitsandbytes\": nf4, fp4 or int8 weights)"));
 }
 
 }  // namespace qvl

@@ -1,14 +1,15 @@
 // How a pre-quantized checkpoint stores the weights of its Linear layers, read from
 // config.json's quantization_config. qvl decodes each such weight once, to the values the
 // reference computes with when it loads the checkpoint, and then keeps or packs it like
-// an unquantized one (--dtype). Everything else (AWQ's and GPTQ's own layouts,
-// bitsandbytes, sparse or nvfp4 compressed-tensors) is refused naming the field.
+// an unquantized one (--dtype). Everything else (GPTQ's own layout, AWQ's other
+// layouts, sparse or nvfp4 compressed-tensors) is refused naming the field.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "base/dtype.h"
+#include "ops/weight_view.h"
 
 namespace qvl {
 
@@ -34,23 +35,35 @@ struct WeightQuantization {
     // [in / group, out]; a weight is (code - zero point) x scale computed in the scales'
     // dtype (F16), as AutoAWQ's dequantize_gemm does.
     kAwq,
+    // bitsandbytes' checkpoints (quant_method "bitsandbytes", transformers'
+    // load_in_4bit / load_in_8bit). 4-bit: PREFIX.weight U8, two nf4 or fp4 codes a byte
+    // over the flattened weight; PREFIX.weight.absmax one scale per block of consecutive
+    // values (itself 8-bit codes scaled per 256 when double-quantized); the block size,
+    // the weight's dtype and shape in the JSON of
+    // PREFIX.weight.quant_state.bitsandbytes__TYPE; a weight is level x absmax in f32
+    // rounded to that dtype, as dequantize_4bit does. 8-bit (LLM.int8): PREFIX.weight I8,
+    // PREFIX.SCB F32 a row's absolute maximum; a weight is code x (SCB / 127).
+    kBitsAndBytes,
   };
   Method method = Method::kNone;
-  DType codes = DType::kF8E4M3;  // F8_E4M3, I8, or I32 (packed codes of `bits` bits)
+  DType codes = DType::kF8E4M3;  // F8_E4M3, I8, I32 (packed codes of `bits` bits), U8
   int bits = 8;
   bool symmetric = true;  // false: a zero point per block
   // The block one scale covers; 0 is the whole of the weight's rows or columns (the
   // tensor strategy is {0, 0}, channel {1, 0}, group {1, group_size}).
   int block_rows = 0;
   int block_cols = 0;
+  FourBitType four_bit = FourBitType::kNf4;  // U8 codes: the levels they stand for
 
   bool present() const { return method != Method::kNone; }
   bool packed() const { return codes == DType::kI32; }
-  // quant_method as config.json spells it: "fp8", "compressed-tensors", "awq".
+  // quant_method as config.json spells it: "fp8", "compressed-tensors", "awq",
+  // "bitsandbytes".
   std::string MethodName() const;
-  // "fp8 e4m3", "int4", ...: the codes as a user would name them.
+  // "fp8 e4m3", "int4", "nf4", ...: the codes as a user would name them.
   std::string CodesName() const;
-  // What one scale covers: "128x128 block", "channel", "group of 32", "tensor".
+  // What one scale covers: "128x128 block", "channel", "group of 32", "tensor", "block"
+  // (bitsandbytes' 4-bit, whose size each weight gives).
   std::string BlocksName() const;
 };
 

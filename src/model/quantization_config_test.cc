@@ -182,13 +182,57 @@ TEST(WeightQuantization, ReadsAutoAwq) {
             "m/config.json: quantization_config.group_size is missing");
 }
 
+// transformers' BitsAndBytesConfig as unsloth's -bnb-4bit checkpoints carry it, 8-bit,
+// and what qvl does not read of it.
+TEST(WeightQuantization, ReadsBitsAndBytes) {
+  const json nf4 = {{"quant_method", "bitsandbytes"},
+                    {"_load_in_4bit", true},
+                    {"_load_in_8bit", false},
+                    {"bnb_4bit_compute_dtype", "bfloat16"},
+                    {"bnb_4bit_quant_storage", "uint8"},
+                    {"bnb_4bit_quant_type", "nf4"},
+                    {"bnb_4bit_use_double_quant", true},
+                    {"llm_int8_skip_modules", {"lm_head", "visual"}},
+                    {"llm_int8_threshold", 6.0},
+                    {"load_in_4bit", true},
+                    {"load_in_8bit", false}};
+  const WeightQuantization q = Parse(nf4);
+  EXPECT_EQ(q.method, Method::kBitsAndBytes);
+  EXPECT_EQ(q.MethodName(), "bitsandbytes");
+  EXPECT_EQ(q.codes, DType::kU8);
+  EXPECT_EQ(q.bits, 4);
+  EXPECT_EQ(q.CodesName(), "nf4");
+  EXPECT_EQ(q.BlocksName(), "block");
+  // bitsandbytes' default type is fp4; older files spell only the underscored flags.
+  EXPECT_EQ(Parse({{"quant_method", "bitsandbytes"}, {"_load_in_4bit", true}}).CodesName(), "fp4");
+  const WeightQuantization int8 = Parse({{"quant_method", "bitsandbytes"}, {"load_in_8bit", true}});
+  EXPECT_EQ(int8.codes, DType::kI8);
+  EXPECT_EQ(int8.CodesName(), "int8");
+  EXPECT_EQ(int8.BlocksName(), "channel");
+
+  EXPECT_EQ(ErrorOf({{"quant_method", "bitsandbytes"}, {"load_in_4bit", false}}),
+            "m/config.json: quantization_config.load_in_4bit and load_in_8bit are both false; qvl "
+            "reads bitsandbytes weights stored in 4 or 8 bits");
+  json other = nf4;
+  other["bnb_4bit_quant_type"] = "int4";
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.bnb_4bit_quant_type is \"int4\"; qvl reads 4-bit "
+            "bitsandbytes weights as \"nf4\" or \"fp4\"");
+  other = nf4;
+  other["bnb_4bit_quant_storage"] = "bfloat16";
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.bnb_4bit_quant_storage is \"bfloat16\"; qvl reads "
+            "4-bit codes stored as \"uint8\"");
+}
+
 TEST(WeightQuantization, RefusesWhatItCannotDecode) {
   EXPECT_EQ(ErrorOf({{"quant_method", "gptq"}, {"bits", 4}}),
             "m/config.json: quantization_config.quant_method is \"gptq\", which qvl does not "
             "read: it reads unquantized checkpoints (BF16, F16, F32), which it quantizes itself "
             "(--dtype q8, q4, w8a8), block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 releases), "
-            "llm-compressor's (\"compressed-tensors\": fp8, int8, or packed int4/int8 weights) "
-            "and AutoAWQ's (\"awq\", 4-bit \"gemm\")");
+            "llm-compressor's (\"compressed-tensors\": fp8, int8, or packed int4/int8 weights), "
+            "AutoAWQ's (\"awq\", 4-bit \"gemm\") and bitsandbytes' (\"bitsandbytes\": nf4, "
+            "fp4 or int8 weights)");
   EXPECT_EQ(ErrorOf({{"bits", 4}}), "m/config.json: quantization_config.quant_method is missing");
   EXPECT_EQ(ErrorOf(Compressed("nvfp4-pack-quantized", {{"type", "float"}, {"num_bits", 4}})),
             "m/config.json: quantization_config.format is \"nvfp4-pack-quantized\"; qvl reads "

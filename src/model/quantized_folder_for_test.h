@@ -6,8 +6,10 @@
 // - llm-compressor's compressed-tensors formats: fp8, int8, or int4/int8 packed into I32
 //   words, per tensor, channel, group or block, symmetric or with zero points, scales in
 //   F32 or BF16;
-// - AutoAWQ's "gemm" layout: int4 with zero points in groups, transposed, F16 scales.
-// Both leave the deepstack mergers unquantized, as an "ignore" list would.
+// - AutoAWQ's "gemm" layout: int4 with zero points in groups, transposed, F16 scales;
+// - bitsandbytes' 4-bit (nf4 or fp4 over the flattened weight, absmax per block, maybe
+//   double-quantized, its quant_state as JSON bytes) and 8-bit (int8 per row, SCB).
+// All but Qwen's leave the deepstack mergers unquantized, as an "ignore" list would.
 // With `dequantized`, the same weights are written back as the F32 values the reference
 // decodes them to: what the quantized folder must compute as.
 #pragma once
@@ -35,8 +37,10 @@ namespace qvl {
 struct TestQuantScheme {
   WeightQuantization quant;
   DType scale_dtype = DType::kF32;
-  std::string format;    // compressed-tensors' format
-  std::string strategy;  // compressed-tensors' strategy
+  std::string format;       // compressed-tensors' format
+  std::string strategy;     // compressed-tensors' strategy
+  int bnb_blocksize = 64;   // bitsandbytes' 4-bit: values per absmax
+  bool bnb_nested = false;  // bitsandbytes' 4-bit: absmax double-quantized
 
   static TestQuantScheme QwenFp8(int rows, int cols) {
     TestQuantScheme s;
@@ -47,6 +51,24 @@ struct TestQuantScheme {
     TestQuantScheme s;
     s.quant = {WeightQuantization::Method::kAwq, DType::kI32, 4, false, 1, group};
     s.scale_dtype = DType::kF16;
+    return s;
+  }
+  // bitsandbytes' 4-bit, rounding the weights to `dtype` as dequantize_4bit does.
+  static TestQuantScheme BitsAndBytes4(FourBitType type, int blocksize, bool nested, DType dtype) {
+    TestQuantScheme s;
+    s.quant = {.method = WeightQuantization::Method::kBitsAndBytes,
+               .codes = DType::kU8,
+               .bits = 4,
+               .four_bit = type};
+    s.scale_dtype = dtype;
+    s.bnb_blocksize = blocksize;
+    s.bnb_nested = nested;
+    return s;
+  }
+  static TestQuantScheme BitsAndBytes8() {
+    TestQuantScheme s;
+    s.quant = {
+        .method = WeightQuantization::Method::kBitsAndBytes, .codes = DType::kI8, .block_rows = 1};
     return s;
   }
   // `codes`: F8_E4M3, I8 or I32 (packed `bits`); `block` as WeightQuantization's.
@@ -132,6 +154,119 @@ inline std::vector<uint8_t> PackAwq(const std::vector<int>& values, int64_t n, i
   return Bytes(packed.data(), 4 * packed.size());
 }
 
+// bitsandbytes' 4-bit levels: NormalFloat's are a table (ops' FourBitLevels, its one
+// copy of bitsandbytes' list); fp4's are derived here from the codes s|e|m rather than
+// listed: magnitude 0.0625 m for e = 0, else 2^(4 - e) (1 + m / 2), over 12.
+inline float Bnb4Level(FourBitType type, int code) {
+  if (type == FourBitType::kNf4) return FourBitLevels(type)[code];
+  const int e = (code >> 1) & 3, m = code & 1;
+  const float magnitude = e == 0 ? 0.0625f * static_cast<float>(m)
+                                 : std::ldexp(1.0f + 0.5f * static_cast<float>(m), 4 - e);
+  return (code & 8 ? -magnitude : magnitude) / 12.0f;
+}
+
+// The level of `type` nearest `x` (in [-1, 1]).
+inline int NearestBnb4Code(FourBitType type, float x) {
+  int best = 0;
+  for (int code = 1; code < 16; ++code) {
+    if (std::fabs(Bnb4Level(type, code) - x) < std::fabs(Bnb4Level(type, best) - x)) best = code;
+  }
+  return best;
+}
+
+// A weight's `values` ([rows, cols]) as bitsandbytes stores them under `scheme`, appended
+// to `out`, or (`dequantized`) the F32 values its dequantization gives.
+inline void AppendBitsAndBytes(const std::string& name, const std::vector<float>& values,
+                               int64_t rows, int64_t cols, const TestQuantScheme& scheme,
+                               bool dequantized, std::vector<TensorData>* out) {
+  const int64_t n = rows * cols;
+  std::vector<float> decoded(static_cast<size_t>(n));
+  const auto push = [&](std::string tensor, DType dtype, std::vector<int64_t> shape,
+                        std::vector<uint8_t> bytes) {
+    if (!dequantized)
+      out->push_back({{std::move(tensor), dtype, std::move(shape)}, std::move(bytes)});
+  };
+  if (scheme.quant.codes == DType::kI8) {  // LLM.int8: a row's absmax, codes x SCB / 127
+    std::vector<int8_t> codes(static_cast<size_t>(n));
+    std::vector<float> scb(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      float amax = 0;
+      for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(values[r * cols + c]));
+      scb[r] = amax > 0 ? amax : 1.0f;
+      const float scale = scb[r] * static_cast<float>(1.0 / 127.0);
+      for (int64_t c = 0; c < cols; ++c) {
+        const int8_t q =
+            static_cast<int8_t>(std::nearbyint(values[r * cols + c] * 127.0f / scb[r]));
+        codes[r * cols + c] = q;
+        decoded[r * cols + c] = static_cast<float>(q) * scale;
+      }
+    }
+    const std::string prefix = name.substr(0, name.size() - std::string(".weight").size());
+    push(name, DType::kI8, {rows, cols}, Bytes(codes.data(), codes.size()));
+    push(prefix + ".SCB", DType::kF32, {rows}, Bytes(scb.data(), 4 * scb.size()));
+    push(name + "_format", DType::kU8, {}, {0});
+  } else {
+    const FourBitType type = scheme.quant.four_bit;
+    const int64_t bs = scheme.bnb_blocksize, blocks = (n + bs - 1) / bs;
+    std::vector<float> absmax(static_cast<size_t>(blocks), 0.0f);
+    for (int64_t k = 0; k < n; ++k) absmax[k / bs] = std::max(absmax[k / bs], std::fabs(values[k]));
+    std::vector<uint8_t> packed(static_cast<size_t>((n + 1) / 2), 0);
+    for (int64_t k = 0; k < n; ++k) {
+      const float a = absmax[k / bs] > 0 ? absmax[k / bs] : 1.0f;
+      packed[k / 2] |=
+          static_cast<uint8_t>(NearestBnb4Code(type, values[k] / a) << (k % 2 ? 0 : 4));
+    }
+    std::vector<float> used = absmax;  // what dequantization multiplies by
+    nlohmann::json state = {{"quant_type", type == FourBitType::kNf4 ? "nf4" : "fp4"},
+                            {"blocksize", bs},
+                            {"dtype", scheme.scale_dtype == DType::kF16   ? "float16"
+                                      : scheme.scale_dtype == DType::kF32 ? "float32"
+                                                                          : "bfloat16"},
+                            {"shape", {rows, cols}}};
+    std::vector<float> levels(16);
+    for (int code = 0; code < 16; ++code) levels[code] = Bnb4Level(type, code);
+    push(name + ".quant_map", DType::kF32, {16}, Bytes(levels.data(), 64));
+    if (scheme.bnb_nested) {  // absmax - mean as 8-bit codes of an even map, per 256
+      constexpr int64_t kNested = 256;
+      float mean = 0;
+      for (float a : absmax) mean += a / static_cast<float>(blocks);
+      std::vector<float> map(256), nested(static_cast<size_t>((blocks + kNested - 1) / kNested), 0);
+      for (int i = 0; i < 256; ++i) map[i] = -1.0f + 2.0f * static_cast<float>(i) / 255.0f;
+      for (int64_t i = 0; i < blocks; ++i) {
+        nested[i / kNested] = std::max(nested[i / kNested], std::fabs(absmax[i] - mean));
+      }
+      std::vector<uint8_t> codes(static_cast<size_t>(blocks));
+      for (int64_t i = 0; i < blocks; ++i) {
+        const float scale = nested[i / kNested] > 0 ? nested[i / kNested] : 1.0f;
+        codes[i] = static_cast<uint8_t>(
+            std::clamp(std::nearbyint(((absmax[i] - mean) / scale + 1.0f) * 127.5f), 0.0f, 255.0f));
+        const float product = map[codes[i]] * nested[i / kNested];
+        used[i] = product + mean;
+      }
+      state["nested_blocksize"] = kNested;
+      state["nested_dtype"] = "float32";
+      state["nested_offset"] = mean;
+      push(name + ".absmax", DType::kU8, {blocks}, codes);
+      push(name + ".nested_absmax", DType::kF32, {static_cast<int64_t>(nested.size())},
+           Bytes(nested.data(), 4 * nested.size()));
+      push(name + ".nested_quant_map", DType::kF32, {256}, Bytes(map.data(), 4 * map.size()));
+    } else {
+      push(name + ".absmax", DType::kF32, {blocks}, Bytes(absmax.data(), 4 * absmax.size()));
+    }
+    const std::string json = state.dump();
+    push(name + ".quant_state.bitsandbytes__" + state["quant_type"].get<std::string>(), DType::kU8,
+         {static_cast<int64_t>(json.size())}, Bytes(json.data(), json.size()));
+    push(name, DType::kU8, {(n + 1) / 2, 1}, packed);
+    for (int64_t k = 0; k < n; ++k) {
+      const int code = k % 2 ? packed[k / 2] & 15 : packed[k / 2] >> 4;
+      decoded[k] = InDType(scheme.scale_dtype, Bnb4Level(type, code) * used[k / bs]);
+    }
+  }
+  if (dequantized) {
+    out->push_back({{name, DType::kF32, {rows, cols}}, Bytes(decoded.data(), 4 * decoded.size())});
+  }
+}
+
 }  // namespace quantized_for_test
 
 inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
@@ -159,6 +294,22 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
         {"quant_method", "awq"},      {"bits", 4},
         {"group_size", q.block_cols}, {"zero_point", true},
         {"version", "gemm"},          {"modules_to_not_convert", {"deepstack_merger_list"}}};
+  } else if (!dequantized && q.method == WeightQuantization::Method::kBitsAndBytes) {
+    const bool four = q.codes == DType::kU8;
+    config["quantization_config"] = {
+        {"quant_method", "bitsandbytes"},
+        {"_load_in_4bit", four},
+        {"_load_in_8bit", !four},
+        {"load_in_4bit", four},
+        {"load_in_8bit", !four},
+        {"bnb_4bit_compute_dtype", "bfloat16"},
+        {"bnb_4bit_quant_storage", "uint8"},
+        {"bnb_4bit_quant_type", q.four_bit == FourBitType::kNf4 ? "nf4" : "fp4"},
+        {"bnb_4bit_use_double_quant", scheme.bnb_nested},
+        {"llm_int8_enable_fp32_cpu_offload", false},
+        {"llm_int8_has_fp16_weight", false},
+        {"llm_int8_skip_modules", {"lm_head", "deepstack_merger_list"}},
+        {"llm_int8_threshold", 6.0}};
   } else if (!dequantized) {
     json weights = {
         {"num_bits", q.bits},       {"type", q.codes == DType::kF8E4M3 ? "float" : "int"},
@@ -198,6 +349,10 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
     std::vector<float> values(static_cast<size_t>(rows * cols));
     const WeightView view{t->dtype, rows, cols, t->data};
     for (int64_t r = 0; r < rows; ++r) DecodeWeightRow(view, r, cols, &values[r * cols]);
+    if (q.method == WeightQuantization::Method::kBitsAndBytes) {
+      qt::AppendBitsAndBytes(t->name, values, rows, cols, scheme, dequantized, &out);
+      continue;
+    }
     const int64_t br = q.block_rows > 0 ? q.block_rows : rows;
     const int64_t bc = q.block_cols > 0 ? q.block_cols : cols;
     const int64_t grows = (rows + br - 1) / br, gcols = (cols + bc - 1) / bc;

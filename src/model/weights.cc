@@ -8,6 +8,7 @@
 #include "base/bf16.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "model/bitsandbytes_weights.h"
 
 namespace qvl {
 namespace {
@@ -139,19 +140,17 @@ class WeightCarver {
       w.cols = Ints(store_.Require(names.shape))[1];
     }
     if (IsFloat(t.dtype)) return w;
+    if (t.dtype == DType::kU8) return Bnb4Bit(name, w);
     w.code_bits = quant_.bits;
     const ScaleGrid grid = GridOf(quant_, w.rows, w.cols);
     w.block_rows = grid.block_rows;
     w.block_cols = grid.block_cols;
     const TensorInfo& scale = store_.Require(names.scales);
     params_->push_back(awq ? Transposed(Floats(scale), grid) : Floats(scale));
-    for (float s : params_->back()) {
-      if (!std::isfinite(s)) {
-        Fail(ErrorCode::kCorrupt, *scale.file, ": tensor ", scale.name, " holds ", s,
-             "; the scales of quantized weights must be finite");
-      }
+    if (quant_.method == WeightQuantization::Method::kBitsAndBytes) {
+      for (float& s : params_->back()) s = Bnb8BitScale(s);
     }
-    w.block_scales = params_->back().data();
+    w.block_scales = Scales(scale);
     if (quant_.method != WeightQuantization::Method::kFp8) w.product = scale.dtype;
     if (!quant_.symmetric) {
       params_->push_back(ZeroPoints(store_.Require(names.zero_points), grid));
@@ -174,6 +173,33 @@ class WeightCarver {
   }
 
  private:
+  // The last scales pushed to params_, all finite, read from tensor `t`.
+  const float* Scales(const TensorInfo& t) const {
+    for (float s : params_->back()) {
+      if (!std::isfinite(s)) {
+        Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " holds ", s,
+             "; the scales of quantized weights must be finite");
+      }
+    }
+    return params_->back().data();
+  }
+
+  // bitsandbytes' 4-bit weight `name`, its codes mapped by `w`.
+  WeightView Bnb4Bit(const std::string& name, WeightView w) const {
+    const Bnb4BitState state = ReadBnb4BitState(store_, quant_, name);
+    w.rows = state.shape[0];
+    w.cols = state.shape[1];
+    w.code_bits = 4;
+    w.levels = FourBitLevels(quant_.four_bit);
+    w.flat_blocks = true;
+    w.block_rows = 1;
+    w.block_cols = state.blocksize;
+    params_->push_back(Bnb4BitAbsmax(store_, name, state));
+    w.block_scales = Scales(store_.Require(BnbScalesName(name, quant_)));
+    w.product = state.dtype;
+    return w;
+  }
+
   // [grid.cols, grid.rows] values (AutoAWQ's scales) as [grid.rows, grid.cols].
   static std::vector<float> Transposed(const std::vector<float>& in, const ScaleGrid& grid) {
     std::vector<float> out(in.size());
@@ -278,6 +304,13 @@ void CheckQuantizedWeight(const TensorStore& store, const WeightQuantization& q,
     known->push_back(names.zero_points);
     return;
   }
+  if (t.dtype == DType::kU8) {
+    CheckBnb4BitWeight(store, q, e.name, e.shape, t, known);
+    return;
+  }
+  if (q.method == WeightQuantization::Method::kBitsAndBytes) {
+    CheckBnb8BitFormat(store, e.name, known);
+  }
   if (q.packed()) {
     ExpectShape(
         t, {rows, (cols + CodesPerWord(q) - 1) / CodesPerWord(q)},
@@ -321,6 +354,9 @@ QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQu
   if (q.method == WeightQuantization::Method::kAwq) {
     return {StrCat(prefix, ".qweight"), StrCat(prefix, ".scales"), StrCat(prefix, ".qzeros"), ""};
   }
+  if (q.method == WeightQuantization::Method::kBitsAndBytes) {
+    return {std::string(weight_name), BnbScalesName(weight_name, q), "", ""};
+  }
   n.codes = q.packed() ? StrCat(prefix, ".weight_packed") : std::string(weight_name);
   n.scales = StrCat(
       prefix, q.method == WeightQuantization::Method::kFp8 ? ".weight_scale_inv" : ".weight_scale");
@@ -345,6 +381,10 @@ void CheckQwen3VLTensors(const TensorStore& store, const ModelConfig& config) {
     }
     if (t == nullptr) {
       missing.push_back(e.name);
+      continue;
+    }
+    if (t->dtype == DType::kU8) {  // bitsandbytes' 4-bit codes, [ceil(out x in / 2), 1]
+      CheckQuantizedWeight(store, q, e, *t, &beside);
       continue;
     }
     if (t->shape != e.shape) {

@@ -9,6 +9,7 @@
 
 #include "base/bf16.h"
 #include "base/error.h"
+#include "model/broken_weights_for_test.h"
 #include "model/scratch_folder.h"
 
 namespace qvl {
@@ -140,55 +141,6 @@ TEST(MapWeights, MapsTheTinyFixture) {
                                                   "q_proj.weight")
                                          .data);
 }
-
-// The tiny checkpoint as editable tensors, to break one thing at a time.
-std::vector<TensorData> TinyTensors() {
-  const SafetensorsFile file(kTinyModelDir + "/model.safetensors");
-  std::vector<TensorData> out;
-  for (const TensorInfo& t : file.tensors()) {
-    out.push_back({{t.name, t.dtype, t.shape}, std::vector<uint8_t>(t.data, t.data + t.nbytes)});
-  }
-  return out;
-}
-
-TensorData* FindTensor(std::vector<TensorData>& tensors, const std::string& name) {
-  for (TensorData& t : tensors) {
-    if (t.spec.name == name) return &t;
-  }
-  ADD_FAILURE() << name;
-  return nullptr;
-}
-
-void Erase(std::vector<TensorData>& tensors, const std::string& name) {
-  tensors.erase(tensors.begin() + (FindTensor(tensors, name) - tensors.data()));
-}
-
-class BrokenWeights : public ::testing::Test {
- protected:
-  BrokenWeights()
-      : dir_("broken_weights"),
-        path_(dir_.File("model.safetensors")),
-        config_(LoadModelConfig(kTinyModelDir + "/config.json")),
-        tensors_(TinyTensors()) {}
-
-  // Writes the edited tensors and returns the mapping error ("" when they map).
-  std::string MapError() {
-    WriteSafetensors(path_, tensors_);
-    try {
-      const TensorStore store({path_});
-      MapQwen3VLWeights(store, config_);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
-      return e.what();
-    }
-    return "";
-  }
-
-  ScratchFolder dir_;
-  std::string path_;
-  ModelConfig config_;
-  std::vector<TensorData> tensors_;
-};
 
 TEST_F(BrokenWeights, WrongShape) {
   TensorData* t = FindTensor(tensors_, "model.language_model.layers.3.mlp.up_proj.weight");

@@ -63,17 +63,70 @@ void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* ou
 template <typename Round>
 void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Round round) {
   const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
-  const int64_t first = (row / view.block_rows) * scale_cols;
-  for (int64_t c0 = 0; c0 < n; c0 += view.block_cols) {
-    const int64_t block = first + c0 / view.block_cols;
+  const int64_t first = row * view.cols;  // the row's first element, for flat blocks
+  for (int64_t c0 = 0; c0 < n;) {
+    int64_t block, c1;
+    if (view.flat_blocks) {
+      block = (first + c0) / view.block_cols;
+      c1 = (block + 1) * view.block_cols - first;
+    } else {
+      block = (row / view.block_rows) * scale_cols + c0 / view.block_cols;
+      c1 = (c0 / view.block_cols + 1) * view.block_cols;
+    }
+    c1 = c1 < n ? c1 : n;
     const float scale = view.block_scales[block];
     const float zero = view.block_zeros != nullptr ? view.block_zeros[block] : 0.0f;
-    const int64_t c1 = c0 + view.block_cols < n ? c0 + view.block_cols : n;
     for (int64_t c = c0; c < c1; ++c) out[c] = round((out[c] - zero) * scale);
+    c0 = c1;
   }
 }
 
+// The 4-bit codes of elements [0, n) of a row of U8 nibbles, as their levels: a byte at a
+// time, after the row's first code when it sits in a byte's low bits.
+void ReadNibbles(const WeightView& view, int64_t row, int64_t n, float* out) {
+  const uint8_t* bytes = static_cast<const uint8_t*>(view.data);
+  const float* levels = view.levels;
+  int64_t k = row * view.cols, c = 0;
+  if ((k & 1) != 0 && n > 0) out[c++] = levels[bytes[k++ >> 1] & 15];
+  for (; c + 1 < n; c += 2, k += 2) {
+    const uint8_t b = bytes[k >> 1];
+    out[c] = levels[b >> 4];
+    out[c + 1] = levels[b & 15];
+  }
+  if (c < n) out[c] = levels[bytes[k >> 1] >> 4];
+}
+
 }  // namespace
+
+const float* FourBitLevels(FourBitType type) {
+  static constexpr float kNf4[16] = {-1.0f,
+                                     -0.6961928009986877f,
+                                     -0.5250730514526367f,
+                                     -0.39491748809814453f,
+                                     -0.28444138169288635f,
+                                     -0.18477343022823334f,
+                                     -0.09105003625154495f,
+                                     0.0f,
+                                     0.07958029955625534f,
+                                     0.16093020141124725f,
+                                     0.24611230194568634f,
+                                     0.33791524171829224f,
+                                     0.44070982933044434f,
+                                     0.5626170039176941f,
+                                     0.7229568362236023f,
+                                     1.0f};
+  // Code s|e|m (1 sign, 2 exponent, 1 mantissa bits) in bitsandbytes' order, divided by
+  // the largest (12) in f32 as get_4bit_type divides.
+  static const std::array<float, 16> kFp4 = [] {
+    constexpr float kMagnitudes[8] = {0.0f, 0.0625f, 8.0f, 12.0f, 4.0f, 6.0f, 2.0f, 3.0f};
+    std::array<float, 16> v;
+    for (int code = 0; code < 16; ++code) {
+      v[code] = (code & 8 ? -kMagnitudes[code & 7] : kMagnitudes[code & 7]) / 12.0f;
+    }
+    return v;
+  }();
+  return type == FourBitType::kNf4 ? kNf4 : kFp4.data();
+}
 
 int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c) {
   uint32_t word;
@@ -83,6 +136,7 @@ int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c) {
 
 int64_t WeightBytes(const WeightView& view) {
   if (view.awq_layout) return 4 * view.cols * ((view.rows + 7) / 8);
+  if (view.dtype == DType::kU8) return (view.rows * view.cols + 1) / 2;
   return view.rows * RowBytes(view);
 }
 
@@ -104,19 +158,24 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
       return;
     case DType::kF8E4M3:
     case DType::kI8:
-    case DType::kI32: {
+    case DType::kI32:
+    case DType::kU8: {
       if (view.block_scales == nullptr || view.block_rows <= 0 || view.block_cols <= 0 ||
-          (view.dtype == DType::kI32 && (view.code_bits < 1 || view.code_bits > 8))) {
+          (view.dtype == DType::kI32 && (view.code_bits < 1 || view.code_bits > 8)) ||
+          (view.dtype == DType::kU8 && view.levels == nullptr)) {
         Fail(ErrorCode::kInternal, "a weight of ", DTypeName(view.dtype),
              " codes needs its block scales");
       }
-      if (view.awq_layout) {
+      if (view.dtype == DType::kU8) {
+        ReadNibbles(view, row, n, out);
+      } else if (view.awq_layout) {
         for (int64_t c = 0; c < n; ++c)
           out[c] = static_cast<float>(AwqCode(view.data, view.rows, row, c));
       } else {
         ReadCodes(view, static_cast<const uint8_t*>(view.data) + row * RowBytes(view), n, out);
       }
-      // The reference multiplies in the scales' dtype (compressed-tensors, AutoAWQ).
+      // The reference multiplies in the scales' dtype (compressed-tensors, AutoAWQ) or
+      // rounds the f32 product to the weight's (bitsandbytes).
       if (view.product == DType::kBF16) {
         ScaleBlocks(view, row, n, out, [](float v) { return Bf16ToF32(F32ToBf16(v)); });
       } else if (view.product == DType::kF16) {

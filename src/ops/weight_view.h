@@ -10,8 +10,9 @@
 namespace qvl {
 
 struct WeightView {
-  // F32, BF16, F16; codes: F8_E4M3, I8, or I32 words packing 32 / code_bits codes each,
-  // the first in the lowest bits, each stored as code + 2^(code_bits - 1).
+  // F32, BF16, F16; codes: F8_E4M3, I8, I32 words packing 32 / code_bits codes each,
+  // the first in the lowest bits, each stored as code + 2^(code_bits - 1), or U8 (see
+  // `levels`).
   DType dtype = DType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
@@ -23,6 +24,12 @@ struct WeightView {
   int code_bits = 8;
   // I32 in AutoAWQ's layout instead (see AwqCode): 4-bit codes stored as they are.
   bool awq_layout = false;
+  // U8: two 4-bit codes a byte, element k of the row-major matrix in byte k / 2 (the even
+  // one in the high bits), code i standing for levels[i] (bitsandbytes' 4-bit weights).
+  const float* levels = nullptr;
+  // The blocks are runs of block_cols consecutive elements of the row-major matrix, which
+  // may cross rows (bitsandbytes), instead of block_rows x block_cols tiles.
+  bool flat_blocks = false;
   const float* block_scales = nullptr;
   const float* block_zeros = nullptr;
   int64_t block_rows = 0;
@@ -36,12 +43,19 @@ struct WeightView {
 inline constexpr int kAwqNibble[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c);
 
+// bitsandbytes' 4-bit data types.
+enum class FourBitType : uint8_t { kNf4, kFp4 };
+// The 16 values `type`'s codes stand for, as bitsandbytes' get_4bit_type gives them:
+// NormalFloat's quantiles of N(0, 1), or fp4's e2m1 values over 12, in [-1, 1].
+const float* FourBitLevels(FourBitType type);
+
 // Bytes of the stored matrix.
 int64_t WeightBytes(const WeightView& view);
 
 // Elements [0, n) of row `row` (n <= cols) as float: exact for every dtype, codes decoded
 // as the reference dequantizes them (transformers' Fp8Dequantize, compressed-tensors'
-// dequantize). Throws Error(kInvalidArgument) for a dtype no linear layer takes.
+// dequantize, AutoAWQ's dequantize_gemm, bitsandbytes' dequantize_4bit). Throws
+// Error(kInvalidArgument) for a dtype no linear layer takes.
 void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out);
 
 }  // namespace qvl
