@@ -72,6 +72,24 @@ inline uint16_t F32ToF16(float f) {
   return static_cast<uint16_t>(sign | (r >> 13));
 }
 
+// F16ToF32(F32ToF16(f)): `f` rounded to the nearest half, kept as float. A first start
+// rounds every weight of an F16-scaled checkpoint so (AutoAWQ's, GPTQ's); rounding the
+// float's bits in place took the 2B GPTQ file's from 7.9 to 5.4 s (Zen 5).
+inline float RoundToF16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint32_t abs = bits & 0x7fffffffu;
+  // A normal half or zero (a code on its zero point, as common as any other code): one
+  // branch, which the rare rest (halves' subnormals, overflow, NaN) alone mispredicts.
+  if ((abs - 0x38800000u < 0x477ff000u - 0x38800000u) | (abs == 0)) {
+    bits += 0xfffu + ((bits >> 13) & 1u);
+    bits &= 0xffffe000u;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  return F16ToF32(F32ToF16(f));
+}
+
 // float8 e4m3 as torch.float8_e4m3fn and safetensors' F8_E4M3 store it (the weights of
 // fp8 checkpoints): exponent bias 7, no infinities, S.1111.111 is NaN, largest 448,
 // subnormals m * 2^-9. Exact in f32.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace qvl {
@@ -83,6 +84,31 @@ TEST(F16, KnownValues) {
   EXPECT_EQ(F32ToF16(65504.0f), 0x7bff);
   EXPECT_EQ(F32ToF16(1e6f), 0x7c00);
   EXPECT_EQ(F32ToF16(std::ldexp(1.0f, -26)), 0x0000);
+}
+
+// The fast rounding against its exact twin over a spread of every float's bit patterns,
+// and every pattern around the halves' subnormal and overflow edges.
+TEST(F16, RoundToF16IsTheRoundTrip) {
+  const auto check = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    const float want = F16ToF32(F32ToF16(f));
+    const float got = RoundToF16(f);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << std::hex << bits;
+    } else {
+      EXPECT_EQ(std::memcmp(&got, &want, 4), 0) << std::hex << bits;
+    }
+  };
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 4093) check(static_cast<uint32_t>(bits));
+  for (uint32_t edge : {0x38800000u, 0x477ff000u, 0x7f800000u}) {
+    for (uint32_t d = 0; d < 0x4000; ++d) {
+      for (uint32_t sign : {0u, 0x80000000u}) {
+        check(sign | (edge - d));
+        check(sign | (edge + d));
+      }
+    }
+  }
 }
 
 }  // namespace

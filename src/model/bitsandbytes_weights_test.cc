@@ -20,13 +20,6 @@ constexpr int64_t kRows = 128, kCols = 64, kValues = kRows * kCols;
 
 std::string Name(const char* suffix) { return std::string(kUp) + suffix; }
 
-template <typename T>
-TensorData Tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                  const std::vector<T>& values) {
-  const uint8_t* p = reinterpret_cast<const uint8_t*>(values.data());
-  return {{name, dtype, std::move(shape)}, {p, p + values.size() * sizeof(T)}};
-}
-
 // up_proj as bitsandbytes' 4-bit codes: byte i is (7 i + 3) mod 256, absmax of block b
 // 0.5 + 0.125 (b mod 5), or when nested 8-bit codes 13 b mod 256 of levels j / 255 - 0.5
 // scaled per 64 by 1, 2, 0.5, 4, ... plus 0.25.
@@ -43,11 +36,11 @@ class Bnb4BitWeights : public BrokenWeights {
     Erase(tensors_, kUp);
     std::vector<uint8_t> bytes(kValues / 2);
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(7 * i + 3);
-    tensors_.push_back(Tensor(kUp, DType::kU8, {kValues / 2, 1}, bytes));
+    Add(kUp, DType::kU8, {kValues / 2, 1}, bytes);
     const int64_t blocks = kValues / blocksize;
     std::vector<float> levels(16);
     for (int code = 0; code < 16; ++code) levels[code] = quantized_for_test::Bnb4Level(type, code);
-    tensors_.push_back(Tensor(Name(".quant_map"), DType::kF32, {16}, levels));
+    Add(Name(".quant_map"), DType::kF32, {16}, levels);
     state_ = {{"quant_type", type == FourBitType::kNf4 ? "nf4" : "fp4"},
               {"blocksize", blocksize},
               {"dtype", dtype},
@@ -58,17 +51,16 @@ class Bnb4BitWeights : public BrokenWeights {
       std::vector<float> map(256), scales(static_cast<size_t>((blocks + 63) / 64));
       for (int j = 0; j < 256; ++j) map[j] = static_cast<float>(j) / 255.0f - 0.5f;
       for (size_t j = 0; j < scales.size(); ++j) scales[j] = std::ldexp(1.0f, int(j % 4) - 1);
-      tensors_.push_back(Tensor(Name(".absmax"), DType::kU8, {blocks}, codes));
-      tensors_.push_back(Tensor(Name(".nested_absmax"), DType::kF32,
-                                {static_cast<int64_t>(scales.size())}, scales));
-      tensors_.push_back(Tensor(Name(".nested_quant_map"), DType::kF32, {256}, map));
+      Add(Name(".absmax"), DType::kU8, {blocks}, codes);
+      Add(Name(".nested_absmax"), DType::kF32, {static_cast<int64_t>(scales.size())}, scales);
+      Add(Name(".nested_quant_map"), DType::kF32, {256}, map);
       state_["nested_blocksize"] = 64;
       state_["nested_dtype"] = "float32";
       state_["nested_offset"] = 0.25;
     } else {
       std::vector<float> absmax(static_cast<size_t>(blocks));
       for (int64_t b = 0; b < blocks; ++b) absmax[b] = 0.5f + 0.125f * static_cast<float>(b % 5);
-      tensors_.push_back(Tensor(Name(".absmax"), DType::kF32, {blocks}, absmax));
+      Add(Name(".absmax"), DType::kF32, {blocks}, absmax);
     }
     WriteState();
   }
@@ -84,8 +76,8 @@ class Bnb4BitWeights : public BrokenWeights {
     for (size_t i = 0; i < tensors_.size(); ++i) {
       if (tensors_[i].spec.name == StateName()) tensors_.erase(tensors_.begin() + i);
     }
-    tensors_.push_back(Tensor(StateName(), DType::kU8, {static_cast<int64_t>(json.size())},
-                              std::vector<char>(json.begin(), json.end())));
+    Add(StateName(), DType::kU8, {static_cast<int64_t>(json.size())},
+        std::vector<char>(json.begin(), json.end()));
   }
 
   // Value k of the flattened weight as bitsandbytes' dequantize_4bit gives it, before
@@ -214,10 +206,11 @@ TEST_F(BrokenWeights, Bnb8BitWeightsDecodeAsCodeTimesScbOver127) {
   for (int64_t k = 0; k < kValues; ++k) codes[k] = static_cast<int8_t>(k / kCols + 3 * (k % kCols));
   std::vector<float> scb(kRows);
   for (int64_t r = 0; r < kRows; ++r) scb[r] = 1.0f + static_cast<float>(r) / 8.0f;
-  *FindTensor(tensors_, kUp) = Tensor(kUp, DType::kI8, {kRows, kCols}, codes);
+  Erase(tensors_, kUp);
+  Add(kUp, DType::kI8, {kRows, kCols}, codes);
   const std::string prefix = "model.language_model.layers.3.mlp.up_proj";
-  tensors_.push_back(Tensor(prefix + ".SCB", DType::kF32, {kRows}, scb));
-  tensors_.push_back(Tensor(Name("_format"), DType::kU8, {}, std::vector<uint8_t>{0}));
+  Add(prefix + ".SCB", DType::kF32, {kRows}, scb);
+  Add(Name("_format"), DType::kU8, {}, std::vector<uint8_t>{0});
   ASSERT_EQ(MapError(), "");
   const TensorStore store({path_});
   const Qwen3VLWeights w = MapQwen3VLWeights(store, config_);

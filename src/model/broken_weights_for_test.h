@@ -58,6 +58,14 @@ class BrokenWeights : public ::testing::Test {
     return "";
   }
 
+  // Appends tensor `name` holding `values` (a vector of its elements).
+  template <typename Values>
+  void Add(const std::string& name, DType dtype, std::vector<int64_t> shape, const Values& values) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(values.data());
+    tensors_.push_back({{name, dtype, std::move(shape)},
+                        std::vector<uint8_t>(p, p + values.size() * sizeof(values[0]))});
+  }
+
   ScratchFolder dir_;
   std::string path_;
   ModelConfig config_;

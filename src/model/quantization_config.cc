@@ -103,9 +103,11 @@ WeightQuantization ParseGroupWeights(const JsonFieldReader& a, const std::string
   }
   if (const nlohmann::json* order = a.Find("actorder");
       order != nullptr && order->is_string() && *order == "group") {
-    a.FailField("actorder",
-                "is \"group\"; qvl reads groups of consecutive columns (actorder \"static\" or "
-                "none), not a column order (weight_g_idx)");
+    if (strategy != "group") {
+      a.FailField("actorder", StrCat("is \"group\" with strategy \"", strategy,
+                                     "\"; a column order needs groups"));
+    }
+    w.column_groups = true;
   }
   return w;
 }
@@ -175,9 +177,46 @@ WeightQuantization ParseBitsAndBytes(const JsonFieldReader& q) {
   return w;
 }
 
+// GPTQModel's and AutoGPTQ's {"quant_method": "gptq", "bits": 4, "group_size": 128,
+// "desc_act": true, "sym": true, "checkpoint_format": "gptq"} (newer files spell the
+// format "format").
+WeightQuantization ParseGptq(const JsonFieldReader& q) {
+  const int64_t bits = q.Int("bits", 1, 64);
+  if (bits != 2 && bits != 4 && bits != 8) {
+    q.FailField("bits", StrCat("is ", bits, "; qvl reads GPTQ weights of 2, 4 or 8 bits"));
+  }
+  const char* format_key = q.Has("format") ? "format" : "checkpoint_format";
+  const std::string format = q.OptionalString(format_key).value_or("gptq");
+  if (format != "gptq" && format != "gptq_v2") {
+    q.FailField(format_key, StrCat("is \"", format,
+                                   "\"; qvl reads GPTQ weights in the \"gptq\" and \"gptq_v2\" "
+                                   "layouts"));
+  }
+  if (const std::string pack = q.OptionalString("pack_dtype").value_or("int32"); pack != "int32") {
+    q.FailField("pack_dtype", StrCat("is \"", pack, "\"; qvl reads GPTQ codes packed in int32"));
+  }
+  if (q.OptionalObject("dynamic") && !q.Find("dynamic")->empty()) {
+    q.FailField("dynamic",
+                "quantizes some modules differently; qvl reads one scheme for all of them");
+  }
+  const int64_t group = q.Int("group_size", -1, kMaxBlock);
+  if (group == 0) q.FailField("group_size", "is 0; it must be positive, or -1 for whole rows");
+  WeightQuantization w;
+  w.method = WeightQuantization::Method::kGptq;
+  w.codes = DType::kI32;
+  w.bits = static_cast<int>(bits);
+  w.symmetric = false;  // the zero points are stored either way
+  w.block_rows = 1;
+  w.block_cols = group < 0 ? 0 : static_cast<int>(group);
+  w.column_groups = true;
+  w.zeros_minus_one = format == "gptq";
+  return w;
+}
+
 bool SameWeights(const WeightQuantization& a, const WeightQuantization& b) {
   return a.codes == b.codes && a.bits == b.bits && a.symmetric == b.symmetric &&
-         a.block_rows == b.block_rows && a.block_cols == b.block_cols;
+         a.block_rows == b.block_rows && a.block_cols == b.block_cols &&
+         a.column_groups == b.column_groups;
 }
 
 // compressed-tensors: one scheme for the weights of every quantized Linear layer, in the
@@ -227,6 +266,8 @@ std::string WeightQuantization::MethodName() const {
       return "awq";
     case Method::kBitsAndBytes:
       return "bitsandbytes";
+    case Method::kGptq:
+      return "gptq";
     default:
       return "none";
   }
@@ -254,14 +295,16 @@ WeightQuantization ParseWeightQuantization(const JsonFieldReader& top) {
   if (method == "compressed-tensors") return ParseCompressedTensors(q);
   if (method == "awq") return ParseAwq(q);
   if (method == "bitsandbytes") return ParseBitsAndBytes(q);
+  if (method == "gptq") return ParseGptq(q);
   q.FailField("quant_method",
               StrCat("is \"", method,
                      "\", which qvl does not read: it reads unquantized checkpoints (BF16, F16, "
                      "F32), which it quantizes itself (--dtype q8, q4, w8a8), block-wise fp8 "
                      "ones (\"fp8\", as in Qwen's -FP8 releases), llm-compressor's "
                      "(\"compressed-tensors\": fp8, int8, or packed int4/int8 weights), "
-                     "AutoAWQ's (\"awq\", 4-bit \"gemm\") and bitsandbytes' "
-                     "(\"bitsandbytes\": nf4, fp4 or int8 weights)"));
+                     "AutoAWQ's (\"awq\", 4-bit \"gemm\"), bitsandbytes' "
+                     "(\"bitsandbytes\": nf4, fp4 or int8 weights) and GPTQ's (\"gptq\": 2, "
+                     "4 or 8 bits)"));
 }
 
 }  // namespace qvl

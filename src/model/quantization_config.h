@@ -1,8 +1,8 @@
 // How a pre-quantized checkpoint stores the weights of its Linear layers, read from
 // config.json's quantization_config. qvl decodes each such weight once, to the values the
 // reference computes with when it loads the checkpoint, and then keeps or packs it like
-// an unquantized one (--dtype). Everything else (GPTQ's own layout, AWQ's other
-// layouts, sparse or nvfp4 compressed-tensors) is refused naming the field.
+// an unquantized one (--dtype). Everything else (AWQ's and GPTQ's other layouts, sparse
+// or nvfp4 compressed-tensors) is refused naming the field.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,15 @@ struct WeightQuantization {
     // rounded to that dtype, as dequantize_4bit does. 8-bit (LLM.int8): PREFIX.weight I8,
     // PREFIX.SCB F32 a row's absolute maximum; a weight is code x (SCB / 127).
     kBitsAndBytes,
+    // GPTQ checkpoints as GPTQModel and AutoGPTQ write them (quant_method "gptq", format
+    // "gptq" or "gptq_v2"): PREFIX.qweight I32 [in / (32 / bits), out] packs the codes
+    // of consecutive inputs a word (ops/weight_view.h WordLayout::kGptq), PREFIX.qzeros
+    // I32 [groups, out / (32 / bits)] the zero points of consecutive outputs, stored
+    // minus 1 in the "gptq" (v1) format; PREFIX.scales [groups, out]; PREFIX.g_idx I32
+    // [in] each input's group (out of order with desc_act). A weight is (code - zero
+    // point) x scale computed in the scales' dtype, as GPTQModel's dequantize_weight
+    // does after adding 1 to every field of a v1 qzeros word.
+    kGptq,
   };
   Method method = Method::kNone;
   DType codes = DType::kF8E4M3;  // F8_E4M3, I8, I32 (packed codes of `bits` bits), U8
@@ -54,11 +63,15 @@ struct WeightQuantization {
   int block_rows = 0;
   int block_cols = 0;
   FourBitType four_bit = FourBitType::kNf4;  // U8 codes: the levels they stand for
+  // Each input column names its group in a tensor beside the weight (GPTQ's g_idx,
+  // compressed-tensors' weight_g_idx with actorder "group").
+  bool column_groups = false;
+  bool zeros_minus_one = false;  // GPTQ's v1 format
 
   bool present() const { return method != Method::kNone; }
   bool packed() const { return codes == DType::kI32; }
   // quant_method as config.json spells it: "fp8", "compressed-tensors", "awq",
-  // "bitsandbytes".
+  // "bitsandbytes", "gptq".
   std::string MethodName() const;
   // "fp8 e4m3", "int4", "nf4", ...: the codes as a user would name them.
   std::string CodesName() const;

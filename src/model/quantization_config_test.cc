@@ -118,6 +118,12 @@ TEST(WeightQuantization, ReadsCompressedTensorsSchemes) {
   EXPECT_EQ(w4a16.block_cols, 128);
   EXPECT_EQ(w4a16.CodesName(), "int4");
   EXPECT_EQ(w4a16.BlocksName(), "group of 128");
+  EXPECT_FALSE(w4a16.column_groups);
+  EXPECT_TRUE(Parse(Compressed("pack-quantized", {{"num_bits", 4},
+                                                  {"strategy", "group"},
+                                                  {"group_size", 128},
+                                                  {"actorder", "group"}}))
+                  .column_groups);
 
   const WeightQuantization asym = Parse(Compressed(
       "pack-quantized",
@@ -225,14 +231,65 @@ TEST(WeightQuantization, ReadsBitsAndBytes) {
             "4-bit codes stored as \"uint8\"");
 }
 
+// GPTQModel's and AutoGPTQ's quantization_config, in the v1 and v2 formats, and what
+// qvl does not read of it.
+TEST(WeightQuantization, ReadsGptq) {
+  const json v1 = {{"quant_method", "gptq"},
+                   {"bits", 4},
+                   {"group_size", 128},
+                   {"desc_act", true},
+                   {"sym", true},
+                   {"checkpoint_format", "gptq"},
+                   {"damp_percent", 0.01},
+                   {"true_sequential", true},
+                   {"static_groups", false},
+                   {"pack_dtype", "int32"},
+                   {"dynamic", json::object()},
+                   {"meta", {{"quantizer", {"gptqmodel:4.0"}}}}};
+  const WeightQuantization q = Parse(v1);
+  EXPECT_EQ(q.method, Method::kGptq);
+  EXPECT_EQ(q.MethodName(), "gptq");
+  EXPECT_TRUE(q.packed());
+  EXPECT_TRUE(q.column_groups);
+  EXPECT_TRUE(q.zeros_minus_one);
+  EXPECT_EQ(q.CodesName(), "int4 with zero points");
+  EXPECT_EQ(q.BlocksName(), "group of 128");
+  const WeightQuantization v2 =
+      Parse({{"quant_method", "gptq"}, {"bits", 8}, {"group_size", -1}, {"format", "gptq_v2"}});
+  EXPECT_FALSE(v2.zeros_minus_one);
+  EXPECT_EQ(v2.CodesName(), "int8 with zero points");
+  EXPECT_EQ(v2.BlocksName(), "channel");
+
+  json other = v1;
+  other["bits"] = 3;
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.bits is 3; qvl reads GPTQ weights of 2, 4 or 8 "
+            "bits");
+  other = v1;
+  other["checkpoint_format"] = "marlin";
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.checkpoint_format is \"marlin\"; qvl reads GPTQ "
+            "weights in the \"gptq\" and \"gptq_v2\" layouts");
+  other = v1;
+  other["dynamic"] = {{"-:.*visual.*", json::object()}};
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.dynamic quantizes some modules differently; qvl "
+            "reads one scheme for all of them");
+  other = v1;
+  other["group_size"] = 0;
+  EXPECT_EQ(ErrorOf(other),
+            "m/config.json: quantization_config.group_size is 0; it must be positive, or -1 for "
+            "whole rows");
+}
+
 TEST(WeightQuantization, RefusesWhatItCannotDecode) {
-  EXPECT_EQ(ErrorOf({{"quant_method", "gptq"}, {"bits", 4}}),
-            "m/config.json: quantization_config.quant_method is \"gptq\", which qvl does not "
+  EXPECT_EQ(ErrorOf({{"quant_method", "exl2"}, {"bits", 4}}),
+            "m/config.json: quantization_config.quant_method is \"exl2\", which qvl does not "
             "read: it reads unquantized checkpoints (BF16, F16, F32), which it quantizes itself "
             "(--dtype q8, q4, w8a8), block-wise fp8 ones (\"fp8\", as in Qwen's -FP8 releases), "
             "llm-compressor's (\"compressed-tensors\": fp8, int8, or packed int4/int8 weights), "
-            "AutoAWQ's (\"awq\", 4-bit \"gemm\") and bitsandbytes' (\"bitsandbytes\": nf4, "
-            "fp4 or int8 weights)");
+            "AutoAWQ's (\"awq\", 4-bit \"gemm\"), bitsandbytes' (\"bitsandbytes\": nf4, "
+            "fp4 or int8 weights) and GPTQ's (\"gptq\": 2, 4 or 8 bits)");
   EXPECT_EQ(ErrorOf({{"bits", 4}}), "m/config.json: quantization_config.quant_method is missing");
   EXPECT_EQ(ErrorOf(Compressed("nvfp4-pack-quantized", {{"type", "float"}, {"num_bits", 4}})),
             "m/config.json: quantization_config.format is \"nvfp4-pack-quantized\"; qvl reads "
@@ -269,13 +326,10 @@ TEST(WeightQuantization, RefusesWhatItCannotDecode) {
   EXPECT_EQ(ErrorOf(Compressed("int-quantized", {{"strategy", "group"}})),
             "m/config.json: quantization_config.config_groups.group_0.weights.group_size is "
             "missing; the group strategy needs it");
-  EXPECT_EQ(
-      ErrorOf(Compressed(
-          "pack-quantized",
-          {{"num_bits", 4}, {"strategy", "group"}, {"group_size", 128}, {"actorder", "group"}})),
-      "m/config.json: quantization_config.config_groups.group_0.weights.actorder is "
-      "\"group\"; qvl reads groups of consecutive columns (actorder \"static\" or none), "
-      "not a column order (weight_g_idx)");
+  EXPECT_EQ(ErrorOf(Compressed("pack-quantized",
+                               {{"num_bits", 4}, {"strategy", "channel"}, {"actorder", "group"}})),
+            "m/config.json: quantization_config.config_groups.group_0.weights.actorder is "
+            "\"group\" with strategy \"channel\"; a column order needs groups");
   EXPECT_EQ(ErrorOf(Compressed("int-quantized", {{"dynamic", true}})),
             "m/config.json: quantization_config.config_groups.group_0.weights.dynamic is true; "
             "qvl reads weights stored quantized, not quantized on the fly");

@@ -8,7 +8,10 @@
 //   F32 or BF16;
 // - AutoAWQ's "gemm" layout: int4 with zero points in groups, transposed, F16 scales;
 // - bitsandbytes' 4-bit (nf4 or fp4 over the flattened weight, absmax per block, maybe
-//   double-quantized, its quant_state as JSON bytes) and 8-bit (int8 per row, SCB).
+//   double-quantized, its quant_state as JSON bytes) and 8-bit (int8 per row, SCB);
+// - GPTQ's layout: 2, 4 or 8 bits packed along the inputs, zero points along the outputs
+//   (minus 1 in the v1 format), F16 scales, g_idx, the groups' columns permuted with
+//   act-order (as compressed-tensors' with actorder "group" and weight_g_idx).
 // All but Qwen's leave the deepstack mergers unquantized, as an "ignore" list would.
 // With `dequantized`, the same weights are written back as the F32 values the reference
 // decodes them to: what the quantized folder must compute as.
@@ -37,10 +40,13 @@ namespace qvl {
 struct TestQuantScheme {
   WeightQuantization quant;
   DType scale_dtype = DType::kF32;
-  std::string format;       // compressed-tensors' format
-  std::string strategy;     // compressed-tensors' strategy
-  int bnb_blocksize = 64;   // bitsandbytes' 4-bit: values per absmax
-  bool bnb_nested = false;  // bitsandbytes' 4-bit: absmax double-quantized
+  std::string format;          // compressed-tensors' format
+  std::string strategy;        // compressed-tensors' strategy
+  bool column_order = false;   // groups of permuted columns (act-order, actorder "group")
+  bool gptq_symmetric = true;  // GPTQ's zero points all in the middle
+  bool gptq_v1 = true;         // GPTQ's "gptq" format: zero points stored minus 1
+  int bnb_blocksize = 64;      // bitsandbytes' 4-bit: values per absmax
+  bool bnb_nested = false;     // bitsandbytes' 4-bit: absmax double-quantized
 
   static TestQuantScheme QwenFp8(int rows, int cols) {
     TestQuantScheme s;
@@ -69,6 +75,24 @@ struct TestQuantScheme {
     TestQuantScheme s;
     s.quant = {
         .method = WeightQuantization::Method::kBitsAndBytes, .codes = DType::kI8, .block_rows = 1};
+    return s;
+  }
+  // GPTQ, `bits` in groups of `group` columns (-1: whole rows), F16 scales; with
+  // `desc_act` the groups are of permuted columns.
+  static TestQuantScheme Gptq(int bits, int group, bool desc_act, bool v1, bool symmetric) {
+    TestQuantScheme s;
+    s.quant = {.method = WeightQuantization::Method::kGptq,
+               .codes = DType::kI32,
+               .bits = bits,
+               .symmetric = false,
+               .block_rows = 1,
+               .block_cols = group < 0 ? 0 : group,
+               .column_groups = true,
+               .zeros_minus_one = v1};
+    s.scale_dtype = DType::kF16;
+    s.column_order = desc_act;
+    s.gptq_symmetric = symmetric;
+    s.gptq_v1 = v1;
     return s;
   }
   // `codes`: F8_E4M3, I8 or I32 (packed `bits`); `block` as WeightQuantization's.
@@ -276,6 +300,7 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
   using nlohmann::json;
   const WeightQuantization& q = scheme.quant;
   const bool fp8 = q.method == WeightQuantization::Method::kFp8;
+  const bool gptq = q.method == WeightQuantization::Method::kGptq;
   fs::create_directories(dst);
   for (const fs::directory_entry& e : fs::directory_iterator(src)) {
     const std::string name = e.path().filename();
@@ -294,6 +319,19 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
         {"quant_method", "awq"},      {"bits", 4},
         {"group_size", q.block_cols}, {"zero_point", true},
         {"version", "gemm"},          {"modules_to_not_convert", {"deepstack_merger_list"}}};
+  } else if (!dequantized && gptq) {
+    config["quantization_config"] = {{"quant_method", "gptq"},
+                                     {"bits", q.bits},
+                                     {"group_size", q.block_cols > 0 ? q.block_cols : -1},
+                                     {"desc_act", scheme.column_order},
+                                     {"sym", scheme.gptq_symmetric},
+                                     {"checkpoint_format", scheme.gptq_v1 ? "gptq" : "gptq_v2"},
+                                     {"damp_percent", 0.01},
+                                     {"true_sequential", true},
+                                     {"static_groups", false},
+                                     {"pack_dtype", "int32"},
+                                     {"lm_head", false},
+                                     {"meta", {{"quantizer", {"test"}}}}};
   } else if (!dequantized && q.method == WeightQuantization::Method::kBitsAndBytes) {
     const bool four = q.codes == DType::kU8;
     config["quantization_config"] = {
@@ -318,6 +356,7 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
         {"dynamic", false},         {"actorder", nullptr},
         {"observer", "minmax"}};
     if (scheme.strategy == "group") weights["group_size"] = q.block_cols;
+    if (q.column_groups) weights["actorder"] = "group";
     if (scheme.strategy == "block") weights["block_structure"] = {q.block_rows, q.block_cols};
     config["quantization_config"] = {
         {"quant_method", "compressed-tensors"},
@@ -356,48 +395,54 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
     const int64_t br = q.block_rows > 0 ? q.block_rows : rows;
     const int64_t bc = q.block_cols > 0 ? q.block_cols : cols;
     const int64_t grows = (rows + br - 1) / br, gcols = (cols + bc - 1) / bc;
+    // Each column's group: consecutive, or (column_order) column c takes the place of
+    // column 5 c + 3 mod cols, as an act-order GPTQ permutes them.
+    std::vector<int32_t> column_group(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c) {
+      column_group[c] = static_cast<int32_t>((scheme.column_order ? (5 * c + 3) % cols : c) / bc);
+    }
+    const bool symmetric = gptq ? scheme.gptq_symmetric : q.symmetric;
     std::vector<int> codes(static_cast<size_t>(rows * cols));
     std::vector<float> scales(static_cast<size_t>(grows * gcols));
     std::vector<int> zeros(scales.size(), 0);
     const int qmin = -(1 << (q.bits - 1)), qmax = (1 << (q.bits - 1)) - 1;
     for (int64_t gr = 0; gr < grows; ++gr) {
+      const int64_t r0 = gr * br, r1 = std::min(rows, r0 + br);
+      std::vector<float> lo(static_cast<size_t>(gcols), 0.0f), hi(lo);
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          lo[column_group[c]] = std::min(lo[column_group[c]], values[r * cols + c]);
+          hi[column_group[c]] = std::max(hi[column_group[c]], values[r * cols + c]);
+        }
+      }
+      std::vector<float> to_code(static_cast<size_t>(gcols), 1.0f);  // value -> code
       for (int64_t gc = 0; gc < gcols; ++gc) {
         const size_t g = static_cast<size_t>(gr * gcols + gc);
-        const int64_t r0 = gr * br, r1 = std::min(rows, r0 + br);
-        const int64_t c0 = gc * bc, c1 = std::min(cols, c0 + bc);
-        float lo = 0, hi = 0;
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t c = c0; c < c1; ++c) {
-            lo = std::min(lo, values[r * cols + c]);
-            hi = std::max(hi, values[r * cols + c]);
-          }
-        }
-        const float amax = std::max(-lo, hi);
-        float to_code = 1;  // value -> code
+        const float amax = std::max(-lo[gc], hi[gc]);
         if (fp8) {
-          to_code = amax > 0 ? 448.0f / amax : 1.0f;
-          scales[g] = 1.0f / to_code;
-        } else {
-          const float range = q.codes == DType::kF8E4M3 ? 448.0f
-                              : q.symmetric             ? static_cast<float>(qmax)
-                                                        : static_cast<float>(qmax - qmin);
-          const float span = q.symmetric ? amax : hi - lo;
-          scales[g] = qt::InDType(scheme.scale_dtype, span > 0 ? span / range : 1.0f);
-          to_code = 1.0f / scales[g];
-          if (!q.symmetric) {
-            zeros[g] =
-                std::clamp(static_cast<int>(std::nearbyint(-lo / scales[g])) + qmin, qmin, qmax);
-          }
+          to_code[gc] = amax > 0 ? 448.0f / amax : 1.0f;
+          scales[g] = 1.0f / to_code[gc];
+          continue;
         }
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t c = c0; c < c1; ++c) {
-            const float v = values[r * cols + c];
-            codes[static_cast<size_t>(r * cols + c)] =
-                q.codes == DType::kF8E4M3
-                    ? F32ToF8E4M3(fp8 ? v * to_code : v / scales[g])
-                    : std::clamp(static_cast<int>(std::nearbyint(v / scales[g])) + zeros[g], qmin,
-                                 qmax);
-          }
+        const float range = q.codes == DType::kF8E4M3 ? 448.0f
+                            : symmetric               ? static_cast<float>(qmax)
+                                                      : static_cast<float>(qmax - qmin);
+        const float span = symmetric ? amax : hi[gc] - lo[gc];
+        scales[g] = qt::InDType(scheme.scale_dtype, span > 0 ? span / range : 1.0f);
+        if (!symmetric) {
+          zeros[g] =
+              std::clamp(static_cast<int>(std::nearbyint(-lo[gc] / scales[g])) + qmin, qmin, qmax);
+        }
+      }
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const size_t g = static_cast<size_t>(gr * gcols + column_group[c]);
+          const float v = values[r * cols + c];
+          codes[static_cast<size_t>(r * cols + c)] =
+              q.codes == DType::kF8E4M3
+                  ? F32ToF8E4M3(fp8 ? v * to_code[column_group[c]] : v / scales[g])
+                  : std::clamp(static_cast<int>(std::nearbyint(v / scales[g])) + zeros[g], qmin,
+                               qmax);
         }
       }
     }
@@ -406,7 +451,7 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
       std::vector<float> decoded(codes.size());
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) {
-          const size_t g = static_cast<size_t>((r / br) * gcols + c / bc);
+          const size_t g = static_cast<size_t>((r / br) * gcols + column_group[c]);
           const size_t i = static_cast<size_t>(r * cols + c);
           const double code = q.codes == DType::kF8E4M3 ? qt::Fp8Value(codes[i]) : codes[i];
           decoded[i] = qt::InDType(fp8 ? DType::kF32 : scheme.scale_dtype,
@@ -415,6 +460,41 @@ inline void WriteQuantizedFolder(const std::string& src, const std::string& dst,
       }
       out.push_back(
           {{t->name, DType::kF32, t->shape}, qt::Bytes(decoded.data(), 4 * decoded.size())});
+      continue;
+    }
+    if (q.column_groups) {
+      out.push_back({{names.groups, DType::kI32, {cols}},
+                     qt::Bytes(column_group.data(), 4 * column_group.size())});
+    }
+    if (gptq) {  // codes and zero points transposed, packed along the inputs and outputs
+      std::vector<int> codes_t(codes.size()), zeros_t(zeros.size());
+      std::vector<float> scales_t(scales.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) codes_t[c * rows + r] = codes[r * cols + c];
+      }
+      for (int64_t r = 0; r < grows; ++r) {
+        for (int64_t c = 0; c < gcols; ++c) {
+          zeros_t[c * grows + r] = zeros[r * gcols + c];
+          scales_t[c * grows + r] = scales[r * gcols + c];
+        }
+      }
+      std::vector<int64_t> shape;
+      std::vector<uint8_t> words = qt::Pack(codes_t, cols, rows, q.bits, 0, &shape);
+      out.push_back({{names.codes, DType::kI32, shape}, std::move(words)});
+      words = qt::Pack(zeros_t, gcols, grows, q.bits, 1, &shape);
+      if (scheme.gptq_v1) {  // GPTQModel's v2-to-v1: 1 taken from every field of a word
+        uint32_t ones = 0;
+        for (int k = 0; k < 32 / q.bits; ++k) ones |= 1u << (q.bits * k);
+        for (size_t w = 0; w < words.size(); w += 4) {
+          uint32_t word;
+          std::memcpy(&word, &words[w], 4);
+          word -= ones;
+          std::memcpy(&words[w], &word, 4);
+        }
+      }
+      out.push_back({{names.zero_points, DType::kI32, shape}, std::move(words)});
+      out.push_back({{names.scales, scheme.scale_dtype, {gcols, grows}},
+                     qt::ScaleBytes(scales_t, scheme.scale_dtype)});
       continue;
     }
     if (q.method == WeightQuantization::Method::kAwq) {

@@ -3,7 +3,8 @@
 // vision block, widths 16 to 64): 0 compressed-tensors int4 packed with zero points in
 // groups of 8, 1 int8 per channel with zero points, 2 Qwen's fp8 in 8x8 blocks, 3
 // AutoAWQ's int4 in groups of 8, 4 bitsandbytes' nf4 (its quant_state JSON in each
-// weight's tensors), 5 bitsandbytes' int8. The rest is its model.safetensors, which goes through
+// weight's tensors), 5 bitsandbytes' int8, 6 GPTQ's int4 with act-order (g_idx) in
+// groups of 8. The rest is its model.safetensors, which goes through
 // CheckQwen3VLTensors and MapQwen3VLWeights, and every row of every Linear weight of an
 // accepted file is decoded.
 // Only qvl::Error may come out; a crash or a sanitizer report (a read outside the codes,
@@ -56,6 +57,8 @@ constexpr const char* kQuantizations[] = {
     R"({"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4",
         "bnb_4bit_use_double_quant": true}})",
     R"({"quant_method": "bitsandbytes", "load_in_8bit": true}})",
+    R"({"quant_method": "gptq", "bits": 4, "group_size": 8, "desc_act": true, "sym": true,
+        "checkpoint_format": "gptq"}})",
 };
 
 const std::vector<qvl::ModelConfig>& Configs() {

@@ -279,10 +279,19 @@ TestQuantScheme Compressed(DType codes, int bits, bool symmetric, int block_rows
   return TestQuantScheme::Compressed(codes, bits, symmetric, block_rows, block_cols, scale_dtype);
 }
 
+// llm-compressor's GPTQ with actorder "group": groups of permuted columns, weight_g_idx.
+TestQuantScheme ActOrder(TestQuantScheme s) {
+  s.quant.column_groups = true;
+  s.column_order = true;
+  return s;
+}
+
 // Qwen's -FP8 releases, llm-compressor's schemes (FP8_DYNAMIC, FP8_BLOCK, W8A8: int8 per
 // channel, W4A16: int4 in groups, W4A16_ASYM, W8A16: packed int8, and a scale for the
-// whole tensor), AutoAWQ's and bitsandbytes' (load_in_4bit with nf4 and double
-// quantization, as unsloth's -bnb-4bit are; fp4 in blocks longer than a row; load_in_8bit).
+// whole tensor, int4 with actorder "group"), AutoAWQ's, bitsandbytes' (load_in_4bit with
+// nf4 and double quantization, as unsloth's -bnb-4bit are; fp4 in blocks longer than a
+// row; load_in_8bit) and GPTQ's (int4 with act-order in the v1 format, int8 per channel
+// with zero points in v2, int2 with zero points in v1).
 INSTANTIATE_TEST_SUITE_P(
     Schemes, QuantizedCheckpoint,
     ::testing::Values(
@@ -303,7 +312,14 @@ INSTANTIATE_TEST_SUITE_P(
                        TestQuantScheme::BitsAndBytes4(FourBitType::kNf4, 64, true, DType::kBF16)},
         CheckpointCase{"bnb_fp4_blocks_across_rows_f16",
                        TestQuantScheme::BitsAndBytes4(FourBitType::kFp4, 128, false, DType::kF16)},
-        CheckpointCase{"bnb_int8", TestQuantScheme::BitsAndBytes8()}),
+        CheckpointCase{"bnb_int8", TestQuantScheme::BitsAndBytes8()},
+        CheckpointCase{"gptq_int4_act_order_v1", TestQuantScheme::Gptq(4, 32, true, true, true)},
+        CheckpointCase{"gptq_int8_channel_asym_v2",
+                       TestQuantScheme::Gptq(8, -1, false, false, false)},
+        CheckpointCase{"gptq_int2_groups_asym_v1",
+                       TestQuantScheme::Gptq(2, 16, false, true, false)},
+        CheckpointCase{"int4_act_order_groups_bf16",
+                       ActOrder(Compressed(DType::kI32, 4, true, 1, 32, DType::kBF16))}),
     [](const ::testing::TestParamInfo<CheckpointCase>& info) {
       return std::string(info.param.name);
     });

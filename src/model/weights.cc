@@ -132,10 +132,15 @@ class WeightCarver {
     w.cols = w.rows == 0 ? 0 : t.numel() / w.rows;
     w.data = t.data;
     const bool awq = packed != nullptr && quant_.method == WeightQuantization::Method::kAwq;
+    const bool gptq = packed != nullptr && quant_.method == WeightQuantization::Method::kGptq;
     if (awq) {  // [in, out / 8]; the scales' [in / group, out] give out exactly
       w.cols = t.shape[0];
       w.rows = store_.Require(names.scales).shape[1];
-      w.awq_layout = true;
+      w.words = WordLayout::kAwq;
+    } else if (gptq) {  // [in / (32 / bits), out]; g_idx gives in exactly
+      w.rows = t.shape[1];
+      w.cols = store_.Require(names.groups).numel();
+      w.words = WordLayout::kGptq;
     } else if (packed != nullptr) {
       w.cols = Ints(store_.Require(names.shape))[1];
     }
@@ -146,7 +151,7 @@ class WeightCarver {
     w.block_rows = grid.block_rows;
     w.block_cols = grid.block_cols;
     const TensorInfo& scale = store_.Require(names.scales);
-    params_->push_back(awq ? Transposed(Floats(scale), grid) : Floats(scale));
+    params_->push_back(awq || gptq ? Transposed(Floats(scale), grid) : Floats(scale));
     if (quant_.method == WeightQuantization::Method::kBitsAndBytes) {
       for (float& s : params_->back()) s = Bnb8BitScale(s);
     }
@@ -156,6 +161,7 @@ class WeightCarver {
       params_->push_back(ZeroPoints(store_.Require(names.zero_points), grid));
       w.block_zeros = params_->back().data();
     }
+    if (quant_.column_groups) ColumnGroups(store_.Require(names.groups), grid, &w);
     return w;
   }
 
@@ -200,7 +206,25 @@ class WeightCarver {
     return w;
   }
 
-  // [grid.cols, grid.rows] values (AutoAWQ's scales) as [grid.rows, grid.cols].
+  // Each column's group from `g` (I32 [cols], checked), kept only when some column is
+  // out of the consecutive order (GPTQ's act-order, or actorder "group").
+  static void ColumnGroups(const TensorInfo& g, const ScaleGrid& grid, WeightView* w) {
+    const int32_t* groups = reinterpret_cast<const int32_t*>(g.data);
+    bool consecutive = true;
+    for (int64_t c = 0; c < w->cols; ++c) {
+      if (groups[c] < 0 || groups[c] >= grid.cols) {
+        Fail(ErrorCode::kCorrupt, *g.file, ": tensor ", g.name, " puts column ", c, " in group ",
+             groups[c], "; the weight has ", grid.cols, " groups");
+      }
+      consecutive = consecutive && groups[c] == c / grid.block_cols;
+    }
+    if (!consecutive) {
+      w->column_groups = groups;
+      w->groups = grid.cols;
+    }
+  }
+
+  // [grid.cols, grid.rows] values (AutoAWQ's and GPTQ's scales) as [grid.rows, grid.cols].
   static std::vector<float> Transposed(const std::vector<float>& in, const ScaleGrid& grid) {
     std::vector<float> out(in.size());
     for (int64_t r = 0; r < grid.rows; ++r) {
@@ -218,6 +242,7 @@ class WeightCarver {
       for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int8_t>(z.data[i]);
       return out;
     }
+    if (quant_.method == WeightQuantization::Method::kGptq) return GptqZeroPoints(z, grid);
     if (quant_.method == WeightQuantization::Method::kAwq) {
       for (int64_t r = 0; r < grid.rows; ++r) {
         for (int64_t c = 0; c < grid.cols; ++c) {
@@ -236,6 +261,27 @@ class WeightCarver {
         const int code = static_cast<int>((word >> (quant_.bits * (r % per_word))) & mask);
         out[static_cast<size_t>(r * grid.cols + c)] =
             static_cast<float>(code - (1 << (quant_.bits - 1)));
+      }
+    }
+    return out;
+  }
+
+  // GPTQ's qzeros, [grid.cols, ceil(grid.rows / per)] words packing the zero points of
+  // consecutive outputs, lowest first; the v1 format stores each minus 1, and GPTQModel
+  // adds 1 to every field of a word at once, as here.
+  std::vector<float> GptqZeroPoints(const TensorInfo& z, const ScaleGrid& grid) const {
+    const int64_t per_word = CodesPerWord(quant_), words = (grid.rows + per_word - 1) / per_word;
+    const uint32_t mask = (1u << quant_.bits) - 1;
+    uint32_t ones = 0;
+    for (int64_t k = 0; k < per_word; ++k) ones |= 1u << (quant_.bits * k);
+    std::vector<float> out(static_cast<size_t>(grid.rows * grid.cols));
+    for (int64_t g = 0; g < grid.cols; ++g) {
+      for (int64_t r = 0; r < grid.rows; ++r) {
+        uint32_t word;
+        std::memcpy(&word, z.data + 4 * (g * words + r / per_word), 4);
+        if (quant_.zeros_minus_one) word += ones;
+        out[static_cast<size_t>(r * grid.cols + g)] =
+            static_cast<float>((word >> (quant_.bits * (r % per_word))) & mask);
       }
     }
     return out;
@@ -260,13 +306,19 @@ void ExpectShape(const TensorInfo& t, const std::vector<int64_t>& shape, std::st
   }
 }
 
-// AutoAWQ's weight `e`: qweight `t` [in, out / 8], scales [in / group, out] and qzeros
-// [in / group, out / 8], transposed against the other layouts.
-void CheckAwqWeight(const TensorStore& store, const WeightQuantization& q, const ExpectedTensor& e,
-                    const TensorInfo& t, const QuantizedWeightNames& names) {
-  const int64_t rows = e.shape[0], cols = e.shape[1], words = (rows + 7) / 8;
-  ExpectShape(t, {cols, words},
-              StrCat(" (", e.name, " ", ShapeText(e.shape), " transposed, 8 codes a word)"));
+// AutoAWQ's or GPTQ's weight `e`, transposed against the other layouts: qweight `t`
+// ([in, out / 8] for AWQ, [in / per, out] for GPTQ), scales [groups, out] and qzeros
+// [groups, out / per].
+void CheckTransposedWeight(const TensorStore& store, const WeightQuantization& q,
+                           const ExpectedTensor& e, const TensorInfo& t,
+                           const QuantizedWeightNames& names) {
+  const int64_t rows = e.shape[0], cols = e.shape[1], per = CodesPerWord(q);
+  const bool awq = q.method == WeightQuantization::Method::kAwq;
+  ExpectShape(
+      t,
+      awq ? std::vector<int64_t>{cols, (rows + per - 1) / per}
+          : std::vector<int64_t>{(cols + per - 1) / per, rows},
+      StrCat(" (", e.name, " ", ShapeText(e.shape), " transposed, ", per, " codes a word)"));
   const ScaleGrid grid = GridOf(q, rows, cols);
   const TensorInfo& s = store.Require(names.scales);
   ExpectShape(s, {grid.cols, rows},
@@ -274,7 +326,8 @@ void CheckAwqWeight(const TensorStore& store, const WeightQuantization& q, const
                      ", transposed, as config.json's quantization_config says)"));
   ExpectDType(s, IsFloat(s.dtype), "F32, BF16 or F16 scales");
   const TensorInfo& z = store.Require(names.zero_points);
-  ExpectShape(z, {grid.cols, words}, " (the zero points packed as the codes)");
+  ExpectShape(z, {grid.cols, (rows + per - 1) / per},
+              " (the zero points packed along the outputs)");
   ExpectDType(z, z.dtype == DType::kI32, "the zero points of packed codes packed as I32");
 }
 
@@ -298,8 +351,15 @@ void CheckQuantizedWeight(const TensorStore& store, const WeightQuantization& q,
   }
   const QuantizedWeightNames names = QuantizedNames(e.name, q);
   const int64_t rows = e.shape[0], cols = e.shape[1];
-  if (q.method == WeightQuantization::Method::kAwq) {
-    CheckAwqWeight(store, q, e, t, names);
+  if (q.column_groups) {
+    const TensorInfo& g = store.Require(names.groups);
+    ExpectShape(g, {cols}, StrCat(" (a group for each column of ", e.name, ")"));
+    ExpectDType(g, g.dtype == DType::kI32, "I32 column groups");
+    known->push_back(names.groups);
+  }
+  if (q.method == WeightQuantization::Method::kAwq ||
+      q.method == WeightQuantization::Method::kGptq) {
+    CheckTransposedWeight(store, q, e, t, names);
     known->push_back(names.scales);
     known->push_back(names.zero_points);
     return;
@@ -351,17 +411,20 @@ QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQu
   const std::string_view prefix =
       weight_name.substr(0, weight_name.size() - std::string_view(".weight").size());
   QuantizedWeightNames n;
-  if (q.method == WeightQuantization::Method::kAwq) {
-    return {StrCat(prefix, ".qweight"), StrCat(prefix, ".scales"), StrCat(prefix, ".qzeros"), ""};
+  if (q.method == WeightQuantization::Method::kAwq ||
+      q.method == WeightQuantization::Method::kGptq) {
+    return {StrCat(prefix, ".qweight"), StrCat(prefix, ".scales"), StrCat(prefix, ".qzeros"), "",
+            q.method == WeightQuantization::Method::kGptq ? StrCat(prefix, ".g_idx") : ""};
   }
   if (q.method == WeightQuantization::Method::kBitsAndBytes) {
-    return {std::string(weight_name), BnbScalesName(weight_name, q), "", ""};
+    return {std::string(weight_name), BnbScalesName(weight_name, q), "", "", ""};
   }
   n.codes = q.packed() ? StrCat(prefix, ".weight_packed") : std::string(weight_name);
   n.scales = StrCat(
       prefix, q.method == WeightQuantization::Method::kFp8 ? ".weight_scale_inv" : ".weight_scale");
   if (!q.symmetric) n.zero_points = StrCat(prefix, ".weight_zero_point");
   if (q.packed()) n.shape = StrCat(prefix, ".weight_shape");
+  if (q.column_groups) n.groups = StrCat(prefix, ".weight_g_idx");
   return n;
 }
 

@@ -106,10 +106,15 @@ inline bool IsLinearWeight(const ExpectedTensor& e) {
 // ("PREFIX.weight") in (model/quantization_config.h); a name is empty when `q` has no such
 // tensor.
 struct QuantizedWeightNames {
-  std::string codes;   // PREFIX.weight, PREFIX.weight_packed when packed, PREFIX.qweight (AWQ)
-  std::string scales;  // PREFIX.weight_scale_inv (fp8), PREFIX.weight_scale, PREFIX.scales (AWQ)
-  std::string zero_points;  // PREFIX.weight_zero_point when asymmetric, PREFIX.qzeros (AWQ)
-  std::string shape;        // PREFIX.weight_shape when packed (not AWQ)
+  // PREFIX.weight, PREFIX.weight_packed when packed, PREFIX.qweight (AWQ, GPTQ)
+  std::string codes;
+  // PREFIX.weight_scale_inv (fp8), PREFIX.weight_scale, PREFIX.scales (AWQ, GPTQ),
+  // PREFIX.weight.absmax or PREFIX.SCB (bitsandbytes)
+  std::string scales;
+  // PREFIX.weight_zero_point when asymmetric, PREFIX.qzeros (AWQ, GPTQ)
+  std::string zero_points;
+  std::string shape;   // PREFIX.weight_shape when packed (compressed-tensors)
+  std::string groups;  // PREFIX.g_idx (GPTQ), PREFIX.weight_g_idx (actorder "group")
 };
 QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q);
 

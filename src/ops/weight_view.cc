@@ -22,7 +22,7 @@ const std::array<float, 256>& Fp8Values() {
 
 int64_t CodesPerWord(const WeightView& view) { return 32 / view.code_bits; }
 
-// Bytes of one stored row, rows being contiguous (all but AutoAWQ's layout).
+// Bytes of one stored row, rows being contiguous (all but AutoAWQ's and GPTQ's layouts).
 int64_t RowBytes(const WeightView& view) {
   if (view.dtype == DType::kI32) {
     const int64_t per_word = CodesPerWord(view);
@@ -62,6 +62,15 @@ void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* ou
 // out[c] = (out[c] - zero) * scale of its block, rounded by `round`, for c in [0, n).
 template <typename Round>
 void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Round round) {
+  if (view.column_groups != nullptr) {
+    const int64_t first = (row / view.block_rows) * view.groups;
+    for (int64_t c = 0; c < n; ++c) {
+      const int64_t g = first + view.column_groups[c];
+      const float zero = view.block_zeros != nullptr ? view.block_zeros[g] : 0.0f;
+      out[c] = round((out[c] - zero) * view.block_scales[g]);
+    }
+    return;
+  }
   const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
   const int64_t first = row * view.cols;  // the row's first element, for flat blocks
   for (int64_t c0 = 0; c0 < n;) {
@@ -94,6 +103,34 @@ void ReadNibbles(const WeightView& view, int64_t row, int64_t n, float* out) {
     out[c + 1] = levels[b & 15];
   }
   if (c < n) out[c] = levels[bytes[k >> 1] >> 4];
+}
+
+// The codes of elements [0, n) of row `row` in GPTQ's layout, as their unsigned fields.
+void ReadGptqCodes(const WeightView& view, int64_t row, int64_t n, float* out) {
+  const uint8_t* data = static_cast<const uint8_t*>(view.data);
+  const int64_t per_word = CodesPerWord(view);
+  const uint32_t mask = (1u << view.code_bits) - 1;
+  for (int64_t w = 0; w * per_word < n; ++w) {
+    uint32_t word;
+    std::memcpy(&word, data + 4 * (w * view.rows + row), 4);
+    const int64_t last = (w + 1) * per_word < n ? (w + 1) * per_word : n;
+    for (int64_t c = w * per_word; c < last; ++c, word >>= view.code_bits) {
+      out[c] = static_cast<float>(word & mask);
+    }
+  }
+}
+
+// The codes of elements [0, n) of row `row` in AutoAWQ's layout: one nibble of a word in
+// each column, AwqCode's, with its place in the word worked out once for the row.
+void ReadAwqCodes(const WeightView& view, int64_t row, int64_t n, float* out) {
+  const int64_t stride = 4 * ((view.rows + 7) / 8);
+  const uint8_t* word_of_row = static_cast<const uint8_t*>(view.data) + 4 * (row / 8);
+  const int shift = 4 * kAwqNibble[row % 8];
+  for (int64_t c = 0; c < n; ++c) {
+    uint32_t word;
+    std::memcpy(&word, word_of_row + c * stride, 4);
+    out[c] = static_cast<float>((word >> shift) & 15u);
+  }
 }
 
 }  // namespace
@@ -135,7 +172,9 @@ int AwqCode(const void* words, int64_t rows, int64_t r, int64_t c) {
 }
 
 int64_t WeightBytes(const WeightView& view) {
-  if (view.awq_layout) return 4 * view.cols * ((view.rows + 7) / 8);
+  if (view.dtype == DType::kI32 && view.words == WordLayout::kAwq) {
+    return 4 * view.cols * ((view.rows + 7) / 8);
+  }
   if (view.dtype == DType::kU8) return (view.rows * view.cols + 1) / 2;
   return view.rows * RowBytes(view);
 }
@@ -162,24 +201,26 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
     case DType::kU8: {
       if (view.block_scales == nullptr || view.block_rows <= 0 || view.block_cols <= 0 ||
           (view.dtype == DType::kI32 && (view.code_bits < 1 || view.code_bits > 8)) ||
-          (view.dtype == DType::kU8 && view.levels == nullptr)) {
+          (view.dtype == DType::kU8 && view.levels == nullptr) ||
+          (view.column_groups != nullptr && view.groups <= 0)) {
         Fail(ErrorCode::kInternal, "a weight of ", DTypeName(view.dtype),
              " codes needs its block scales");
       }
       if (view.dtype == DType::kU8) {
         ReadNibbles(view, row, n, out);
-      } else if (view.awq_layout) {
-        for (int64_t c = 0; c < n; ++c)
-          out[c] = static_cast<float>(AwqCode(view.data, view.rows, row, c));
+      } else if (view.dtype == DType::kI32 && view.words == WordLayout::kAwq) {
+        ReadAwqCodes(view, row, n, out);
+      } else if (view.dtype == DType::kI32 && view.words == WordLayout::kGptq) {
+        ReadGptqCodes(view, row, n, out);
       } else {
         ReadCodes(view, static_cast<const uint8_t*>(view.data) + row * RowBytes(view), n, out);
       }
-      // The reference multiplies in the scales' dtype (compressed-tensors, AutoAWQ) or
+      // The reference multiplies in the scales' dtype (compressed-tensors, AutoAWQ, GPTQ) or
       // rounds the f32 product to the weight's (bitsandbytes).
       if (view.product == DType::kBF16) {
         ScaleBlocks(view, row, n, out, [](float v) { return Bf16ToF32(F32ToBf16(v)); });
       } else if (view.product == DType::kF16) {
-        ScaleBlocks(view, row, n, out, [](float v) { return F16ToF32(F32ToF16(v)); });
+        ScaleBlocks(view, row, n, out, [](float v) { return RoundToF16(v); });
       } else {
         ScaleBlocks(view, row, n, out, [](float v) { return v; });
       }

@@ -9,10 +9,22 @@
 
 namespace qvl {
 
+// How the I32 words of packed codes are laid out, for a [rows, cols] weight.
+enum class WordLayout : uint8_t {
+  // [rows, ceil(cols / per)]: each row's codes in turn, the first in a word's lowest bits
+  // (compressed-tensors' pack-quantized).
+  kRows,
+  // [cols, ceil(rows / 8)]: 4-bit codes of 8 rows a word in AutoAWQ's order (AwqCode).
+  kAwq,
+  // [ceil(cols / per), rows]: word (c / per, r) holds code (r, c) at bits
+  // code_bits x (c mod per), lowest first (GPTQ's qweight).
+  kGptq,
+};
+
 struct WeightView {
-  // F32, BF16, F16; codes: F8_E4M3, I8, I32 words packing 32 / code_bits codes each,
-  // the first in the lowest bits, each stored as code + 2^(code_bits - 1), or U8 (see
-  // `levels`).
+  // F32, BF16, F16; codes: F8_E4M3, I8, I32 words packing 32 / code_bits codes each
+  // (`words`; in rows each stored as code + 2^(code_bits - 1), in AutoAWQ's and GPTQ's
+  // layouts as the unsigned field, their zero points alike), or U8 (see `levels`).
   DType dtype = DType::kF32;
   int64_t rows = 0;
   int64_t cols = 0;
@@ -22,14 +34,19 @@ struct WeightView {
   // block_scales and block_zeros (null: no zero points), rounded to `product` (F32: not
   // rounded; BF16 or F16 where the reference multiplies in that dtype).
   int code_bits = 8;
-  // I32 in AutoAWQ's layout instead (see AwqCode): 4-bit codes stored as they are.
-  bool awq_layout = false;
+  // How I32 words hold the codes (see WordLayout).
+  WordLayout words = WordLayout::kRows;
   // U8: two 4-bit codes a byte, element k of the row-major matrix in byte k / 2 (the even
   // one in the high bits), code i standing for levels[i] (bitsandbytes' 4-bit weights).
   const float* levels = nullptr;
   // The blocks are runs of block_cols consecutive elements of the row-major matrix, which
   // may cross rows (bitsandbytes), instead of block_rows x block_cols tiles.
   bool flat_blocks = false;
+  // A group per column instead of blocks of block_cols columns: element (r, c) takes
+  // scale and zero point (r / block_rows) * groups + column_groups[c], `groups` being the
+  // scales per row (GPTQ's g_idx with act-order, compressed-tensors' weight_g_idx).
+  const int32_t* column_groups = nullptr;
+  int64_t groups = 0;
   const float* block_scales = nullptr;
   const float* block_zeros = nullptr;
   int64_t block_rows = 0;
