@@ -28,6 +28,11 @@ size_t DTypeSize(DType t);
 // Safetensors spelling: "F32", "BF16", "I64", ...
 std::string_view DTypeName(DType t);
 
+// F32, BF16 or F16: the dtypes float weights, norms and scales come in.
+inline bool IsFloatWeight(DType t) {
+  return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16;
+}
+
 // Parses the safetensors spelling; returns false for an unknown name.
 bool ParseDType(std::string_view name, DType* out);
 

@@ -19,12 +19,6 @@ std::string StateName(std::string_view weight_name, const WeightQuantization& q)
   return Beside(weight_name, StrCat("quant_state.bitsandbytes__", q.CodesName()));
 }
 
-std::string Dims(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += StrCat(i ? ", " : "", shape[i]);
-  return s + "]";
-}
-
 [[noreturn]] void FailTensor(const TensorInfo& t, std::string_view problem) {
   Fail(ErrorCode::kCorrupt, *t.file, ": tensor ", t.name, " ", problem);
 }
@@ -33,7 +27,7 @@ void Expect(const TensorInfo& t, DType dtype, const std::vector<int64_t>& shape,
             std::string_view what) {
   if (t.dtype != dtype || t.shape != shape) {
     FailTensor(t, StrCat("is ", DTypeName(t.dtype), " ", t.ShapeString(), "; ", what, " should be ",
-                         DTypeName(dtype), " ", Dims(shape)));
+                         DTypeName(dtype), " ", FormatShape(shape)));
   }
 }
 
@@ -105,8 +99,8 @@ Bnb4BitState CheckBnb4BitWeight(const TensorStore& store, const WeightQuantizati
   const Bnb4BitState s = ReadBnb4BitState(store, q, weight_name);
   const TensorInfo& state = store.Require(StateName(weight_name, q));
   if (s.shape != shape) {
-    FailTensor(state, StrCat("gives the shape of ", weight_name, " as ", Dims(s.shape),
-                             "; the model's config.json makes it ", Dims(shape)));
+    FailTensor(state, StrCat("gives the shape of ", weight_name, " as ", FormatShape(s.shape),
+                             "; the model's config.json makes it ", FormatShape(shape)));
   }
   const int64_t n = shape[0] * shape[1];
   Expect(codes, DType::kU8, {CeilDiv(n, 2), 1}, "its 4-bit codes, two a byte,");

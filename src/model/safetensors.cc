@@ -4,8 +4,10 @@
 #include "model/safetensors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/bf16.h"
 #include "base/error.h"
 #include "base/json_fields.h"
 
@@ -16,12 +18,6 @@ using nlohmann::json;
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 constexpr size_t kMaxRank = 16;
-
-std::string FormatShape(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += StrCat(i ? ", " : "", shape[i]);
-  return s + "]";
-}
 
 // A non-negative JSON integer, or fail with "PATH: tensor NAME: WHAT must be ...".
 uint64_t NonNegative(const json& value, const std::string& path, const std::string& name,
@@ -121,6 +117,47 @@ void ParseMetadata(const json& value, const std::string& path,
 }
 
 }  // namespace
+
+std::string FormatShape(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += StrCat(i ? ", " : "", shape[i]);
+  return s + "]";
+}
+
+std::vector<int64_t> IntValues(const TensorInfo& t) {
+  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t.dtype == DType::kI64) {
+      std::memcpy(&out[i], t.data + 8 * i, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, t.data + 4 * i, 4);
+      out[i] = v;
+    }
+  }
+  return out;
+}
+
+std::vector<float> FloatValues(const TensorInfo& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint16_t h;
+    switch (t.dtype) {
+      case DType::kF32:
+        std::memcpy(&out[i], t.data + 4 * i, 4);
+        break;
+      case DType::kBF16:
+        std::memcpy(&h, t.data + 2 * i, 2);
+        out[i] = Bf16ToF32(h);
+        break;
+      default:  // kF16: callers check the dtype
+        std::memcpy(&h, t.data + 2 * i, 2);
+        out[i] = F16ToF32(h);
+        break;
+    }
+  }
+  return out;
+}
 
 int64_t TensorInfo::numel() const {
   int64_t n = 1;

@@ -18,6 +18,9 @@
 
 namespace qvl {
 
+// "[2048, 6144]".
+std::string FormatShape(const std::vector<int64_t>& shape);
+
 struct TensorInfo {
   std::string name;
   DType dtype = DType::kF32;
@@ -29,6 +32,11 @@ struct TensorInfo {
   int64_t numel() const;
   std::string ShapeString() const;  // "[2048, 6144]"
 };
+
+// The values of a small F32, BF16 or F16 tensor (norms, biases, scales) as float.
+std::vector<float> FloatValues(const TensorInfo& t);
+// The values of a small I32 or I64 tensor (a packed weight's weight_shape).
+std::vector<int64_t> IntValues(const TensorInfo& t);
 
 // Parses and validates the header of a safetensors image of `size` bytes at `data`.
 // Throws Error(kCorrupt) naming `path` (and the tensor) on any problem.

@@ -10,6 +10,7 @@
 
 #include "base/dtype.h"
 #include "model/config.h"
+#include "model/quantized_weights.h"
 #include "model/safetensors.h"
 #include "ops/weight_view.h"
 
@@ -101,22 +102,6 @@ std::vector<ExpectedTensor> ExpectedQwen3VLTensors(const ModelConfig& config);
 inline bool IsLinearWeight(const ExpectedTensor& e) {
   return e.role == TensorRole::kMatrix && e.shape.size() == 2;
 }
-
-// The tensors a pre-quantized checkpoint keeps the Linear weight `weight_name`
-// ("PREFIX.weight") in (model/quantization_config.h); a name is empty when `q` has no such
-// tensor.
-struct QuantizedWeightNames {
-  // PREFIX.weight, PREFIX.weight_packed when packed, PREFIX.qweight (AWQ, GPTQ)
-  std::string codes;
-  // PREFIX.weight_scale_inv (fp8), PREFIX.weight_scale, PREFIX.scales (AWQ, GPTQ),
-  // PREFIX.weight.absmax or PREFIX.SCB (bitsandbytes)
-  std::string scales;
-  // PREFIX.weight_zero_point when asymmetric, PREFIX.qzeros (AWQ, GPTQ)
-  std::string zero_points;
-  std::string shape;   // PREFIX.weight_shape when packed (compressed-tensors)
-  std::string groups;  // PREFIX.g_idx (GPTQ), PREFIX.weight_g_idx (actorder "group")
-};
-QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q);
 
 // Checks the name, shape and dtype of every tensor the config implies, without reading
 // tensor data (so a multi-GB folder is validated in milliseconds). Throws the errors

@@ -176,7 +176,7 @@ int64_t WeightBytes(const WeightView& view) {
     return 4 * view.cols * ((view.rows + 7) / 8);
   }
   if (view.dtype == DType::kU8) return (view.rows * view.cols + 1) / 2;
-  return view.rows * RowBytes(view);
+  return view.rows * RowBytes(view);  // GPTQ's ceil(cols / per) x rows words as many
 }
 
 void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out) {
