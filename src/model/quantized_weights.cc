@@ -161,10 +161,7 @@ class QuantizedCarver {
       }
       consecutive = consecutive && groups[c] == c / grid.block_cols;
     }
-    if (!consecutive) {
-      w->column_groups = groups;
-      w->groups = grid.cols;
-    }
+    if (!consecutive) w->column_groups = groups;
   }
 
   // [grid.cols, grid.rows] values (AutoAWQ's and GPTQ's scales) as [grid.rows, grid.cols].
@@ -240,7 +237,6 @@ class QuantizedCarver {
 QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQuantization& q) {
   const std::string_view prefix =
       weight_name.substr(0, weight_name.size() - std::string_view(".weight").size());
-  QuantizedWeightNames n;
   if (q.method == WeightQuantization::Method::kAwq ||
       q.method == WeightQuantization::Method::kGptq) {
     return {StrCat(prefix, ".qweight"), StrCat(prefix, ".scales"), StrCat(prefix, ".qzeros"), "",
@@ -249,6 +245,7 @@ QuantizedWeightNames QuantizedNames(std::string_view weight_name, const WeightQu
   if (q.method == WeightQuantization::Method::kBitsAndBytes) {
     return {std::string(weight_name), BnbScalesName(weight_name, q), "", "", ""};
   }
+  QuantizedWeightNames n;
   n.codes = q.packed() ? StrCat(prefix, ".weight_packed") : std::string(weight_name);
   n.scales = StrCat(
       prefix, q.method == WeightQuantization::Method::kFp8 ? ".weight_scale_inv" : ".weight_scale");

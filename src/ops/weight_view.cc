@@ -62,8 +62,9 @@ void ReadCodes(const WeightView& view, const uint8_t* base, int64_t n, float* ou
 // out[c] = (out[c] - zero) * scale of its block, rounded by `round`, for c in [0, n).
 template <typename Round>
 void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Round round) {
+  const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
   if (view.column_groups != nullptr) {
-    const int64_t first = (row / view.block_rows) * view.groups;
+    const int64_t first = (row / view.block_rows) * scale_cols;
     for (int64_t c = 0; c < n; ++c) {
       const int64_t g = first + view.column_groups[c];
       const float zero = view.block_zeros != nullptr ? view.block_zeros[g] : 0.0f;
@@ -71,7 +72,6 @@ void ScaleBlocks(const WeightView& view, int64_t row, int64_t n, float* out, Rou
     }
     return;
   }
-  const int64_t scale_cols = (view.cols + view.block_cols - 1) / view.block_cols;
   const int64_t first = row * view.cols;  // the row's first element, for flat blocks
   for (int64_t c0 = 0; c0 < n;) {
     int64_t block, c1;
@@ -201,8 +201,7 @@ void DecodeWeightRow(const WeightView& view, int64_t row, int64_t n, float* out)
     case DType::kU8: {
       if (view.block_scales == nullptr || view.block_rows <= 0 || view.block_cols <= 0 ||
           (view.dtype == DType::kI32 && (view.code_bits < 1 || view.code_bits > 8)) ||
-          (view.dtype == DType::kU8 && view.levels == nullptr) ||
-          (view.column_groups != nullptr && view.groups <= 0)) {
+          (view.dtype == DType::kU8 && view.levels == nullptr)) {
         Fail(ErrorCode::kInternal, "a weight of ", DTypeName(view.dtype),
              " codes needs its block scales");
       }

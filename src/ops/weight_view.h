@@ -43,10 +43,9 @@ struct WeightView {
   // may cross rows (bitsandbytes), instead of block_rows x block_cols tiles.
   bool flat_blocks = false;
   // A group per column instead of blocks of block_cols columns: element (r, c) takes
-  // scale and zero point (r / block_rows) * groups + column_groups[c], `groups` being the
-  // scales per row (GPTQ's g_idx with act-order, compressed-tensors' weight_g_idx).
+  // scale and zero point (r / block_rows) * ceil(cols / block_cols) + column_groups[c]
+  // (GPTQ's g_idx with act-order, compressed-tensors' weight_g_idx).
   const int32_t* column_groups = nullptr;
-  int64_t groups = 0;
   const float* block_scales = nullptr;
   const float* block_zeros = nullptr;
   int64_t block_rows = 0;
