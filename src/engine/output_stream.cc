@@ -28,7 +28,7 @@ OutputStream::OutputStream(const Tokenizer& tokenizer, const OutputLimits& limit
       limits_(limits),
       end_tokens_(AnswerEndTokens(limits)),
       decoder_(tokenizer, /*skip_special=*/true),
-      stop_(limits.stop),
+      stop_(limits.stop, limits.include_stop_str),
       phase_(limits.reasoning_end >= 0 ? Phase::kReasoning : Phase::kReply) {}
 
 bool OutputStream::IsStopToken(int32_t token) const {
@@ -59,12 +59,17 @@ FinishReason OutputStream::Accept(int32_t token, const float* logits, int64_t vo
   const bool ends_reasoning = phase_ == Phase::kReasoning && token == limits_.reasoning_end;
   if (ends_reasoning) reasoning_end_at_ = generated_;
   const bool ends = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
-  if (limits_.top_logprobs >= 0 && !ends) {
+  const bool stop_token = ends && IsStopToken(token);
+  const bool shown = !ends || (stop_token && limits_.include_stop_str);
+  if (limits_.top_logprobs >= 0 && shown) {
     update->tokens.push_back(
         TokenLogprobs(tokenizer_, logits, vocab, token, limits_.top_logprobs, &top_));
   }
   if (ends) {
-    if (IsStopToken(token)) stop_token_ = token;
+    if (stop_token) stop_token_ = token;
+    // As vLLM checks stop token ids before stop strings, the token's text is not searched
+    // for one; kept stops hold nothing back, so it follows all the text shown.
+    if (shown) update->text += decoder_.Feed(token);
     return FinishReason::kStop;
   }
   update->text += Pass(decoder_.Feed(token));

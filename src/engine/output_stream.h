@@ -1,6 +1,7 @@
 // What one request has generated, turned into the updates its client sees: tokens are
 // detokenized incrementally (never half a UTF-8 character), stop strings are cut out,
-// end-of-sequence tokens and the request's stop token ids end the answer without text,
+// end-of-sequence tokens and the request's stop token ids end the answer without text
+// (with include_stop_str, a stop string and a stop token id's text end it instead),
 // max_tokens ends it with "length", and logprobs are attached when asked for. Stop
 // strings are looked for only in the text after the first min_tokens tokens, as vLLM's
 // v1 engine does: the text of those is never cut. A Thinking model's stop strings match its
@@ -30,6 +31,9 @@ struct OutputLimits {
   std::vector<int32_t> stop_token_ids;  // checked against the vocabulary
   int min_tokens = 0;                   // at most max_tokens
   std::vector<std::string> stop;
+  // vLLM's include_stop_str_in_output: the stop string that matched, or the text of the
+  // stop token id that ended the answer, is its last text.
+  bool include_stop_str = false;
   // A Thinking model's "</think>" token: the tokens up to it are reasoning, which a
   // grammar does not bind (TokenConstraints' grammar_after) and stop strings do not
   // match (-1: none).

@@ -160,5 +160,46 @@ TEST(OutputStreamTest, StopStringsAreLookedForPastMinTokens) {
   EXPECT_EQ(s.generated, 4);
 }
 
+// vLLM's include_stop_str_in_output: the stop string ends the text, nothing is held back
+// while one might be coming, and a stop token id's text (a special token has none, as an
+// end-of-sequence token's) is the answer's last, with its logprobs.
+TEST(OutputStreamTest, IncludedStopsEndTheText) {
+  const Tokenizer& tokenizer = QwenTokenizerForTest();
+  OutputLimits limits = Limits({" is b"}, false);
+  limits.include_stop_str = true;
+  Streamed s = Stream(limits, {"blue", " sky", " is", " blue", " again"});
+  EXPECT_EQ(s.text, "blue sky is b");
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(s.generated, 4);
+
+  OutputStream stream(tokenizer, limits);
+  GenerationUpdate update;
+  stream.Accept(tokenizer.Encode(" sky")[0], nullptr, 0, &update);
+  stream.Accept(tokenizer.Encode(" is")[0], nullptr, 0, &update);
+  EXPECT_EQ(update.text, " sky is");  // " is" may begin the stop, and is shown
+
+  limits = Limits({}, false);
+  limits.include_stop_str = true;
+  limits.stop_token_ids = tokenizer.Encode(" is");
+  limits.eos_ids = {tokenizer.TokenToId("<|im_end|>")};
+  s = Stream(limits, {"blue", " sky", " is", " blue"});
+  EXPECT_EQ(s.text, "blue sky is");
+  EXPECT_EQ(s.stop_token, limits.stop_token_ids[0]);
+  s = Stream(limits, {"blue", "<|im_end|>", " is"});
+  EXPECT_EQ(s.text, "blue");
+  EXPECT_EQ(s.stop_token, std::nullopt);
+
+  limits.top_logprobs = 0;
+  std::vector<float> logits(tokenizer.vocab_size(), 0.0f);
+  OutputStream with_logprobs(tokenizer, limits);
+  update = {};
+  EXPECT_EQ(with_logprobs.Accept(limits.stop_token_ids[0], logits.data(),
+                                 static_cast<int64_t>(logits.size()), &update),
+            FinishReason::kStop);
+  ASSERT_EQ(update.tokens.size(), 1u);
+  EXPECT_EQ(update.tokens[0].chosen.id, limits.stop_token_ids[0]);
+  EXPECT_EQ(update.text, " is");
+}
+
 }  // namespace
 }  // namespace qvl

@@ -137,6 +137,9 @@ struct GenerationRequest {
   // sampled; the token's text is not part of it (as an end-of-sequence token's is not).
   // ignore_eos leaves them in force.
   std::vector<int32_t> stop_token_ids;
+  // vLLM's include_stop_str_in_output: the stop string that matched, or the text of the
+  // stop token id that ended the answer, stays at its end.
+  bool include_stop_str = false;
   // vLLM's min_tokens: neither an end-of-sequence token nor a stop_token_id can be sampled,
   // and no stop string is looked for, before the answer has this many tokens (a Thinking
   // model's reasoning counts, as completion_tokens counts it).

@@ -408,6 +408,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
   out.output.top_logprobs = request.top_logprobs;
   out.output.eos_ids = eos_ids_;
   out.output.stop = request.stop;
+  out.output.include_stop_str = request.include_stop_str;
   PrepareAnswerEnds(request, model_.text.vocab_size, room, &out.output);
   if (thinking) {
     out.output.reasoning_end = tokenizer_.TokenToId(kReasoningEnd);

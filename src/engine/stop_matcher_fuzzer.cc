@@ -1,7 +1,8 @@
 // libFuzzer target: StopMatcher on arbitrary stop strings and text fed in pieces the
-// input chooses. What a client sees (the text shown, whether it stopped, which stop
-// matched) must not depend on the pieces, must be the text cut where the first stop
-// string to be completed starts, and only a possible stop string's start may be held.
+// input chooses, with the stops cut out and kept. What a client sees (the text shown,
+// whether it stopped, which stop matched) must not depend on the pieces, must be the text
+// cut where the first stop string to be completed starts (kept: ends), and only a
+// possible stop string's start may be held (kept: nothing).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -30,8 +31,9 @@ bool HeldIsAStopStart(std::string_view held, const std::vector<std::string>& sto
   return false;
 }
 
-Seen Stream(const std::vector<std::string>& stops, const std::vector<std::string_view>& pieces) {
-  qvl::StopMatcher matcher(stops);
+Seen Stream(const std::vector<std::string>& stops, bool keep,
+            const std::vector<std::string_view>& pieces) {
+  qvl::StopMatcher matcher(stops, keep);
   Seen seen;
   std::string fed;
   for (const std::string_view piece : pieces) {
@@ -43,7 +45,8 @@ Seen Stream(const std::vector<std::string>& stops, const std::vector<std::string
     if (!matcher.stopped()) {
       // Only the start of a stop string is held back, and never a whole one.
       if (!std::string_view(fed).starts_with(seen.text)) std::abort();
-      if (!HeldIsAStopStart(std::string_view(fed).substr(seen.text.size()), stops)) std::abort();
+      const std::string_view held = std::string_view(fed).substr(seen.text.size());
+      if (keep ? !held.empty() : !HeldIsAStopStart(held, stops)) std::abort();
     }
   }
   seen.stopped = matcher.stopped();
@@ -56,7 +59,7 @@ Seen Stream(const std::vector<std::string>& stops, const std::vector<std::string
 
 // The reference: the stop that ends first (a stream stops there, so one that would end
 // later is never seen), of those the longest, of those the first listed.
-Seen Expected(const std::vector<std::string>& stops, std::string_view text) {
+Seen Expected(const std::vector<std::string>& stops, bool keep, std::string_view text) {
   size_t best_end = std::string_view::npos;
   size_t best_at = 0;
   const std::string* best = nullptr;
@@ -72,7 +75,7 @@ Seen Expected(const std::vector<std::string>& stops, std::string_view text) {
     }
   }
   if (best == nullptr) return {std::string(text), false, ""};
-  return {std::string(text.substr(0, best_at)), true, *best};
+  return {std::string(text.substr(0, keep ? best_end : best_at)), true, *best};
 }
 
 }  // namespace
@@ -93,9 +96,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   const std::string_view text = input;
-  const Seen whole = Stream(stops, {text});
-  if (whole != Expected(stops, text)) std::abort();
-  if (Stream(stops, qvl::fuzz::CutIntoPieces(text, lengths)) != whole) std::abort();
-  if (Stream(stops, qvl::fuzz::Bytes(text)) != whole) std::abort();
+  for (const bool keep : {false, true}) {
+    const Seen whole = Stream(stops, keep, {text});
+    if (whole != Expected(stops, keep, text)) std::abort();
+    if (Stream(stops, keep, qvl::fuzz::CutIntoPieces(text, lengths)) != whole) std::abort();
+    if (Stream(stops, keep, qvl::fuzz::Bytes(text)) != whole) std::abort();
+  }
   return 0;
 }

@@ -57,6 +57,33 @@ TEST(StopMatcher, OfStopsEndingTogetherTheLongestWins) {
   EXPECT_EQ(m.matched(), "ab");
 }
 
+// Kept stops (include_stop_str_in_output) show every byte as it comes and end the text
+// with the stop that completes first, whatever the pieces.
+TEST(StopMatcher, KeptStopsHoldNothingBackAndEndTheText) {
+  StopMatcher m({"END", "\n\n"}, /*keep_stop=*/true);
+  EXPECT_EQ(m.Push("abc E"), "abc E");
+  EXPECT_EQ(m.Push("N"), "N");
+  EXPECT_EQ(m.Push("X E"), "X E");
+  EXPECT_EQ(m.Push("ND more"), "ND");
+  EXPECT_TRUE(m.stopped());
+  EXPECT_EQ(m.matched(), "END");
+  EXPECT_EQ(m.Push("after"), "");
+  EXPECT_EQ(m.Flush(), "");
+
+  for (const std::vector<std::string>& pieces : std::vector<std::vector<std::string>>{
+           {"xabcd"}, {"x", "a", "b", "c", "d"}, {"xa", "bcd"}, {"xab", "cd"}}) {
+    StopMatcher k({"abcd", "bc"}, /*keep_stop=*/true);
+    std::string shown;
+    for (const std::string& piece : pieces) shown += k.Push(piece);
+    EXPECT_EQ(shown + k.Flush(), "xabc") << pieces.size();
+    EXPECT_EQ(k.matched(), "bc") << pieces.size();
+  }
+
+  StopMatcher none({"zz"}, /*keep_stop=*/true);
+  EXPECT_EQ(none.Push("az"), "az");
+  EXPECT_EQ(none.Flush(), "");
+}
+
 TEST(StopMatcher, FlushReturnsHeldText) {
   StopMatcher m({"</answer>"});
   EXPECT_EQ(m.Push("x </ans"), "x ");

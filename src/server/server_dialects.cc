@@ -352,8 +352,7 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
                                                 static_cast<int64_t>(budget.max))) {
     g->reasoning_budget = static_cast<int>(*n);
   }
-  RefuseUnlessNeutral(body, "include_stop_str_in_output", false,
-                      "the stop string is never part of the answer");
+  g->include_stop_str = body.Bool("include_stop_str_in_output").value_or(false);
   RefuseUnlessNeutral(body, "use_beam_search", false, "qvl samples; it has no beam search");
   RefuseUnlessNeutral(body, "bad_words", nlohmann::json::array(),
                       "use logit_bias -100 on their token ids");

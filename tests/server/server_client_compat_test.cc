@@ -258,18 +258,86 @@ TEST_F(ServerClientCompatTest, StopReasonNamesTheStopThatEndedTheAnswer) {
   EXPECT_EQ(ends("/v1/chat/completions", chat), End("stop", nullptr));
 }
 
+// vLLM's include_stop_str_in_output keeps the stop string that matched, or the text of the
+// stop token id that ended the answer, at the answer's end, streamed and not, on both
+// OpenAI routes; it was a 400.
+TEST_F(ServerClientCompatTest, IncludeStopStrInOutputKeepsTheStop) {
+  nlohmann::json chat = Question(8);
+  chat["logprobs"] = true;
+  const HttpResult free = Post("/v1/chat/completions", chat);
+  ASSERT_EQ(free.status, 200) << free.body;
+  chat.erase("logprobs");
+  const std::string answer = Content(free);
+  const nlohmann::json& tokens = free.json["choices"][0]["logprobs"]["content"];
+  // The first token unlike every one before it (the tiny model repeats itself), and the
+  // text up to it.
+  size_t k = 1;
+  std::string before = tokens[0]["token"];
+  while (k < tokens.size() &&
+         before.find(tokens[k]["token"].get<std::string>()) != std::string::npos) {
+    before += tokens[k++]["token"].get<std::string>();
+  }
+  ASSERT_LT(k, tokens.size()) << free.body;
+  const std::string stop = tokens[k]["token"];
+  const nlohmann::json text = {
+      {"prompt", "<|im_start|>user\nWhy is the sky blue?<|im_end|>\n<|im_start|>assistant\n"},
+      {"max_tokens", 8},
+      {"temperature", 0}};
+
+  // The answer's text to `body` on `path`, not streamed and streamed (which must agree).
+  auto answer_to = [](const std::string& path, nlohmann::json body) {
+    const HttpResult plain = Post(path, body);
+    EXPECT_EQ(plain.status, 200) << plain.body;
+    const nlohmann::json& choice = plain.json["choices"][0];
+    EXPECT_EQ(choice["finish_reason"], "stop") << plain.body;
+    const std::string got = choice.contains("message")
+                                ? choice["message"]["content"].get<std::string>()
+                                : choice["text"].get<std::string>();
+    body["stream"] = true;
+    const HttpResult streamed = Post(path, body);
+    EXPECT_EQ(streamed.status, 200) << streamed.body;
+    std::string pieces;
+    for (const nlohmann::json& e : SseEvents(streamed.body)) {
+      if (!e.is_object() || !e.contains("choices") || e["choices"].empty()) continue;
+      const nlohmann::json& c = e["choices"][0];
+      const nlohmann::json& piece = c.contains("delta") ? c["delta"]["content"] : c["text"];
+      if (piece.is_string()) pieces += piece.get<std::string>();
+    }
+    EXPECT_EQ(pieces, got) << streamed.body;
+    return got;
+  };
+  for (const auto& [path, body] :
+       {std::pair("/v1/chat/completions", chat), std::pair("/v1/completions", text)}) {
+    SCOPED_TRACE(path);
+    nlohmann::json stopped = body;
+    stopped["stop"] = {"\x01never", stop};
+    EXPECT_EQ(answer_to(path, stopped), before);
+    stopped["include_stop_str_in_output"] = true;
+    EXPECT_EQ(answer_to(path, stopped), before + stop);
+    nlohmann::json by_token = body;
+    by_token["stop_token_ids"] = {IdOfBytes(stop)};
+    by_token["include_stop_str_in_output"] = true;
+    EXPECT_EQ(answer_to(path, by_token), before + stop);
+  }
+  ASSERT_EQ(answer.rfind(before + stop, 0), 0u) << answer;
+
+  const HttpResult wrong = Post("/v1/chat/completions", [&] {
+    nlohmann::json body = chat;
+    body["include_stop_str_in_output"] = "yes";
+    return body;
+  }());
+  EXPECT_EQ(wrong.status, 400) << wrong.body;
+  EXPECT_EQ(wrong.json["error"]["param"], "include_stop_str_in_output") << wrong.body;
+}
+
 // vLLM's and llama-server's fields that would change the answer and that qvl cannot
 // honour are a 400 naming them; they were silently ignored. At their neutral values they
 // are taken.
 TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByName) {
   const std::vector<std::pair<std::string, nlohmann::json>> refused = {
-      {"include_stop_str_in_output", true},
-      {"use_beam_search", true},
-      {"bad_words", {"blue"}},
-      {"allowed_token_ids", {1, 2}},
-      {"truncate_prompt_tokens", 10},
-      {"add_generation_prompt", false},
-      {"echo", true},
+      {"use_beam_search", true},           {"bad_words", {"blue"}},
+      {"allowed_token_ids", {1, 2}},       {"truncate_prompt_tokens", 10},
+      {"add_generation_prompt", false},    {"echo", true},
       {"chat_template", "{{ messages }}"},
   };
   for (const auto& [key, value] : refused) {
@@ -290,11 +358,10 @@ TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByNam
   EXPECT_EQ(instruct.json["error"]["message"],
             "chat_template_kwargs.enable_thinking: this model does not think (a Qwen3-VL "
             "Instruct model)");
-  const HttpResult text =
-      Post("/v1/completions",
-           {{"prompt", "The sky"}, {"max_tokens", 2}, {"include_stop_str_in_output", true}});
+  const HttpResult text = Post(
+      "/v1/completions", {{"prompt", "The sky"}, {"max_tokens", 2}, {"use_beam_search", true}});
   EXPECT_EQ(text.status, 400);
-  EXPECT_EQ(text.json["error"]["param"], "include_stop_str_in_output");
+  EXPECT_EQ(text.json["error"]["param"], "use_beam_search");
 
   const int end = harness_->engine()->tokenizer().TokenToId("<|im_end|>");
   nlohmann::json neutral = Question(2);
