@@ -12,6 +12,7 @@
 #include "engine/output_stream.h"
 #include "engine/request.h"
 #include "engine/sampler.h"
+#include "engine/token_bans.h"
 #include "image/image_size.h"
 #include "model/image_grid.h"
 #include "model/mrope.h"
@@ -54,6 +55,7 @@ struct PreparedRequest {
   int choices = 1;
   std::vector<LogitBias> logit_bias;  // token ids checked against the vocabulary
   std::shared_ptr<const Grammar> grammar;
+  TokenBans bans;
   OutputLimits output;
   bool embed = false;        // GenerationRequest::embed: the answer is the prompt's embedding
   int prompt_logprobs = -1;  // GenerationRequest::prompt_logprobs; -1 for an embed request

@@ -137,6 +137,10 @@ struct GenerationRequest {
   // sampled; the token's text is not part of it (as an end-of-sequence token's is not).
   // ignore_eos leaves them in force.
   std::vector<int32_t> stop_token_ids;
+  // vLLM's allowed_token_ids: only these tokens may be sampled (empty: any token).
+  std::vector<int32_t> allowed_token_ids;
+  // vLLM's bad_words: texts the answer may not generate (see PrepareTokenBans).
+  std::vector<std::string> bad_words;
   // vLLM's include_stop_str_in_output: the stop string that matched, or the text of the
   // stop token id that ended the answer, stays at its end.
   bool include_stop_str = false;

@@ -416,6 +416,7 @@ PreparedRequest RequestPreparer::Prepare(const GenerationRequest& request,
                                                                 : options_.default_reasoning_budget;
   }
   PrepareChoices(request, model_.text.vocab_size, options_.max_sequences, &out);
+  out.bans = PrepareTokenBans(request, tokenizer_, model_.text.vocab_size);
   out.request_id = request.request_id;
   out.preprocess_ms = clock.Millis();
   return out;

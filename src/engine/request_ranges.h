@@ -36,6 +36,10 @@ inline constexpr ParamRange kMinTokens{"min_tokens", 0, kMaxTokens.max};
 inline constexpr ParamRange kThinkingTokenBudget{"thinking_token_budget", 0, kMaxTokens.max};
 // Most stop_token_ids a request may list: each is looked for at every token.
 inline constexpr int kMaxStopTokenIds = 64;
+// Most token sequences vLLM's bad_words may tokenize to, and their tokens in all, as vLLM
+// caps them: each sequence is compared with the answer's end at every token.
+inline constexpr int kMaxBadWordSequences = 128;
+inline constexpr int kMaxBadWordTokens = 1024;
 }  // namespace request_ranges
 
 // Throws FieldError(kInvalidArgument, range.name, "must be <Describe()>, got VALUE").

@@ -23,7 +23,7 @@ Sequence::Sequence(RequestId id, int choice, std::shared_ptr<const PreparedReque
       constraints(request->logit_bias, request->grammar, std::move(token_table), vocab,
                   request->output.reasoning_end,
                   {AnswerEndTokens(request->output), request->output.min_tokens},
-                  request->output.reasoning_budget),
+                  request->output.reasoning_budget, &request->bans),
       output(tokenizer, request->output) {
   tokens = request->prompt;
   keys = request->keys;

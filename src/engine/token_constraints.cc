@@ -32,18 +32,33 @@ std::vector<std::pair<int32_t, size_t>> NewlineTokens(const TokenTable& table,
   return out;
 }
 
+constexpr float kBanned = -std::numeric_limits<float>::infinity();
+
+bool AnyLeft(const float* logits, int64_t rows) {
+  return std::any_of(logits, logits + rows, [](float logit) { return logit != kBanned; });
+}
+
 }  // namespace
 
 TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
                                    std::shared_ptr<const Grammar> grammar,
                                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                                   int32_t grammar_after, EndHold hold, int64_t reasoning_budget)
+                                   int32_t grammar_after, EndHold hold, int64_t reasoning_budget,
+                                   const TokenBans* bans)
     : bias_(bias.begin(), bias.end()),
+      bans_(bans),
       hold_(std::move(hold)),
       grammar_after_(grammar_after),
       reasoning_budget_(reasoning_budget),
       gate_(grammar_after < 0 ? Gate::kOpen : Gate::kWaiting),
       vocab_rows_(vocab_rows) {
+  if (bans_ != nullptr) {
+    for (const std::vector<int32_t>& word : bans_->bad_words) {
+      recent_limit_ = std::max(recent_limit_, word.size() - 1);
+    }
+    recent_.reserve(recent_limit_);
+    banned_.reserve(bans_->bad_words.size());
+  }
   if (grammar == nullptr) return;
   if (grammar_after >= 0) newline_tokens_ = NewlineTokens(*tokens, kReplySeparator.size());
   matcher_.emplace(std::move(grammar), std::move(tokens));
@@ -56,13 +71,33 @@ void TokenConstraints::Apply(float* logits, int64_t tokens_left) {
     EndReasoning(logits);
     return;
   }
+  if (bans_ != nullptr && !bans_->allowed.empty())
+    ApplyTokenMask(bans_->allowed, logits, vocab_rows_);
   for (const LogitBias& b : bias_) logits[b.token] += b.bias;
   if (matcher_ && gate_ != Gate::kWaiting) {
     matcher_->FillNextTokenMask(mask_, tokens_left);
     if (gate_ == Gate::kReplyStart) AllowLeadingNewlines(tokens_left);
     ApplyTokenMask(mask_, logits, vocab_rows_);
   }
+  if (bans_ != nullptr && !bans_->bad_words.empty()) BanBadWords(logits);
   if (accepted_ < hold_.min_tokens) HoldEnd(logits);
+}
+
+void TokenConstraints::BanBadWords(float* logits) {
+  banned_.clear();
+  for (const std::vector<int32_t>& word : bans_->bad_words) {
+    const size_t prefix = word.size() - 1;
+    if (prefix > recent_.size() ||
+        !std::equal(word.begin(), word.end() - 1, recent_.end() - static_cast<ptrdiff_t>(prefix))) {
+      continue;
+    }
+    float& logit = logits[word.back()];
+    if (logit == kBanned) continue;
+    banned_.emplace_back(word.back(), logit);
+    logit = kBanned;
+  }
+  if (banned_.empty() || AnyLeft(logits, vocab_rows_)) return;
+  for (const auto& [token, logit] : banned_) logits[token] = logit;
 }
 
 void TokenConstraints::EndReasoning(float* logits) const {
@@ -72,18 +107,14 @@ void TokenConstraints::EndReasoning(float* logits) const {
 }
 
 void TokenConstraints::HoldEnd(float* logits) const {
-  constexpr float kBanned = -std::numeric_limits<float>::infinity();
   std::vector<float> held;
   held.reserve(hold_.tokens.size());
   for (const int32_t token : hold_.tokens) {
     held.push_back(logits[token]);
     logits[token] = kBanned;
   }
-  // Only a grammar's mask can leave nothing but the end tokens.
-  if (!matcher_ ||
-      std::any_of(logits, logits + vocab_rows_, [](float logit) { return logit != kBanned; })) {
-    return;
-  }
+  // A grammar's mask or the allowed tokens may leave nothing but the end tokens.
+  if (AnyLeft(logits, vocab_rows_)) return;
   for (size_t i = 0; i < held.size(); ++i) logits[hold_.tokens[i]] = held[i];
 }
 
@@ -106,6 +137,10 @@ size_t TokenConstraints::LeadingNewlines(int32_t token) const {
 
 void TokenConstraints::Accept(int32_t token) {
   ++accepted_;
+  if (recent_limit_ > 0) {
+    if (recent_.size() == recent_limit_) recent_.erase(recent_.begin());
+    recent_.push_back(token);
+  }
   switch (gate_) {
     case Gate::kWaiting:
       if (token == grammar_after_) gate_ = Gate::kReplyStart;

@@ -1,5 +1,6 @@
 // What a request forbids or favours before each token is sampled: OpenAI's logit_bias,
-// vLLM's min_tokens (the tokens that end the answer held back until it is that long) and,
+// vLLM's allowed_token_ids and bad_words (TokenBans), vLLM's min_tokens (the tokens that
+// end the answer held back until it is that long) and,
 // for structured output and required tool calls, a grammar whose token mask leaves only
 // tokens that keep the answer a valid sentence (grammar/grammar_matcher.h).
 // Applied to the raw logits before penalties and temperature, so greedy and sampled
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "engine/token_bans.h"
 #include "grammar/grammar_matcher.h"
 
 namespace qvl {
@@ -37,10 +39,13 @@ class TokenConstraints {
   // grammar's first byte. Where the grammar allows nothing but `hold`'s tokens (its
   // sentence is complete and the rest of max_tokens leaves no room for more), they stay
   // allowed: the grammar's end comes before min_tokens. `reasoning_budget` (-1: none):
-  // after that many tokens without `grammar_after`, it is the only token allowed.
+  // after that many tokens without `grammar_after`, it is the only token allowed. `bans`
+  // (null: none) outlives this; a bad word's token stays where banning it would leave no
+  // token at all (the grammar's only way on, the only allowed token).
   TokenConstraints(std::span<const LogitBias> bias, std::shared_ptr<const Grammar> grammar,
                    std::shared_ptr<const TokenTable> tokens, int64_t vocab_rows,
-                   int32_t grammar_after = -1, EndHold hold = {}, int64_t reasoning_budget = -1);
+                   int32_t grammar_after = -1, EndHold hold = {}, int64_t reasoning_budget = -1,
+                   const TokenBans* bans = nullptr);
 
   // Biases and masks `logits` for the next token, of which the answer may still have
   // `tokens_left` (this one included). The mask of an unfinished grammar is never empty
@@ -63,11 +68,18 @@ class TokenConstraints {
   size_t LeadingNewlines(int32_t token) const;
   // Bans hold_'s tokens in `logits` unless nothing else is left.
   void HoldEnd(float* logits) const;
+  // Bans the last token of each bad word the answer's tokens end with the rest of.
+  void BanBadWords(float* logits);
   // Leaves grammar_after_ the only token allowed in `logits`, with the model's own logit
   // (neither bias nor min_tokens' hold applies: a stop token id may be "</think>").
   void EndReasoning(float* logits) const;
 
   std::vector<LogitBias> bias_;
+  const TokenBans* bans_;
+  // The answer's latest tokens, as many as the longest bad word's prefix.
+  std::vector<int32_t> recent_;
+  size_t recent_limit_ = 0;
+  std::vector<std::pair<int32_t, float>> banned_;  // BanBadWords' scratch
   EndHold hold_;
   int64_t accepted_ = 0;  // tokens of the answer so far
   std::optional<GrammarMatcher> matcher_;

@@ -167,5 +167,47 @@ TEST(TokenConstraintsTest, WithoutATagTheBudgetIsIgnored) {
   EXPECT_EQ(Allowed(constraints, kPieces), kPieces);
 }
 
+// vLLM's allowed_token_ids: every other token is out, before the bias; where min_tokens
+// holds back the only allowed token, an end token, it stays.
+TEST(TokenConstraintsTest, OnlyAllowedTokensAreLeft) {
+  GenerationRequest request;
+  request.allowed_token_ids = {Id("{"), Id(" sky")};
+  const TokenBans bans = PrepareTokenBans(request, QwenTokenizer(), kVocabRows);
+  const std::vector<LogitBias> bias = {{Id("Hello"), 100}};
+  TokenConstraints constraints(bias, nullptr, nullptr, kVocabRows, -1, {}, -1, &bans);
+  EXPECT_EQ(Allowed(constraints, kPieces), (std::vector<std::string>{"{", " sky"}));
+
+  request.allowed_token_ids = {kImEnd};
+  const TokenBans end_only = PrepareTokenBans(request, QwenTokenizer(), kVocabRows);
+  TokenConstraints held({}, nullptr, nullptr, kVocabRows, -1, {{kImEnd}, 5}, -1, &end_only);
+  std::vector<float> logits(kVocabRows, 0.0f);
+  held.Apply(logits.data(), 100);
+  EXPECT_TRUE(std::isfinite(logits[kImEnd]));
+  EXPECT_EQ(std::count_if(logits.begin(), logits.end(), [](float l) { return std::isfinite(l); }),
+            1);
+}
+
+// vLLM's bad_words: a one-token word is never sampled; a longer one's last token is banned
+// only where the answer ends with the rest of it. A ban that would leave no token (here
+// the only allowed one) is not made.
+TEST(TokenConstraintsTest, BadWordsBanTheirLastTokenAfterTheRest) {
+  TokenBans bans;
+  bans.bad_words = {{Id("Hello")}, {Id("{"), Id(" sky")}};
+  TokenConstraints constraints({}, nullptr, nullptr, kVocabRows, -1, {}, -1, &bans);
+  const std::vector<std::string> without_hello = {"\n", "\n\n", "{", " sky"};
+  EXPECT_EQ(Allowed(constraints, kPieces), without_hello);
+  constraints.Accept(Id("{"));
+  EXPECT_EQ(Allowed(constraints, kPieces), (std::vector<std::string>{"\n", "\n\n", "{"}));
+  constraints.Accept(Id("\n"));
+  EXPECT_EQ(Allowed(constraints, kPieces), without_hello);
+
+  GenerationRequest request;
+  request.allowed_token_ids = {Id("Hello")};
+  TokenBans only_hello = PrepareTokenBans(request, QwenTokenizer(), kVocabRows);
+  only_hello.bad_words = bans.bad_words;
+  TokenConstraints last({}, nullptr, nullptr, kVocabRows, -1, {}, -1, &only_hello);
+  EXPECT_EQ(Allowed(last, kPieces), (std::vector<std::string>{"Hello"}));
+}
+
 }  // namespace
 }  // namespace qvl

@@ -102,6 +102,8 @@ nlohmann::json PropsJson(const ApiServerOptions& options, const Engine& engine) 
                                             : nlohmann::json(o.default_reasoning_budget)},
       {"max_stop_strings", options.request.max_stop_strings},
       {"max_stop_token_ids", request_ranges::kMaxStopTokenIds},
+      {"max_bad_word_sequences", request_ranges::kMaxBadWordSequences},
+      {"max_bad_word_tokens", request_ranges::kMaxBadWordTokens},
       {"max_queue", o.max_queue},
       {"image", ImageLimitsJson(engine)},
       {"video", VideoLimitsJson(engine)},

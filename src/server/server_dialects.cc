@@ -40,19 +40,48 @@ void ParseNPredict(const RequestObject& body, GenerationRequest* g) {
   g->max_tokens_field = "n_predict";
 }
 
-// vLLM's stop_token_ids: token ids, each an integer within int32 (the vocabulary and
-// their count are the engine's to check).
-void ParseStopTokenIds(const RequestObject& body, GenerationRequest* g) {
-  const nlohmann::json* ids = body.Find("stop_token_ids");
-  if (ids == nullptr) return;
-  RequireArray(*ids, "stop_token_ids");
-  for (size_t i = 0; i < ids->size(); ++i) {
-    const nlohmann::json& id = (*ids)[i];
+// vLLM's token id lists (stop_token_ids, allowed_token_ids): each an integer within
+// int32 (the vocabulary and their count are the engine's to check).
+std::vector<int32_t> TokenIds(const nlohmann::json& ids, const char* key) {
+  RequireArray(ids, key);
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const nlohmann::json& id = ids[i];
     if (!id.is_number_integer() || id.get<int64_t>() < INT32_MIN || id.get<int64_t>() > INT32_MAX) {
-      FailField(ErrorCode::kInvalidArgument, IndexField("stop_token_ids", i),
+      FailField(ErrorCode::kInvalidArgument, IndexField(key, i),
                 "expected a token id (an integer), got ", id.dump());
     }
-    g->stop_token_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    out.push_back(static_cast<int32_t>(id.get<int64_t>()));
+  }
+  return out;
+}
+
+void ParseStopTokenIds(const RequestObject& body, GenerationRequest* g) {
+  if (const nlohmann::json* ids = body.Find("stop_token_ids")) {
+    g->stop_token_ids = TokenIds(*ids, "stop_token_ids");
+  }
+}
+
+// vLLM's allowed_token_ids (null: every token; an empty list allows none, as vLLM refuses
+// it) and bad_words (strings), for the engine to check and tokenize (PrepareTokenBans).
+void ParseTokenBans(const RequestObject& body, GenerationRequest* g) {
+  if (const nlohmann::json* ids = body.Find("allowed_token_ids"); ids && !ids->is_null()) {
+    g->allowed_token_ids = TokenIds(*ids, "allowed_token_ids");
+    if (g->allowed_token_ids.empty()) {
+      FailField(ErrorCode::kInvalidArgument, "allowed_token_ids",
+                "must list at least one token id (null allows every token)");
+    }
+  }
+  if (const nlohmann::json* words = body.Find("bad_words"); words && !words->is_null()) {
+    RequireArray(*words, "bad_words");
+    for (size_t i = 0; i < words->size(); ++i) {
+      const nlohmann::json& word = (*words)[i];
+      if (!word.is_string()) {
+        FailField(ErrorCode::kInvalidArgument, IndexField("bad_words", i),
+                  "expected a string, got ", word.dump());
+      }
+      g->bad_words.push_back(word.get<std::string>());
+    }
   }
 }
 
@@ -354,9 +383,7 @@ void ParseOtherServersGenerationFields(const RequestObject& body, GenerationRequ
   }
   g->include_stop_str = body.Bool("include_stop_str_in_output").value_or(false);
   RefuseUnlessNeutral(body, "use_beam_search", false, "qvl samples; it has no beam search");
-  RefuseUnlessNeutral(body, "bad_words", nlohmann::json::array(),
-                      "use logit_bias -100 on their token ids");
-  RefuseUnlessNeutral(body, "allowed_token_ids", nullptr, "use logit_bias on token ids");
+  ParseTokenBans(body, g);
   RefuseUnlessNeutral(body, "truncate_prompt_tokens", nullptr,
                       "a prompt is never cut; one over the context is refused");
   ParsePromptLogprobs(body, g);

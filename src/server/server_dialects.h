@@ -18,7 +18,8 @@ namespace qvl {
 // Fields of any generation request (/v1/chat/completions, /v1/completions): llama-server's
 // n_predict is the token limit when no max_tokens is given (-1 and -2, "until the end",
 // the default), and its repeat_penalty the repetition penalty; vLLM's stop_token_ids,
-// min_tokens and include_stop_str_in_output are read for the engine to check and honour,
+// min_tokens, include_stop_str_in_output, allowed_token_ids and bad_words are read for
+// the engine to check and honour,
 // and vLLM's prompt_logprobs (0 to
 // 20, null for none; refused with stream, as vLLM refuses it) raises g->prompt_logprobs to
 // it; the other sampling extensions of both are refused unless neutral.

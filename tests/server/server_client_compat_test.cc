@@ -258,6 +258,67 @@ TEST_F(ServerClientCompatTest, StopReasonNamesTheStopThatEndedTheAnswer) {
   EXPECT_EQ(ends("/v1/chat/completions", chat), End("stop", nullptr));
 }
 
+// vLLM's allowed_token_ids leave only those tokens to sample, and its bad_words keep their
+// tokens out of the answer (tokenized as vLLM does: as written and after a space); both
+// were 400s.
+TEST_F(ServerClientCompatTest, AllowedTokenIdsAndBadWordsBindTheAnswer) {
+  nlohmann::json body = Question(8);
+  body["logprobs"] = true;
+  const HttpResult free = Post("/v1/chat/completions", body);
+  ASSERT_EQ(free.status, 200) << free.body;
+  const std::string first = free.json["choices"][0]["logprobs"]["content"][0]["token"];
+  const int32_t first_id = IdOfBytes(first);
+  const Tokenizer& tokenizer = harness_->engine()->tokenizer();
+  const int32_t sky = tokenizer.Encode(" sky").at(0);
+
+  nlohmann::json allowed = body;
+  allowed["allowed_token_ids"] = {sky};
+  const HttpResult only_sky = Post("/v1/chat/completions", allowed);
+  ASSERT_EQ(only_sky.status, 200) << only_sky.body;
+  std::string skies;
+  for (int i = 0; i < 8; ++i) skies += " sky";
+  EXPECT_EQ(Content(only_sky), skies);
+  EXPECT_EQ(only_sky.json["choices"][0]["finish_reason"], "length");
+
+  // The first token, written without its leading space, is the word to ban.
+  std::string word = first;
+  word.erase(0, std::min(word.find_first_not_of(' '), word.size()));
+  ASSERT_FALSE(word.empty()) << first;
+  ASSERT_TRUE(tokenizer.Encode(word) == std::vector<int32_t>{first_id} ||
+              tokenizer.Encode(" " + word) == std::vector<int32_t>{first_id})
+      << first;
+  nlohmann::json banned = body;
+  banned["bad_words"] = {word};
+  const HttpResult without = Post("/v1/chat/completions", banned);
+  ASSERT_EQ(without.status, 200) << without.body;
+  for (const nlohmann::json& token : without.json["choices"][0]["logprobs"]["content"]) {
+    EXPECT_NE(token["token"], first) << without.body;
+  }
+  const HttpResult text = Post(
+      "/v1/completions",
+      {{"prompt", "The sky"}, {"max_tokens", 3}, {"temperature", 0}, {"allowed_token_ids", {sky}}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  EXPECT_EQ(text.json["choices"][0]["text"], " sky sky sky");
+
+  const std::vector<Refusal> bad = {
+      {{{"allowed_token_ids", {1, 151936}}},
+       "allowed_token_ids[1]",
+       "allowed_token_ids[1]: token id 151936 is not in the vocabulary (0 to 151935)"},
+      {{{"allowed_token_ids", nlohmann::json::array()}},
+       "allowed_token_ids",
+       "allowed_token_ids: must list at least one token id (null allows every token)"},
+      {{{"allowed_token_ids", {sky}}, {"response_format", {{"type", "json_object"}}}},
+       "allowed_token_ids",
+       "allowed_token_ids: cannot be combined with response_format, guided decoding or a "
+       "forced tool call"},
+      {{{"bad_words", {"sky", 3}}}, "bad_words[1]", "bad_words[1]: expected a string, got 3"},
+      {{{"bad_words", {" "}}},
+       "bad_words[0]",
+       "bad_words[0]: must hold a word, not only whitespace"},
+  };
+  ExpectRefused(Chat, bad);
+}
+
 // vLLM's include_stop_str_in_output keeps the stop string that matched, or the text of the
 // stop token id that ended the answer, at the answer's end, streamed and not, on both
 // OpenAI routes; it was a 400.
@@ -335,8 +396,7 @@ TEST_F(ServerClientCompatTest, IncludeStopStrInOutputKeepsTheStop) {
 // are taken.
 TEST_F(ServerClientCompatTest, AnswerChangingFieldsOfOtherServersAreRefusedByName) {
   const std::vector<std::pair<std::string, nlohmann::json>> refused = {
-      {"use_beam_search", true},           {"bad_words", {"blue"}},
-      {"allowed_token_ids", {1, 2}},       {"truncate_prompt_tokens", 10},
+      {"use_beam_search", true},           {"truncate_prompt_tokens", 10},
       {"add_generation_prompt", false},    {"echo", true},
       {"chat_template", "{{ messages }}"},
   };

@@ -79,6 +79,8 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(limits["default_thinking_token_budget"], 40);
   EXPECT_EQ(limits["max_stop_strings"], 3);
   EXPECT_EQ(limits["max_stop_token_ids"], 64);
+  EXPECT_EQ(limits["max_bad_word_sequences"], 128);
+  EXPECT_EQ(limits["max_bad_word_tokens"], 1024);
   EXPECT_EQ(limits["max_queue"], 5);
   EXPECT_EQ(limits["image"], (nlohmann::json{{"max_per_request", 5},
                                              {"max_bytes", 3 << 20},
