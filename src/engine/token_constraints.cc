@@ -57,8 +57,8 @@ TokenConstraints::TokenConstraints(std::span<const LogitBias> bias,
       recent_limit_ = std::max(recent_limit_, word.size() - 1);
     }
     recent_.reserve(recent_limit_);
-    banned_.reserve(bans_->bad_words.size());
   }
+  banned_.reserve(hold_.tokens.size() + (bans_ ? bans_->bad_words.size() : 0));
   if (grammar == nullptr) return;
   if (grammar_after >= 0) newline_tokens_ = NewlineTokens(*tokens, kReplySeparator.size());
   matcher_.emplace(std::move(grammar), std::move(tokens));
@@ -87,15 +87,21 @@ void TokenConstraints::BanBadWords(float* logits) {
   banned_.clear();
   for (const std::vector<int32_t>& word : bans_->bad_words) {
     const size_t prefix = word.size() - 1;
-    if (prefix > recent_.size() ||
-        !std::equal(word.begin(), word.end() - 1, recent_.end() - static_cast<ptrdiff_t>(prefix))) {
-      continue;
+    if (prefix <= recent_.size() &&
+        std::equal(word.begin(), word.end() - 1, recent_.end() - static_cast<ptrdiff_t>(prefix))) {
+      Ban(logits, word.back());
     }
-    float& logit = logits[word.back()];
-    if (logit == kBanned) continue;
-    banned_.emplace_back(word.back(), logit);
-    logit = kBanned;
   }
+  UnbanIfNoneLeft(logits);
+}
+
+void TokenConstraints::Ban(float* logits, int32_t token) {
+  if (logits[token] == kBanned) return;
+  banned_.emplace_back(token, logits[token]);
+  logits[token] = kBanned;
+}
+
+void TokenConstraints::UnbanIfNoneLeft(float* logits) const {
   if (banned_.empty() || AnyLeft(logits, vocab_rows_)) return;
   for (const auto& [token, logit] : banned_) logits[token] = logit;
 }
@@ -106,16 +112,11 @@ void TokenConstraints::EndReasoning(float* logits) const {
   logits[grammar_after_] = end;
 }
 
-void TokenConstraints::HoldEnd(float* logits) const {
-  std::vector<float> held;
-  held.reserve(hold_.tokens.size());
-  for (const int32_t token : hold_.tokens) {
-    held.push_back(logits[token]);
-    logits[token] = kBanned;
-  }
+void TokenConstraints::HoldEnd(float* logits) {
+  banned_.clear();
+  for (const int32_t token : hold_.tokens) Ban(logits, token);
   // A grammar's mask or the allowed tokens may leave nothing but the end tokens.
-  if (AnyLeft(logits, vocab_rows_)) return;
-  for (size_t i = 0; i < held.size(); ++i) logits[hold_.tokens[i]] = held[i];
+  UnbanIfNoneLeft(logits);
 }
 
 void TokenConstraints::AllowLeadingNewlines(int64_t tokens_left) {

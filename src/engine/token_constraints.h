@@ -67,9 +67,14 @@ class TokenConstraints {
   // The bytes of `token` when it is a newline-only token that may lead the reply, else 0.
   size_t LeadingNewlines(int32_t token) const;
   // Bans hold_'s tokens in `logits` unless nothing else is left.
-  void HoldEnd(float* logits) const;
-  // Bans the last token of each bad word the answer's tokens end with the rest of.
+  void HoldEnd(float* logits);
+  // Bans the last token of each bad word the answer's tokens end with the rest of, unless
+  // nothing else is left.
   void BanBadWords(float* logits);
+  // Bans `token`, remembering its logit in banned_.
+  void Ban(float* logits, int32_t token);
+  // Restores the logits of banned_ when no token is left.
+  void UnbanIfNoneLeft(float* logits) const;
   // Leaves grammar_after_ the only token allowed in `logits`, with the model's own logit
   // (neither bias nor min_tokens' hold applies: a stop token id may be "</think>").
   void EndReasoning(float* logits) const;
@@ -79,7 +84,7 @@ class TokenConstraints {
   // The answer's latest tokens, as many as the longest bad word's prefix.
   std::vector<int32_t> recent_;
   size_t recent_limit_ = 0;
-  std::vector<std::pair<int32_t, float>> banned_;  // BanBadWords' scratch
+  std::vector<std::pair<int32_t, float>> banned_;  // the bans of one HoldEnd or BanBadWords
   EndHold hold_;
   int64_t accepted_ = 0;  // tokens of the answer so far
   std::optional<GrammarMatcher> matcher_;
