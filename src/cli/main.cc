@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   qvl::cli::AddRunVerb(app);
   qvl::cli::AddDumpVerb(app);
   qvl::cli::AddServeVerb(app);
+  qvl::cli::AddBatchVerb(app);
   qvl::cli::ReadIntegersAsDecimal(app);
   try {
     app.parse(argc, argv);

@@ -20,5 +20,6 @@ void AddTokenizeVerb(CLI::App& app);
 void AddRunVerb(CLI::App& app);
 void AddDumpVerb(CLI::App& app);
 void AddServeVerb(CLI::App& app);
+void AddBatchVerb(CLI::App& app);
 
 }  // namespace qvl::cli
