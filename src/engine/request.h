@@ -68,7 +68,16 @@ struct VideoInput {
 // A link of the sampler chain (llama-server's `samplers`). A truncation sees the
 // probabilities at the temperature of the links before it: llama-server's default chain
 // ends with the temperature, transformers' begins with it.
-enum class SamplerStep : uint8_t { kPenalties, kTopK, kTopP, kMinP, kTemperature };
+enum class SamplerStep : uint8_t {
+  kPenalties,
+  kTopK,
+  kTopP,
+  kMinP,
+  kTemperature,
+  kTypicalP,
+  kTopNSigma,
+  kXtc
+};
 
 // Unset fields fall back to the model's generation_config.json, then to greedy.
 struct SamplingParams {
@@ -79,9 +88,17 @@ struct SamplingParams {
   std::optional<float> repetition_penalty;  // HF style, multiplicative, 1 = off
   std::optional<float> presence_penalty;    // OpenAI style, additive, 0 = off
   std::optional<float> frequency_penalty;   // OpenAI style, additive, 0 = off
+  // llama-server's other samplers (llama.cpp's llama-sampling.cpp): locally typical
+  // sampling (1 = off), top-n-sigma (<= 0 off) and XTC (probability 0 or a threshold
+  // above 0.5 = off).
+  std::optional<float> typical_p;
+  std::optional<float> top_n_sigma;
+  std::optional<float> xtc_probability;
+  std::optional<float> xtc_threshold;
   std::optional<uint64_t> seed;
   // The chain in the client's order; unset = transformers' (penalties, temperature, top_k,
-  // top_p, min_p). A link left out is off: a model default for it is not applied.
+  // top_p, min_p, typical_p), with top-n-sigma first and XTC last. A link left out is
+  // off: a model default for it is not applied.
   std::optional<std::vector<SamplerStep>> chain;
 };
 

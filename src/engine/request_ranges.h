@@ -28,6 +28,10 @@ inline constexpr ParamRange kMinP{"min_p", 0, 1};
 inline constexpr ParamRange kRepetitionPenalty{"repetition_penalty", 0, 10, true};
 inline constexpr ParamRange kPresencePenalty{"presence_penalty", -2, 2};
 inline constexpr ParamRange kFrequencyPenalty{"frequency_penalty", -2, 2};
+inline constexpr ParamRange kTypicalP{"typical_p", 0, 1};        // 1 = off
+inline constexpr ParamRange kTopNSigma{"top_n_sigma", -1, 100};  // <= 0 = off
+inline constexpr ParamRange kXtcProbability{"xtc_probability", 0, 1};
+inline constexpr ParamRange kXtcThreshold{"xtc_threshold", 0, 1};  // above 0.5 = off
 inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};
 inline constexpr ParamRange kTopLogprobs{"top_logprobs", 0, 20};
 inline constexpr ParamRange kPromptLogprobs{"prompt_logprobs", 0, kTopLogprobs.max};

@@ -51,6 +51,15 @@ void ApplyChain(const SamplingParams& r, SamplerConfig* c) {
     LeaveOut("min_p", r.min_p && *r.min_p > 0.0f, "min_p");
     c->min_p = 0.0f;
   }
+  if (!Listed(chain, SamplerStep::kTypicalP)) {
+    LeaveOut("typ_p", c->typical_p < 1.0f, "typical_p");
+  }
+  if (!Listed(chain, SamplerStep::kTopNSigma)) {
+    LeaveOut("top_n_sigma", c->top_n_sigma > 0.0f, "top_n_sigma");
+  }
+  if (!Listed(chain, SamplerStep::kXtc)) {
+    LeaveOut("xtc", c->xtc_probability > 0.0f && c->xtc_threshold <= 0.5f, "xtc_probability");
+  }
   const bool penalties_on =
       c->repetition_penalty != 1.0f || c->presence_penalty != 0.0f || c->frequency_penalty != 0.0f;
   if (!Listed(chain, SamplerStep::kPenalties)) {
@@ -83,6 +92,10 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   c.repetition_penalty = r.repetition_penalty.value_or(g.repetition_penalty);
   c.presence_penalty = r.presence_penalty.value_or(0.0f);
   c.frequency_penalty = r.frequency_penalty.value_or(0.0f);
+  c.typical_p = r.typical_p.value_or(1.0f);
+  c.top_n_sigma = r.top_n_sigma.value_or(-1.0f);
+  c.xtc_probability = r.xtc_probability.value_or(0.0f);
+  c.xtc_threshold = r.xtc_threshold.value_or(0.1f);
   c.seed = r.seed.value_or(fallback_seed);
   CheckInRange(request_ranges::kTemperature, c.temperature);
   CheckInRange(request_ranges::kTopP, c.top_p);
@@ -91,6 +104,10 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   CheckInRange(request_ranges::kRepetitionPenalty, c.repetition_penalty);
   CheckInRange(request_ranges::kPresencePenalty, c.presence_penalty);
   CheckInRange(request_ranges::kFrequencyPenalty, c.frequency_penalty);
+  CheckInRange(request_ranges::kTypicalP, c.typical_p);
+  CheckInRange(request_ranges::kTopNSigma, c.top_n_sigma);
+  CheckInRange(request_ranges::kXtcProbability, c.xtc_probability);
+  CheckInRange(request_ranges::kXtcThreshold, c.xtc_threshold);
   c.top_k = std::max(c.top_k, 0);
   if (r.chain) ApplyChain(r, &c);
   c.greedy = c.temperature == 0.0f || c.top_k == 1;
@@ -158,6 +175,15 @@ int32_t Sampler::Sample(float* logits) {
       case SamplerStep::kMinP:
         KeepMinP(&sorted);
         break;
+      case SamplerStep::kTypicalP:
+        KeepTypical(&sorted);
+        break;
+      case SamplerStep::kTopNSigma:
+        KeepTopNSigma();
+        break;
+      case SamplerStep::kXtc:
+        ExcludeTopChoices(&sorted);
+        break;
       case SamplerStep::kPenalties:
         break;  // applied above, to every logit
     }
@@ -217,6 +243,81 @@ void Sampler::KeepMinP(bool* sorted) {
     ++n;
   }
   candidates_.resize(n);
+}
+
+double Sampler::Probabilities(float max_logit) {
+  probs_.clear();
+  double total = 0;
+  for (const auto& c : candidates_) total += probs_.emplace_back(std::exp(c.first - max_logit));
+  for (double& p : probs_) p /= total;
+  return std::log(total);
+}
+
+void Sampler::KeepTypical(bool* sorted) {
+  if (config_.typical_p >= 1.0f) return;
+  SortCandidates(sorted);
+  const float max_logit = candidates_[0].first;
+  const double log_total = Probabilities(max_logit);
+  // A candidate's surprise, -log p, and the entropy: the surprise a token has on average.
+  const auto surprise = [&](size_t i) { return log_total - (candidates_[i].first - max_logit); };
+  double entropy = 0;
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    if (probs_[i] > 0) entropy += probs_[i] * surprise(i);
+  }
+  typical_order_.reserve(static_cast<size_t>(vocab_));
+  typical_order_.clear();
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    typical_order_.push_back({std::abs(surprise(i) - entropy), i});
+  }
+  std::sort(typical_order_.begin(), typical_order_.end());
+  // The tokens whose surprise is closest to the entropy, until their mass is above
+  // typical_p (at least one).
+  kept_.reserve(static_cast<size_t>(vocab_));
+  kept_.clear();
+  double mass = 0;
+  for (const auto& [distance, i] : typical_order_) {
+    kept_.push_back(candidates_[i]);
+    mass += probs_[i];
+    if (mass > config_.typical_p) break;
+  }
+  candidates_.swap(kept_);
+  *sorted = false;
+}
+
+void Sampler::KeepTopNSigma() {
+  if (config_.top_n_sigma <= 0.0f || candidates_.size() <= 1) return;
+  constexpr float kBanned = -std::numeric_limits<float>::infinity();
+  float max_logit = kBanned;
+  double sum = 0;
+  size_t valid = 0;
+  for (const auto& c : candidates_) {
+    if (c.first == kBanned) continue;
+    max_logit = std::max(max_logit, c.first);
+    sum += c.first;
+    ++valid;
+  }
+  if (valid == 0) return;
+  const double mean = sum / static_cast<double>(valid);
+  double squares = 0;
+  for (const auto& c : candidates_) {
+    if (c.first != kBanned) squares += (c.first - mean) * (c.first - mean);
+  }
+  const double sigma = std::sqrt(squares / static_cast<double>(valid));
+  const double floor = max_logit - config_.top_n_sigma * sigma;
+  std::erase_if(candidates_, [&](const auto& c) { return c.first < floor; });
+}
+
+void Sampler::ExcludeTopChoices(bool* sorted) {
+  if (config_.xtc_probability <= 0.0f || config_.xtc_threshold > 0.5f || candidates_.size() < 2) {
+    return;
+  }
+  if (std::uniform_real_distribution<float>(0.0f, 1.0f)(rng_) > config_.xtc_probability) return;
+  SortCandidates(sorted);
+  Probabilities(candidates_[0].first);
+  // All the tokens at or above the threshold but the least likely of them.
+  size_t last = 0;
+  while (last + 1 < candidates_.size() && probs_[last + 1] >= config_.xtc_threshold) ++last;
+  candidates_.erase(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(last));
 }
 
 int32_t RankOf(const float* logits, int64_t vocab, int32_t token) {

@@ -1,8 +1,10 @@
 // Turns a row of logits into the next token: penalties, temperature, top-k, top-p,
-// min-p, then a draw from the request's own random stream (reproducible with a seed).
-// The default order follows transformers' generate(): repetition penalty, then the OpenAI
-// presence / frequency penalties, temperature, top-k, top-p, min-p; a request may give
-// another (SamplingParams::chain), as llama-server's clients do.
+// min-p, locally typical sampling, top-n-sigma and XTC, then a draw from the request's own
+// random stream (reproducible with a seed). The default order follows transformers'
+// generate(): repetition penalty, then the OpenAI presence / frequency penalties,
+// temperature, top-k, top-p, min-p, typical-p; top-n-sigma (which no temperature changes)
+// comes first and XTC last. A request may give another order (SamplingParams::chain), as
+// llama-server's clients do.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +26,15 @@ struct SamplerConfig {
   float repetition_penalty = 1.0f;
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;
+  float typical_p = 1.0f;     // 1 = off
+  float top_n_sigma = -1.0f;  // <= 0 = off
+  float xtc_probability = 0.0f;
+  float xtc_threshold = 0.1f;  // above 0.5 = off
   uint64_t seed = 0;
   // After the penalties, which always come first.
-  std::vector<SamplerStep> chain = {SamplerStep::kTemperature, SamplerStep::kTopK,
-                                    SamplerStep::kTopP, SamplerStep::kMinP};
+  std::vector<SamplerStep> chain = {
+      SamplerStep::kTopNSigma, SamplerStep::kTemperature, SamplerStep::kTopK, SamplerStep::kTopP,
+      SamplerStep::kMinP,      SamplerStep::kTypicalP,    SamplerStep::kXtc};
 };
 
 // Request values over generation_config.json defaults; temperature 0 means greedy.
@@ -58,6 +65,13 @@ class Sampler {
   void KeepTopK(bool* sorted);
   void KeepTopP(bool* sorted);
   void KeepMinP(bool* sorted);
+  // llama.cpp's llama_sampler_typical, top_n_sigma and xtc over candidates_.
+  void KeepTypical(bool* sorted);
+  void KeepTopNSigma();
+  void ExcludeTopChoices(bool* sorted);
+  // The candidates' probabilities into probs_ (same order); returns the log of the sum of
+  // exp(logit - max).
+  double Probabilities(float max_logit);
 
   SamplerConfig config_;
   int64_t vocab_;
@@ -67,6 +81,10 @@ class Sampler {
   std::vector<int32_t> output_tokens_;  // distinct output tokens, for the penalties
   std::vector<int32_t> seen_tokens_;    // distinct tokens of prompt and output
   std::vector<std::pair<float, int32_t>> candidates_;
+  std::vector<double> probs_;  // Probabilities' output
+  // KeepTypical's scratch: (distance from the entropy, candidate), and the tokens kept.
+  std::vector<std::pair<double, size_t>> typical_order_;
+  std::vector<std::pair<float, int32_t>> kept_;
 };
 
 // 1 + how many tokens have larger logits than `token`: its rank, 1 for the most likely

@@ -164,6 +164,61 @@ TEST(Sampler, TheChainOrdersTheTemperatureAndTheTruncations) {
   EXPECT_EQ(Draw(p, wide, 300), by_default);
 }
 
+// llama.cpp's typical sampling: p = 0.415, 0.376, 0.153, 0.056, 0.0004, entropy 1.18 nats;
+// the tokens whose surprise (-ln p: 0.88, 0.98, 1.88, 2.88, 7.9) is closest to it come
+// first, until their mass is above typical_p. So the most likely token may be left out.
+TEST(Sampler, TypicalPKeepsTheTokensOfTypicalSurprise) {
+  const std::vector<float> base = {2.0f, 1.9f, 1.0f, 0.0f, -5.0f};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.typical_p = 0.3f;
+  EXPECT_EQ(Draw(p, base, 300), (std::map<int32_t, int>{{1, 300}}));
+  p.typical_p = 0.5f;
+  auto c = Draw(p, base, 2000);
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_GT(c[0], c[1]);
+  p.typical_p = 0.9f;
+  EXPECT_EQ(Draw(p, base, 4000).size(), 3u);
+}
+
+// llama.cpp's top-n-sigma: logits below max - n sigma (here sigma = 2.59) are out, at any
+// temperature.
+TEST(Sampler, TopNSigmaKeepsTheLogitsNearTheBest) {
+  const std::vector<float> base = {2.0f, 1.9f, 1.0f, 0.0f, -5.0f};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_n_sigma = 0.03f;  // floor 1.92
+  EXPECT_EQ(Draw(p, base, 200), (std::map<int32_t, int>{{0, 200}}));
+  p.top_n_sigma = 0.5f;  // floor 0.70
+  EXPECT_EQ(Draw(p, base, 4000).size(), 3u);
+  p.temperature = 2.0f;
+  EXPECT_EQ(Draw(p, base, 4000).size(), 3u);
+  p.top_n_sigma = -1.0f;
+  EXPECT_EQ(Draw(p, base, 8000).size(), 5u);
+}
+
+// llama.cpp's XTC: with probability xtc_probability, every token at or above the threshold
+// but the least likely of them is out.
+TEST(Sampler, XtcExcludesTheTopChoices) {
+  const std::vector<float> base = {2.0f, 1.9f, 1.0f, 0.0f, -5.0f};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.xtc_probability = 1.0f;
+  p.xtc_threshold = 0.3f;  // tokens 0 and 1 are above it: 0 goes
+  auto c = Draw(p, base, 2000);
+  EXPECT_EQ(c.count(0), 0u);
+  EXPECT_GT(c[1], c[2]);
+  p.xtc_threshold = 0.4f;  // token 0 alone: nothing goes
+  EXPECT_GT(Draw(p, base, 2000)[0], 0);
+  p.xtc_threshold = 0.6f;  // above 0.5: off
+  EXPECT_GT(Draw(p, base, 2000)[0], 0);
+  p.xtc_threshold = 0.3f;
+  p.xtc_probability = 0.5f;  // token 0 goes in about half the draws
+  c = Draw(p, base, 4000);
+  EXPECT_GT(c[0], 400);
+  EXPECT_LT(c[0], 1300);
+}
+
 // The message of the FieldError ResolveSampling raises on `samplers`.
 std::string ChainError(const SamplingParams& p, const GenerationConfig& g = GenerationConfig()) {
   try {
@@ -202,6 +257,18 @@ TEST(ResolveSampling, ALinkLeftOutOfTheChainIsOff) {
   EXPECT_EQ(ChainError(r),
             "samplers: must list penalties first when a penalty is on (qvl applies them to "
             "every token's logit before the other samplers)");
+  r = SamplingParams();
+  r.chain = std::vector<SamplerStep>{SamplerStep::kTopK};
+  r.typical_p = 0.9f;
+  EXPECT_EQ(ChainError(r),
+            "samplers: leaves out typ_p, which typical_p turns on; list it or leave typical_p out");
+  r.typical_p = 1.0f;
+  r.xtc_probability = 0.5f;
+  EXPECT_EQ(ChainError(r),
+            "samplers: leaves out xtc, which xtc_probability turns on; list it or "
+            "leave xtc_probability out");
+  r.xtc_threshold = 0.9f;  // XTC off after all
+  EXPECT_NO_THROW(ResolveSampling(r, GenerationConfig(), 1));
   // Greedy stays greedy without a temperature link.
   r = SamplingParams();
   r.temperature = 0.0f;

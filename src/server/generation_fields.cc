@@ -123,6 +123,7 @@ void ParseSamplingFields(const RequestObject& body, SamplingParams* s,
   s->frequency_penalty =
       as_float(ReadNumber(body, r::kFrequencyPenalty, r::kFrequencyPenalty.name));
   s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty, repetition_penalty_key));
+  s->typical_p = as_float(ReadNumber(body, r::kTypicalP, r::kTypicalP.name));
   if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
 }
 

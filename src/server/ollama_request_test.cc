@@ -344,8 +344,9 @@ TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
                                                        {"repeat_last_n", 64}}));
   EXPECT_FALSE(neutral.generation.sampling.repetition_penalty.has_value());
   ErrorOf(WithOptions({{"mirostat", 2}}), "options.mirostat");
-  EXPECT_EQ(ErrorOf(WithOptions({{"typical_p", 0.9}}), "options.typical_p"),
-            "options.typical_p: is not supported (locally typical sampling); leave it out or at 1");
+  EXPECT_EQ(ParseChat(WithOptions({{"typical_p", 0.9}})).generation.sampling.typical_p, 0.9f);
+  EXPECT_EQ(ErrorOf(WithOptions({{"typical_p", 1.5}}), "options.typical_p"),
+            "options.typical_p: must be between 0 and 1, got 1.5");
   ErrorOf(WithOptions({{"tfs_z", 0.5}}), "options.tfs_z");
   ErrorOf(WithOptions({{"penalize_newline", true}}), "options.penalize_newline");
   ParseChat(WithOptions({{"f16_kv", nullptr}, {"mirostat", nullptr}}));

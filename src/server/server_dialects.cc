@@ -110,10 +110,10 @@ constexpr SamplerName kSamplerNames[] = {
     {"top_p", 'p', SamplerStep::kTopP},
     {"min_p", 'm', SamplerStep::kMinP},
     {"temperature", 't', SamplerStep::kTemperature},
+    {"typ_p", 'y', SamplerStep::kTypicalP},
+    {"xtc", 'x', SamplerStep::kXtc},
+    {"top_n_sigma", 's', SamplerStep::kTopNSigma},
     {"dry", 'd', std::nullopt},
-    {"typ_p", 'y', std::nullopt},
-    {"xtc", 'x', std::nullopt},
-    {"top_n_sigma", 's', std::nullopt},
     {"infill", 'i', std::nullopt},
 };
 constexpr std::pair<const char*, const char*> kSamplerAltNames[] = {
@@ -142,8 +142,9 @@ std::vector<SamplerStep> ParseSamplerChain(const nlohmann::json& value) {
     const SamplerName* sampler = FindSampler(name);
     if (sampler == nullptr) {
       FailField(ErrorCode::kInvalidArgument, "samplers", "unknown sampler \"", name,
-                "\"; qvl has penalties (e), top_k (k), top_p (p), min_p (m) and temperature "
-                "(t), and takes dry, typ_p, xtc, top_n_sigma and infill while they are off");
+                "\"; qvl has penalties (e), top_k (k), top_p (p), min_p (m), temperature (t), "
+                "typ_p (y), xtc (x) and top_n_sigma (s), and takes dry and infill while they "
+                "are off");
     }
     if (std::find(seen.begin(), seen.end(), sampler) != seen.end()) {
       FailField(ErrorCode::kInvalidArgument, "samplers", "lists ", sampler->name, " twice");
@@ -171,8 +172,9 @@ std::vector<SamplerStep> ParseSamplerChain(const nlohmann::json& value) {
 }
 
 // llama-server's sampling fields on its OpenAI routes. repeat_penalty is its name for the
-// repetition penalty; the samplers qvl does not have are taken only at the value that
-// turns them off (what llama-server's web UI sends by default), as Ollama's options are.
+// repetition penalty; top_n_sigma and XTC are read (typical_p with the other sampling
+// fields); the samplers qvl does not have are taken only at the value that turns them off
+// (what llama-server's web UI sends by default), as Ollama's options are.
 void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
   const ParamRange& range = request_ranges::kRepetitionPenalty;
   if (const std::optional<double> penalty =
@@ -196,12 +198,19 @@ void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
   }
   RefuseUnlessNeutral(body, "n_probs", 0,
                       "token probabilities come with logprobs and top_logprobs");
-  RefuseUnlessNeutral(body, "typical_p", 1, "locally typical sampling");
-  RefuseUnlessNeutral(body, "mirostat", 0, "qvl samples with top_k, top_p and min_p");
+  for (const auto& [range, value] :
+       {std::pair{&request_ranges::kTopNSigma, &s->top_n_sigma},
+        std::pair{&request_ranges::kXtcProbability, &s->xtc_probability},
+        std::pair{&request_ranges::kXtcThreshold, &s->xtc_threshold}}) {
+    if (const std::optional<double> v =
+            body.Number(range->name, range->min, range->max, range->min_exclusive)) {
+      *value = static_cast<float>(*v);
+    }
+  }
+  RefuseUnlessNeutral(body, "mirostat", 0,
+                      "qvl samples with top_k, top_p, min_p, typical_p, top_n_sigma and XTC");
   RefuseUnlessNeutral(body, "dynatemp_range", 0, "the temperature is the request's temperature");
-  RefuseUnlessNeutral(body, "xtc_probability", 0, "XTC sampling");
   RefuseUnlessNeutral(body, "dry_multiplier", 0, "DRY repetition penalties");
-  RefuseUnlessNeutral(body, "top_n_sigma", -1, "top-n-sigma sampling");
   if (const nlohmann::json* samplers = body.Find("samplers")) {
     s->chain = ParseSamplerChain(*samplers);
   }

@@ -73,6 +73,7 @@ TEST_F(LlamaServerSamplingTest, RepeatPenaltyIsTheRepetitionPenalty) {
 
 // The samplers llama-server has and qvl does not: what its web UI sends by default (each
 // turned off) is taken, any setting that would change the answer is a 400 naming it.
+// typical_p, top_n_sigma and XTC are qvl's too: read, within their ranges.
 TEST_F(LlamaServerSamplingTest, OtherSamplersAreTakenOnlyWhenOff) {
   const nlohmann::json web_ui_defaults = {
       {"typical_p", 1},       {"mirostat", 0},          {"dynatemp_range", 0},
@@ -82,11 +83,23 @@ TEST_F(LlamaServerSamplingTest, OtherSamplersAreTakenOnlyWhenOff) {
   EXPECT_EQ(ParseChatRequest(Chat(web_ui_defaults).dump(), policy_)
                 .generation.sampling.repetition_penalty,
             1.0f);
-  EXPECT_EQ(ChatError({{"typical_p", 0.9}}, "typical_p"),
-            "typical_p: is not supported (locally typical sampling); leave it out or at 1");
-  ChatError({{"mirostat", 2}}, "mirostat");
+  const SamplingParams read = ParseChatRequest(Chat({{"typical_p", 0.9},
+                                                     {"top_n_sigma", 1.5},
+                                                     {"xtc_probability", 0.5},
+                                                     {"xtc_threshold", 0.2}})
+                                                   .dump(),
+                                               policy_)
+                                  .generation.sampling;
+  EXPECT_EQ(read.typical_p, 0.9f);
+  EXPECT_EQ(read.top_n_sigma, 1.5f);
+  EXPECT_EQ(read.xtc_probability, 0.5f);
+  EXPECT_EQ(read.xtc_threshold, 0.2f);
+  EXPECT_EQ(ChatError({{"xtc_probability", 2}}, "xtc_probability"),
+            "xtc_probability: must be between 0 and 1, got 2");
+  EXPECT_EQ(ChatError({{"mirostat", 2}}, "mirostat"),
+            "mirostat: is not supported (qvl samples with top_k, top_p, min_p, typical_p, "
+            "top_n_sigma and XTC); leave it out or at 0");
   ChatError({{"dynatemp_range", 0.5}}, "dynatemp_range");
-  ChatError({{"xtc_probability", 0.5}}, "xtc_probability");
   ChatError({{"dry_multiplier", 0.8}}, "dry_multiplier");
   ChatError({{"typical_p", "x"}}, "typical_p");
   EXPECT_EQ(ChatError({{"n_probs", 5}}, "n_probs"),
@@ -117,12 +130,13 @@ TEST_F(LlamaServerSamplingTest, SamplersAreTheChainInTheClientsOrder) {
     return ParseChatRequest(Chat({{"samplers", samplers}}).dump(), policy_)
         .generation.sampling.chain.value();
   };
-  const std::vector<S> llama_default = {S::kPenalties, S::kTopK, S::kTopP, S::kMinP,
-                                        S::kTemperature};
-  EXPECT_EQ(chain("edkypmxt"), llama_default);
+  // The web UI's letters leave top_n_sigma out; the server's default names it.
+  EXPECT_EQ(chain("edkypmxt"), (std::vector<S>{S::kPenalties, S::kTopK, S::kTypicalP, S::kTopP,
+                                               S::kMinP, S::kXtc, S::kTemperature}));
   EXPECT_EQ(chain({"penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc",
                    "temperature"}),
-            llama_default);
+            (std::vector<S>{S::kPenalties, S::kTopNSigma, S::kTopK, S::kTypicalP, S::kTopP,
+                            S::kMinP, S::kXtc, S::kTemperature}));
   EXPECT_EQ(chain({"temp", "top-k", "nucleus", "min-p"}),
             (std::vector<S>{S::kTemperature, S::kTopK, S::kTopP, S::kMinP}));
   EXPECT_EQ(chain(""), std::vector<S>{});
@@ -133,8 +147,8 @@ TEST_F(LlamaServerSamplingTest, SamplersAreTheChainInTheClientsOrder) {
   EXPECT_FALSE(ParseChatRequest(Chat({}).dump(), policy_).generation.sampling.chain.has_value());
   EXPECT_EQ(ChatError({{"samplers", {"top_k", "mirostat"}}}, "samplers"),
             "samplers: unknown sampler \"mirostat\"; qvl has penalties (e), top_k (k), top_p (p), "
-            "min_p (m) and temperature (t), and takes dry, typ_p, xtc, top_n_sigma and infill "
-            "while they are off");
+            "min_p (m), temperature (t), typ_p (y), xtc (x) and top_n_sigma (s), and takes dry "
+            "and infill while they are off");
   EXPECT_EQ(ChatError({{"samplers", "kpk"}}, "samplers"), "samplers: lists top_k twice");
   EXPECT_EQ(ChatError({{"samplers", {"top_k", "top-k"}}}, "samplers"),
             "samplers: lists top_k twice");
@@ -143,8 +157,8 @@ TEST_F(LlamaServerSamplingTest, SamplersAreTheChainInTheClientsOrder) {
   EXPECT_EQ(ChatError({{"samplers", 5}}, "samplers"),
             "samplers: expected a list of sampler names or a string of their letters, got "
             "integer");
-  EXPECT_EQ(ChatError({{"top_n_sigma", 1.5}}, "top_n_sigma"),
-            "top_n_sigma: is not supported (top-n-sigma sampling); leave it out or at -1");
+  EXPECT_EQ(ChatError({{"top_n_sigma", 101}}, "top_n_sigma"),
+            "top_n_sigma: must be between -1 and 100, got 101");
   EXPECT_FALSE(
       ParseChatRequest(Chat({{"top_n_sigma", -1.0}}).dump(), policy_).generation.sampling.chain);
 }

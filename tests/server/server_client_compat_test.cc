@@ -258,6 +258,48 @@ TEST_F(ServerClientCompatTest, StopReasonNamesTheStopThatEndedTheAnswer) {
   EXPECT_EQ(ends("/v1/chat/completions", chat), End("stop", nullptr));
 }
 
+// llama-server's typical_p, top_n_sigma and XTC shape a sampled answer, in the default
+// chain or the client's; they were 400s. A top-n-sigma floor just below the best logit
+// leaves the greedy answer; XTC with a threshold of 0 leaves only the least likely token.
+TEST_F(ServerClientCompatTest, LlamaServersOtherSamplersShapeTheAnswer) {
+  nlohmann::json greedy = Question(6);
+  greedy["logprobs"] = true;
+  greedy["top_logprobs"] = 1;
+  const HttpResult plain = Post("/v1/chat/completions", greedy);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+
+  nlohmann::json sampled = Question(6);
+  sampled["temperature"] = 1.0;
+  sampled["seed"] = 7;
+  sampled["top_n_sigma"] = 0.0001;
+  const HttpResult sigma = Post("/v1/chat/completions", sampled);
+  ASSERT_EQ(sigma.status, 200) << sigma.body;
+  EXPECT_EQ(Content(sigma), Content(plain));
+  sampled["samplers"] = {"top_n_sigma", "temperature"};
+  EXPECT_EQ(Content(Post("/v1/chat/completions", sampled)), Content(plain));
+
+  sampled = Question(1);
+  sampled["temperature"] = 1.0;
+  sampled["xtc_probability"] = 1.0;
+  sampled["xtc_threshold"] = 0.0;
+  sampled["logprobs"] = true;
+  sampled["top_logprobs"] = 1;
+  const HttpResult xtc = Post("/v1/chat/completions", sampled);
+  ASSERT_EQ(xtc.status, 200) << xtc.body;
+  const nlohmann::json& first = xtc.json["choices"][0]["logprobs"]["content"][0];
+  EXPECT_NE(first["token"], plain.json["choices"][0]["logprobs"]["content"][0]["token"]);
+  EXPECT_LT(first["logprob"].get<double>(), first["top_logprobs"][0]["logprob"].get<double>());
+
+  sampled = Question(2);
+  sampled["temperature"] = 1.0;
+  sampled["typical_p"] = 0.5;
+  EXPECT_EQ(Post("/v1/chat/completions", sampled).status, 200);
+  sampled["samplers"] = "kt";
+  EXPECT_EQ(Post("/v1/chat/completions", sampled).json["error"]["message"],
+            "samplers: leaves out typ_p, which typical_p turns on; list it or leave typical_p "
+            "out");
+}
+
 // vLLM's allowed_token_ids leave only those tokens to sample, and its bad_words keep their
 // tokens out of the answer (tokenized as vLLM does: as written and after a space); both
 // were 400s.

@@ -65,9 +65,14 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(params["min_p"], 0.0);
   EXPECT_EQ(params["repeat_penalty"], 1.0);
   EXPECT_EQ(params["presence_penalty"], 0.0);
-  // The order of the chain a request without `samplers` gets: transformers'.
-  EXPECT_EQ(params["samplers"],
-            (nlohmann::json{"penalties", "temperature", "top_k", "top_p", "min_p"}));
+  EXPECT_EQ(params["typical_p"], 1.0);
+  EXPECT_EQ(params["top_n_sigma"], -1.0);
+  EXPECT_EQ(params["xtc_probability"], 0.0);
+  EXPECT_EQ(params["xtc_threshold"], 0.1);
+  // The order of the chain a request without `samplers` gets: transformers', with
+  // top-n-sigma first and XTC last.
+  EXPECT_EQ(params["samplers"], (nlohmann::json{"penalties", "top_n_sigma", "temperature", "top_k",
+                                                "top_p", "min_p", "typ_p", "xtc"}));
   EXPECT_EQ(params["max_tokens"], 100);
   EXPECT_EQ(params["n_predict"], 100);
   EXPECT_EQ(params["speculative.n_max"], 5);
