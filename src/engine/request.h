@@ -95,6 +95,11 @@ struct SamplingParams {
   std::optional<float> top_n_sigma;
   std::optional<float> xtc_probability;
   std::optional<float> xtc_threshold;
+  // llama.cpp's Mirostat (1 or 2; 0 = off), which stands in for the truncations: a target
+  // surprise tau (bits) and learning rate eta.
+  std::optional<int> mirostat;
+  std::optional<float> mirostat_tau;
+  std::optional<float> mirostat_eta;
   std::optional<uint64_t> seed;
   // The chain in the client's order; unset = transformers' (penalties, temperature, top_k,
   // top_p, min_p, typical_p), with top-n-sigma first and XTC last. A link left out is

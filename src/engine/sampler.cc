@@ -96,6 +96,9 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   c.top_n_sigma = r.top_n_sigma.value_or(-1.0f);
   c.xtc_probability = r.xtc_probability.value_or(0.0f);
   c.xtc_threshold = r.xtc_threshold.value_or(0.1f);
+  c.mirostat = r.mirostat.value_or(0);
+  c.mirostat_tau = r.mirostat_tau.value_or(5.0f);
+  c.mirostat_eta = r.mirostat_eta.value_or(0.1f);
   c.seed = r.seed.value_or(fallback_seed);
   CheckInRange(request_ranges::kTemperature, c.temperature);
   CheckInRange(request_ranges::kTopP, c.top_p);
@@ -108,6 +111,9 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   CheckInRange(request_ranges::kTopNSigma, c.top_n_sigma);
   CheckInRange(request_ranges::kXtcProbability, c.xtc_probability);
   CheckInRange(request_ranges::kXtcThreshold, c.xtc_threshold);
+  CheckInRange(request_ranges::kMirostat, c.mirostat);
+  CheckInRange(request_ranges::kMirostatTau, c.mirostat_tau);
+  CheckInRange(request_ranges::kMirostatEta, c.mirostat_eta);
   c.top_k = std::max(c.top_k, 0);
   if (r.chain) ApplyChain(r, &c);
   c.greedy = c.temperature == 0.0f || c.top_k == 1;
@@ -115,7 +121,12 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
 }
 
 Sampler::Sampler(const SamplerConfig& config, int64_t vocab)
-    : config_(config), vocab_(vocab), rng_(config.seed), seen_(vocab, 0), output_counts_(vocab, 0) {
+    : config_(config),
+      vocab_(vocab),
+      rng_(config.seed),
+      seen_(vocab, 0),
+      output_counts_(vocab, 0),
+      mu_(2.0f * config.mirostat_tau) {
   candidates_.reserve(vocab);
 }
 
@@ -158,6 +169,11 @@ int32_t Sampler::Sample(float* logits) {
   }
   candidates_.clear();
   for (int64_t i = 0; i < vocab_; ++i) candidates_.push_back({logits[i], static_cast<int32_t>(i)});
+  if (config_.mirostat != 0) {
+    const float inv_t = 1.0f / config_.temperature;
+    for (auto& c : candidates_) c.first *= inv_t;
+    return DrawMirostat();
+  }
   bool sorted = false;
   for (SamplerStep step : config_.chain) {
     switch (step) {
@@ -318,6 +334,42 @@ void Sampler::ExcludeTopChoices(bool* sorted) {
   size_t last = 0;
   while (last + 1 < candidates_.size() && probs_[last + 1] >= config_.xtc_threshold) ++last;
   candidates_.erase(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(last));
+}
+
+int32_t Sampler::DrawMirostat() {
+  bool sorted = false;
+  SortCandidates(&sorted);
+  Probabilities(candidates_[0].first);
+  size_t keep = 0;
+  if (config_.mirostat == 1) {
+    // Zipf's exponent s estimated from the 100 most likely tokens, and from it the k whose
+    // top-k draw has surprise mu.
+    constexpr size_t kEstimateTokens = 100;
+    double sum_tb = 0, sum_tt = 0;
+    for (size_t i = 0; i + 1 < kEstimateTokens && i + 1 < candidates_.size(); ++i) {
+      const double t = std::log(static_cast<double>(i + 2) / static_cast<double>(i + 1));
+      const double b = std::log(probs_[i] / probs_[i + 1]);
+      sum_tb += t * b;
+      sum_tt += t * t;
+    }
+    const double s = sum_tb / sum_tt;
+    const double epsilon = s - 1;
+    const double k = std::pow(
+        epsilon * std::pow(2.0, mu_) / (1 - std::pow(static_cast<double>(vocab_), -epsilon)),
+        1 / s);
+    keep = std::isfinite(k) ? static_cast<size_t>(std::clamp(k, 1.0, 1e9)) : candidates_.size();
+  } else {
+    // The tokens whose surprise, -log2 p, is at most mu (at least one).
+    while (keep < candidates_.size() && -std::log2(probs_[keep]) <= mu_) ++keep;
+  }
+  candidates_.resize(std::clamp<size_t>(keep, 1, candidates_.size()));
+  Probabilities(candidates_[0].first);
+  double r = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+  size_t pick = 0;
+  while (pick + 1 < candidates_.size() && (r -= probs_[pick]) > 0) ++pick;
+  const double surprise = -std::log2(probs_[pick]);
+  mu_ -= config_.mirostat_eta * static_cast<float>(surprise - config_.mirostat_tau);
+  return candidates_[pick].second;
 }
 
 int32_t RankOf(const float* logits, int64_t vocab, int32_t token) {

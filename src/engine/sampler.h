@@ -4,7 +4,9 @@
 // generate(): repetition penalty, then the OpenAI presence / frequency penalties,
 // temperature, top-k, top-p, min-p, typical-p; top-n-sigma (which no temperature changes)
 // comes first and XTC last. A request may give another order (SamplingParams::chain), as
-// llama-server's clients do.
+// llama-server's clients do. Mirostat, as llama.cpp's, stands in for the whole chain but
+// the temperature: it truncates and draws itself, steering the surprise of what it draws
+// towards a target.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct SamplerConfig {
   float top_n_sigma = -1.0f;  // <= 0 = off
   float xtc_probability = 0.0f;
   float xtc_threshold = 0.1f;  // above 0.5 = off
+  int mirostat = 0;            // 0 = off, 1 or 2
+  float mirostat_tau = 5.0f;
+  float mirostat_eta = 0.1f;
   uint64_t seed = 0;
   // After the penalties, which always come first.
   std::vector<SamplerStep> chain = {
@@ -69,6 +74,9 @@ class Sampler {
   void KeepTypical(bool* sorted);
   void KeepTopNSigma();
   void ExcludeTopChoices(bool* sorted);
+  // llama.cpp's llama_sampler_mirostat (version 1) and mirostat_v2 over candidates_ at
+  // their temperature: the token drawn, with mu_ moved towards the target surprise.
+  int32_t DrawMirostat();
   // The candidates' probabilities into probs_ (same order); returns the log of the sum of
   // exp(logit - max).
   double Probabilities(float max_logit);
@@ -81,6 +89,7 @@ class Sampler {
   std::vector<int32_t> output_tokens_;  // distinct output tokens, for the penalties
   std::vector<int32_t> seen_tokens_;    // distinct tokens of prompt and output
   std::vector<std::pair<float, int32_t>> candidates_;
+  float mu_;                   // Mirostat's surprise bound, 2 tau at first
   std::vector<double> probs_;  // Probabilities' output
   // KeepTypical's scratch: (distance from the entropy, candidate), and the tokens kept.
   std::vector<std::pair<double, size_t>> typical_order_;

@@ -219,6 +219,46 @@ TEST(Sampler, XtcExcludesTheTopChoices) {
   EXPECT_LT(c[0], 1300);
 }
 
+// llama.cpp's Mirostat 2: mu starts at 2 tau bits and keeps the tokens whose surprise
+// (-log2 p) is at most mu; each draw moves mu by eta times (its surprise - tau). Here p =
+// 0.415, 0.376, 0.153, 0.056, 0.0004 (surprise 1.27, 1.41, 2.71, 4.15, 11.4 bits).
+TEST(Sampler, MirostatTwoKeepsTheTokensUnderItsSurpriseBound) {
+  const std::vector<float> base = {2.0f, 1.9f, 1.0f, 0.0f, -5.0f};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.top_k = 1000;  // stood in for by Mirostat, as in llama.cpp
+  p.mirostat = 2;
+  p.mirostat_tau = 0.5f;  // mu 1: not even the best token, which is kept all the same
+  p.mirostat_eta = 0.0f;
+  EXPECT_EQ(Draw(p, base, 200), (std::map<int32_t, int>{{0, 200}}));
+  p.mirostat_tau = 1.5f;  // mu 3: the first three
+  EXPECT_EQ(Draw(p, base, 3000).size(), 3u);
+  // With a learning rate, mu falls after draws more surprising than tau and rises after
+  // less surprising ones: a target of 0.2 bits mostly leaves the best token alone (mu
+  // cycles below its 1.27 bits four draws in five).
+  p.mirostat_tau = 0.2f;
+  p.mirostat_eta = 1.0f;
+  const auto steered = Draw(p, base, 2000);
+  EXPECT_GT(steered.at(0), 1500);
+}
+
+// Mirostat 1 keeps the k tokens (from a Zipf exponent fit to the best 100) whose top-k
+// draw has surprise mu: with mu near 0, k is 1.
+TEST(Sampler, MirostatOneKeepsTheTopKItEstimates) {
+  std::vector<float> base(200);
+  for (size_t i = 0; i < base.size(); ++i) base[i] = -std::log(static_cast<float>(i + 1));
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.mirostat = 1;
+  p.mirostat_tau = 0.0f;
+  p.mirostat_eta = 0.0f;
+  EXPECT_EQ(Draw(p, base, 100), (std::map<int32_t, int>{{0, 100}}));
+  p.mirostat_tau = 3.0f;  // mu 6 bits
+  const auto wide = Draw(p, base, 2000);
+  EXPECT_GT(wide.size(), 5u);
+  EXPECT_LT(wide.rbegin()->first, 200);
+}
+
 // The message of the FieldError ResolveSampling raises on `samplers`.
 std::string ChainError(const SamplingParams& p, const GenerationConfig& g = GenerationConfig()) {
   try {

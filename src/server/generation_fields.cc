@@ -124,6 +124,12 @@ void ParseSamplingFields(const RequestObject& body, SamplingParams* s,
       as_float(ReadNumber(body, r::kFrequencyPenalty, r::kFrequencyPenalty.name));
   s->repetition_penalty = as_float(ReadNumber(body, r::kRepetitionPenalty, repetition_penalty_key));
   s->typical_p = as_float(ReadNumber(body, r::kTypicalP, r::kTypicalP.name));
+  if (auto v = body.Int(r::kMirostat.name, static_cast<int64_t>(r::kMirostat.min),
+                        static_cast<int64_t>(r::kMirostat.max))) {
+    s->mirostat = static_cast<int>(*v);
+  }
+  s->mirostat_tau = as_float(ReadNumber(body, r::kMirostatTau, r::kMirostatTau.name));
+  s->mirostat_eta = as_float(ReadNumber(body, r::kMirostatEta, r::kMirostatEta.name));
   if (auto v = body.Int("seed", INT64_MIN, INT64_MAX)) s->seed = static_cast<uint64_t>(*v);
 }
 

@@ -34,8 +34,8 @@ struct StreamFields {
 inline constexpr const char* kChatTokenLimitFields[] = {"max_tokens", "max_completion_tokens"};
 inline constexpr const char* kResponsesTokenLimitFields[] = {"max_output_tokens"};
 
-// temperature, top_p, top_k, min_p, the penalties, typical_p (llama-server's and
-// Ollama's) and seed of `object`, each under its range's name (request_ranges.h) but the
+// temperature, top_p, top_k, min_p, the penalties, typical_p and Mirostat (llama-server's
+// and Ollama's) and seed of `object`, each under its range's name (request_ranges.h) but the
 // repetition penalty, which Ollama calls repeat_penalty.
 void ParseSamplingFields(const RequestObject& object, SamplingParams* s,
                          std::string_view repetition_penalty_key = "repetition_penalty");

@@ -110,10 +110,12 @@ constexpr const char* kMappedOptions[] = {"temperature",
                                           "repeat_penalty",
                                           "presence_penalty",
                                           "frequency_penalty",
-                                          "typical_p"};
+                                          "typical_p",
+                                          "mirostat",
+                                          "mirostat_tau",
+                                          "mirostat_eta"};
 // Sampling options qvl's sampler does not implement, accepted at their neutral value only.
-constexpr const char* kNeutralOptions[] = {"mirostat", "mirostat_tau",     "mirostat_eta",
-                                           "tfs_z",    "penalize_newline", "repeat_last_n"};
+constexpr const char* kNeutralOptions[] = {"tfs_z", "penalize_newline", "repeat_last_n"};
 
 bool IsOneOf(const std::string& key, std::span<const char* const> names) {
   for (const char* name : names) {
@@ -205,15 +207,6 @@ void ParseOllamaOptions(const RequestObject& body, int max_stop, GenerationReque
   ParseSamplingFields(options, &g->sampling, "repeat_penalty");
   ParseStopField(options, max_stop, &g->stop);
   ParseNumPredict(options, g);
-  const std::optional<int64_t> mirostat = options.Int("mirostat", 0, 2);
-  if (mirostat.value_or(0) != 0) {
-    FailField(ErrorCode::kInvalidArgument, options.Field("mirostat"),
-              "is not supported (qvl samples with top_k, top_p, min_p and typical_p); leave it "
-              "out or at 0");
-  }
-  // Without mirostat its tau and eta change nothing.
-  options.Number("mirostat_tau", -1e9, 1e9);
-  options.Number("mirostat_eta", -1e9, 1e9);
   RefuseUnlessNeutral(options, "tfs_z", 1, "tail free sampling");
   if (options.Bool("penalize_newline").value_or(false)) {
     FailField(ErrorCode::kInvalidArgument, options.Field("penalize_newline"),

@@ -34,7 +34,7 @@ struct OllamaRequest {
 // Both parsers throw FieldError as ParseChatRequest does: kNotFound for a model that is
 // not served (a ":latest" tag is the bare name), kTooLarge for an image over the byte
 // limit, kInvalidArgument for the rest, including options and fields that would change
-// the answer in ways qvl cannot follow (think that is not what the model does, mirostat,
+// the answer in ways qvl cannot follow (think that is not what the model does,
 // tfs_z, suffix, ...); think's level ("low", "medium", "high") sets the generation's
 // reasoning_budget (reasoning_effort.h). A final
 // assistant message with text and no tool calls is continued, as Ollama does (its

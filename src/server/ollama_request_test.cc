@@ -343,7 +343,14 @@ TEST_F(OllamaRequestTest, UnsupportedSamplingOnlyAtItsNeutralValue) {
                                                        {"penalize_newline", false},
                                                        {"repeat_last_n", 64}}));
   EXPECT_FALSE(neutral.generation.sampling.repetition_penalty.has_value());
-  ErrorOf(WithOptions({{"mirostat", 2}}), "options.mirostat");
+  const SamplingParams mirostat =
+      ParseChat(WithOptions({{"mirostat", 1}, {"mirostat_tau", 3.0}, {"mirostat_eta", 0.5}}))
+          .generation.sampling;
+  EXPECT_EQ(mirostat.mirostat, 1);
+  EXPECT_EQ(mirostat.mirostat_tau, 3.0f);
+  EXPECT_EQ(mirostat.mirostat_eta, 0.5f);
+  EXPECT_EQ(ErrorOf(WithOptions({{"mirostat", 3}}), "options.mirostat"),
+            "options.mirostat: must be between 0 and 2, got 3");
   EXPECT_EQ(ParseChat(WithOptions({{"typical_p", 0.9}})).generation.sampling.typical_p, 0.9f);
   EXPECT_EQ(ErrorOf(WithOptions({{"typical_p", 1.5}}), "options.typical_p"),
             "options.typical_p: must be between 0 and 1, got 1.5");

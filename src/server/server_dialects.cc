@@ -172,8 +172,8 @@ std::vector<SamplerStep> ParseSamplerChain(const nlohmann::json& value) {
 }
 
 // llama-server's sampling fields on its OpenAI routes. repeat_penalty is its name for the
-// repetition penalty; top_n_sigma and XTC are read (typical_p with the other sampling
-// fields); the samplers qvl does not have are taken only at the value that turns them off
+// repetition penalty; top_n_sigma and XTC are read (typical_p and Mirostat with the other
+// sampling fields); the samplers qvl does not have are taken only at the value that turns them off
 // (what llama-server's web UI sends by default), as Ollama's options are.
 void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
   const ParamRange& range = request_ranges::kRepetitionPenalty;
@@ -207,8 +207,6 @@ void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
       *value = static_cast<float>(*v);
     }
   }
-  RefuseUnlessNeutral(body, "mirostat", 0,
-                      "qvl samples with top_k, top_p, min_p, typical_p, top_n_sigma and XTC");
   RefuseUnlessNeutral(body, "dynatemp_range", 0, "the temperature is the request's temperature");
   RefuseUnlessNeutral(body, "dry_multiplier", 0, "DRY repetition penalties");
   if (const nlohmann::json* samplers = body.Find("samplers")) {

@@ -96,9 +96,14 @@ TEST_F(LlamaServerSamplingTest, OtherSamplersAreTakenOnlyWhenOff) {
   EXPECT_EQ(read.xtc_threshold, 0.2f);
   EXPECT_EQ(ChatError({{"xtc_probability", 2}}, "xtc_probability"),
             "xtc_probability: must be between 0 and 1, got 2");
-  EXPECT_EQ(ChatError({{"mirostat", 2}}, "mirostat"),
-            "mirostat: is not supported (qvl samples with top_k, top_p, min_p, typical_p, "
-            "top_n_sigma and XTC); leave it out or at 0");
+  const SamplingParams mirostat =
+      ParseChatRequest(Chat({{"mirostat", 2}, {"mirostat_tau", 4}, {"mirostat_eta", 0.2}}).dump(),
+                       policy_)
+          .generation.sampling;
+  EXPECT_EQ(mirostat.mirostat, 2);
+  EXPECT_EQ(mirostat.mirostat_tau, 4.0f);
+  EXPECT_EQ(mirostat.mirostat_eta, 0.2f);
+  EXPECT_EQ(ChatError({{"mirostat", 3}}, "mirostat"), "mirostat: must be between 0 and 2, got 3");
   ChatError({{"dynatemp_range", 0.5}}, "dynatemp_range");
   ChatError({{"dry_multiplier", 0.8}}, "dry_multiplier");
   ChatError({{"typical_p", "x"}}, "typical_p");
@@ -117,9 +122,9 @@ TEST_F(LlamaServerSamplingTest, OtherSamplersAreTakenOnlyWhenOff) {
   ChatError({{"repeat_last_n", "x"}}, "repeat_last_n");
   ErrorOf(
       [&] {
-        ParseCompletionRequest(Completion({{"mirostat", 1}}).dump(), policy_);
+        ParseCompletionRequest(Completion({{"dry_multiplier", 1}}).dump(), policy_);
       },
-      "mirostat");
+      "dry_multiplier");
 }
 
 // llama-server's chain, as its web UI sends it (a string of letters) or as names: the

@@ -258,9 +258,10 @@ TEST_F(ServerClientCompatTest, StopReasonNamesTheStopThatEndedTheAnswer) {
   EXPECT_EQ(ends("/v1/chat/completions", chat), End("stop", nullptr));
 }
 
-// llama-server's typical_p, top_n_sigma and XTC shape a sampled answer, in the default
-// chain or the client's; they were 400s. A top-n-sigma floor just below the best logit
-// leaves the greedy answer; XTC with a threshold of 0 leaves only the least likely token.
+// llama-server's typical_p, top_n_sigma, XTC and Mirostat shape a sampled answer, in the
+// default chain or the client's; they were 400s. A top-n-sigma floor just below the best
+// logit leaves the greedy answer, as Mirostat with a target of 0 bits does; XTC with a
+// threshold of 0 leaves only the least likely token.
 TEST_F(ServerClientCompatTest, LlamaServersOtherSamplersShapeTheAnswer) {
   nlohmann::json greedy = Question(6);
   greedy["logprobs"] = true;
@@ -277,6 +278,15 @@ TEST_F(ServerClientCompatTest, LlamaServersOtherSamplersShapeTheAnswer) {
   EXPECT_EQ(Content(sigma), Content(plain));
   sampled["samplers"] = {"top_n_sigma", "temperature"};
   EXPECT_EQ(Content(Post("/v1/chat/completions", sampled)), Content(plain));
+  // Mirostat with a surprise target of 0 bits keeps the best token alone.
+  sampled.erase("top_n_sigma");
+  sampled.erase("samplers");
+  sampled["mirostat_tau"] = 0;
+  sampled["mirostat_eta"] = 0;
+  for (const int version : {1, 2}) {
+    sampled["mirostat"] = version;
+    EXPECT_EQ(Content(Post("/v1/chat/completions", sampled)), Content(plain)) << version;
+  }
 
   sampled = Question(1);
   sampled["temperature"] = 1.0;

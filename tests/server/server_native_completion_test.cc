@@ -312,7 +312,7 @@ TEST_F(ServerNativeCompletionTest, GrammarAndJsonSchemaBindTheAnswer) {
 }
 
 TEST_F(ServerNativeCompletionTest, FieldsItCannotHonourAre400sNamingThem) {
-  ExpectRefused({{"prompt", "Hi"}, {"mirostat", 2}}, "mirostat");
+  ExpectRefused({{"prompt", "Hi"}, {"dry_multiplier", 0.8}}, "dry_multiplier");
   ExpectRefused({{"prompt", "Hi"}, {"n_probs", 50}}, "n_probs");
   ExpectRefused({{"prompt", "Hi"}, {"echo", true}}, "echo");
   ExpectRefused({{"prompt", "Hi"}, {"n", 2}}, "n");

@@ -69,6 +69,9 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(params["top_n_sigma"], -1.0);
   EXPECT_EQ(params["xtc_probability"], 0.0);
   EXPECT_EQ(params["xtc_threshold"], 0.1);
+  EXPECT_EQ(params["mirostat"], 0);
+  EXPECT_EQ(params["mirostat_tau"], 5.0);
+  EXPECT_EQ(params["mirostat_eta"], 0.1);
   // The order of the chain a request without `samplers` gets: transformers', with
   // top-n-sigma first and XTC last.
   EXPECT_EQ(params["samplers"], (nlohmann::json{"penalties", "top_n_sigma", "temperature", "top_k",
