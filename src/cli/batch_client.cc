@@ -87,7 +87,8 @@ class BatchRun {
  private:
   // Fills `job` from the text of its line, or its error.
   void ReadRequest(const std::string& text, Job& job);
-  void Finish(Job& job, const char* code, const std::string& message) const;
+  // The output of a job that got no response.
+  void SetError(Job& job, const char* code, const std::string& message) const;
   void Send(Job& job) const;
   void Work();
   // Writes the finished jobs at the front of the window; with `wait_for_one`, first waits
@@ -150,7 +151,7 @@ void BatchRun::ReadRequest(const std::string& text, Job& job) {
   job.body = Dump(*body);
 }
 
-void BatchRun::Finish(Job& job, const char* code, const std::string& message) const {
+void BatchRun::SetError(Job& job, const char* code, const std::string& message) const {
   job.output = {{"id", job.id},
                 {"custom_id", job.custom_id},
                 {"response", nullptr},
@@ -172,9 +173,9 @@ void BatchRun::Send(Job& job) const {
       continue;
     }
     if (!res) {
-      Finish(job, "connection_error",
-             StrCat("line ", job.line, ": POST ", endpoint_.origin, job.path,
-                    ": no answer from the server (", httplib::to_string(res.error()), ")"));
+      SetError(job, "connection_error",
+               StrCat("line ", job.line, ": POST ", endpoint_.origin, job.path,
+                      ": no answer from the server (", httplib::to_string(res.error()), ")"));
       return;
     }
     Json body = Json::parse(res->body, nullptr, /*allow_exceptions=*/false);
@@ -231,7 +232,7 @@ BatchSummary BatchRun::Run(std::istream& in) {
     job->id = NewRequestId(rng_);
     ReadRequest(text, *job);
     if (!job->error.empty()) {
-      Finish(*job, "invalid_request", StrCat("line ", line, ": ", job->error));
+      SetError(*job, "invalid_request", StrCat("line ", line, ": ", job->error));
       job->done = true;
     }
     std::unique_lock<std::mutex> lock(mu_);
