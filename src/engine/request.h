@@ -95,6 +95,10 @@ struct SamplingParams {
   std::optional<float> top_n_sigma;
   std::optional<float> xtc_probability;
   std::optional<float> xtc_threshold;
+  // llama.cpp's dynamic temperature: temperature ± dynatemp_range (0 = off), the higher the
+  // more even the candidates (their entropy, normalized, to dynatemp_exponent).
+  std::optional<float> dynatemp_range;
+  std::optional<float> dynatemp_exponent;
   // llama.cpp's Mirostat (1 or 2; 0 = off), which stands in for the truncations: a target
   // surprise tau (bits) and learning rate eta.
   std::optional<int> mirostat;

@@ -32,7 +32,9 @@ inline constexpr ParamRange kTypicalP{"typical_p", 0, 1};        // 1 = off
 inline constexpr ParamRange kTopNSigma{"top_n_sigma", -1, 100};  // <= 0 = off
 inline constexpr ParamRange kXtcProbability{"xtc_probability", 0, 1};
 inline constexpr ParamRange kXtcThreshold{"xtc_threshold", 0, 1};  // above 0.5 = off
-inline constexpr ParamRange kMirostat{"mirostat", 0, 2};           // 0 = off, version 1 or 2
+inline constexpr ParamRange kDynatempRange{"dynatemp_range", 0, kTemperature.max};
+inline constexpr ParamRange kDynatempExponent{"dynatemp_exponent", 0, 10};
+inline constexpr ParamRange kMirostat{"mirostat", 0, 2};  // 0 = off, version 1 or 2
 inline constexpr ParamRange kMirostatTau{"mirostat_tau", 0, 100};
 inline constexpr ParamRange kMirostatEta{"mirostat_eta", 0, 10};
 inline constexpr ParamRange kMaxTokens{"max_tokens", 1, 1 << 20};

@@ -96,6 +96,8 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   c.top_n_sigma = r.top_n_sigma.value_or(-1.0f);
   c.xtc_probability = r.xtc_probability.value_or(0.0f);
   c.xtc_threshold = r.xtc_threshold.value_or(0.1f);
+  c.dynatemp_range = r.dynatemp_range.value_or(0.0f);
+  c.dynatemp_exponent = r.dynatemp_exponent.value_or(1.0f);
   c.mirostat = r.mirostat.value_or(0);
   c.mirostat_tau = r.mirostat_tau.value_or(5.0f);
   c.mirostat_eta = r.mirostat_eta.value_or(0.1f);
@@ -111,12 +113,14 @@ SamplerConfig ResolveSampling(const SamplingParams& r, const GenerationConfig& g
   CheckInRange(request_ranges::kTopNSigma, c.top_n_sigma);
   CheckInRange(request_ranges::kXtcProbability, c.xtc_probability);
   CheckInRange(request_ranges::kXtcThreshold, c.xtc_threshold);
+  CheckInRange(request_ranges::kDynatempRange, c.dynatemp_range);
+  CheckInRange(request_ranges::kDynatempExponent, c.dynatemp_exponent);
   CheckInRange(request_ranges::kMirostat, c.mirostat);
   CheckInRange(request_ranges::kMirostatTau, c.mirostat_tau);
   CheckInRange(request_ranges::kMirostatEta, c.mirostat_eta);
   c.top_k = std::max(c.top_k, 0);
   if (r.chain) ApplyChain(r, &c);
-  c.greedy = c.temperature == 0.0f || c.top_k == 1;
+  c.greedy = (c.temperature == 0.0f && c.dynatemp_range == 0.0f) || c.top_k == 1;
   return c;
 }
 
@@ -177,11 +181,9 @@ int32_t Sampler::Sample(float* logits) {
   bool sorted = false;
   for (SamplerStep step : config_.chain) {
     switch (step) {
-      case SamplerStep::kTemperature: {
-        const float inv_t = 1.0f / config_.temperature;
-        for (auto& c : candidates_) c.first *= inv_t;
+      case SamplerStep::kTemperature:
+        ApplyTemperature();
         break;
-      }
       case SamplerStep::kTopK:
         KeepTopK(&sorted);
         break;
@@ -259,6 +261,34 @@ void Sampler::KeepMinP(bool* sorted) {
     ++n;
   }
   candidates_.resize(n);
+}
+
+void Sampler::ApplyTemperature() {
+  float temperature = config_.temperature;
+  if (config_.dynatemp_range > 0.0f && candidates_.size() > 1) {
+    // The candidates' entropy over the most they could have (all alike) sets the
+    // temperature between temperature - range (never below 0) and temperature + range.
+    const float low = std::max(0.0f, temperature - config_.dynatemp_range);
+    const float high = temperature + config_.dynatemp_range;
+    const float max_logit = std::max_element(candidates_.begin(), candidates_.end(), Better)->first;
+    Probabilities(max_logit);
+    double entropy = 0;
+    for (const double p : probs_) {
+      if (p > 0) entropy -= p * std::log(p);
+    }
+    const double evenness = entropy / std::log(static_cast<double>(candidates_.size()));
+    temperature =
+        low + (high - low) * static_cast<float>(std::pow(evenness, config_.dynatemp_exponent));
+  }
+  if (temperature <= 0.0f) {
+    // As cold as it gets: the best candidate alone.
+    const auto best = std::max_element(candidates_.begin(), candidates_.end(), Better);
+    std::iter_swap(candidates_.begin(), best);
+    candidates_.resize(1);
+    return;
+  }
+  const float inv_t = 1.0f / temperature;
+  for (auto& c : candidates_) c.first *= inv_t;
 }
 
 double Sampler::Probabilities(float max_logit) {

@@ -32,7 +32,9 @@ struct SamplerConfig {
   float top_n_sigma = -1.0f;  // <= 0 = off
   float xtc_probability = 0.0f;
   float xtc_threshold = 0.1f;  // above 0.5 = off
-  int mirostat = 0;            // 0 = off, 1 or 2
+  float dynatemp_range = 0.0f;
+  float dynatemp_exponent = 1.0f;
+  int mirostat = 0;  // 0 = off, 1 or 2
   float mirostat_tau = 5.0f;
   float mirostat_eta = 0.1f;
   uint64_t seed = 0;
@@ -70,6 +72,8 @@ class Sampler {
   void KeepTopK(bool* sorted);
   void KeepTopP(bool* sorted);
   void KeepMinP(bool* sorted);
+  // The temperature link: config_.temperature, or llama.cpp's dynamic temperature.
+  void ApplyTemperature();
   // llama.cpp's llama_sampler_typical, top_n_sigma and xtc over candidates_.
   void KeepTypical(bool* sorted);
   void KeepTopNSigma();

@@ -219,6 +219,32 @@ TEST(Sampler, XtcExcludesTheTopChoices) {
   EXPECT_LT(c[0], 1300);
 }
 
+// llama.cpp's dynamic temperature: temperature ± range by the candidates' entropy over
+// the most they could have (here 1.18 / ln 5 = 0.74), to the exponent. Exponent 0 always
+// gives the top of the range, so it draws what that temperature draws.
+TEST(Sampler, DynamicTemperatureFollowsTheEntropy) {
+  const std::vector<float> base = {2.0f, 1.9f, 1.0f, 0.0f, -5.0f};
+  SamplingParams p;
+  p.temperature = 1.0f;
+  p.dynatemp_range = 1.0f;
+  p.dynatemp_exponent = 0.0f;
+  SamplingParams hot;
+  hot.temperature = 2.0f;
+  EXPECT_EQ(Draw(p, base, 500), Draw(hot, base, 500));
+  // Exponent 10: 0.74^10 = 0.047 of the range (0 to 2), temperature 0.093: token 1 at
+  // e^-1.07 of token 0 (p = 0.745, 0.255), the rest out of reach.
+  p.dynatemp_exponent = 10.0f;
+  const auto cold = Draw(p, base, 2000);
+  EXPECT_EQ(cold.size(), 2u);
+  EXPECT_GT(cold.at(0), 1400);
+  EXPECT_LT(cold.at(0), 1580);
+  // Temperature 0 with a range samples (llama.cpp's range starts at 0 then).
+  p.temperature = 0.0f;
+  EXPECT_FALSE(ResolveSampling(p, GenerationConfig(), 1).greedy);
+  p.dynatemp_range = 0.0f;
+  EXPECT_TRUE(ResolveSampling(p, GenerationConfig(), 1).greedy);
+}
+
 // llama.cpp's Mirostat 2: mu starts at 2 tau bits and keeps the tokens whose surprise
 // (-log2 p) is at most mu; each draw moves mu by eta times (its surprise - tau). Here p =
 // 0.415, 0.376, 0.153, 0.056, 0.0004 (surprise 1.27, 1.41, 2.71, 4.15, 11.4 bits).

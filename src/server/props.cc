@@ -82,6 +82,8 @@ nlohmann::json GenerationSettingsJson(const GenerationRequest& request, const En
           {"top_n_sigma", Decimal(s.top_n_sigma)},
           {"xtc_probability", Decimal(s.xtc_probability)},
           {"xtc_threshold", Decimal(s.xtc_threshold)},
+          {"dynatemp_range", Decimal(s.dynatemp_range)},
+          {"dynatemp_exponent", Decimal(s.dynatemp_exponent)},
           {"mirostat", s.mirostat},
           {"mirostat_tau", Decimal(s.mirostat_tau)},
           {"mirostat_eta", Decimal(s.mirostat_eta)},

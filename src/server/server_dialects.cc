@@ -172,9 +172,10 @@ std::vector<SamplerStep> ParseSamplerChain(const nlohmann::json& value) {
 }
 
 // llama-server's sampling fields on its OpenAI routes. repeat_penalty is its name for the
-// repetition penalty; top_n_sigma and XTC are read (typical_p and Mirostat with the other
-// sampling fields); the samplers qvl does not have are taken only at the value that turns them off
-// (what llama-server's web UI sends by default), as Ollama's options are.
+// repetition penalty; top_n_sigma, XTC and the dynamic temperature are read (typical_p
+// and Mirostat with the other sampling fields); the samplers qvl does not have are taken only at
+// the value that turns them off (what llama-server's web UI sends by default), as Ollama's options
+// are.
 void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
   const ParamRange& range = request_ranges::kRepetitionPenalty;
   if (const std::optional<double> penalty =
@@ -201,13 +202,14 @@ void ParseLlamaServerSampling(const RequestObject& body, SamplingParams* s) {
   for (const auto& [range, value] :
        {std::pair{&request_ranges::kTopNSigma, &s->top_n_sigma},
         std::pair{&request_ranges::kXtcProbability, &s->xtc_probability},
-        std::pair{&request_ranges::kXtcThreshold, &s->xtc_threshold}}) {
+        std::pair{&request_ranges::kXtcThreshold, &s->xtc_threshold},
+        std::pair{&request_ranges::kDynatempRange, &s->dynatemp_range},
+        std::pair{&request_ranges::kDynatempExponent, &s->dynatemp_exponent}}) {
     if (const std::optional<double> v =
             body.Number(range->name, range->min, range->max, range->min_exclusive)) {
       *value = static_cast<float>(*v);
     }
   }
-  RefuseUnlessNeutral(body, "dynatemp_range", 0, "the temperature is the request's temperature");
   RefuseUnlessNeutral(body, "dry_multiplier", 0, "DRY repetition penalties");
   if (const nlohmann::json* samplers = body.Find("samplers")) {
     s->chain = ParseSamplerChain(*samplers);

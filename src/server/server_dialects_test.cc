@@ -104,7 +104,13 @@ TEST_F(LlamaServerSamplingTest, OtherSamplersAreTakenOnlyWhenOff) {
   EXPECT_EQ(mirostat.mirostat_tau, 4.0f);
   EXPECT_EQ(mirostat.mirostat_eta, 0.2f);
   EXPECT_EQ(ChatError({{"mirostat", 3}}, "mirostat"), "mirostat: must be between 0 and 2, got 3");
-  ChatError({{"dynatemp_range", 0.5}}, "dynatemp_range");
+  const SamplingParams dynatemp =
+      ParseChatRequest(Chat({{"dynatemp_range", 0.5}, {"dynatemp_exponent", 2}}).dump(), policy_)
+          .generation.sampling;
+  EXPECT_EQ(dynatemp.dynatemp_range, 0.5f);
+  EXPECT_EQ(dynatemp.dynatemp_exponent, 2.0f);
+  EXPECT_EQ(ChatError({{"dynatemp_range", 3}}, "dynatemp_range"),
+            "dynatemp_range: must be between 0 and 2, got 3");
   ChatError({{"dry_multiplier", 0.8}}, "dry_multiplier");
   ChatError({{"typical_p", "x"}}, "typical_p");
   EXPECT_EQ(ChatError({{"n_probs", 5}}, "n_probs"),

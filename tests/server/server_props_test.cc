@@ -69,6 +69,8 @@ TEST(ServerPropsTest, ReportsTheLimitsTheServerWasStartedWith) {
   EXPECT_EQ(params["top_n_sigma"], -1.0);
   EXPECT_EQ(params["xtc_probability"], 0.0);
   EXPECT_EQ(params["xtc_threshold"], 0.1);
+  EXPECT_EQ(params["dynatemp_range"], 0.0);
+  EXPECT_EQ(params["dynatemp_exponent"], 1.0);
   EXPECT_EQ(params["mirostat"], 0);
   EXPECT_EQ(params["mirostat_tau"], 5.0);
   EXPECT_EQ(params["mirostat_eta"], 0.1);
