@@ -15,10 +15,7 @@ void PrepareAnswerEnds(const GenerationRequest& request, int64_t vocab, int64_t 
               request_ranges::kMaxStopTokenIds, " stop token ids are supported, got ", ids.size());
   }
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= vocab) {
-      FailField(ErrorCode::kInvalidArgument, StrCat("stop_token_ids[", i, "]"), "token id ", ids[i],
-                " is not in the vocabulary (0 to ", vocab - 1, ")");
-    }
+    CheckTokenId(StrCat("stop_token_ids[", i, "]"), ids[i], vocab);
   }
   limits->stop_token_ids = ids;
 

@@ -54,10 +54,7 @@ void PrepareChoices(const GenerationRequest& request, int64_t vocab, int max_seq
   out->choices = request.n;
   for (const LogitBias& b : request.logit_bias) {
     const std::string field = StrCat("logit_bias.", b.token);
-    if (b.token < 0 || b.token >= vocab) {
-      FailField(ErrorCode::kInvalidArgument, field, "token id ", b.token,
-                " is not in the vocabulary (0 to ", vocab - 1, ")");
-    }
+    CheckTokenId(field, b.token, vocab);
     if (!(b.bias >= -100 && b.bias <= 100)) {
       FailField(ErrorCode::kInvalidArgument, field, "bias must be between -100 and 100, got ",
                 b.bias);
@@ -223,10 +220,7 @@ void RequestPreparer::CheckPromptTokens(const std::vector<int32_t>& ids) const {
   const int32_t vocab = tokenizer_.vocab_size();
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string field = StrCat("prompt[", i, "]");
-    if (ids[i] < 0 || ids[i] >= vocab) {
-      FailField(ErrorCode::kInvalidArgument, field, "token id ", ids[i],
-                " is not in the vocabulary (0 to ", vocab - 1, ")");
-    }
+    CheckTokenId(field, ids[i], vocab);
     // Its positions and features come from an image or video; a prompt of ids has none.
     if (ids[i] == model_.image_token_id || ids[i] == model_.video_token_id) {
       const bool image = ids[i] == model_.image_token_id;

@@ -21,6 +21,13 @@ std::string ParamRange::Describe() const {
              : StrCat("between ", FormatBound(min), " and ", FormatBound(max));
 }
 
+void CheckTokenId(std::string_view field, int64_t id, int64_t vocab) {
+  if (id < 0 || id >= vocab) {
+    FailField(ErrorCode::kInvalidArgument, field, "token id ", id,
+              " is not in the vocabulary (0 to ", vocab - 1, ")");
+  }
+}
+
 void CheckInRange(const ParamRange& range, double value) {
   if (!range.Contains(value)) {
     FailField(ErrorCode::kInvalidArgument, range.name, "must be ", range.Describe(), ", got ",

@@ -3,7 +3,9 @@
 // is either accepted everywhere or refused everywhere with the same words.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace qvl {
 
@@ -53,5 +55,9 @@ inline constexpr int kMaxBadWordTokens = 1024;
 
 // Throws FieldError(kInvalidArgument, range.name, "must be <Describe()>, got VALUE").
 void CheckInRange(const ParamRange& range, double value);
+
+// Throws FieldError(kInvalidArgument, field, ...) unless 0 <= id < vocab (logits rows, or a
+// tokenizer's ids), naming the vocabulary's range.
+void CheckTokenId(std::string_view field, int64_t id, int64_t vocab);
 
 }  // namespace qvl

@@ -237,15 +237,12 @@ void Sampler::KeepTopK(bool* sorted) {
 void Sampler::KeepTopP(bool* sorted) {
   if (config_.top_p >= 1.0f) return;
   SortCandidates(sorted);
-  const float max_logit = candidates_[0].first;
-  double total = 0;
-  for (const auto& c : candidates_) total += std::exp(c.first - max_logit);
+  Probabilities(candidates_[0].first);
   // Smallest prefix whose mass reaches top_p (at least one token).
   double mass = 0;
   size_t n = 0;
   while (n < candidates_.size()) {
-    mass += std::exp(candidates_[n].first - max_logit) / total;
-    ++n;
+    mass += probs_[n++];
     if (mass >= config_.top_p) break;
   }
   candidates_.resize(n);

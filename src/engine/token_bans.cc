@@ -14,10 +14,7 @@ std::vector<uint32_t> AllowedMask(const std::vector<int32_t>& ids, int64_t vocab
   std::vector<uint32_t> mask(static_cast<size_t>((vocab + 31) / 32));
   for (size_t i = 0; i < ids.size(); ++i) {
     const int32_t id = ids[i];
-    if (id < 0 || id >= vocab) {
-      FailField(ErrorCode::kInvalidArgument, StrCat("allowed_token_ids[", i, "]"), "token id ", id,
-                " is not in the vocabulary (0 to ", vocab - 1, ")");
-    }
+    CheckTokenId(StrCat("allowed_token_ids[", i, "]"), id, vocab);
     mask[static_cast<size_t>(id) >> 5] |= 1u << (id & 31);
   }
   return mask;

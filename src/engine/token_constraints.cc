@@ -108,7 +108,7 @@ void TokenConstraints::UnbanIfNoneLeft(float* logits) const {
 
 void TokenConstraints::EndReasoning(float* logits) const {
   const float end = logits[grammar_after_];
-  std::fill(logits, logits + vocab_rows_, -std::numeric_limits<float>::infinity());
+  std::fill(logits, logits + vocab_rows_, kBanned);
   logits[grammar_after_] = end;
 }
 
